@@ -1,0 +1,44 @@
+/**
+ * The in-memory shape of a checkpoint's metadata: what every operator subtask persisted. The bytes
+ * on disk are written by a versioned serializer (`serializer.ts`); this shape is what all versions
+ * read into.
+ */
+import type { CheckpointId, JobId } from '../../core/ids.ts';
+import type { KeyGroupsStateHandle, OperatorStateHandle, StreamStateHandle } from '../../storage/handles.ts';
+
+export type SnapshotKind = 'checkpoint' | 'savepoint';
+
+/** In-flight data persisted by an unaligned checkpoint for one channel (issue: unaligned). */
+export interface ChannelStateHandle {
+  /** 'input': buffers received on input channel `channel` of gate `gate`; 'output': buffers queued for output channel. */
+  readonly direction: 'input' | 'output';
+  readonly gate: number;
+  readonly channel: number;
+  readonly stream: StreamStateHandle;
+  readonly buffers: number;
+}
+
+export interface SubtaskStateMeta {
+  readonly subtask: number;
+  readonly keyed: readonly KeyGroupsStateHandle[];
+  readonly operator: OperatorStateHandle | null;
+  /** Channel state of the whole subtask, recorded on the chain's head operator only. */
+  readonly channels: readonly ChannelStateHandle[];
+}
+
+export interface OperatorStateMeta {
+  readonly uid: string;
+  readonly name: string;
+  readonly parallelism: number;
+  readonly maxParallelism: number;
+  readonly subtasks: readonly SubtaskStateMeta[];
+}
+
+export interface CheckpointMetadata {
+  readonly jobId: JobId;
+  readonly checkpointId: CheckpointId;
+  /** Wall-clock ms when the checkpoint was triggered. */
+  readonly timestampMs: number;
+  readonly kind: SnapshotKind;
+  readonly operators: readonly OperatorStateMeta[];
+}

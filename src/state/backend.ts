@@ -1,0 +1,78 @@
+/**
+ * The state backend interface. A backend holds working state for one operator subtask; a snapshot
+ * is split into a sync part (done when `snapshot` returns, while the task is paused) and an async
+ * part (`SnapshotRunner.run`, off the record path) that writes files and yields state handles.
+ */
+import type { CheckpointId, KeyGroup } from '../core/ids.ts';
+import type { CheckpointStreamFactory } from '../storage/storage.ts';
+import type { KeyGroupsStateHandle, OperatorStateHandle, StreamStateHandle } from '../storage/handles.ts';
+import type { Key, KeyGroupRange } from './key-groups.ts';
+import type { StateDescriptor } from './descriptors.ts';
+import type { ListStateDescriptor } from './descriptors.ts';
+import type { AggregatingState, ListState, MapState, ReducingState, ValueState } from './state.ts';
+
+/** The async part of a snapshot. `run` may be called once. */
+export interface SnapshotRunner<H> {
+  run(): Promise<H>;
+  /** Figures about the snapshot known after the sync part. */
+  readonly syncInfo: { readonly stateBytesEstimate: number };
+}
+
+/** Reads persisted state streams back (verifying checksums). */
+export type StateReader = (handle: StreamStateHandle) => Promise<Uint8Array>;
+
+/** Observes every keyed state change; the seam for the changelog backend. */
+export interface StateChangeListener {
+  onChange(stateName: string, keyGroup: KeyGroup, key: Key, op: 'set' | 'clear' | 'append' | 'mapPut' | 'mapRemove', value: unknown, mapKey?: unknown): void;
+}
+
+export type KeyedState =
+  | ValueState<unknown>
+  | ListState<unknown>
+  | MapState<string | number, unknown>
+  | ReducingState<unknown>
+  | AggregatingState<unknown, unknown>;
+
+export interface KeyedStateBackend {
+  readonly keyGroupRange: KeyGroupRange;
+  readonly maxParallelism: number;
+  /** Sets the key that state accessors act on; `keyGroup` is the key's group (computed upstream). */
+  setCurrentKey(key: Key, keyGroup: KeyGroup): void;
+  getCurrentKey(): Key;
+  /** Returns the state object for the descriptor, bound to the current key. Same object on each call. */
+  getState<S>(descriptor: StateDescriptor): S;
+  /** Sync part now; the runner writes the files. */
+  snapshot(checkpointId: CheckpointId, streams: CheckpointStreamFactory): SnapshotRunner<KeyGroupsStateHandle[]>;
+  /** Loads state for this backend's key-group range from handles of any parallelism. */
+  restore(handles: readonly KeyGroupsStateHandle[], read: StateReader): Promise<void>;
+  notifyCheckpointComplete(checkpointId: CheckpointId): void;
+  notifyCheckpointAborted(checkpointId: CheckpointId): void;
+  /** Number of keys with a value, per state name (for inspection and tests). */
+  keyCounts(): Record<string, number>;
+  /** Every (key, value) of a state, for tests and inspection; not for the record path. */
+  entries(stateName: string): Array<[Key, unknown]>;
+  setChangeListener(listener: StateChangeListener | null): void;
+  dispose(): void;
+}
+
+/** Operator (non-keyed) list state, for sources and sinks. */
+export interface OperatorStateStore {
+  /** Split redistribution: on rescale the entries of all subtasks are dealt out evenly. */
+  getListState<T>(descriptor: ListStateDescriptor<T>): ListState<T>;
+  /** Union redistribution: on rescale every subtask gets all entries of all subtasks. */
+  getUnionListState<T>(descriptor: ListStateDescriptor<T>): ListState<T>;
+}
+
+export interface OperatorStateBackend extends OperatorStateStore {
+  snapshot(checkpointId: CheckpointId, streams: CheckpointStreamFactory): SnapshotRunner<OperatorStateHandle | null>;
+  /** `handles` are this subtask's share, already redistributed (see `redistributeOperatorState`). */
+  restore(handles: readonly OperatorStateHandle[], read: StateReader): Promise<void>;
+  dispose(): void;
+}
+
+/** Creates backends for operator subtasks; chosen by the `stateBackend` option. */
+export interface StateBackendFactory {
+  readonly name: string;
+  createKeyedBackend(args: { uid: string; subtask: number; keyGroupRange: KeyGroupRange; maxParallelism: number }): KeyedStateBackend;
+  createOperatorBackend(args: { uid: string; subtask: number }): OperatorStateBackend;
+}

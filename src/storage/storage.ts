@@ -1,0 +1,51 @@
+/**
+ * Checkpoint storage: where snapshots are persisted. One instance serves one job. State files are
+ * written whole by the async phase, each with a format version and a checksum; `_metadata` is
+ * written last and atomically, and only then is a checkpoint complete.
+ */
+import type { CheckpointId, JobId } from '../core/ids.ts';
+import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
+import type { StreamStateHandle } from './handles.ts';
+
+/** Where a state file goes: exclusive to one checkpoint, or shared between checkpoints (incremental). */
+export type StateScope = 'exclusive' | 'shared';
+
+/** Writes the state files of one checkpoint. */
+export interface CheckpointStreamFactory {
+  readonly checkpointId: CheckpointId;
+  /** Persists `data` (checksummed, versioned) and returns its handle. Small data may be kept inline. */
+  write(scope: StateScope, nameHint: string, data: Uint8Array): Promise<StreamStateHandle>;
+}
+
+/** A completed checkpoint as found in storage. */
+export interface CheckpointListing {
+  readonly checkpointId: CheckpointId;
+  /** Absolute path (or memory key) of the directory holding `_metadata`. */
+  readonly location: string;
+  readonly timestampMs: number;
+  readonly sizeBytes: number;
+  readonly kind: 'checkpoint' | 'savepoint';
+}
+
+export interface CheckpointStorage {
+  /** `memory` or the job's checkpoint directory; shown to people. */
+  readonly description: string;
+  readonly jobId: JobId;
+  /** Creates the job's folders. Idempotent. */
+  initialize(): Promise<void>;
+  streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory;
+  /** Reads and verifies one state stream; a mismatch is a StorageError naming the file. */
+  readState(handle: StreamStateHandle): Promise<Uint8Array>;
+  /** Writes `_metadata` atomically (temporary name, fsync, rename); returns the checkpoint's location. */
+  commitMetadata(metadata: CheckpointMetadata): Promise<string>;
+  /** Reads and verifies the metadata at a location returned by commitMetadata or listCheckpoints. */
+  readMetadata(location: string): Promise<CheckpointMetadata>;
+  /** Completed checkpoints of this job, ascending by id. */
+  listCheckpoints(): Promise<CheckpointListing[]>;
+  /** Deletes everything exclusive to checkpoint n (its folder), complete or not. */
+  discardCheckpoint(checkpointId: CheckpointId): Promise<void>;
+  /** Deletes one shared file (the registry decided its count reached zero). */
+  discardShared(handle: StreamStateHandle): Promise<void>;
+  /** Deletes the job's folder if nothing retained is left in it. */
+  discardJob(): Promise<void>;
+}
