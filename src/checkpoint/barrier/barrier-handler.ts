@@ -1,0 +1,65 @@
+/**
+ * Drives the barrier state machine for one subtask: drops stale barriers, aborts an older
+ * checkpoint when a newer barrier or a cancel marker arrives, and delegates the rest to the state.
+ */
+import type { CheckpointId } from '../../core/ids.ts';
+import type { CheckpointBarrier } from '../../runtime/elements.ts';
+import type { BarrierHandlerContext, BarrierHandlerState } from './handler-state.ts';
+import { WaitingForFirstBarrier } from './waiting-for-first-barrier.ts';
+
+export type BarrierMode = 'aligned' | 'at-least-once';
+
+export class CheckpointBarrierHandler {
+  private state: BarrierHandlerState;
+  /** Barriers and cancels of checkpoints up to this id are finished with here. */
+  private latestSeen = 0;
+
+  constructor(
+    private readonly ctx: BarrierHandlerContext,
+    mode: BarrierMode,
+  ) {
+    this.state = new WaitingForFirstBarrier(mode === 'aligned');
+  }
+
+  get stateName(): string {
+    return this.state.name;
+  }
+
+  get pendingCheckpoint(): CheckpointId | null {
+    return this.state.pendingCheckpoint;
+  }
+
+  barrierReceived(channel: number, barrier: CheckpointBarrier): void {
+    const id = barrier.checkpointId;
+    const pending = this.state.pendingCheckpoint;
+    if (pending !== null && id > pending) {
+      this.state = this.state.abort(this.ctx, 'SUBSUMED_BY_NEWER_BARRIER');
+    }
+    if (this.state.pendingCheckpoint === null && id <= this.latestSeen) return; // stale: aborted or done here
+    this.latestSeen = Math.max(this.latestSeen, id);
+    this.state = this.state.barrierReceived(this.ctx, channel, barrier);
+  }
+
+  cancelReceived(checkpointId: CheckpointId): void {
+    const pending = this.state.pendingCheckpoint;
+    if (pending !== null && checkpointId >= pending) {
+      this.state = this.state.abort(this.ctx, 'CANCELLED_UPSTREAM');
+    }
+    if (checkpointId > this.latestSeen) {
+      this.latestSeen = checkpointId;
+      this.ctx.abortCheckpoint(checkpointId, 'CANCELLED_UPSTREAM');
+    }
+  }
+
+  channelClosed(channel: number): void {
+    this.state = this.state.channelClosed(this.ctx, channel);
+  }
+
+  /** The task aborts checkpoint n for its own reasons (e.g. the coordinator said so). */
+  abortPending(checkpointId: CheckpointId): void {
+    if (this.state.pendingCheckpoint === checkpointId) {
+      this.state = this.state.abort(this.ctx, 'CANCELLED_UPSTREAM');
+    }
+    this.latestSeen = Math.max(this.latestSeen, checkpointId);
+  }
+}

@@ -1,0 +1,49 @@
+/** Figures of each checkpoint, kept for the CLI, tests and (later) the dashboard. */
+import type { CheckpointId } from '../../core/ids.ts';
+import type { SubtaskCheckpointMetrics, TaskId } from '../../runtime/task-gateway.ts';
+import type { CheckpointFailureReason } from '../failure-reason.ts';
+
+export type CheckpointStatus = 'IN_PROGRESS' | 'COMPLETED' | 'FAILED';
+
+export interface CheckpointStats {
+  readonly checkpointId: CheckpointId;
+  readonly kind: 'checkpoint' | 'savepoint';
+  readonly isFinal: boolean;
+  status: CheckpointStatus;
+  /** Wall-clock ms at trigger. */
+  readonly triggeredAtMs: number;
+  /** From trigger to completion or failure, in the coordinator's clock. */
+  durationMs: number;
+  failureReason: CheckpointFailureReason | null;
+  failureMessage: string | null;
+  readonly subtasks: Array<{ readonly task: TaskId; readonly metrics: SubtaskCheckpointMetrics }>;
+  /** Sum of bytes persisted by all subtasks for this checkpoint. */
+  persistedBytes: number;
+  /** Location of the completed checkpoint. */
+  location: string | null;
+}
+
+export function summarizeStats(stats: CheckpointStats): {
+  syncMsMax: number;
+  asyncMsMax: number;
+  alignmentMsMax: number;
+  alignmentRecords: number;
+  channelStateBytes: number;
+  unaligned: boolean;
+} {
+  let syncMsMax = 0;
+  let asyncMsMax = 0;
+  let alignmentMsMax = 0;
+  let alignmentRecords = 0;
+  let channelStateBytes = 0;
+  let unaligned = false;
+  for (const { metrics } of stats.subtasks) {
+    syncMsMax = Math.max(syncMsMax, metrics.syncMs);
+    asyncMsMax = Math.max(asyncMsMax, metrics.asyncMs);
+    alignmentMsMax = Math.max(alignmentMsMax, metrics.alignmentMs);
+    alignmentRecords += metrics.alignmentRecords;
+    channelStateBytes += metrics.channelStateBytes;
+    unaligned ||= metrics.unaligned;
+  }
+  return { syncMsMax, asyncMsMax, alignmentMsMax, alignmentRecords, channelStateBytes, unaligned };
+}

@@ -1,0 +1,15 @@
+/** Validated checkpointing settings as the coordinator and tasks use them. */
+export interface CheckpointingConfig {
+  /** null: no periodic checkpoints (the final checkpoint of a bounded job is still taken). */
+  readonly intervalMs: number | null;
+  readonly mode: 'exactly-once' | 'at-least-once';
+  readonly timeoutMs: number;
+  readonly maxConcurrent: number;
+  readonly minPauseMs: number;
+  /** Consecutive checkpoint failures tolerated; one more fails the job over. */
+  readonly tolerableFailures: number;
+  /** Completed checkpoints kept. */
+  readonly retained: number;
+  /** Keep retained checkpoints when the job is cancelled or finishes. */
+  readonly retainOnCancel: boolean;
+}

@@ -1,0 +1,278 @@
+/**
+ * CheckpointCoordinator: triggers checkpoints (on the interval, on demand, and the final one when
+ * every source ended), collects acknowledgements, writes the metadata durably, then notifies every
+ * subtask. Enforces timeout, maxConcurrent and minPause; counts consecutive failures against
+ * tolerableFailures; keeps the retained checkpoints and deletes the ones they subsume.
+ */
+import { errorMessage, WeirError } from '../../core/errors.ts';
+import { checkpointId as toCheckpointId, type CheckpointId, type JobId } from '../../core/ids.ts';
+import type { Cancellable, Environment } from '../../core/time.ts';
+import type { CheckpointBarrier, CheckpointOptions } from '../../runtime/elements.ts';
+import type { CheckpointAck, TaskId } from '../../runtime/task-gateway.ts';
+import type { CheckpointStorage } from '../../storage/storage.ts';
+import { CHECKPOINT_FAILURE_MESSAGES, countsAsCheckpointFailure, type CheckpointFailureReason } from '../failure-reason.ts';
+import type { CheckpointStats } from './checkpoint-stats.ts';
+import type { CompletedCheckpoint } from './completed-checkpoint.ts';
+import { CompletedCheckpointStore } from './completed-checkpoint-store.ts';
+import type { CheckpointingConfig } from './config.ts';
+import { PendingCheckpoint, type OperatorInfo } from './pending-checkpoint.ts';
+
+/** What the coordinator needs from the job master. */
+export interface CoordinatorContext {
+  /** Whether every subtask of the current attempt is running. */
+  allTasksRunning(): boolean;
+  expectedTasks(): readonly TaskId[];
+  operators(): readonly OperatorInfo[];
+  triggerSources(barrier: CheckpointBarrier): void;
+  notifyComplete(checkpointId: CheckpointId): void;
+  notifyAborted(checkpointId: CheckpointId): void;
+  /** Too many consecutive checkpoint failures: the job must fail over. */
+  failJob(error: Error): void;
+  /** A line for the log (checkpoint failures, fallbacks). */
+  log(message: string): void;
+}
+
+export class CheckpointFailedError extends WeirError {
+  constructor(
+    readonly checkpointId: CheckpointId,
+    readonly reason: CheckpointFailureReason,
+    cause?: unknown,
+  ) {
+    super('CHECKPOINT_FAILED', `checkpoint ${checkpointId} failed: ${CHECKPOINT_FAILURE_MESSAGES[reason]}${cause ? ` (${errorMessage(cause)})` : ''}`, { cause });
+  }
+}
+
+interface Waiter {
+  resolve(c: CompletedCheckpoint): void;
+  reject(e: Error): void;
+}
+
+export class CheckpointCoordinator {
+  private readonly pending = new Map<number, PendingCheckpoint>();
+  private readonly waiters = new Map<number, Waiter>();
+  private readonly timeouts = new Map<number, Cancellable>();
+  private readonly finalizing = new Set<Promise<void>>();
+  readonly store: CompletedCheckpointStore;
+  readonly history: CheckpointStats[] = [];
+  private nextId: number;
+  private lastCompletionMs = -Infinity;
+  private consecutiveFailures = 0;
+  private periodic: Cancellable | null = null;
+  private running = false;
+  private finalRequested = false;
+  private finalTriggered: number | null = null;
+
+  constructor(
+    private readonly jobId: JobId,
+    private readonly config: CheckpointingConfig,
+    private readonly storage: CheckpointStorage,
+    private readonly env: Environment,
+    private readonly ctx: CoordinatorContext,
+    firstCheckpointId = 1,
+  ) {
+    this.store = new CompletedCheckpointStore(config.retained);
+    this.nextId = firstCheckpointId;
+  }
+
+  get numPending(): number {
+    return this.pending.size;
+  }
+
+  get failureCount(): number {
+    return this.consecutiveFailures;
+  }
+
+  /** Starts (or restarts after a failover) periodic triggering. */
+  start(): void {
+    this.running = true;
+    this.finalRequested = false;
+    this.finalTriggered = null;
+    if (this.config.intervalMs !== null) this.schedulePeriodic(this.config.intervalMs);
+  }
+
+  /** Stops triggering and aborts what is pending (for a failover or shutdown); waits for metadata writes in flight. */
+  async suspend(reason: CheckpointFailureReason): Promise<void> {
+    this.running = false;
+    this.periodic?.cancel();
+    this.periodic = null;
+    for (const p of [...this.pending.values()]) if (!p.finalizing) this.abort(p, reason);
+    await Promise.all([...this.finalizing]);
+  }
+
+  // ---- triggering ----
+
+  private schedulePeriodic(delayMs: number): void {
+    this.periodic?.cancel();
+    this.periodic = this.env.scheduler.schedule(delayMs, () => {
+      this.periodic = null;
+      if (!this.running) return;
+      const waitMs = this.tryTriggerPeriodic();
+      this.schedulePeriodic(waitMs ?? this.config.intervalMs!);
+    });
+  }
+
+  /** Returns how long to wait before the next attempt when minPause holds it back. */
+  private tryTriggerPeriodic(): number | null {
+    if (this.finalRequested) return null;
+    if (this.pending.size >= this.config.maxConcurrent) return null;
+    const sinceLast = this.env.clock.now() - this.lastCompletionMs;
+    if (sinceLast < this.config.minPauseMs) return this.config.minPauseMs - sinceLast;
+    if (!this.ctx.allTasksRunning()) return null;
+    this.trigger({ kind: 'checkpoint', alignment: this.barrierAlignment(), isFinal: false });
+    return null;
+  }
+
+  private barrierAlignment(): CheckpointOptions['alignment'] {
+    return this.config.mode === 'at-least-once' ? 'at-least-once' : 'aligned';
+  }
+
+  /** Triggers a checkpoint now (on demand); resolves when it completes, rejects when it fails. */
+  triggerNow(kind: 'checkpoint' | 'savepoint' = 'checkpoint'): Promise<CompletedCheckpoint> {
+    if (!this.running || !this.ctx.allTasksRunning()) {
+      return Promise.reject(new WeirError('CHECKPOINT_FAILED', 'cannot trigger a checkpoint: not all subtasks are running'));
+    }
+    const alignment = kind === 'savepoint' ? 'aligned' : this.barrierAlignment();
+    const p = this.trigger({ kind, alignment, isFinal: false });
+    return new Promise((resolve, reject) => this.waiters.set(p.checkpointId, { resolve, reject }));
+  }
+
+  /** Every subtask reached end of data: take the final checkpoint that lets sinks commit. */
+  allReachedEndOfData(): void {
+    this.finalRequested = true;
+    this.tryTriggerFinal();
+  }
+
+  private tryTriggerFinal(): void {
+    if (!this.running || !this.finalRequested || this.finalTriggered !== null) return;
+    if (this.pending.size >= this.config.maxConcurrent) return; // retried when one finishes
+    const p = this.trigger({ kind: 'checkpoint', alignment: this.barrierAlignment(), isFinal: true });
+    this.finalTriggered = p.checkpointId;
+  }
+
+  private trigger(options: CheckpointOptions): PendingCheckpoint {
+    const id = toCheckpointId(this.nextId++);
+    const timestampMs = this.env.clock.wallNow();
+    const stats: CheckpointStats = {
+      checkpointId: id,
+      kind: options.kind,
+      isFinal: options.isFinal,
+      status: 'IN_PROGRESS',
+      triggeredAtMs: timestampMs,
+      durationMs: 0,
+      failureReason: null,
+      failureMessage: null,
+      subtasks: [],
+      persistedBytes: 0,
+      location: null,
+    };
+    const p = new PendingCheckpoint(id, timestampMs, this.env.clock.now(), options, this.ctx.expectedTasks(), stats);
+    this.pending.set(id, p);
+    this.history.push(stats);
+    if (this.history.length > 100) this.history.shift();
+    this.timeouts.set(
+      id,
+      this.env.scheduler.schedule(this.config.timeoutMs, () => {
+        if (this.pending.get(id) === p && !p.finalizing) this.abort(p, 'EXPIRED');
+      }),
+    );
+    this.ctx.triggerSources({ kind: 'barrier', checkpointId: id, timestamp: timestampMs, options });
+    return p;
+  }
+
+  // ---- acknowledgements ----
+
+  receiveAck(ack: CheckpointAck): void {
+    const p = this.pending.get(ack.checkpointId);
+    if (!p || p.finalizing) return; // late ack of an aborted or finished checkpoint
+    if (p.acknowledge(ack) !== 'accepted') return;
+    if (p.isFullyAcknowledged) this.complete(p);
+  }
+
+  receiveDecline(task: TaskId, checkpointId: CheckpointId, reason: CheckpointFailureReason, cause?: unknown): void {
+    const p = this.pending.get(checkpointId);
+    if (!p || p.finalizing) return;
+    this.abort(p, reason, cause ?? `subtask ${task.vertex}/${task.subtask}`);
+  }
+
+  private complete(p: PendingCheckpoint): void {
+    p.finalizing = true;
+    this.timeouts.get(p.checkpointId)?.cancel();
+    const metadata = p.finalize(this.jobId, this.ctx.operators());
+    const work = this.storage.commitMetadata(metadata).then(
+      (location) => this.onMetadataWritten(p, { checkpointId: p.checkpointId, metadata, location, kind: metadata.kind }),
+      (err: unknown) => {
+        p.finalizing = false;
+        this.abort(p, 'METADATA_WRITE_FAILED', err);
+      },
+    );
+    this.finalizing.add(work);
+    void work.finally(() => this.finalizing.delete(work));
+  }
+
+  private onMetadataWritten(p: PendingCheckpoint, completed: CompletedCheckpoint): void {
+    this.pending.delete(p.checkpointId);
+    this.timeouts.delete(p.checkpointId);
+    p.stats.status = 'COMPLETED';
+    p.stats.durationMs = this.env.clock.now() - p.startedAtMs;
+    p.stats.location = completed.location;
+    this.lastCompletionMs = this.env.clock.now();
+    this.consecutiveFailures = 0;
+    if (completed.kind === 'checkpoint') {
+      for (const old of this.store.add(completed)) this.discard(old.checkpointId);
+    }
+    // Older pending checkpoints are subsumed by this one.
+    for (const older of [...this.pending.values()]) {
+      if (older.checkpointId < p.checkpointId && !older.finalizing) this.abort(older, 'SUBSUMED_BY_NEWER_BARRIER');
+    }
+    if (this.running) this.ctx.notifyComplete(p.checkpointId);
+    this.waiters.get(p.checkpointId)?.resolve(completed);
+    this.waiters.delete(p.checkpointId);
+    this.tryTriggerFinal();
+  }
+
+  private abort(p: PendingCheckpoint, reason: CheckpointFailureReason, cause?: unknown): void {
+    this.pending.delete(p.checkpointId);
+    this.timeouts.get(p.checkpointId)?.cancel();
+    this.timeouts.delete(p.checkpointId);
+    p.stats.status = 'FAILED';
+    p.stats.durationMs = this.env.clock.now() - p.startedAtMs;
+    p.stats.failureReason = reason;
+    p.stats.failureMessage = cause === undefined ? null : errorMessage(cause);
+    const error = new CheckpointFailedError(p.checkpointId, reason, cause);
+    this.waiters.get(p.checkpointId)?.reject(error);
+    this.waiters.delete(p.checkpointId);
+    if (this.finalTriggered === p.checkpointId) this.finalTriggered = null;
+    if (this.running) this.ctx.notifyAborted(p.checkpointId);
+    this.discard(p.checkpointId);
+    if (reason !== 'JOB_FAILOVER' && reason !== 'COORDINATOR_SHUTDOWN') this.ctx.log(error.message);
+    if (countsAsCheckpointFailure(reason)) {
+      this.consecutiveFailures++;
+      if (this.consecutiveFailures > this.config.tolerableFailures) {
+        this.consecutiveFailures = 0;
+        this.ctx.failJob(new WeirError('CHECKPOINT_FAILED', `${this.config.tolerableFailures + 1} consecutive checkpoint failures exceed tolerableFailures=${this.config.tolerableFailures}; last: ${error.message}`, { cause: error }));
+        return;
+      }
+    }
+    if (this.running && this.finalRequested) {
+      this.env.scheduler.schedule(Math.min(this.config.intervalMs ?? 100, 100), () => this.tryTriggerFinal());
+    }
+  }
+
+  private discard(checkpointId: CheckpointId): void {
+    this.storage.discardCheckpoint(checkpointId).catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${checkpointId}: ${errorMessage(err)}`));
+  }
+
+  /** The job ended: drop retained checkpoints unless retention keeps them. */
+  async shutdown(retain: boolean): Promise<void> {
+    await this.suspend('COORDINATOR_SHUTDOWN');
+    if (retain) return;
+    const all = this.store.shutdown();
+    await Promise.all(all.map((c) => this.storage.discardCheckpoint(c.checkpointId).catch(() => {})));
+    await this.storage.discardJob().catch(() => {});
+  }
+
+  /** The id the next checkpoint will get (ids never repeat within a job, across restarts). */
+  get nextCheckpointId(): number {
+    return this.nextId;
+  }
+}

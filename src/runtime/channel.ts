@@ -1,0 +1,103 @@
+/**
+ * A channel: the FIFO connection from one upstream subtask to one downstream subtask, in one
+ * process. It holds at most `capacityBuffers` data buffers (credit); events take no credit. A full
+ * channel stops its producer until the consumer takes a buffer (backpressure).
+ */
+import { assert } from '../core/assert.ts';
+import type { StreamElement } from './elements.ts';
+
+export interface ChannelListener {
+  /** Data or an event became available. */
+  onAvailable(): void;
+}
+
+export class LocalChannel {
+  private readonly queue: StreamElement[] = [];
+  private head = 0;
+  private buffered = 0;
+  private consumer: ChannelListener | null = null;
+  private producer: ChannelListener | null = null;
+  /** Bytes are not known in-process; records stand in for "bytes processed" figures. */
+  queuedRecords = 0;
+
+  constructor(
+    readonly id: string,
+    readonly capacityBuffers: number,
+  ) {
+    assert(capacityBuffers >= 1, `channel ${id}: capacity must be >= 1`);
+  }
+
+  setConsumer(listener: ChannelListener): void {
+    this.consumer = listener;
+  }
+
+  setProducer(listener: ChannelListener): void {
+    this.producer = listener;
+  }
+
+  hasCredit(): boolean {
+    return this.buffered < this.capacityBuffers;
+  }
+
+  get bufferedBuffers(): number {
+    return this.buffered;
+  }
+
+  get size(): number {
+    return this.queue.length - this.head;
+  }
+
+  push(element: StreamElement): void {
+    if (element.kind === 'buffer') {
+      this.buffered++;
+      this.queuedRecords += element.records.length;
+    }
+    this.queue.push(element);
+    this.consumer?.onAvailable();
+  }
+
+  /** Puts an element at the front (an unaligned barrier overtaking queued buffers). */
+  pushFront(element: StreamElement): void {
+    assert(element.kind !== 'buffer', `channel ${this.id}: only events may overtake`);
+    if (this.head > 0) {
+      this.queue[--this.head] = element;
+    } else {
+      this.queue.unshift(element);
+    }
+    this.consumer?.onAvailable();
+  }
+
+  peek(): StreamElement | undefined {
+    return this.head < this.queue.length ? this.queue[this.head] : undefined;
+  }
+
+  poll(): StreamElement | undefined {
+    if (this.head >= this.queue.length) return undefined;
+    const element = this.queue[this.head]!;
+    this.queue[this.head] = undefined as unknown as StreamElement;
+    this.head++;
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue.splice(0, this.head);
+      this.head = 0;
+    }
+    if (element.kind === 'buffer') {
+      this.buffered--;
+      this.queuedRecords -= element.records.length;
+      if (this.buffered === this.capacityBuffers - 1) this.producer?.onAvailable();
+    }
+    return element;
+  }
+
+  /** The queued elements in order, without removing them (for unaligned snapshots and tests). */
+  snapshotQueue(): StreamElement[] {
+    return this.queue.slice(this.head);
+  }
+
+  /** Drops everything (the job is being torn down). */
+  clear(): void {
+    this.queue.length = 0;
+    this.head = 0;
+    this.buffered = 0;
+    this.queuedRecords = 0;
+  }
+}

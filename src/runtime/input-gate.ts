@@ -1,0 +1,97 @@
+/**
+ * The input side of a subtask: every channel from every upstream subtask, numbered across logical
+ * inputs. It hands out the next element from a channel that is neither held back (alignment) nor
+ * closed, taking channels in turn so that no input starves.
+ */
+import { assert } from '../core/assert.ts';
+import type { LocalChannel } from './channel.ts';
+import type { StreamElement } from './elements.ts';
+
+export interface InputChannelSpec {
+  readonly channel: LocalChannel;
+  /** Logical input of the head operator: 0, or 1 on two-input operators. */
+  readonly input: number;
+}
+
+export class InputGate {
+  readonly channels: readonly InputChannelSpec[];
+  private readonly blocked: boolean[];
+  private readonly closed: boolean[];
+  private readonly endedData: boolean[];
+  private openCount: number;
+  private next = 0;
+  readonly numInputs: number;
+
+  constructor(channels: readonly InputChannelSpec[]) {
+    assert(channels.length > 0, 'input gate without channels');
+    this.channels = channels;
+    this.blocked = channels.map(() => false);
+    this.closed = channels.map(() => false);
+    this.endedData = channels.map(() => false);
+    this.openCount = channels.length;
+    this.numInputs = Math.max(...channels.map((c) => c.input)) + 1;
+  }
+
+  get openChannels(): number {
+    return this.openCount;
+  }
+
+  /** The next element and its channel, or null when no unblocked channel has one. */
+  poll(): { element: StreamElement; channel: number } | null {
+    const n = this.channels.length;
+    for (let i = 0; i < n; i++) {
+      const ch = (this.next + i) % n;
+      if (this.blocked[ch] || this.closed[ch]) continue;
+      const element = this.channels[ch]!.channel.poll();
+      if (element !== undefined) {
+        this.next = (ch + 1) % n;
+        return { element, channel: ch };
+      }
+    }
+    return null;
+  }
+
+  hasAvailable(): boolean {
+    for (let ch = 0; ch < this.channels.length; ch++) {
+      if (!this.blocked[ch] && !this.closed[ch] && this.channels[ch]!.channel.size > 0) return true;
+    }
+    return false;
+  }
+
+  block(ch: number): void {
+    this.blocked[ch] = true;
+  }
+
+  unblockAll(): void {
+    this.blocked.fill(false);
+  }
+
+  isBlocked(ch: number): boolean {
+    return this.blocked[ch]!;
+  }
+
+  /** Marks end of data on a channel; returns whether its logical input has now ended entirely. */
+  markEndOfData(ch: number): boolean {
+    this.endedData[ch] = true;
+    const input = this.channels[ch]!.input;
+    return this.channels.every((c, i) => c.input !== input || this.endedData[i]);
+  }
+
+  allEndedData(): boolean {
+    return this.endedData.every(Boolean);
+  }
+
+  markClosed(ch: number): void {
+    assert(!this.closed[ch], `channel ${ch} closed twice`);
+    this.closed[ch] = true;
+    this.openCount--;
+  }
+
+  allClosed(): boolean {
+    return this.openCount === 0;
+  }
+
+  inputOf(ch: number): number {
+    return this.channels[ch]!.input;
+  }
+}

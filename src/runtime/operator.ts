@@ -1,0 +1,83 @@
+/**
+ * Stream operators: what a subtask's chain is made of. The head receives records from the input
+ * gate (with key groups on keyed edges); each operator hands output to the next through `Output`.
+ */
+import type { CheckpointId } from '../core/ids.ts';
+import type { Clock } from '../core/time.ts';
+import type { KeyedStateBackend, OperatorStateBackend } from '../state/backend.ts';
+
+export interface Output {
+  collect(record: unknown): void;
+}
+
+export interface OperatorContext {
+  readonly uid: string;
+  readonly name: string;
+  readonly subtaskIndex: number;
+  readonly parallelism: number;
+  readonly maxParallelism: number;
+  readonly attempt: number;
+  readonly output: Output;
+  readonly keyedBackend: KeyedStateBackend | null;
+  readonly operatorState: OperatorStateBackend;
+  readonly clock: Clock;
+  /** Whether this subtask was restored from a snapshot. */
+  readonly restored: boolean;
+}
+
+export interface StreamOperator {
+  setup(ctx: OperatorContext): void;
+  /** After state is restored, before the first record; a returned promise (recovery commits) is awaited. */
+  open(): Promise<void> | void;
+  processElement(record: unknown, keyGroup: number, input: number): void;
+  /** Input `input` ended (bounded streams). */
+  endInput(input: number): void;
+  /** Before the barrier is forwarded: sinks pre-commit here. */
+  prepareSnapshotPreBarrier(checkpointId: CheckpointId): void;
+  /** Sync phase: write fields into operator state. */
+  snapshotState(checkpointId: CheckpointId): void;
+  /** After the checkpoint is complete; a returned promise (a commit) is awaited before the task finishes. */
+  notifyCheckpointComplete(checkpointId: CheckpointId): Promise<void> | void;
+  notifyCheckpointAborted(checkpointId: CheckpointId): void;
+  /** Normal end of the operator. */
+  close(): void;
+  /** Teardown on failure or cancel; must not throw. */
+  dispose(): void;
+}
+
+/** Defaults for operators: every hook does nothing. */
+export abstract class AbstractStreamOperator implements StreamOperator {
+  protected ctx!: OperatorContext;
+  setup(ctx: OperatorContext): void {
+    this.ctx = ctx;
+  }
+  open(): Promise<void> | void {}
+  abstract processElement(record: unknown, keyGroup: number, input: number): void;
+  endInput(_input: number): void {}
+  prepareSnapshotPreBarrier(_checkpointId: CheckpointId): void {}
+  snapshotState(_checkpointId: CheckpointId): void {}
+  notifyCheckpointComplete(_checkpointId: CheckpointId): Promise<void> | void {}
+  notifyCheckpointAborted(_checkpointId: CheckpointId): void {}
+  close(): void {}
+  dispose(): void {}
+}
+
+/** What a source subtask's reader returns from one poll. */
+export type PollStatus =
+  | { readonly status: 'more' }
+  | { readonly status: 'wait'; readonly delayMs: number }
+  | { readonly status: 'end' };
+
+export const POLL_MORE: PollStatus = { status: 'more' };
+export const POLL_END: PollStatus = { status: 'end' };
+
+/** A source at the head of a source subtask's chain; the task polls it instead of an input gate. */
+export interface SourceOperator extends StreamOperator {
+  readonly isSource: true;
+  /** Emits at most `maxRecords` records into the output. */
+  poll(maxRecords: number): PollStatus;
+}
+
+export function isSourceOperator(op: StreamOperator): op is SourceOperator {
+  return (op as Partial<SourceOperator>).isSource === true;
+}

@@ -1,0 +1,88 @@
+/** Operators at the end of a chain that hand records to sinks. */
+import type { CheckpointId } from '../../core/ids.ts';
+import { ListStateDescriptor } from '../../state/descriptors.ts';
+import type { ListState } from '../../state/state.ts';
+import { AbstractStreamOperator } from '../operator.ts';
+import type { SinkWriter, TwoPhaseCommitWriter } from '../sink.ts';
+import { createRuntimeContext } from './runtime-context.ts';
+
+export class PlainSinkOperator extends AbstractStreamOperator {
+  recordsIn = 0;
+  constructor(private readonly writer: SinkWriter<unknown>) {
+    super();
+  }
+  override open(): void {
+    this.writer.open?.(createRuntimeContext(this.ctx));
+  }
+  processElement(record: unknown): void {
+    this.recordsIn++;
+    this.writer.write(record);
+  }
+  override close(): void {
+    this.writer.close?.();
+  }
+}
+
+interface PendingCommit {
+  readonly checkpointId: number;
+  readonly committable: unknown;
+}
+
+const PENDING = new ListStateDescriptor<PendingCommit>('pending-commits');
+
+/**
+ * Two-phase commit: pre-commit on the barrier, keep the committable in operator state, commit on
+ * notifyCheckpointComplete. Restored committables belong to a completed checkpoint and are committed
+ * again on open (commits are idempotent).
+ */
+export class TwoPhaseCommitSinkOperator extends AbstractStreamOperator {
+  recordsIn = 0;
+  private pending: PendingCommit[] = [];
+  private state!: ListState<PendingCommit>;
+
+  constructor(private readonly writer: TwoPhaseCommitWriter<unknown, unknown>) {
+    super();
+  }
+
+  override async open(): Promise<void> {
+    this.state = this.ctx.operatorState.getListState(PENDING);
+    const restored = [...this.state.get()];
+    await this.writer.open(createRuntimeContext(this.ctx), restored.map((p) => p.committable));
+    if (restored.length > 0) await this.writer.commit(restored.map((p) => p.committable));
+    this.pending = [];
+    this.state.clear();
+  }
+
+  processElement(record: unknown): void {
+    this.recordsIn++;
+    this.writer.write(record);
+  }
+
+  override prepareSnapshotPreBarrier(checkpointId: CheckpointId): void {
+    const committable = this.writer.preCommit(checkpointId);
+    if (committable !== null) this.pending.push({ checkpointId, committable });
+  }
+
+  override snapshotState(): void {
+    this.state.update(this.pending);
+  }
+
+  override async notifyCheckpointComplete(checkpointId: CheckpointId): Promise<void> {
+    const due = this.pending.filter((p) => p.checkpointId <= checkpointId);
+    if (due.length === 0) return;
+    this.pending = this.pending.filter((p) => p.checkpointId > checkpointId);
+    await this.writer.commit(due.map((p) => p.committable));
+  }
+
+  override close(): void {
+    this.writer.close?.();
+  }
+
+  override dispose(): void {
+    try {
+      this.writer.dispose?.();
+    } catch {
+      // teardown must not throw
+    }
+  }
+}

@@ -1,0 +1,34 @@
+/** Runs a SourceReader at the head of a source subtask. */
+import type { CheckpointId } from '../../core/ids.ts';
+import { AbstractStreamOperator, type PollStatus, type SourceOperator } from '../operator.ts';
+import type { SourceReader } from '../source.ts';
+import { createRuntimeContext } from './runtime-context.ts';
+
+export class SourceReaderOperator extends AbstractStreamOperator implements SourceOperator {
+  readonly isSource = true as const;
+  constructor(private readonly reader: SourceReader<unknown>) {
+    super();
+  }
+  override open(): void {
+    this.reader.open(createRuntimeContext(this.ctx));
+  }
+  poll(maxRecords: number): PollStatus {
+    return this.reader.poll(this.ctx.output, maxRecords);
+  }
+  processElement(): void {
+    throw new Error('a source operator has no input');
+  }
+  override snapshotState(checkpointId: CheckpointId): void {
+    this.reader.snapshotState(checkpointId);
+  }
+  override close(): void {
+    this.reader.close();
+  }
+  override dispose(): void {
+    try {
+      this.reader.close();
+    } catch {
+      // teardown must not throw
+    }
+  }
+}

@@ -1,0 +1,47 @@
+/** What a subtask reports to the job master and its checkpoint coordinator. */
+import type { CheckpointId } from '../core/ids.ts';
+import type { CheckpointFailureReason } from '../checkpoint/failure-reason.ts';
+import type { ChannelStateHandle } from '../checkpoint/metadata/metadata.ts';
+import type { KeyGroupsStateHandle, OperatorStateHandle } from '../storage/handles.ts';
+
+export interface TaskId {
+  readonly vertex: number;
+  readonly subtask: number;
+}
+
+export interface OperatorSubtaskState {
+  readonly uid: string;
+  readonly keyed: readonly KeyGroupsStateHandle[];
+  readonly operator: OperatorStateHandle | null;
+  readonly channels: readonly ChannelStateHandle[];
+}
+
+/** Per-subtask figures of one checkpoint. */
+export interface SubtaskCheckpointMetrics {
+  readonly syncMs: number;
+  readonly asyncMs: number;
+  readonly alignmentMs: number;
+  /** Records processed on channels that were not yet aligned, between the first and last barrier. */
+  readonly alignmentRecords: number;
+  /** Bytes of state this subtask persisted for the checkpoint. */
+  readonly persistedBytes: number;
+  /** Bytes of in-flight data persisted (unaligned checkpoints). */
+  readonly channelStateBytes: number;
+  readonly unaligned: boolean;
+}
+
+export interface CheckpointAck {
+  readonly task: TaskId;
+  readonly checkpointId: CheckpointId;
+  readonly operators: readonly OperatorSubtaskState[];
+  readonly metrics: SubtaskCheckpointMetrics;
+}
+
+export interface TaskGateway {
+  acknowledgeCheckpoint(ack: CheckpointAck): void;
+  declineCheckpoint(task: TaskId, checkpointId: CheckpointId, reason: CheckpointFailureReason, cause?: unknown): void;
+  /** Every input ended and the end was handed downstream. */
+  reachedEndOfData(task: TaskId): void;
+  taskFinished(task: TaskId): void;
+  taskFailed(task: TaskId, error: unknown): void;
+}

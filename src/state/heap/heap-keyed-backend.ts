@@ -1,0 +1,206 @@
+/**
+ * The heap keyed state backend: working state in per-key-group JS maps, snapshots by copy-on-write
+ * (sync part O(key groups)), one key-group-indexed stream per snapshot, restore from snapshots of
+ * any parallelism by decoding only the key groups this backend owns.
+ */
+import { AssertionError, assert, unreachable } from '../../core/assert.ts';
+import { ConfigError, RestoreError, StorageError } from '../../core/errors.ts';
+import type { CheckpointId, KeyGroup } from '../../core/ids.ts';
+import type { KeyGroupsStateHandle } from '../../storage/handles.ts';
+import type { CheckpointStreamFactory } from '../../storage/storage.ts';
+import type { KeyedState, KeyedStateBackend, SnapshotRunner, StateChangeListener, StateReader } from '../backend.ts';
+import type { StateDescriptor, StateKind } from '../descriptors.ts';
+import { rangeContains, rangeSize, rangesIntersect, MAX_PARALLELISM_LIMIT, type Key, type KeyGroupRange } from '../key-groups.ts';
+import { KEYED_STREAM_VERSION, readStreamHeader, streamName } from '../stream-format.ts';
+import { HeapAggregatingState, HeapReducingState, HeapValueState } from './heap-value-states.ts';
+import { HeapKeyedSnapshot } from './heap-keyed-snapshot.ts';
+import { HeapListState } from './heap-list-state.ts';
+import { HeapMapState } from './heap-map-state.ts';
+import { KeyContext } from './key-context.ts';
+import { countKeys, StateTable } from './state-table.ts';
+import { decodeKeyedSection } from './keyed-stream.ts';
+
+/** A rough size per stored entry, for the sync-phase estimate only. */
+const ESTIMATED_BYTES_PER_ENTRY = 64;
+
+export interface HeapKeyedBackendArgs {
+  readonly uid: string;
+  readonly subtask: number;
+  readonly keyGroupRange: KeyGroupRange;
+  readonly maxParallelism: number;
+}
+
+export class HeapKeyedStateBackend implements KeyedStateBackend {
+  readonly keyGroupRange: KeyGroupRange;
+  readonly maxParallelism: number;
+  private readonly uid: string;
+  private readonly subtask: number;
+  private readonly groupCount: number;
+  private readonly ctx = new KeyContext();
+  private readonly tables = new Map<string, StateTable>();
+  private readonly states = new Map<string, { readonly kind: StateKind; readonly state: KeyedState }>();
+  private readonly pending = new Map<number, HeapKeyedSnapshot>();
+
+  constructor(args: HeapKeyedBackendArgs) {
+    const { keyGroupRange: range, maxParallelism: m } = args;
+    assert(Number.isInteger(m) && m >= 1 && m <= MAX_PARALLELISM_LIMIT, () => `maxParallelism ${m} out of [1, ${MAX_PARALLELISM_LIMIT}]`);
+    assert(
+      Number.isInteger(range.start) && Number.isInteger(range.end) && range.start >= 0 && range.end < m && rangeSize(range) > 0,
+      () => `key-group range [${range.start}, ${range.end}] is empty or outside [0, ${m})`,
+    );
+    this.keyGroupRange = { start: range.start, end: range.end };
+    this.maxParallelism = m;
+    this.uid = args.uid;
+    this.subtask = args.subtask;
+    this.groupCount = rangeSize(range);
+  }
+
+  setCurrentKey(key: Key, keyGroup: KeyGroup): void {
+    const index = keyGroup - this.keyGroupRange.start;
+    if (!(index >= 0 && index < this.groupCount)) {
+      throw new AssertionError(`${this.uid}/${this.subtask}: key group ${keyGroup} of key ${String(key)} is outside [${this.keyGroupRange.start}, ${this.keyGroupRange.end}]`);
+    }
+    const ctx = this.ctx;
+    ctx.key = key;
+    ctx.keyGroup = keyGroup;
+    ctx.index = index;
+  }
+
+  getCurrentKey(): Key {
+    assert(this.ctx.index >= 0, 'getCurrentKey: no current key was set');
+    return this.ctx.key;
+  }
+
+  getState<S>(descriptor: StateDescriptor): S {
+    const existing = this.states.get(descriptor.name);
+    if (existing !== undefined) {
+      if (existing.kind !== descriptor.kind) {
+        throw new ConfigError(`state "${descriptor.name}"`, `registered as ${existing.kind} state, requested as ${descriptor.kind} state`);
+      }
+      return existing.state as S;
+    }
+    if (descriptor.name === '__proto__') throw new ConfigError('state "__proto__"', 'reserved name');
+    const table = this.tableFor(descriptor.name, descriptor.kind, 'register');
+    const state = this.createState(descriptor, table);
+    this.states.set(descriptor.name, { kind: descriptor.kind, state });
+    return state as S;
+  }
+
+  private createState(descriptor: StateDescriptor, table: StateTable): KeyedState {
+    switch (descriptor.kind) {
+      case 'value':
+        return new HeapValueState(this.ctx, table, descriptor.defaultValue);
+      case 'list':
+        return new HeapListState(this.ctx, table);
+      case 'map':
+        return new HeapMapState(this.ctx, table);
+      case 'reducing':
+        return new HeapReducingState(this.ctx, table, descriptor.reduce);
+      case 'aggregating':
+        return new HeapAggregatingState(this.ctx, table, descriptor.aggregate);
+      default:
+        return unreachable(descriptor, 'state descriptor kind');
+    }
+  }
+
+  private tableFor(name: string, kind: StateKind, purpose: 'register' | 'restore'): StateTable {
+    const existing = this.tables.get(name);
+    if (existing === undefined) {
+      const table = new StateTable(name, kind, this.groupCount);
+      this.tables.set(name, table);
+      return table;
+    }
+    if (existing.kind === kind) return existing;
+    if (purpose === 'register') {
+      throw new ConfigError(`state "${name}"`, `restored as ${existing.kind} state, requested as ${kind} state`);
+    }
+    throw new RestoreError(`${this.uid}/${this.subtask}: state "${name}" is ${existing.kind} state here but ${kind} state in the snapshot`);
+  }
+
+  snapshot(checkpointId: CheckpointId, streams: CheckpointStreamFactory): SnapshotRunner<KeyGroupsStateHandle[]> {
+    assert(!this.pending.has(checkpointId), () => `${this.uid}/${this.subtask}: checkpoint ${checkpointId} snapshotted twice`);
+    const captured = [];
+    let entries = 0;
+    for (const table of this.tables.values()) {
+      const groups = table.capture();
+      entries += countKeys(groups);
+      captured.push({ table, groups });
+    }
+    this.ctx.beginSnapshot();
+    const target = { uid: this.uid, subtask: this.subtask, range: this.keyGroupRange, streams };
+    const snapshot = new HeapKeyedSnapshot(checkpointId, captured, target, entries * ESTIMATED_BYTES_PER_ENTRY, (s) => {
+      this.ctx.endSnapshot();
+      this.pending.delete(s.checkpointId);
+    });
+    this.pending.set(checkpointId, snapshot);
+    return snapshot;
+  }
+
+  async restore(handles: readonly KeyGroupsStateHandle[], read: StateReader): Promise<void> {
+    for (const handle of handles) {
+      if (!rangesIntersect(handle.range, this.keyGroupRange)) continue;
+      if (handle.range.end >= this.maxParallelism) {
+        throw new RestoreError(`${this.uid}/${this.subtask}: snapshot covers key group ${handle.range.end}, beyond maxParallelism ${this.maxParallelism}`);
+      }
+      const label = streamName(handle.stream);
+      const bytes = await read(handle.stream);
+      readStreamHeader(bytes, 'keyed', [KEYED_STREAM_VERSION], label);
+      for (const [keyGroup, offset, length] of handle.offsets) {
+        if (!rangeContains(handle.range, keyGroup)) {
+          throw new StorageError('CORRUPT_FILE', label, `offsets name key group ${keyGroup}, outside the handle's range [${handle.range.start}, ${handle.range.end}]`);
+        }
+        if (!rangeContains(this.keyGroupRange, keyGroup)) continue;
+        for (const state of decodeKeyedSection(bytes, keyGroup, offset, length, this.maxParallelism, label)) {
+          const map = this.tableFor(state.name, state.kind, 'restore').writable(keyGroup - this.keyGroupRange.start);
+          for (const [key, value] of state.entries) map.set(key, value);
+        }
+      }
+    }
+  }
+
+  notifyCheckpointComplete(checkpointId: CheckpointId): void {
+    // Completing n subsumes every earlier checkpoint, so their captures are no longer needed.
+    for (const snapshot of [...this.pending.values()]) {
+      if (snapshot.checkpointId <= checkpointId) snapshot.release();
+    }
+  }
+
+  notifyCheckpointAborted(checkpointId: CheckpointId): void {
+    this.pending.get(checkpointId)?.release();
+  }
+
+  keyCounts(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const table of this.tables.values()) counts[table.name] = table.keyCount();
+    return counts;
+  }
+
+  entries(stateName: string): Array<[Key, unknown]> {
+    const table = this.tables.get(stateName);
+    if (table === undefined) return [];
+    const out: Array<[Key, unknown]> = [];
+    for (const map of table.groups) {
+      if (map === undefined) continue;
+      for (const [key, value] of map) out.push([key, copyContainer(value)]);
+    }
+    return out;
+  }
+
+  setChangeListener(listener: StateChangeListener | null): void {
+    this.ctx.listener = listener;
+  }
+
+  dispose(): void {
+    for (const snapshot of [...this.pending.values()]) snapshot.release();
+    this.tables.clear();
+    this.states.clear();
+    this.ctx.listener = null;
+  }
+}
+
+/** Inspection returns copies of lists and maps so callers cannot alter working state. */
+function copyContainer(value: unknown): unknown {
+  if (Array.isArray(value)) return value.slice();
+  if (value instanceof Map) return new Map(value);
+  return value;
+}

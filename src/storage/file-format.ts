@@ -1,0 +1,124 @@
+/**
+ * The one envelope around every persisted file: magic (which kind of Weir file), format version,
+ * crc32 of the body and body length, then the body. Reading checks all four, so a wrong, truncated,
+ * corrupted or too-new file is a StorageError naming the file, never a silent wrong answer.
+ *
+ * Layout (big-endian), fixed forever so that any version can at least be recognised:
+ *   0  4 bytes  magic
+ *   4  u16      format version of the body
+ *   6  u32      crc32 of the body
+ *   10 u64      body length in bytes
+ *   18 ...      body
+ */
+import { crc32 } from 'node:zlib';
+import { assert } from '../core/assert.ts';
+import { StorageError } from '../core/errors.ts';
+
+/** What a persisted file holds; each kind has its own magic so files cannot be mistaken for each other. */
+export type FileKind = 'state' | 'metadata';
+
+const MAGIC: Readonly<Record<FileKind, string>> = {
+  state: 'WRST',
+  metadata: 'WRMD',
+};
+
+const KIND_LABEL: Readonly<Record<FileKind, string>> = {
+  state: 'state',
+  metadata: 'checkpoint metadata',
+};
+
+export const ENVELOPE_HEADER_BYTES = 18;
+const VERSION_MAX = 0xffff;
+
+/** crc32 of bytes as an unsigned 32-bit number; the checksum recorded in state handles. */
+export function checksumOf(bytes: Uint8Array): number {
+  return crc32(bytes) >>> 0;
+}
+
+/** Wraps `body` in the envelope of `kind` at format `version`. */
+export function encodeEnvelope(kind: FileKind, version: number, body: Uint8Array): Uint8Array {
+  assert(Number.isInteger(version) && version >= 1 && version <= VERSION_MAX, () => `envelope version out of range: ${version}`);
+  const out = new Uint8Array(ENVELOPE_HEADER_BYTES + body.byteLength);
+  const view = new DataView(out.buffer);
+  writeMagic(out, MAGIC[kind]);
+  view.setUint16(4, version);
+  view.setUint32(6, checksumOf(body));
+  view.setBigUint64(10, BigInt(body.byteLength));
+  out.set(body, ENVELOPE_HEADER_BYTES);
+  return out;
+}
+
+/** What `decodeEnvelope` found: the format version and a view of the verified body. */
+export interface DecodedEnvelope {
+  readonly version: number;
+  readonly checksum: number;
+  readonly body: Uint8Array;
+}
+
+/**
+ * Verifies and unwraps a file of `kind`. Checks, in order: magic, format version (before anything
+ * else a newer version might lay out differently), length, checksum.
+ */
+export function decodeEnvelope(
+  kind: FileKind,
+  bytes: Uint8Array,
+  fileNameForErrors: string,
+  supportedVersions: readonly number[],
+): DecodedEnvelope {
+  assert(supportedVersions.length > 0, 'decodeEnvelope needs at least one supported version');
+  const file = fileNameForErrors;
+  checkMagic(kind, bytes, file);
+  if (bytes.byteLength < ENVELOPE_HEADER_BYTES) {
+    throw new StorageError('CORRUPT_FILE', file, `truncated: expected at least ${ENVELOPE_HEADER_BYTES} bytes, found ${bytes.byteLength}`);
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const version = view.getUint16(4);
+  checkVersion(version, supportedVersions, file);
+  const checksum = view.getUint32(6);
+  const bodyLength = view.getBigUint64(10);
+  const expected = BigInt(ENVELOPE_HEADER_BYTES) + bodyLength;
+  if (expected !== BigInt(bytes.byteLength)) {
+    const what = expected > BigInt(bytes.byteLength) ? 'truncated' : 'unexpected trailing bytes';
+    throw new StorageError('CORRUPT_FILE', file, `${what}: expected ${expected} bytes, found ${bytes.byteLength}`);
+  }
+  const body = bytes.subarray(ENVELOPE_HEADER_BYTES);
+  const actual = checksumOf(body);
+  if (actual !== checksum) {
+    throw new StorageError('CORRUPT_FILE', file, `checksum mismatch: header says ${hex(checksum)}, body has ${hex(actual)}`);
+  }
+  return { version, checksum, body };
+}
+
+function checkMagic(kind: FileKind, bytes: Uint8Array, file: string): void {
+  const found = readMagic(bytes);
+  if (found === MAGIC[kind]) return;
+  const other = (Object.keys(MAGIC) as FileKind[]).find((k) => MAGIC[k] === found);
+  const hint = other === undefined ? '' : ` (it is a Weir ${KIND_LABEL[other]} file)`;
+  if (bytes.byteLength < 4 && MAGIC[kind].startsWith(found)) {
+    throw new StorageError('CORRUPT_FILE', file, `truncated: expected at least ${ENVELOPE_HEADER_BYTES} bytes, found ${bytes.byteLength}`);
+  }
+  throw new StorageError('CORRUPT_FILE', file, `not a Weir ${KIND_LABEL[kind]} file${hint}`);
+}
+
+function checkVersion(version: number, supported: readonly number[], file: string): void {
+  if (supported.includes(version)) return;
+  const max = Math.max(...supported);
+  if (version > max) {
+    throw new StorageError('UNSUPPORTED_VERSION', file, `format version ${version} is newer than this Weir supports (max ${max})`);
+  }
+  throw new StorageError('UNSUPPORTED_VERSION', file, `format version ${version} is not supported (supported: ${supported.join(', ')})`);
+}
+
+function readMagic(bytes: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < Math.min(4, bytes.byteLength); i++) s += String.fromCharCode(bytes[i]);
+  return s;
+}
+
+function writeMagic(out: Uint8Array, magic: string): void {
+  for (let i = 0; i < 4; i++) out[i] = magic.charCodeAt(i);
+}
+
+function hex(n: number): string {
+  return `0x${n.toString(16).padStart(8, '0')}`;
+}

@@ -1,0 +1,113 @@
+/**
+ * Reading persisted files from the local file system, verified: every failure is a StorageError
+ * naming the file (missing, unreadable, corrupt, too new).
+ */
+import { promises as fsp, type Dirent } from 'node:fs';
+import { deserializeMetadata } from '../checkpoint/metadata/serializer.ts';
+import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
+import { StorageError } from '../core/errors.ts';
+import { errnoCode, storageIoError, writeFileDurable } from './atomic-write.ts';
+import type { StreamStateHandle } from './handles.ts';
+import { joinPath, stateFileName } from './paths.ts';
+import { decodeStateFile, verifyInline } from './state-file.ts';
+
+/** Reads a whole file; a missing file is MISSING_FILE "<what> is missing". */
+export async function readFileChecked(file: string, what: string): Promise<Uint8Array> {
+  try {
+    const buf = await fsp.readFile(file);
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') throw new StorageError('MISSING_FILE', file, `${what} is missing`, { cause: err });
+    throw storageIoError(file, `read ${what}`, err);
+  }
+}
+
+/** Reads and verifies one state stream from the file system (or inline bytes). */
+export async function readStateFs(handle: StreamStateHandle): Promise<Uint8Array> {
+  if (handle.type === 'inline') return verifyInline(handle);
+  const bytes = await readFileChecked(handle.path, 'state file');
+  return decodeStateFile(bytes, handle);
+}
+
+/** Reads and verifies a `_metadata` file. */
+export async function readMetadataFile(metadataFile: string): Promise<CheckpointMetadata> {
+  const bytes = await readFileChecked(metadataFile, 'checkpoint metadata');
+  return deserializeMetadata(bytes, metadataFile);
+}
+
+/** Entries of a directory; a missing directory has none. */
+export async function listDir(dir: string): Promise<Dirent[]> {
+  try {
+    return await fsp.readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return [];
+    throw storageIoError(dir, 'list directory', err);
+  }
+}
+
+export async function pathKind(p: string): Promise<'file' | 'dir' | 'missing' | 'other'> {
+  try {
+    const st = await fsp.stat(p);
+    return st.isFile() ? 'file' : st.isDirectory() ? 'dir' : 'other';
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') return 'missing';
+    throw storageIoError(p, 'stat', err);
+  }
+}
+
+/** Total size of the regular files under `dir`, recursively. */
+export async function dirFilesSize(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await listDir(dir)) {
+    const p = joinPath(dir, entry.name);
+    if (entry.isDirectory()) {
+      total += await dirFilesSize(p);
+    } else if (entry.isFile()) {
+      try {
+        total += (await fsp.stat(p)).size;
+      } catch (err) {
+        // A file removed while we were listing (a concurrent discard) no longer counts.
+        if (errnoCode(err) !== 'ENOENT') throw storageIoError(p, 'stat', err);
+      }
+    }
+  }
+  return total;
+}
+
+/** Creates a directory and its parents. */
+export async function makeDir(dir: string): Promise<void> {
+  try {
+    await fsp.mkdir(dir, { recursive: true });
+  } catch (err) {
+    throw storageIoError(dir, 'create directory', err);
+  }
+}
+
+/** Removes an empty directory; returns false (and leaves it) when it is not empty or missing. */
+export async function removeDirIfEmpty(dir: string): Promise<boolean> {
+  try {
+    await fsp.rmdir(dir);
+    return true;
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ENOTEMPTY' || code === 'EEXIST') return false;
+    throw storageIoError(dir, 'remove directory', err);
+  }
+}
+
+/** Give up finding a free file name after this many taken ones; something is badly wrong. */
+const NAME_ATTEMPTS_MAX = 100_000;
+
+/** Writes `bytes` durably to a new file `<nameHint>-<suffix>` in `dir`, skipping names taken. */
+export async function writeNewFile(dir: string, nameHint: string, bytes: Uint8Array, nextSuffix: () => string): Promise<string> {
+  for (let attempt = 0; attempt < NAME_ATTEMPTS_MAX; attempt++) {
+    const file = joinPath(dir, stateFileName(nameHint, nextSuffix()));
+    try {
+      await writeFileDurable(file, bytes, { exclusive: true });
+      return file;
+    } catch (err) {
+      if (!(err instanceof StorageError) || errnoCode(err.cause) !== 'EEXIST') throw err;
+    }
+  }
+  throw new StorageError('STORAGE_IO', joinPath(dir, stateFileName(nameHint, 'N')), `no free file name after ${NAME_ATTEMPTS_MAX} attempts`);
+}

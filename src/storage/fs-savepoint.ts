@@ -1,0 +1,65 @@
+/**
+ * Writing a savepoint: a checkpoint with savepoint properties whose files all live in its own
+ * directory, so that it is self-contained and relocatable.
+ */
+import * as path from 'node:path';
+import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
+import { deserializeMetadata, serializeMetadata } from '../checkpoint/metadata/serializer.ts';
+import { filePathsOf } from '../checkpoint/metadata/walk.ts';
+import { assert } from '../core/assert.ts';
+import type { CheckpointId } from '../core/ids.ts';
+import { fsyncDir, writeFileAtomic } from './atomic-write.ts';
+import { makeDir, pathKind, writeNewFile } from './fs-io.ts';
+import { isInside, metadataPath } from './paths.ts';
+import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, encodeStateFile, fileHandleFor, inlineHandleFor } from './state-file.ts';
+import type { CheckpointStreamFactory } from './storage.ts';
+
+export interface FsSavepointWriterOptions {
+  /** State smaller than this is kept inline in `_metadata`; default 1024. */
+  readonly inlineThresholdBytes?: number;
+  /** Unique suffixes for file names; default a counter. */
+  readonly fileSuffix?: () => string;
+}
+
+/**
+ * Writes one savepoint into its own directory (`paths.savepointDir`): every state file, whatever
+ * its scope, goes inside it, so the directory is self-contained and can be moved.
+ */
+export class FsSavepointWriter {
+  readonly location: string;
+  private readonly inlineThresholdBytes: number;
+  private readonly nextSuffix: () => string;
+
+  constructor(savepointDirPath: string, options: FsSavepointWriterOptions = {}) {
+    this.location = path.resolve(savepointDirPath);
+    this.inlineThresholdBytes = options.inlineThresholdBytes ?? DEFAULT_INLINE_THRESHOLD_BYTES;
+    this.nextSuffix = options.fileSuffix ?? counterSuffixes();
+  }
+
+  streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory {
+    return {
+      checkpointId,
+      write: async (_scope, nameHint, data) => {
+        assert(data instanceof Uint8Array, () => `state for ${nameHint} is not a Uint8Array`);
+        if (data.byteLength < this.inlineThresholdBytes) return inlineHandleFor(data);
+        await makeDir(this.location);
+        return fileHandleFor(await writeNewFile(this.location, nameHint, encodeStateFile(data), this.nextSuffix), data);
+      },
+    };
+  }
+
+  /** Writes `_metadata` atomically; every file handle must lie inside the savepoint directory. */
+  async commitMetadata(metadata: CheckpointMetadata): Promise<string> {
+    const file = metadataPath(this.location);
+    assert((await pathKind(file)) === 'missing', () => `savepoint already committed at ${file}`);
+    const bytes = serializeMetadata(metadata, this.location);
+    const check = deserializeMetadata(bytes, file);
+    for (const p of filePathsOf(check)) {
+      assert(isInside(this.location, p), () => `savepoint would reference ${p} outside ${this.location}`);
+    }
+    await makeDir(this.location);
+    await writeFileAtomic(file, bytes, this.nextSuffix());
+    await fsyncDir(path.dirname(this.location));
+    return this.location;
+  }
+}

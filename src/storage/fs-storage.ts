@@ -1,0 +1,165 @@
+/**
+ * Checkpoint storage on a local (or mounted) file system, laid out as DESIGN.md "Storage layout".
+ * State files are written whole, enveloped (version + crc32) and fsynced; `_metadata` is written
+ * last and atomically; shared files are deleted only when the registry says so (Invariant 5).
+ */
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
+import { deserializeMetadata, serializeMetadata } from '../checkpoint/metadata/serializer.ts';
+import { assert } from '../core/assert.ts';
+import type { CheckpointId, JobId } from '../core/ids.ts';
+import { errnoCode, fsyncDir, storageIoError, writeFileAtomic } from './atomic-write.ts';
+import { listDir, makeDir, pathKind, readStateFs, readMetadataFile, removeDirIfEmpty, writeNewFile } from './fs-io.ts';
+import { readCheckpointDirMetadata, snapshotSizeBytes } from './fs-inspect.ts';
+import type { StreamStateHandle } from './handles.ts';
+import {
+  checkpointDir,
+  isInside,
+  jobDir as jobDirOf,
+  joinPath,
+  metadataPath,
+  parseCheckpointDirName,
+  sharedDir,
+  taskOwnedDir,
+} from './paths.ts';
+import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, encodeStateFile, fileHandleFor, inlineHandleFor } from './state-file.ts';
+import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, StateScope } from './storage.ts';
+
+export { FsSavepointWriter } from './fs-savepoint.ts';
+export {
+  incompleteCheckpointDirs,
+  listCheckpointsIn,
+  readCheckpointMetadataAt,
+  resolveCheckpointLocation,
+  type StoredSnapshotListing,
+} from './fs-inspect.ts';
+
+export { DEFAULT_INLINE_THRESHOLD_BYTES } from './state-file.ts';
+
+export interface FsCheckpointStorageOptions {
+  /** State smaller than this is kept inline in `_metadata` instead of a file of its own. */
+  readonly inlineThresholdBytes?: number;
+  /** Unique suffixes for file names (pass one drawn from the job's Random); default a counter. */
+  readonly fileSuffix?: () => string;
+}
+
+/** Checkpoint storage of one job under `<rootDir>/<jobId>/`. */
+export class FsCheckpointStorage implements CheckpointStorage {
+  readonly description: string;
+  readonly jobDir: string;
+  private readonly inlineThresholdBytes: number;
+  private readonly nextSuffix: () => string;
+  /** Set when a shared file was created since the shared directory was last fsynced. */
+  private sharedDirDirty = false;
+
+  constructor(
+    rootDir: string,
+    readonly jobId: JobId,
+    options: FsCheckpointStorageOptions = {},
+  ) {
+    this.jobDir = jobDirOf(path.resolve(rootDir), jobId);
+    this.description = this.jobDir;
+    this.inlineThresholdBytes = options.inlineThresholdBytes ?? DEFAULT_INLINE_THRESHOLD_BYTES;
+    assert(Number.isInteger(this.inlineThresholdBytes) && this.inlineThresholdBytes >= 0, () => `invalid inlineThresholdBytes ${options.inlineThresholdBytes}`);
+    this.nextSuffix = options.fileSuffix ?? counterSuffixes();
+  }
+
+  async initialize(): Promise<void> {
+    await makeDir(sharedDir(this.jobDir));
+    await makeDir(taskOwnedDir(this.jobDir));
+  }
+
+  checkpointDir(checkpointId: CheckpointId): string {
+    return checkpointDir(this.jobDir, checkpointId);
+  }
+
+  streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory {
+    return {
+      checkpointId,
+      write: (scope, nameHint, data) => this.write(checkpointId, scope, nameHint, data),
+    };
+  }
+
+  private async write(checkpointId: CheckpointId, scope: StateScope, nameHint: string, data: Uint8Array): Promise<StreamStateHandle> {
+    assert(data instanceof Uint8Array, () => `state for ${nameHint} is not a Uint8Array`);
+    if (data.byteLength < this.inlineThresholdBytes) return inlineHandleFor(data);
+    const dir = scope === 'exclusive' ? this.checkpointDir(checkpointId) : sharedDir(this.jobDir);
+    await makeDir(dir);
+    const file = await writeNewFile(dir, nameHint, encodeStateFile(data), this.nextSuffix);
+    if (scope === 'shared') this.sharedDirDirty = true;
+    return fileHandleFor(file, data);
+  }
+
+  readState(handle: StreamStateHandle): Promise<Uint8Array> {
+    return readStateFs(handle);
+  }
+
+  async commitMetadata(metadata: CheckpointMetadata): Promise<string> {
+    assert(metadata.jobId === this.jobId, () => `metadata of job ${metadata.jobId} committed to storage of job ${this.jobId}`);
+    const dir = this.checkpointDir(metadata.checkpointId);
+    const file = metadataPath(dir);
+    assert((await pathKind(file)) === 'missing', () => `checkpoint ${metadata.checkpointId} is already committed at ${file}`);
+    const bytes = serializeMetadata(metadata, dir);
+    // Check before writing: what we persist must read back.
+    deserializeMetadata(bytes, file);
+    await makeDir(dir);
+    if (this.sharedDirDirty) {
+      this.sharedDirDirty = false;
+      await fsyncDir(sharedDir(this.jobDir));
+    }
+    await writeFileAtomic(file, bytes, this.nextSuffix());
+    // The chk-<n> entry itself must survive a crash too.
+    await fsyncDir(this.jobDir);
+    return dir;
+  }
+
+  readMetadata(location: string): Promise<CheckpointMetadata> {
+    return readMetadataFile(metadataPath(location));
+  }
+
+  /** Complete checkpoints, ascending by id; a `_metadata` that does not verify is an error, not skipped. */
+  async listCheckpoints(): Promise<CheckpointListing[]> {
+    const out: CheckpointListing[] = [];
+    for (const entry of await listDir(this.jobDir)) {
+      const id = entry.isDirectory() ? parseCheckpointDirName(entry.name) : null;
+      if (id === null) continue;
+      const dir = joinPath(this.jobDir, entry.name);
+      if ((await pathKind(metadataPath(dir))) !== 'file') continue;
+      const meta = await readCheckpointDirMetadata(dir, id);
+      const sizeBytes = await snapshotSizeBytes(dir, meta);
+      out.push({ checkpointId: id, location: dir, timestampMs: meta.timestampMs, sizeBytes, kind: meta.kind });
+    }
+    return out.sort((a, b) => a.checkpointId - b.checkpointId);
+  }
+
+  async discardCheckpoint(checkpointId: CheckpointId): Promise<void> {
+    const dir = this.checkpointDir(checkpointId);
+    try {
+      await fsp.rm(dir, { recursive: true, force: true });
+    } catch (err) {
+      throw storageIoError(dir, 'discard checkpoint', err);
+    }
+  }
+
+  async discardShared(handle: StreamStateHandle): Promise<void> {
+    if (handle.type === 'inline') return;
+    const shared = sharedDir(this.jobDir);
+    // Never delete what this job does not own, e.g. files of the savepoint it was restored from.
+    assert(isInside(shared, handle.path) && handle.path !== shared, () => `discardShared: ${handle.path} is not in ${shared}`);
+    try {
+      await fsp.unlink(handle.path);
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT') throw storageIoError(handle.path, 'discard shared file', err);
+    }
+  }
+
+  /** Removes the job directory once no chk-<n> is left; non-empty shared or task-owned dirs stay. */
+  async discardJob(): Promise<void> {
+    const entries = await listDir(this.jobDir);
+    if (entries.some((e) => e.isDirectory() && parseCheckpointDirName(e.name) !== null)) return;
+    await removeDirIfEmpty(sharedDir(this.jobDir));
+    await removeDirIfEmpty(taskOwnedDir(this.jobDir));
+    await removeDirIfEmpty(this.jobDir);
+  }
+}

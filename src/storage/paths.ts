@@ -1,0 +1,156 @@
+/**
+ * The one place that builds and parses storage paths (DESIGN.md "Storage layout"):
+ *
+ *   <root>/<job-id>/chk-<n>/_metadata        written last, atomically
+ *   <root>/<job-id>/chk-<n>/<file>           state exclusive to checkpoint n
+ *   <root>/<job-id>/shared/<file>            incremental files, reference-counted
+ *   <root>/<job-id>/taskowned/<file>         changelog segments (later)
+ *   <savepoint-dir>/savepoint-<id>-<rand>/   self-contained and relocatable
+ *
+ * Memory storage uses the same layout under `memory:<job-id>`, always with `/` separators.
+ */
+import * as path from 'node:path';
+import { assert } from '../core/assert.ts';
+import { checkpointId, type CheckpointId, type JobId } from '../core/ids.ts';
+
+export const METADATA_FILE_NAME = '_metadata';
+export const SHARED_DIR_NAME = 'shared';
+export const TASK_OWNED_DIR_NAME = 'taskowned';
+export const MEMORY_SCHEME = 'memory:';
+
+const CHECKPOINT_DIR_RE = /^chk-(\d+)$/;
+const SAVEPOINT_DIR_RE = /^savepoint-(\d+)-([A-Za-z0-9]+)$/;
+const TEMP_FILE_RE = /\.tmp-[A-Za-z0-9_-]+$/;
+const SAFE_NAME_RE = /^[A-Za-z0-9._-]+$/;
+const SUFFIX_RE = /^[A-Za-z0-9_-]+$/;
+
+export function isMemoryPath(p: string): boolean {
+  return p.startsWith(MEMORY_SCHEME);
+}
+
+/** Joins path segments; `memory:` paths always use `/`. */
+export function joinPath(base: string, ...parts: string[]): string {
+  return isMemoryPath(base) ? path.posix.join(base, ...parts) : path.join(base, ...parts);
+}
+
+export function parentDir(p: string): string {
+  return isMemoryPath(p) ? path.posix.dirname(p) : path.dirname(p);
+}
+
+export function baseName(p: string): string {
+  return isMemoryPath(p) ? path.posix.basename(p) : path.basename(p);
+}
+
+/** `target` relative to `fromDir` (e.g. `keyed-x-3` or `../shared/abc`), as stored in metadata. */
+export function relativePath(fromDir: string, target: string): string {
+  assert(isMemoryPath(fromDir) === isMemoryPath(target), () => `cannot relate ${target} to ${fromDir}: different storages`);
+  if (isMemoryPath(fromDir)) {
+    const strip = (p: string): string => `/${p.slice(MEMORY_SCHEME.length)}`;
+    return path.posix.relative(strip(fromDir), strip(target));
+  }
+  assert(path.isAbsolute(fromDir) && path.isAbsolute(target), () => `relativePath needs absolute paths: ${fromDir}, ${target}`);
+  // Stored with `/` on every platform so metadata written on one OS reads on another.
+  return path.relative(fromDir, target).split(path.sep).join('/');
+}
+
+/** Inverse of `relativePath`: resolves a stored relative path against the directory holding `_metadata`. */
+export function resolveRelative(dir: string, relative: string): string {
+  if (isMemoryPath(dir)) return path.posix.join(dir, relative);
+  return path.resolve(dir, ...relative.split('/'));
+}
+
+/** True when `p` is `dir` itself or inside it. */
+export function isInside(dir: string, p: string): boolean {
+  if (isMemoryPath(dir) !== isMemoryPath(p)) return false;
+  const rel = relativePath(dir, p);
+  return rel === '' || (!rel.startsWith('../') && rel !== '..' && !path.isAbsolute(rel));
+}
+
+function assertSafeName(name: string, what: string): void {
+  assert(SAFE_NAME_RE.test(name) && name !== '.' && name !== '..', () => `${what} is not a safe file name: ${JSON.stringify(name)}`);
+}
+
+/** `<root>/<jobId>`; for memory storage pass `MEMORY_SCHEME`-rooted `memoryJobDir`. */
+export function jobDir(root: string, jobId: JobId): string {
+  assertSafeName(jobId, 'job id');
+  return joinPath(root, jobId);
+}
+
+export function memoryJobDir(jobId: JobId): string {
+  assertSafeName(jobId, 'job id');
+  return `${MEMORY_SCHEME}${jobId}`;
+}
+
+export function checkpointDirName(id: CheckpointId): string {
+  assert(Number.isSafeInteger(id) && id >= 0, () => `invalid checkpoint id ${id}`);
+  return `chk-${id}`;
+}
+
+/** The checkpoint id of a `chk-<n>` directory name, or null if the name is not one. */
+export function parseCheckpointDirName(name: string): CheckpointId | null {
+  const m = CHECKPOINT_DIR_RE.exec(name);
+  if (m === null) return null;
+  const n = Number(m[1]);
+  return Number.isSafeInteger(n) ? checkpointId(n) : null;
+}
+
+export function checkpointDir(jobDirPath: string, id: CheckpointId): string {
+  return joinPath(jobDirPath, checkpointDirName(id));
+}
+
+/** The `_metadata` file inside a checkpoint or savepoint directory. */
+export function metadataPath(snapshotDir: string): string {
+  return joinPath(snapshotDir, METADATA_FILE_NAME);
+}
+
+export function exclusiveFilePath(jobDirPath: string, id: CheckpointId, fileName: string): string {
+  assertSafeName(fileName, 'state file name');
+  return joinPath(checkpointDir(jobDirPath, id), fileName);
+}
+
+export function sharedDir(jobDirPath: string): string {
+  return joinPath(jobDirPath, SHARED_DIR_NAME);
+}
+
+export function sharedFilePath(jobDirPath: string, fileName: string): string {
+  assertSafeName(fileName, 'state file name');
+  return joinPath(sharedDir(jobDirPath), fileName);
+}
+
+export function taskOwnedDir(jobDirPath: string): string {
+  return joinPath(jobDirPath, TASK_OWNED_DIR_NAME);
+}
+
+/** `<savepointRoot>/savepoint-<id>-<rand>`; `rand` comes from the caller's Random. */
+export function savepointDir(savepointRoot: string, id: CheckpointId, rand: string): string {
+  assert(/^[A-Za-z0-9]+$/.test(rand), () => `savepoint suffix must be alphanumeric: ${JSON.stringify(rand)}`);
+  assert(Number.isSafeInteger(id) && id >= 0, () => `invalid checkpoint id ${id}`);
+  return joinPath(savepointRoot, `savepoint-${id}-${rand}`);
+}
+
+export function parseSavepointDirName(name: string): { readonly checkpointId: CheckpointId; readonly rand: string } | null {
+  const m = SAVEPOINT_DIR_RE.exec(name);
+  if (m === null) return null;
+  const n = Number(m[1]);
+  return Number.isSafeInteger(n) ? { checkpointId: checkpointId(n), rand: m[2] } : null;
+}
+
+/**
+ * `<nameHint>-<suffix>` for a state file. The hint often carries a user's operator uid, so
+ * characters that are not safe in file names become `_`.
+ */
+export function stateFileName(nameHint: string, suffix: string): string {
+  assert(SUFFIX_RE.test(suffix), () => `file suffix must be letters, digits, _ or -: ${JSON.stringify(suffix)}`);
+  const hint = nameHint.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 120);
+  return `${hint === '' ? 'state' : hint}-${suffix}`;
+}
+
+/** The temporary name an atomic write goes through: `<name>.tmp-<suffix>`. */
+export function tempFilePath(finalPath: string, suffix: string): string {
+  assert(SUFFIX_RE.test(suffix), () => `file suffix must be letters, digits, _ or -: ${JSON.stringify(suffix)}`);
+  return `${finalPath}.tmp-${suffix}`;
+}
+
+export function isTempFileName(name: string): boolean {
+  return TEMP_FILE_RE.test(name);
+}

@@ -1,0 +1,66 @@
+/**
+ * State files: a state stream in the common envelope, and the checks that a stream read back is
+ * the one its handle recorded (same checksum, same size). Shared by every CheckpointStorage.
+ */
+import { assert } from '../core/assert.ts';
+import { StorageError } from '../core/errors.ts';
+import { checksumOf, decodeEnvelope, encodeEnvelope } from './file-format.ts';
+import type { StreamStateHandle } from './handles.ts';
+
+export const STATE_FORMAT_VERSION = 1;
+/** State smaller than this is kept inline in `_metadata` unless a storage is told otherwise. */
+export const DEFAULT_INLINE_THRESHOLD_BYTES = 1024;
+const SUPPORTED_STATE_VERSIONS: readonly number[] = [1];
+
+/** The name used in errors about inline state, which has no file of its own. */
+export const INLINE_STATE_LABEL = '<inline state in _metadata>';
+
+export function encodeStateFile(data: Uint8Array): Uint8Array {
+  return encodeEnvelope('state', STATE_FORMAT_VERSION, data);
+}
+
+/** A file handle for a state file just written with `encodeStateFile(data)`. */
+export function fileHandleFor(path: string, data: Uint8Array): StreamStateHandle {
+  return { type: 'file', path, size: data.byteLength, checksum: checksumOf(data) };
+}
+
+/** An inline handle; the bytes are copied so later changes by the caller cannot alter the snapshot. */
+export function inlineHandleFor(data: Uint8Array): StreamStateHandle {
+  const copy = Uint8Array.from(data);
+  return { type: 'inline', data: copy, checksum: checksumOf(copy) };
+}
+
+/** Verifies the envelope of a state file and that it is the file `handle` refers to; returns the body. */
+export function decodeStateFile(bytes: Uint8Array, handle: StreamStateHandle & { type: 'file' }): Uint8Array {
+  const { body, checksum } = decodeEnvelope('state', bytes, handle.path, SUPPORTED_STATE_VERSIONS);
+  if (checksum !== handle.checksum >>> 0) {
+    throw new StorageError('CORRUPT_FILE', handle.path, `checksum mismatch: file has ${hex(checksum)}, checkpoint metadata expects ${hex(handle.checksum)}`);
+  }
+  if (body.byteLength !== handle.size) {
+    throw new StorageError('CORRUPT_FILE', handle.path, `size mismatch: file holds ${body.byteLength} bytes, checkpoint metadata expects ${handle.size}`);
+  }
+  return body;
+}
+
+/** Verifies inline state against its checksum; returns its bytes. */
+export function verifyInline(handle: StreamStateHandle & { type: 'inline' }): Uint8Array {
+  assert(handle.data instanceof Uint8Array, 'inline handle without bytes');
+  const actual = checksumOf(handle.data);
+  if (actual !== handle.checksum >>> 0) {
+    throw new StorageError('CORRUPT_FILE', INLINE_STATE_LABEL, `checksum mismatch: data has ${hex(actual)}, handle expects ${hex(handle.checksum)}`);
+  }
+  return handle.data;
+}
+
+function hex(n: number): string {
+  return `0x${(n >>> 0).toString(16).padStart(8, '0')}`;
+}
+
+/**
+ * The default source of unique file-name suffixes: a counter. Names are then deterministic; a name
+ * left over from an earlier run is skipped because files are created exclusively (EEXIST -> next).
+ */
+export function counterSuffixes(): () => string {
+  let next = 0;
+  return () => (next++).toString(36);
+}
