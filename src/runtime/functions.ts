@@ -10,6 +10,7 @@ import type {
   ValueStateDescriptor,
 } from '../state/descriptors.ts';
 import type { Key } from '../state/key-groups.ts';
+import type { Clock } from '../core/time.ts';
 import type { AggregatingState, ListState, MapState, ReducingState, ValueState } from '../state/state.ts';
 
 export interface Collector<T> {
@@ -24,6 +25,10 @@ export interface RuntimeContext {
   readonly maxParallelism: number;
   /** How many times the job restarted before this attempt (0 on the first run). */
   readonly attempt: number;
+  /** Whether this operator's state was restored from a snapshot (it may still be empty). */
+  readonly restored: boolean;
+  /** The job's clock (virtual under the simulator): use it instead of Date.now. */
+  readonly clock: Clock;
   getState<T>(descriptor: ValueStateDescriptor<T>): ValueState<T>;
   getListState<T>(descriptor: ListStateDescriptor<T>): ListState<T>;
   getMapState<K extends string | number, V>(descriptor: MapStateDescriptor<K, V>): MapState<K, V>;

@@ -74,6 +74,8 @@ export const POLL_END: PollStatus = { status: 'end' };
 /** A source at the head of a source subtask's chain; the task polls it instead of an input gate. */
 export interface SourceOperator extends StreamOperator {
   readonly isSource: true;
+  /** Records emitted so far in this attempt. */
+  readonly recordsOut: number;
   /** Emits at most `maxRecords` records into the output. */
   poll(maxRecords: number): PollStatus;
 }

@@ -89,6 +89,22 @@ export class StreamTask {
     return this.cfg.name;
   }
 
+  get isSourceTask(): boolean {
+    return this.source !== null;
+  }
+
+  /** Records the source of this task emitted (0 for other tasks). */
+  get sourceRecordsOut(): number {
+    return this.source?.recordsOut ?? 0;
+  }
+
+  /** Records the sinks of this chain received. */
+  get sinkRecordsIn(): number {
+    let n = 0;
+    for (const op of this.cfg.chain) n += (op.operator as { sinkRecordsIn?: number }).sinkRecordsIn ?? 0;
+    return n;
+  }
+
   /** Opens the operators (state was restored into the backends before) and starts the loop. */
   async open(): Promise<void> {
     for (const op of this.cfg.chain) await op.operator.open();

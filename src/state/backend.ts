@@ -67,6 +67,11 @@ export interface OperatorStateBackend extends OperatorStateStore {
   snapshot(checkpointId: CheckpointId, streams: CheckpointStreamFactory): SnapshotRunner<OperatorStateHandle | null>;
   /** `handles` are this subtask's share, already redistributed (see `redistributeOperatorState`). */
   restore(handles: readonly OperatorStateHandle[], read: StateReader): Promise<void>;
+  /**
+   * Restores this subtask's share of the state of every old subtask (index = old subtask): split
+   * state dealt out evenly over `parallelism` subtasks, union state whole to each.
+   */
+  restoreRedistributed(oldHandles: ReadonlyArray<OperatorStateHandle | null>, read: StateReader, subtask: number, parallelism: number): Promise<void>;
   dispose(): void;
 }
 

@@ -84,7 +84,7 @@ export function decodeEnvelope(
   const body = bytes.subarray(ENVELOPE_HEADER_BYTES);
   const actual = checksumOf(body);
   if (actual !== checksum) {
-    throw new StorageError('CORRUPT_FILE', file, `checksum mismatch: header says ${hex(checksum)}, body has ${hex(actual)}`);
+    throw new StorageError('CORRUPT_FILE', file, `checksum mismatch: header says ${hex32(checksum)}, body has ${hex32(actual)}`);
   }
   return { version, checksum, body };
 }
@@ -119,6 +119,7 @@ function writeMagic(out: Uint8Array, magic: string): void {
   for (let i = 0; i < 4; i++) out[i] = magic.charCodeAt(i);
 }
 
-function hex(n: number): string {
-  return `0x${n.toString(16).padStart(8, '0')}`;
+/** A checksum as people read it in error messages: `0x` and 8 hex digits. */
+export function hex32(n: number): string {
+  return `0x${(n >>> 0).toString(16).padStart(8, '0')}`;
 }

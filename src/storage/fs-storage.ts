@@ -48,6 +48,8 @@ export interface FsCheckpointStorageOptions {
 export class FsCheckpointStorage implements CheckpointStorage {
   readonly description: string;
   readonly jobDir: string;
+  /** Where shared (incremental) files go; see `sharedPathsOf` for registering them. */
+  readonly sharedDir: string;
   private readonly inlineThresholdBytes: number;
   private readonly nextSuffix: () => string;
   /** Set when a shared file was created since the shared directory was last fsynced. */
@@ -59,6 +61,7 @@ export class FsCheckpointStorage implements CheckpointStorage {
     options: FsCheckpointStorageOptions = {},
   ) {
     this.jobDir = jobDirOf(path.resolve(rootDir), jobId);
+    this.sharedDir = sharedDir(this.jobDir);
     this.description = this.jobDir;
     this.inlineThresholdBytes = options.inlineThresholdBytes ?? DEFAULT_INLINE_THRESHOLD_BYTES;
     assert(Number.isInteger(this.inlineThresholdBytes) && this.inlineThresholdBytes >= 0, () => `invalid inlineThresholdBytes ${options.inlineThresholdBytes}`);

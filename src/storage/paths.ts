@@ -18,8 +18,9 @@ export const SHARED_DIR_NAME = 'shared';
 export const TASK_OWNED_DIR_NAME = 'taskowned';
 export const MEMORY_SCHEME = 'memory:';
 
-const CHECKPOINT_DIR_RE = /^chk-(\d+)$/;
-const SAVEPOINT_DIR_RE = /^savepoint-(\d+)-([A-Za-z0-9]+)$/;
+// Canonical numbers only (no leading zeros), so each id has exactly one directory name.
+const CHECKPOINT_DIR_RE = /^chk-(0|[1-9]\d*)$/;
+const SAVEPOINT_DIR_RE = /^savepoint-(0|[1-9]\d*)-([A-Za-z0-9]+)$/;
 const TEMP_FILE_RE = /\.tmp-[A-Za-z0-9_-]+$/;
 const SAFE_NAME_RE = /^[A-Za-z0-9._-]+$/;
 const SUFFIX_RE = /^[A-Za-z0-9_-]+$/;

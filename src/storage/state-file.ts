@@ -4,7 +4,7 @@
  */
 import { assert } from '../core/assert.ts';
 import { StorageError } from '../core/errors.ts';
-import { checksumOf, decodeEnvelope, encodeEnvelope } from './file-format.ts';
+import { checksumOf, decodeEnvelope, encodeEnvelope, hex32 } from './file-format.ts';
 import type { StreamStateHandle } from './handles.ts';
 
 export const STATE_FORMAT_VERSION = 1;
@@ -34,7 +34,7 @@ export function inlineHandleFor(data: Uint8Array): StreamStateHandle {
 export function decodeStateFile(bytes: Uint8Array, handle: StreamStateHandle & { type: 'file' }): Uint8Array {
   const { body, checksum } = decodeEnvelope('state', bytes, handle.path, SUPPORTED_STATE_VERSIONS);
   if (checksum !== handle.checksum >>> 0) {
-    throw new StorageError('CORRUPT_FILE', handle.path, `checksum mismatch: file has ${hex(checksum)}, checkpoint metadata expects ${hex(handle.checksum)}`);
+    throw new StorageError('CORRUPT_FILE', handle.path, `checksum mismatch: file has ${hex32(checksum)}, checkpoint metadata expects ${hex32(handle.checksum)}`);
   }
   if (body.byteLength !== handle.size) {
     throw new StorageError('CORRUPT_FILE', handle.path, `size mismatch: file holds ${body.byteLength} bytes, checkpoint metadata expects ${handle.size}`);
@@ -42,18 +42,15 @@ export function decodeStateFile(bytes: Uint8Array, handle: StreamStateHandle & {
   return body;
 }
 
-/** Verifies inline state against its checksum; returns its bytes. */
+/** Verifies inline state against its checksum; returns a copy of its bytes. */
 export function verifyInline(handle: StreamStateHandle & { type: 'inline' }): Uint8Array {
   assert(handle.data instanceof Uint8Array, 'inline handle without bytes');
   const actual = checksumOf(handle.data);
   if (actual !== handle.checksum >>> 0) {
-    throw new StorageError('CORRUPT_FILE', INLINE_STATE_LABEL, `checksum mismatch: data has ${hex(actual)}, handle expects ${hex(handle.checksum)}`);
+    throw new StorageError('CORRUPT_FILE', INLINE_STATE_LABEL, `checksum mismatch: data has ${hex32(actual)}, handle expects ${hex32(handle.checksum)}`);
   }
-  return handle.data;
-}
-
-function hex(n: number): string {
-  return `0x${(n >>> 0).toString(16).padStart(8, '0')}`;
+  // A copy, as a file read would give: the caller must not be able to alter the handle's bytes.
+  return Uint8Array.from(handle.data);
 }
 
 /**

@@ -21,6 +21,8 @@ export function createRuntimeContext(ctx: OperatorContext): RuntimeContext {
     parallelism: ctx.parallelism,
     maxParallelism: ctx.maxParallelism,
     attempt: ctx.attempt,
+    restored: ctx.restored,
+    clock: ctx.clock,
     getState: (d) => keyed(d).getState(d),
     getListState: (d) => keyed(d).getState(d),
     getMapState: (d) => keyed(d).getState(d),

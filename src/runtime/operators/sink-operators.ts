@@ -7,7 +7,7 @@ import type { SinkWriter, TwoPhaseCommitWriter } from '../sink.ts';
 import { createRuntimeContext } from './runtime-context.ts';
 
 export class PlainSinkOperator extends AbstractStreamOperator {
-  recordsIn = 0;
+  sinkRecordsIn = 0;
   constructor(private readonly writer: SinkWriter<unknown>) {
     super();
   }
@@ -15,7 +15,7 @@ export class PlainSinkOperator extends AbstractStreamOperator {
     this.writer.open?.(createRuntimeContext(this.ctx));
   }
   processElement(record: unknown): void {
-    this.recordsIn++;
+    this.sinkRecordsIn++;
     this.writer.write(record);
   }
   override close(): void {
@@ -36,7 +36,7 @@ const PENDING = new ListStateDescriptor<PendingCommit>('pending-commits');
  * again on open (commits are idempotent).
  */
 export class TwoPhaseCommitSinkOperator extends AbstractStreamOperator {
-  recordsIn = 0;
+  sinkRecordsIn = 0;
   private pending: PendingCommit[] = [];
   private state!: ListState<PendingCommit>;
 
@@ -54,7 +54,7 @@ export class TwoPhaseCommitSinkOperator extends AbstractStreamOperator {
   }
 
   processElement(record: unknown): void {
-    this.recordsIn++;
+    this.sinkRecordsIn++;
     this.writer.write(record);
   }
 

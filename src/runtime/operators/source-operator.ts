@@ -1,19 +1,28 @@
 /** Runs a SourceReader at the head of a source subtask. */
 import type { CheckpointId } from '../../core/ids.ts';
-import { AbstractStreamOperator, type PollStatus, type SourceOperator } from '../operator.ts';
+import { AbstractStreamOperator, type Output, type PollStatus, type SourceOperator } from '../operator.ts';
 import type { SourceReader } from '../source.ts';
 import { createRuntimeContext } from './runtime-context.ts';
 
 export class SourceReaderOperator extends AbstractStreamOperator implements SourceOperator {
   readonly isSource = true as const;
+  recordsOut = 0;
+  private counting!: Output;
   constructor(private readonly reader: SourceReader<unknown>) {
     super();
   }
   override open(): void {
+    const output = this.ctx.output;
+    this.counting = {
+      collect: (record) => {
+        this.recordsOut++;
+        output.collect(record);
+      },
+    };
     this.reader.open(createRuntimeContext(this.ctx));
   }
   poll(maxRecords: number): PollStatus {
-    return this.reader.poll(this.ctx.output, maxRecords);
+    return this.reader.poll(this.counting, maxRecords);
   }
   processElement(): void {
     throw new Error('a source operator has no input');

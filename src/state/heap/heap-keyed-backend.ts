@@ -30,6 +30,7 @@ export interface HeapKeyedBackendArgs {
   readonly maxParallelism: number;
 }
 
+/** Keyed state of one operator subtask, held in memory for the key groups of its range. */
 export class HeapKeyedStateBackend implements KeyedStateBackend {
   readonly keyGroupRange: KeyGroupRange;
   readonly maxParallelism: number;

@@ -18,6 +18,7 @@ export interface KeyedSnapshotTarget {
   readonly streams: CheckpointStreamFactory;
 }
 
+/** The runner `HeapKeyedStateBackend.snapshot` returns; holds its captures until run, abort or subsumption. */
 export class HeapKeyedSnapshot implements SnapshotRunner<KeyGroupsStateHandle[]> {
   readonly syncInfo: { readonly stateBytesEstimate: number };
   private started = false;

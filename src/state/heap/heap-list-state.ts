@@ -10,6 +10,7 @@ import { clearCurrentKey } from './heap-value-states.ts';
 
 const EMPTY: readonly unknown[] = Object.freeze([]);
 
+/** List state bound to the backend's current key. */
 export class HeapListState implements ListState<unknown> {
   constructor(
     private readonly ctx: KeyContext,

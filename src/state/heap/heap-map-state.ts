@@ -12,6 +12,7 @@ type InnerMap = Map<MapKey, unknown>;
 
 const EMPTY: InnerMap = new Map();
 
+/** Map state bound to the backend's current key. */
 export class HeapMapState implements MapState<MapKey, unknown> {
   constructor(
     private readonly ctx: KeyContext,

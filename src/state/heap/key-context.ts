@@ -7,6 +7,7 @@ import type { KeyGroup } from '../../core/ids.ts';
 import type { StateChangeListener } from '../backend.ts';
 import type { Key } from '../key-groups.ts';
 
+/** Shared, mutable record-path context of one heap keyed backend. */
 export class KeyContext {
   key: Key = '';
   keyGroup: KeyGroup = -1 as KeyGroup;

@@ -10,6 +10,7 @@ import type { Key } from '../key-groups.ts';
 
 export type GroupMap = Map<Key, unknown>;
 
+/** The per-key-group maps of one state name, copy-on-write against snapshots. */
 export class StateTable {
   readonly groups: Array<GroupMap | undefined>;
   /** Per group: how many live snapshots captured the group's current map. */

@@ -1,0 +1,223 @@
+/**
+ * DataStream, KeyedStream and ConnectedStreams: the fluent API that builds the logical graph.
+ * `uid`, `name` and `setParallelism` apply to the operator that produced the stream.
+ */
+import { JobDefinitionError } from '../core/errors.ts';
+import type { LogicalGraph, LogicalNode, StreamRef } from '../graph/transformation.ts';
+import type {
+  CoProcessFunction,
+  Collector,
+  KeyedCoProcessFunction,
+  KeyedProcessFunction,
+  ProcessFunction,
+  RuntimeContext,
+} from '../runtime/functions.ts';
+import { FilterOperator, FlatMapOperator, MapOperator } from '../runtime/operators/simple.ts';
+import { ProcessOperator } from '../runtime/operators/process.ts';
+import { PlainSinkOperator, TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.ts';
+import type { PartitionerSpec } from '../runtime/partitioner.ts';
+import type { Sink, TwoPhaseCommitSink } from '../runtime/sink.ts';
+import { ValueStateDescriptor } from '../state/descriptors.ts';
+import type { Key } from '../state/key-groups.ts';
+import type { ValueState } from '../state/state.ts';
+
+/** Settings shared by every stream that ends in an operator node. */
+class OperatorHandle {
+  constructor(
+    protected readonly graph: LogicalGraph,
+    protected readonly node: LogicalNode | null,
+  ) {}
+
+  protected target(what: string): LogicalNode {
+    if (!this.node) throw new JobDefinitionError(`${what} applies to an operator; this stream is a union or a repartitioning`);
+    return this.node;
+  }
+
+  /** Stable id that maps this operator's state across restarts, upgrades and rescaling. */
+  uid(uid: string): this {
+    if (typeof uid !== 'string' || uid.length === 0) throw new JobDefinitionError(`uid must be a non-empty string, got ${JSON.stringify(uid)}`);
+    const node = this.target('uid()');
+    node.uid = uid;
+    node.uidSet = true;
+    return this;
+  }
+
+  name(name: string): this {
+    this.target('name()').name = name;
+    return this;
+  }
+
+  setParallelism(parallelism: number): this {
+    if (!Number.isInteger(parallelism) || parallelism < 1) throw new JobDefinitionError(`setParallelism: must be an integer >= 1, got ${parallelism}`);
+    this.target('setParallelism()').parallelism = parallelism;
+    return this;
+  }
+
+  disableChaining(): this {
+    this.target('disableChaining()').chainable = false;
+    return this;
+  }
+}
+
+export class DataStreamSink extends OperatorHandle {}
+
+export class DataStream<T> extends OperatorHandle {
+  constructor(
+    graph: LogicalGraph,
+    readonly refs: readonly StreamRef[],
+    node: LogicalNode | null,
+  ) {
+    super(graph, node);
+  }
+
+  private apply<R>(name: string, createOperator: () => import('../runtime/operator.ts').StreamOperator, keySelector: ((r: any) => Key) | null = null): DataStream<R> {
+    const node = this.graph.add({ kind: 'operator', name, inputs: [this.refs], keySelectors: [keySelector], createOperator });
+    return new DataStream<R>(this.graph, [{ node, partitioner: null }], node);
+  }
+
+  map<R>(fn: (value: T) => R): DataStream<R> {
+    return this.apply('map', () => new MapOperator(fn));
+  }
+
+  filter(fn: (value: T) => boolean): DataStream<T> {
+    return this.apply('filter', () => new FilterOperator(fn));
+  }
+
+  flatMap<R>(fn: (value: T, out: Collector<R>) => void): DataStream<R> {
+    return this.apply('flatMap', () => new FlatMapOperator(fn));
+  }
+
+  /** `create` is called once per subtask and attempt, so each gets its own function object. */
+  process<R>(create: () => ProcessFunction<T, R>): DataStream<R> {
+    return this.apply('process', () => new ProcessOperator(create(), [null]));
+  }
+
+  keyBy<K extends Key>(keySelector: (value: T) => K): KeyedStream<T, K> {
+    return new KeyedStream<T, K>(this.graph, this.partition({ type: 'hash', keySelector }), keySelector);
+  }
+
+  rebalance(): DataStream<T> {
+    return new DataStream<T>(this.graph, this.partition({ type: 'rebalance' }), null);
+  }
+
+  broadcast(): DataStream<T> {
+    return new DataStream<T>(this.graph, this.partition({ type: 'broadcast' }), null);
+  }
+
+  forward(): DataStream<T> {
+    return new DataStream<T>(this.graph, this.partition({ type: 'forward' }), null);
+  }
+
+  protected partition(partitioner: PartitionerSpec): StreamRef[] {
+    return this.refs.map((r) => ({ node: r.node, partitioner }));
+  }
+
+  union(...others: DataStream<T>[]): DataStream<T> {
+    return new DataStream<T>(this.graph, [...this.refs, ...others.flatMap((o) => o.refs)], null);
+  }
+
+  connect<U>(other: DataStream<U>): ConnectedStreams<T, U> {
+    return new ConnectedStreams<T, U>(this.graph, this, other);
+  }
+
+  sinkTo(sink: Sink<T> | TwoPhaseCommitSink<T, any>): DataStreamSink {
+    const createOperator =
+      sink.kind === 'two-phase-commit'
+        ? () => new TwoPhaseCommitSinkOperator(sink.createWriter())
+        : () => new PlainSinkOperator(sink.createWriter() as import('../runtime/sink.ts').SinkWriter<unknown>);
+    const node = this.graph.add({ kind: 'sink', name: sink.name, inputs: [this.refs], keySelectors: [null], createOperator });
+    return new DataStreamSink(this.graph, node);
+  }
+
+  /** Prints every record to standard output (not transactional). */
+  print(prefix = ''): DataStreamSink {
+    return this.sinkTo({
+      name: 'print',
+      kind: 'plain',
+      createWriter: () => {
+        let tag = prefix;
+        return {
+          open: (ctx: RuntimeContext) => {
+            if (ctx.parallelism > 1) tag = `${prefix}${ctx.subtaskIndex + 1}> `;
+            else if (prefix) tag = `${prefix}> `;
+          },
+          write: (record: T) => process.stdout.write(`${tag}${typeof record === 'string' ? record : JSON.stringify(record)}\n`),
+        };
+      },
+    });
+  }
+}
+
+export class KeyedStream<T, K extends Key> extends DataStream<T> {
+  constructor(
+    graph: LogicalGraph,
+    refs: readonly StreamRef[],
+    readonly keySelector: (value: T) => K,
+  ) {
+    super(graph, refs, null);
+  }
+
+  /** Runs a function with keyed state; `create` is called once per subtask and attempt. */
+  override process<R>(create: () => KeyedProcessFunction<K, T, R>): DataStream<R> {
+    const node = this.graph.add({
+      kind: 'operator',
+      name: 'keyed-process',
+      inputs: [this.refs],
+      keySelectors: [this.keySelector],
+      createOperator: () => new ProcessOperator(create(), [this.keySelector]),
+    });
+    return new DataStream<R>(this.graph, [{ node, partitioner: null }], node);
+  }
+
+  /** Rolling reduce per key: emits the updated value for every input record. */
+  reduce(reducer: (a: T, b: T) => T): DataStream<T> {
+    const stream = this.process<T>((): KeyedProcessFunction<K, T, T> => {
+      let acc: ValueState<T>;
+      return {
+        open(ctx) {
+          acc = ctx.getState(new ValueStateDescriptor<T>('reduce'));
+        },
+        processElement(value, _ctx, out) {
+          const current = acc.value();
+          const next = current === undefined ? value : reducer(current, value);
+          acc.update(next);
+          out.collect(next);
+        },
+      };
+    });
+    return stream.name('reduce');
+  }
+
+  override connect<U>(other: DataStream<U>): ConnectedStreams<T, U> {
+    return new ConnectedStreams<T, U>(this.graph, this, other);
+  }
+}
+
+export class ConnectedStreams<A, B> {
+  constructor(
+    private readonly graph: LogicalGraph,
+    private readonly first: DataStream<A>,
+    private readonly second: DataStream<B>,
+  ) {}
+
+  /**
+   * A two-input function. When both inputs are keyed streams the function has keyed state, shared by
+   * both inputs for the same key; `create` is called once per subtask and attempt.
+   */
+  process<R>(create: () => CoProcessFunction<A, B, R> | KeyedCoProcessFunction<any, A, B, R>): DataStream<R> {
+    const k1 = this.first instanceof KeyedStream ? (this.first.keySelector as (r: any) => Key) : null;
+    const k2 = this.second instanceof KeyedStream ? (this.second.keySelector as (r: any) => Key) : null;
+    if ((k1 === null) !== (k2 === null)) {
+      throw new JobDefinitionError('connect: either both inputs are keyed (keyBy on each) or neither');
+    }
+    const selectors = [k1, k2];
+    const node = this.graph.add({
+      kind: 'operator',
+      name: k1 ? 'keyed-co-process' : 'co-process',
+      inputs: [this.first.refs, this.second.refs],
+      keySelectors: selectors,
+      createOperator: () => new ProcessOperator(create(), selectors),
+    });
+    return new DataStream<R>(this.graph, [{ node, partitioner: null }], node);
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * StreamEnvironment: where a job is defined and executed. Options are validated when the
+ * environment is created; `execute` builds the job graph, picks the state backend and checkpoint
+ * storage, and runs the job in this process until it finishes, fails or is cancelled.
+ */
+import { realEnvironment } from '../core/adapters.ts';
+import { ConfigError } from '../core/errors.ts';
+import { jobId as toJobId } from '../core/ids.ts';
+import type { CompletedCheckpoint } from '../checkpoint/coordinator/completed-checkpoint.ts';
+import { JobMaster, type ExecutionHooks } from '../cluster/job-master.ts';
+import type { JobEvent, JobMetrics, JobResult } from '../cluster/job-events.ts';
+import { IndexedSource } from '../connectors/generator/indexed-source.ts';
+import { TextFileSource } from '../connectors/files/text-file-source.ts';
+import { buildJobGraph, type JobGraph } from '../graph/job-graph.ts';
+import { LogicalGraph } from '../graph/transformation.ts';
+import { SourceReaderOperator } from '../runtime/operators/source-operator.ts';
+import type { Source } from '../runtime/source.ts';
+import type { StateBackendFactory } from '../state/backend.ts';
+import { HeapStateBackendFactory } from '../state/heap/heap-backend-factory.ts';
+import { FsCheckpointStorage, readCheckpointMetadataAt, resolveCheckpointLocation } from '../storage/fs-storage.ts';
+import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
+import type { CheckpointStorage } from '../storage/storage.ts';
+import { DataStream } from './data-stream.ts';
+import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
+
+export interface GeneratorOptions {
+  /** Number of records; Infinity for an unbounded stream. */
+  readonly count: number;
+  /** Records per second over all subtasks; omit for as fast as possible. */
+  readonly ratePerSec?: number;
+  /** Seed passed to the record function, so the same seed gives the same records. */
+  readonly seed?: number;
+}
+
+export interface RunOptions extends ExecutionHooks {
+  /** A checkpoint or savepoint directory (or a job's checkpoint directory: its newest) to start from. */
+  readonly restoreFrom?: string;
+  readonly allowNonRestoredState?: boolean;
+}
+
+/** A job running in this process. */
+export interface JobClient {
+  readonly jobId: string;
+  readonly result: Promise<JobResult>;
+  metrics(): JobMetrics;
+  cancel(): Promise<void>;
+  triggerCheckpoint(): Promise<CompletedCheckpoint>;
+}
+
+export class StreamEnvironment {
+  readonly options: ResolvedOptions;
+  private readonly graph = new LogicalGraph();
+
+  private constructor(options: ResolvedOptions) {
+    this.options = options;
+  }
+
+  static create(options?: StreamEnvironmentOptions): StreamEnvironment {
+    return new StreamEnvironment(resolveOptions(options));
+  }
+
+  fromSource<T>(source: Source<T>, name = source.name): DataStream<T> {
+    const node = this.graph.add({
+      kind: 'source',
+      name,
+      inputs: [],
+      keySelectors: [],
+      createOperator: () => new SourceReaderOperator(source.createReader()),
+    });
+    return new DataStream<T>(this.graph, [{ node, partitioner: null }], node);
+  }
+
+  fromElements<T>(...elements: T[]): DataStream<T> {
+    return this.fromCollection(elements);
+  }
+
+  fromCollection<T>(elements: readonly T[]): DataStream<T> {
+    const copy = [...elements];
+    return this.fromSource(new IndexedSource('collection', { count: copy.length }, (i): T => copy[i] as T)).setParallelism(1);
+  }
+
+  /** A deterministic generated stream: record i is `produce(i, seed)`. */
+  generate<T>(options: GeneratorOptions, produce: (index: number, seed: number) => T): DataStream<T> {
+    if (typeof options.count !== 'number' || !(options.count >= 0)) throw new ConfigError('generate.count', `must be a number >= 0 or Infinity, got ${JSON.stringify(options.count)}`);
+    if (options.ratePerSec !== undefined && !(options.ratePerSec > 0)) throw new ConfigError('generate.ratePerSec', `must be > 0, got ${options.ratePerSec}`);
+    const seed = options.seed ?? 0;
+    return this.fromSource(new IndexedSource('generate', { count: options.count, ratePerSec: options.ratePerSec }, (i) => produce(i, seed)));
+  }
+
+  /** Lines of text files; each file is read by one subtask and its position is checkpointed. */
+  readTextFile(...paths: string[]): DataStream<string> {
+    if (paths.length === 0) throw new ConfigError('readTextFile', 'needs at least one path');
+    return this.fromSource(new TextFileSource(paths));
+  }
+
+  /** The job graph the current definition compiles to (operators after chaining). */
+  jobGraph(): JobGraph {
+    return buildJobGraph(this.graph, this.options.parallelism, this.options.maxParallelism);
+  }
+
+  /** Runs the job to the end; rejects with JobFailedError when it fails for good. */
+  async execute(name = 'weir-job', run: RunOptions = {}): Promise<JobResult> {
+    const client = await this.executeAsync(name, run);
+    return client.result;
+  }
+
+  async executeAsync(name = 'weir-job', run: RunOptions = {}): Promise<JobClient> {
+    const graph = this.jobGraph();
+    const env = run.env ?? realEnvironment();
+    const id = toJobId(this.options.jobId ?? defaultJobId(name, env.random.int(0x1000000)));
+    const storage = this.createStorage(id);
+    const restoreFrom = run.restoreFrom ? await loadRestorePoint(run.restoreFrom, storage) : null;
+    const master = new JobMaster(
+      {
+        jobId: id,
+        name,
+        graph,
+        checkpointing: this.options.checkpointing,
+        restartStrategy: this.options.restartStrategy,
+        backends: this.backendFactory(),
+        storage,
+        bufferRecords: this.options.bufferRecords,
+        channelCapacity: this.options.channelCapacity,
+        restoreFrom,
+        allowNonRestoredState: run.allowNonRestoredState ?? false,
+      },
+      env,
+      run,
+    );
+    master.start();
+    return {
+      jobId: id,
+      result: master.result,
+      metrics: () => master.metrics(),
+      cancel: () => master.cancel(),
+      triggerCheckpoint: () => master.triggerCheckpoint(),
+    };
+  }
+
+  private backendFactory(): StateBackendFactory {
+    const b = this.options.stateBackend;
+    return b === 'heap' ? new HeapStateBackendFactory() : b;
+  }
+
+  private createStorage(id: ReturnType<typeof toJobId>): CheckpointStorage {
+    const where = this.options.checkpointStorage;
+    return where === 'memory' ? new MemoryCheckpointStorage(id) : new FsCheckpointStorage(where, id);
+  }
+}
+
+function defaultJobId(name: string, suffix: number): string {
+  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'job';
+  return `${slug}-${suffix.toString(16).padStart(6, '0')}`;
+}
+
+async function loadRestorePoint(path: string, storage: CheckpointStorage): Promise<CompletedCheckpoint> {
+  if (path.startsWith('memory:')) {
+    const metadata = await storage.readMetadata(path);
+    return { checkpointId: metadata.checkpointId, metadata, location: path, kind: metadata.kind };
+  }
+  const location = await resolveCheckpointLocation(path);
+  const metadata = await readCheckpointMetadataAt(location);
+  return { checkpointId: metadata.checkpointId, metadata, location, kind: metadata.kind };
+}
+
+export type { JobEvent };

@@ -1,0 +1,156 @@
+/**
+ * StreamEnvironment options and their validation. Every rejection names the option at fault.
+ */
+import { ConfigError } from '../core/errors.ts';
+import type { CheckpointingConfig } from '../checkpoint/coordinator/config.ts';
+import type { RestartStrategyConfig } from '../cluster/restart-strategy.ts';
+import { MAX_PARALLELISM_LIMIT } from '../state/key-groups.ts';
+import type { StateBackendFactory } from '../state/backend.ts';
+
+export interface CheckpointingOptions {
+  /** Milliseconds between checkpoints; omit to take only the final checkpoint of a bounded job. */
+  intervalMs?: number;
+  mode?: 'exactly-once' | 'at-least-once';
+  timeoutMs?: number;
+  maxConcurrent?: number;
+  minPauseMs?: number;
+  tolerableFailures?: number;
+  /** Completed checkpoints kept (default 1). */
+  retained?: number;
+  /** What happens to retained checkpoints when the job is cancelled or finishes. */
+  retention?: 'delete-on-cancel' | 'retain-on-cancel';
+}
+
+export type RestartStrategyOptions =
+  | { type: 'none' }
+  | { type: 'fixed-delay'; attempts?: number; delayMs?: number }
+  | { type: 'exponential-delay'; attempts?: number; initialDelayMs?: number; maxDelayMs?: number; multiplier?: number };
+
+export interface StreamEnvironmentOptions {
+  parallelism?: number;
+  maxParallelism?: number;
+  checkpointing?: CheckpointingOptions;
+  /** 'heap' (default) or a custom factory. */
+  stateBackend?: 'heap' | StateBackendFactory;
+  /** 'memory' (default) or a directory path. */
+  checkpointStorage?: string;
+  restartStrategy?: RestartStrategyOptions;
+  /** Records per buffer on channels between subtasks. */
+  bufferRecords?: number;
+  /** Buffers a channel holds before its producer is backpressured. */
+  channelCapacity?: number;
+  /** Job id used in the checkpoint directory; derived from the job name when omitted. */
+  jobId?: string;
+}
+
+export interface ResolvedOptions {
+  readonly parallelism: number;
+  readonly maxParallelism: number;
+  readonly checkpointing: CheckpointingConfig;
+  readonly stateBackend: 'heap' | StateBackendFactory;
+  readonly checkpointStorage: string;
+  readonly restartStrategy: RestartStrategyConfig;
+  readonly bufferRecords: number;
+  readonly channelCapacity: number;
+  readonly jobId: string | null;
+}
+
+const KNOWN_TOP = ['parallelism', 'maxParallelism', 'checkpointing', 'stateBackend', 'checkpointStorage', 'restartStrategy', 'bufferRecords', 'channelCapacity', 'jobId'];
+const KNOWN_CHECKPOINTING = ['intervalMs', 'mode', 'timeoutMs', 'maxConcurrent', 'minPauseMs', 'tolerableFailures', 'retained', 'retention'];
+
+function rejectUnknown(obj: object, known: readonly string[], prefix: string): void {
+  for (const key of Object.keys(obj)) {
+    if (!known.includes(key)) throw new ConfigError(`${prefix}${key}`, `unknown option (known: ${known.join(', ')})`);
+  }
+}
+
+function int(value: unknown, option: string, min: number, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `between ${min} and ${max}`;
+    throw new ConfigError(option, `must be an integer ${range}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(value: unknown, option: string, allowed: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !allowed.includes(value as T)) {
+    throw new ConfigError(option, `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${JSON.stringify(value)}`);
+  }
+  return value as T;
+}
+
+function resolveCheckpointing(c: CheckpointingOptions | undefined): CheckpointingConfig {
+  const o = c ?? {};
+  if (typeof o !== 'object' || o === null) throw new ConfigError('checkpointing', 'must be an object');
+  rejectUnknown(o, KNOWN_CHECKPOINTING, 'checkpointing.');
+  const intervalMs = o.intervalMs === undefined ? null : int(o.intervalMs, 'checkpointing.intervalMs', 1, 0);
+  return {
+    intervalMs,
+    mode: oneOf(o.mode, 'checkpointing.mode', ['exactly-once', 'at-least-once'], 'exactly-once'),
+    timeoutMs: int(o.timeoutMs, 'checkpointing.timeoutMs', 1, 600_000),
+    maxConcurrent: int(o.maxConcurrent, 'checkpointing.maxConcurrent', 1, 1),
+    minPauseMs: int(o.minPauseMs, 'checkpointing.minPauseMs', 0, 0),
+    tolerableFailures: int(o.tolerableFailures, 'checkpointing.tolerableFailures', 0, 3),
+    retained: int(o.retained, 'checkpointing.retained', 1, 1),
+    retainOnCancel: oneOf(o.retention, 'checkpointing.retention', ['delete-on-cancel', 'retain-on-cancel'], 'delete-on-cancel') === 'retain-on-cancel',
+  };
+}
+
+function resolveRestart(r: RestartStrategyOptions | undefined): RestartStrategyConfig {
+  if (r === undefined) return { type: 'fixed-delay', attempts: 3, delayMs: 1000 };
+  if (typeof r !== 'object' || r === null) throw new ConfigError('restartStrategy', 'must be an object with a type');
+  const type = oneOf((r as { type?: unknown }).type, 'restartStrategy.type', ['none', 'fixed-delay', 'exponential-delay'], 'none');
+  switch (type) {
+    case 'none':
+      rejectUnknown(r, ['type'], 'restartStrategy.');
+      return { type: 'none' };
+    case 'fixed-delay': {
+      const f = r as Extract<RestartStrategyOptions, { type: 'fixed-delay' }>;
+      rejectUnknown(f, ['type', 'attempts', 'delayMs'], 'restartStrategy.');
+      return { type, attempts: int(f.attempts, 'restartStrategy.attempts', 0, 3), delayMs: int(f.delayMs, 'restartStrategy.delayMs', 0, 1000) };
+    }
+    case 'exponential-delay': {
+      const e = r as Extract<RestartStrategyOptions, { type: 'exponential-delay' }>;
+      rejectUnknown(e, ['type', 'attempts', 'initialDelayMs', 'maxDelayMs', 'multiplier'], 'restartStrategy.');
+      const initialDelayMs = int(e.initialDelayMs, 'restartStrategy.initialDelayMs', 0, 1000);
+      const maxDelayMs = int(e.maxDelayMs, 'restartStrategy.maxDelayMs', 0, 60_000);
+      if (maxDelayMs < initialDelayMs) throw new ConfigError('restartStrategy.maxDelayMs', `must be >= initialDelayMs (${initialDelayMs}), got ${maxDelayMs}`);
+      const multiplier = e.multiplier ?? 2;
+      if (typeof multiplier !== 'number' || !(multiplier >= 1)) throw new ConfigError('restartStrategy.multiplier', `must be a number >= 1, got ${JSON.stringify(multiplier)}`);
+      return { type, attempts: int(e.attempts, 'restartStrategy.attempts', 0, 10), initialDelayMs, maxDelayMs, multiplier };
+    }
+  }
+}
+
+export function resolveOptions(options: StreamEnvironmentOptions = {}): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) throw new ConfigError('options', 'must be an object');
+  rejectUnknown(options, KNOWN_TOP, '');
+  const maxParallelism = int(options.maxParallelism, 'maxParallelism', 1, 128, MAX_PARALLELISM_LIMIT);
+  const parallelism = int(options.parallelism, 'parallelism', 1, 1);
+  if (parallelism > maxParallelism) throw new ConfigError('parallelism', `${parallelism} exceeds maxParallelism ${maxParallelism}`);
+  const stateBackend = options.stateBackend ?? 'heap';
+  if (stateBackend !== 'heap' && (typeof stateBackend !== 'object' || typeof stateBackend.createKeyedBackend !== 'function')) {
+    throw new ConfigError('stateBackend', `must be 'heap' or a StateBackendFactory, got ${JSON.stringify(stateBackend)}`);
+  }
+  const checkpointStorage = options.checkpointStorage ?? 'memory';
+  if (typeof checkpointStorage !== 'string' || checkpointStorage.length === 0) {
+    throw new ConfigError('checkpointStorage', `must be 'memory' or a directory path, got ${JSON.stringify(checkpointStorage)}`);
+  }
+  const jobId = options.jobId ?? null;
+  if (jobId !== null && (typeof jobId !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(jobId))) {
+    throw new ConfigError('jobId', `must be letters, digits, '.', '_' or '-', got ${JSON.stringify(jobId)}`);
+  }
+  return {
+    parallelism,
+    maxParallelism,
+    checkpointing: resolveCheckpointing(options.checkpointing),
+    stateBackend,
+    checkpointStorage,
+    restartStrategy: resolveRestart(options.restartStrategy),
+    bufferRecords: int(options.bufferRecords, 'bufferRecords', 1, 512),
+    channelCapacity: int(options.channelCapacity, 'channelCapacity', 1, 8),
+    jobId,
+  };
+}

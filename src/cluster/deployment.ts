@@ -1,0 +1,202 @@
+/**
+ * Builds one attempt of a job: channels between subtasks, operator chains with their state
+ * backends, restored state, and StreamTasks. Restoring reads and verifies every state file before
+ * any task starts, so a corrupt checkpoint never leaves a half-restored job running.
+ */
+import { RestoreError } from '../core/errors.ts';
+import { checkpointId as toCheckpointId } from '../core/ids.ts';
+import type { CheckpointMetadata, OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
+import type { JobGraph, JobVertex } from '../graph/job-graph.ts';
+import { LocalChannel } from '../runtime/channel.ts';
+import { InputGate, type InputChannelSpec } from '../runtime/input-gate.ts';
+import type { Output, StreamOperator } from '../runtime/operator.ts';
+import { RecordWriter } from '../runtime/record-writer.ts';
+import { StreamTask, type ChainedOperator, type StreamTaskConfig } from '../runtime/stream-task.ts';
+import type { StateBackendFactory } from '../state/backend.ts';
+import { keyGroupRangeForSubtask } from '../state/key-groups.ts';
+import type { CheckpointStorage } from '../storage/storage.ts';
+import type { Environment } from '../core/time.ts';
+import type { FaultInjector } from '../runtime/faults.ts';
+import type { TaskGateway } from '../runtime/task-gateway.ts';
+import type { BarrierMode } from '../checkpoint/barrier/barrier-handler.ts';
+
+export interface DeploymentSpec {
+  readonly graph: JobGraph;
+  readonly attempt: number;
+  readonly backends: StateBackendFactory;
+  readonly storage: CheckpointStorage;
+  readonly env: Environment;
+  readonly faults: FaultInjector;
+  readonly gateway: TaskGateway;
+  readonly barrierMode: BarrierMode;
+  readonly bufferRecords: number;
+  readonly channelCapacity: number;
+  readonly elementsPerStep: number;
+  readonly sourceBatchRecords: number;
+  /** Accept snapshot state whose uid no operator of the job has. */
+  readonly allowNonRestoredState: boolean;
+}
+
+export interface Deployment {
+  readonly tasks: StreamTask[];
+  readonly channels: LocalChannel[];
+}
+
+/** Checks that a snapshot fits the job (uids, maxParallelism) before anything is read. */
+export function checkSnapshotCompatible(graph: JobGraph, metadata: CheckpointMetadata, allowNonRestoredState: boolean): void {
+  const uids = new Map<string, JobVertex>();
+  for (const v of graph.vertices) for (const node of v.chain) uids.set(node.uid, v);
+  for (const op of metadata.operators) {
+    const vertex = uids.get(op.uid);
+    if (!vertex) {
+      const hasState = op.subtasks.some((s) => s.keyed.length > 0 || (s.operator?.states.some((st) => st.count > 0) ?? false));
+      if (hasState && !allowNonRestoredState) {
+        throw new RestoreError(`snapshot ${metadata.checkpointId} has state for uid '${op.uid}' (${op.name}) but the job has no operator with that uid; pass --allow-non-restored-state to drop it`);
+      }
+      continue;
+    }
+    if (op.maxParallelism !== vertex.maxParallelism) {
+      throw new RestoreError(`uid '${op.uid}': the snapshot was taken with maxParallelism ${op.maxParallelism}, the job has ${vertex.maxParallelism}; maxParallelism cannot change`);
+    }
+  }
+}
+
+function chainOutput(next: StreamOperator | null, writers: RecordWriter[]): Output {
+  if (next) return { collect: (r) => next.processElement(r, -1, 0) };
+  if (writers.length === 1) {
+    const w = writers[0]!;
+    return { collect: (r) => w.emit(r) };
+  }
+  if (writers.length === 0) return { collect: () => {} };
+  return {
+    collect: (r) => {
+      for (const w of writers) w.emit(r);
+    },
+  };
+}
+
+/** Creates the channels of every edge: channels[edge][upstreamSubtask][downstreamSubtask]. */
+function createChannels(graph: JobGraph, capacity: number): { all: LocalChannel[]; byEdge: Map<string, LocalChannel[][]> } {
+  const all: LocalChannel[] = [];
+  const byEdge = new Map<string, LocalChannel[][]>();
+  for (const v of graph.vertices) {
+    v.outputs.forEach((edge, e) => {
+      const target = graph.vertices[edge.target]!;
+      const grid: LocalChannel[][] = [];
+      for (let up = 0; up < v.parallelism; up++) {
+        const row: LocalChannel[] = [];
+        for (let down = 0; down < target.parallelism; down++) {
+          if (edge.partitioner.type === 'forward' && up !== down) continue;
+          const ch = new LocalChannel(`${v.index}.${up}->${target.index}.${down}#${e}`, capacity);
+          row.push(ch);
+          all.push(ch);
+        }
+        grid.push(row);
+      }
+      byEdge.set(`${v.index}:${e}`, grid);
+    });
+  }
+  return { all, byEdge };
+}
+
+export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata | null): Promise<Deployment> {
+  const { graph } = spec;
+  if (restore) checkSnapshotCompatible(graph, restore, spec.allowNonRestoredState);
+  const restoredOps = new Map<string, OperatorStateMeta>((restore?.operators ?? []).map((o) => [o.uid, o]));
+  const { all, byEdge } = createChannels(graph, spec.channelCapacity);
+  const tasks: StreamTask[] = [];
+  const chains: ChainedOperator[][] = [];
+  try {
+    for (const v of graph.vertices) {
+      for (let i = 0; i < v.parallelism; i++) {
+        const writers = v.outputs.map((edge, e) => {
+          const row = byEdge.get(`${v.index}:${e}`)![i]!;
+          return new RecordWriter(row, edge.partitioner, spec.bufferRecords, v.maxParallelism, i);
+        });
+        const inputs: InputChannelSpec[] = [];
+        for (const edge of v.inputs) {
+          const upstream = graph.vertices[edge.source]!;
+          const e = upstream.outputs.indexOf(edge);
+          const grid = byEdge.get(`${upstream.index}:${e}`)!;
+          for (let up = 0; up < upstream.parallelism; up++) {
+            const row = grid[up]!;
+            const ch = edge.partitioner.type === 'forward' ? row[0] : row[i];
+            if (ch && (edge.partitioner.type !== 'forward' || up === i)) inputs.push({ channel: ch, input: edge.input });
+          }
+        }
+        const range = keyGroupRangeForSubtask(v.maxParallelism, v.parallelism, i);
+        const chain: ChainedOperator[] = v.chain.map((node) => ({
+          uid: node.uid,
+          name: node.name,
+          operator: node.createOperator(),
+          keyedBackend: node.keySelectors.some((k) => k !== null)
+            ? spec.backends.createKeyedBackend({ uid: node.uid, subtask: i, keyGroupRange: range, maxParallelism: v.maxParallelism })
+            : null,
+          operatorBackend: spec.backends.createOperatorBackend({ uid: node.uid, subtask: i }),
+        }));
+        chains.push(chain);
+        await restoreChain(chain, restoredOps, spec, i, v.parallelism);
+        chain.forEach((op, k) => {
+          op.operator.setup({
+            uid: op.uid,
+            name: op.name,
+            subtaskIndex: i,
+            parallelism: v.parallelism,
+            maxParallelism: v.maxParallelism,
+            attempt: spec.attempt,
+            output: chainOutput(chain[k + 1]?.operator ?? null, writers),
+            keyedBackend: op.keyedBackend,
+            operatorState: op.operatorBackend,
+            clock: spec.env.clock,
+            restored: restoredOps.has(op.uid),
+          });
+        });
+        const cfg: StreamTaskConfig = {
+          id: { vertex: v.index, subtask: i },
+          name: v.name,
+          attempt: spec.attempt,
+          chain,
+          input: inputs.length > 0 ? new InputGate(inputs) : null,
+          writers,
+          env: spec.env,
+          barrierMode: spec.barrierMode,
+          faults: spec.faults,
+          gateway: spec.gateway,
+          streams: (id) => spec.storage.streamFactory(toCheckpointId(id)),
+          elementsPerStep: spec.elementsPerStep,
+          sourceBatchRecords: spec.sourceBatchRecords,
+        };
+        tasks.push(new StreamTask(cfg));
+      }
+    }
+  } catch (err) {
+    for (const chain of chains) disposeChain(chain);
+    throw err;
+  }
+  return { tasks, channels: all };
+}
+
+async function restoreChain(chain: ChainedOperator[], restored: Map<string, OperatorStateMeta>, spec: DeploymentSpec, subtask: number, parallelism: number): Promise<void> {
+  const read = (h: Parameters<CheckpointStorage['readState']>[0]) => spec.storage.readState(h);
+  for (const op of chain) {
+    const meta = restored.get(op.uid);
+    if (!meta) continue;
+    if (op.keyedBackend) {
+      await op.keyedBackend.restore(meta.subtasks.flatMap((s) => s.keyed), read);
+    }
+    const operatorHandles = meta.subtasks.map((s) => s.operator);
+    await op.operatorBackend.restoreRedistributed(operatorHandles, read, subtask, parallelism);
+  }
+}
+
+function disposeChain(chain: ChainedOperator[]): void {
+  for (const op of chain) {
+    try {
+      op.operator.dispose();
+      op.keyedBackend?.dispose();
+      op.operatorBackend.dispose();
+    } catch {
+      // teardown must not throw
+    }
+  }
+}

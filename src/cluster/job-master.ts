@@ -1,0 +1,314 @@
+/**
+ * JobMaster: runs one job in this process. Deploys an attempt (restoring every subtask from the
+ * same completed checkpoint), hosts the checkpoint coordinator, and on any subtask failure tears
+ * the attempt down and restarts by the restart strategy. A checkpoint that fails to verify on
+ * restore is dropped and the next older retained one is tried, and the job says so.
+ */
+import { errorMessage, JobFailedError, StorageError, WeirError } from '../core/errors.ts';
+import type { CheckpointId, JobId } from '../core/ids.ts';
+import type { Environment } from '../core/time.ts';
+import type { CheckpointStats } from '../checkpoint/coordinator/checkpoint-stats.ts';
+import type { CompletedCheckpoint } from '../checkpoint/coordinator/completed-checkpoint.ts';
+import type { CheckpointingConfig } from '../checkpoint/coordinator/config.ts';
+import { CheckpointCoordinator } from '../checkpoint/coordinator/coordinator.ts';
+import type { OperatorInfo } from '../checkpoint/coordinator/pending-checkpoint.ts';
+import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
+import type { JobGraph } from '../graph/job-graph.ts';
+import type { FaultInjector } from '../runtime/faults.ts';
+import { NO_FAULTS } from '../runtime/faults.ts';
+import { directRpc, type Rpc } from '../runtime/rpc.ts';
+import type { StreamTask } from '../runtime/stream-task.ts';
+import type { TaskGateway, TaskId } from '../runtime/task-gateway.ts';
+import type { StateBackendFactory } from '../state/backend.ts';
+import type { CheckpointStorage } from '../storage/storage.ts';
+import { deploy, type Deployment } from './deployment.ts';
+import type { JobEvent, JobMetrics, JobResult, JobStatus } from './job-events.ts';
+import { decideRestart, type RestartStrategyConfig } from './restart-strategy.ts';
+
+export interface JobMasterConfig {
+  readonly jobId: JobId;
+  readonly name: string;
+  readonly graph: JobGraph;
+  readonly checkpointing: CheckpointingConfig;
+  readonly restartStrategy: RestartStrategyConfig;
+  readonly backends: StateBackendFactory;
+  readonly storage: CheckpointStorage;
+  readonly bufferRecords: number;
+  readonly channelCapacity: number;
+  /** A completed checkpoint or savepoint to start from. */
+  readonly restoreFrom: CompletedCheckpoint | null;
+  readonly allowNonRestoredState: boolean;
+}
+
+/** Test and simulation hooks; production leaves them unset. */
+export interface ExecutionHooks {
+  readonly env?: Environment;
+  readonly faults?: FaultInjector;
+  readonly rpc?: Rpc;
+  readonly onEvent?: (event: JobEvent) => void;
+  readonly elementsPerStep?: number;
+  readonly sourceBatchRecords?: number;
+}
+
+export class JobMaster {
+  private status: JobStatus = 'CREATED';
+  private attempt = 0;
+  private restarts = 0;
+  private deployment: Deployment | null = null;
+  private readonly coordinator: CheckpointCoordinator;
+  private readonly rpc: Rpc;
+  private readonly faults: FaultInjector;
+  private endedData = new Set<string>();
+  private finished = new Set<string>();
+  private running = new Set<string>();
+  private settle!: { resolve(r: JobResult): void; reject(e: Error): void };
+  readonly result: Promise<JobResult>;
+  private lastCheckpoint: CheckpointStats | null = null;
+  private initialRestore: CompletedCheckpoint | null;
+
+  constructor(
+    private readonly cfg: JobMasterConfig,
+    private readonly env: Environment,
+    private readonly hooks: ExecutionHooks = {},
+  ) {
+    this.rpc = hooks.rpc ?? directRpc(env.scheduler);
+    this.faults = hooks.faults ?? NO_FAULTS;
+    this.initialRestore = cfg.restoreFrom;
+    const firstId = cfg.restoreFrom ? cfg.restoreFrom.checkpointId + 1 : 1;
+    this.coordinator = new CheckpointCoordinator(cfg.jobId, cfg.checkpointing, cfg.storage, env, this.coordinatorContext(), firstId);
+    this.result = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
+    this.result.catch(() => {}); // observed by callers; avoid an unhandled rejection when nobody awaits
+  }
+
+  get checkpointCoordinator(): CheckpointCoordinator {
+    return this.coordinator;
+  }
+
+  get tasks(): readonly StreamTask[] {
+    return this.deployment?.tasks ?? [];
+  }
+
+  start(): void {
+    void this.runAttempt();
+  }
+
+  metrics(): JobMetrics {
+    let recordsIn = 0;
+    let recordsOut = 0;
+    for (const task of this.tasks) {
+      recordsIn += task.sourceRecordsOut;
+      recordsOut += task.sinkRecordsIn;
+    }
+    return { status: this.status, attempt: this.attempt, recordsIn, recordsOut, lastCheckpoint: this.lastCheckpoint };
+  }
+
+  /** Stops the job; retained checkpoints stay if retention says so. */
+  async cancel(): Promise<void> {
+    if (this.isTerminal()) return;
+    this.status = 'CANCELED';
+    this.teardown();
+    await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
+    this.emit({ type: 'canceled' });
+    this.settle.resolve(this.resultOf('CANCELED'));
+  }
+
+  /** Triggers a checkpoint now; resolves when it completes. */
+  triggerCheckpoint(kind: 'checkpoint' | 'savepoint' = 'checkpoint'): Promise<CompletedCheckpoint> {
+    return this.coordinator.triggerNow(kind);
+  }
+
+  private isTerminal(): boolean {
+    return this.status === 'FINISHED' || this.status === 'FAILED' || this.status === 'CANCELED';
+  }
+
+  private emit(event: JobEvent): void {
+    this.hooks.onEvent?.(event);
+  }
+
+  // ---- attempts ----
+
+  private async runAttempt(): Promise<void> {
+    const attempt = this.attempt;
+    this.endedData = new Set();
+    this.finished = new Set();
+    this.running = new Set();
+    let deployment: Deployment;
+    let restoredFrom: CompletedCheckpoint | null;
+    try {
+      await this.cfg.storage.initialize();
+      ({ deployment, restoredFrom } = await this.deployFromLatest(attempt));
+    } catch (err) {
+      this.onAttemptFailure(attempt, err);
+      return;
+    }
+    if (this.isTerminal() || attempt !== this.attempt) {
+      for (const t of deployment.tasks) t.cancel();
+      return;
+    }
+    this.deployment = deployment;
+    try {
+      for (const task of deployment.tasks) await task.open();
+    } catch (err) {
+      this.onAttemptFailure(attempt, err);
+      return;
+    }
+    if (this.isTerminal() || attempt !== this.attempt) return;
+    this.status = 'RUNNING';
+    this.initialRestore = null;
+    for (const task of deployment.tasks) {
+      task.start();
+      this.running.add(key(task.id));
+    }
+    this.coordinator.start();
+    this.emit({ type: 'running', attempt, restoredFrom: restoredFrom?.checkpointId ?? null });
+  }
+
+  /** Deploys from the newest checkpoint that verifies, falling back to older retained ones. */
+  private async deployFromLatest(attempt: number): Promise<{ deployment: Deployment; restoredFrom: CompletedCheckpoint | null }> {
+    const candidates: CompletedCheckpoint[] = [...this.coordinator.store.all()];
+    if (this.initialRestore && candidates.length === 0) candidates.push(this.initialRestore);
+    const spec = {
+      graph: this.cfg.graph,
+      attempt,
+      backends: this.cfg.backends,
+      storage: this.cfg.storage,
+      env: this.env,
+      faults: this.faults,
+      gateway: this.gateway(attempt),
+      barrierMode: this.cfg.checkpointing.mode === 'at-least-once' ? ('at-least-once' as const) : ('aligned' as const),
+      bufferRecords: this.cfg.bufferRecords,
+      channelCapacity: this.cfg.channelCapacity,
+      elementsPerStep: this.hooks.elementsPerStep ?? 64,
+      sourceBatchRecords: this.hooks.sourceBatchRecords ?? this.cfg.bufferRecords,
+      allowNonRestoredState: this.cfg.allowNonRestoredState,
+    };
+    if (candidates.length === 0) return { deployment: await deploy(spec, null), restoredFrom: null };
+    for (const candidate of candidates) {
+      try {
+        return { deployment: await deploy(spec, candidate.metadata), restoredFrom: candidate };
+      } catch (err) {
+        if (!(err instanceof StorageError)) throw err;
+        this.coordinator.store.remove(candidate.checkpointId);
+        const reason = `checkpoint ${candidate.checkpointId} at ${candidate.location} does not verify: ${err.message}`;
+        this.emit({ type: 'restore-fallback', checkpointId: candidate.checkpointId, location: candidate.location, reason });
+        this.emit({ type: 'log', message: `${reason}; falling back to an older retained checkpoint` });
+      }
+    }
+    throw new JobFailedError(`no retained checkpoint of job '${this.cfg.name}' verifies (tried ${candidates.map((c) => c.checkpointId).join(', ')}); see the log for the files at fault`);
+  }
+
+  private onAttemptFailure(attempt: number, err: unknown): void {
+    if (this.isTerminal() || attempt !== this.attempt || this.status === 'RESTARTING') return;
+    this.status = 'RESTARTING';
+    this.teardown();
+    const cause = errorMessage(err);
+    void this.coordinator.suspend('JOB_FAILOVER').then(() => {
+      if (this.isTerminal()) return;
+      const decision = err instanceof JobFailedError ? { restart: false as const, why: 'recovery is impossible' } : decideRestart(this.cfg.restartStrategy, this.restarts);
+      if (!decision.restart) {
+        this.fail(new JobFailedError(`job '${this.cfg.name}' failed: ${decision.why}; last failure: ${cause}`, { cause: err }));
+        return;
+      }
+      this.restarts++;
+      this.attempt++;
+      this.emit({ type: 'restarting', attempt: this.attempt, delayMs: decision.delayMs, cause });
+      this.env.scheduler.schedule(decision.delayMs, () => void this.runAttempt());
+    });
+  }
+
+  private teardown(): void {
+    for (const task of this.deployment?.tasks ?? []) task.cancel();
+    for (const ch of this.deployment?.channels ?? []) ch.clear();
+    this.deployment = null;
+  }
+
+  private fail(error: Error): void {
+    if (this.isTerminal()) return;
+    this.status = 'FAILED';
+    this.teardown();
+    void this.coordinator.shutdown(true).finally(() => {
+      this.emit({ type: 'failed', error });
+      this.settle.reject(error);
+    });
+  }
+
+  private resultOf(status: 'FINISHED' | 'CANCELED'): JobResult {
+    return {
+      jobId: this.cfg.jobId,
+      status,
+      restarts: this.restarts,
+      checkpoints: [...this.coordinator.history],
+      lastCheckpointLocation: this.coordinator.store.latest()?.location ?? null,
+    };
+  }
+
+  // ---- messages from tasks ----
+
+  private gateway(attempt: number): TaskGateway {
+    const live = () => attempt === this.attempt && !this.isTerminal();
+    const send = (kind: Parameters<Rpc['send']>[0], fn: () => void) => this.rpc.send(kind, () => live() && fn());
+    return {
+      acknowledgeCheckpoint: (ack) => send('ack', () => this.coordinator.receiveAck(ack)),
+      declineCheckpoint: (task, id, reason, cause) => send('decline', () => this.coordinator.receiveDecline(task, id, reason, cause)),
+      reachedEndOfData: (task) =>
+        send('task-event', () => {
+          this.endedData.add(key(task));
+          if (this.endedData.size === this.deployment!.tasks.length) this.coordinator.allReachedEndOfData();
+        }),
+      taskFinished: (task) =>
+        send('task-event', () => {
+          this.finished.add(key(task));
+          if (this.finished.size === this.deployment!.tasks.length) void this.finish();
+        }),
+      taskFailed: (task, error) => send('task-event', () => this.onAttemptFailure(attempt, withTask(task, this.deployment, error))),
+    };
+  }
+
+  private async finish(): Promise<void> {
+    if (this.isTerminal()) return;
+    this.status = 'FINISHED';
+    const result = this.resultOf('FINISHED');
+    await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
+    this.emit({ type: 'finished' });
+    this.settle.resolve(result);
+  }
+
+  private coordinatorContext() {
+    return {
+      allTasksRunning: () => this.status === 'RUNNING' && this.deployment !== null && this.running.size === this.deployment.tasks.length,
+      expectedTasks: (): TaskId[] => (this.deployment?.tasks ?? []).map((t) => t.id),
+      operators: (): OperatorInfo[] =>
+        this.cfg.graph.vertices.flatMap((v) => v.chain.map((n) => ({ uid: n.uid, name: n.name, parallelism: v.parallelism, maxParallelism: v.maxParallelism }))),
+      triggerSources: (barrier: Parameters<StreamTask['triggerCheckpoint']>[0]) => {
+        for (const task of this.deployment?.tasks ?? []) {
+          if (task.isSourceTask) this.rpc.send('trigger', () => task.triggerCheckpoint(barrier));
+        }
+      },
+      notifyComplete: (id: CheckpointId) => {
+        const stats = this.coordinator.history.find((s) => s.checkpointId === id) ?? null;
+        if (stats) {
+          this.lastCheckpoint = stats;
+          this.emit({ type: 'checkpoint-completed', stats });
+        }
+        for (const task of this.deployment?.tasks ?? []) this.rpc.send('notify-complete', () => task.notifyCheckpointComplete(id));
+      },
+      notifyAborted: (id: CheckpointId) => {
+        const stats = this.coordinator.history.find((s) => s.checkpointId === id);
+        if (stats) this.emit({ type: 'checkpoint-failed', stats });
+        for (const task of this.deployment?.tasks ?? []) this.rpc.send('notify-aborted', () => task.notifyCheckpointAborted(id));
+      },
+      failJob: (error: Error) => this.onAttemptFailure(this.attempt, error),
+      log: (message: string) => this.emit({ type: 'log', message }),
+    };
+  }
+}
+
+const key = (t: TaskId): string => `${t.vertex}/${t.subtask}`;
+
+function withTask(task: TaskId, deployment: Deployment | null, error: unknown): Error {
+  const name = deployment?.tasks.find((t) => t.id.vertex === task.vertex && t.id.subtask === task.subtask)?.name ?? `vertex ${task.vertex}`;
+  const message = `subtask ${task.subtask} of '${name}': ${errorMessage(error)}`;
+  return error instanceof WeirError ? new WeirError(error.code, message, { cause: error }) : new Error(message, { cause: error });
+}
+
+export type { CheckpointMetadata };

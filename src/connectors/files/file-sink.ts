@@ -1,0 +1,141 @@
+/**
+ * Exactly-once file sink. Each subtask appends lines to a hidden in-progress file; on the barrier
+ * the file is flushed, fsynced and closed (pre-commit) and its name goes into the checkpoint; when
+ * the checkpoint completes it is renamed to `part-<subtask>-<checkpoint>` and becomes visible.
+ * Renames are idempotent, so recovery re-commits safely; in-progress files that no completed
+ * checkpoint references are deleted when the subtask starts again.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
+import { access, open as openFile, readdir, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { StorageError } from '../../core/errors.ts';
+import type { RuntimeContext } from '../../runtime/functions.ts';
+import type { TwoPhaseCommitSink, TwoPhaseCommitWriter } from '../../runtime/sink.ts';
+
+export interface FileSinkOptions {
+  readonly directory: string;
+  /** Turns a record into one line (JSON for non-strings by default). */
+  readonly format?: (record: any) => string;
+}
+
+export interface FileCommittable {
+  readonly inProgress: string;
+  readonly final: string;
+}
+
+const IN_PROGRESS_DIR = '.in-progress';
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const handle = await openFile(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+class FileSinkWriter implements TwoPhaseCommitWriter<unknown, FileCommittable> {
+  private fd: number | null = null;
+  private path = '';
+  private pendingText = '';
+  private subtask = 0;
+  private attempt = 0;
+  private seq = 0;
+  private wroteAny = false;
+
+  constructor(private readonly options: FileSinkOptions) {}
+
+  private get stagingDir(): string {
+    return join(this.options.directory, IN_PROGRESS_DIR);
+  }
+
+  async open(ctx: RuntimeContext, pending: readonly FileCommittable[]): Promise<void> {
+    this.subtask = ctx.subtaskIndex;
+    this.attempt = ctx.attempt;
+    mkdirSync(this.stagingDir, { recursive: true });
+    const keep = new Set(pending.map((p) => p.inProgress));
+    const mine = `part-${this.subtask}-a`;
+    for (const name of await readdir(this.stagingDir)) {
+      const full = join(this.stagingDir, name);
+      if (name.startsWith(mine) && !keep.has(full)) await unlink(full).catch(() => {});
+    }
+  }
+
+  write(record: unknown): void {
+    const line = this.options.format ? this.options.format(record) : typeof record === 'string' ? record : JSON.stringify(record);
+    this.pendingText += line + '\n';
+    this.wroteAny = true;
+    if (this.pendingText.length > 65536) this.flushText();
+  }
+
+  private flushText(): void {
+    if (this.fd === null) {
+      this.path = join(this.stagingDir, `part-${this.subtask}-a${this.attempt}-${this.seq++}.inprogress`);
+      this.fd = openSync(this.path, 'w');
+    }
+    if (this.pendingText.length > 0) writeSync(this.fd, this.pendingText);
+    this.pendingText = '';
+  }
+
+  preCommit(checkpointId: number): FileCommittable | null {
+    if (!this.wroteAny) return null;
+    this.flushText();
+    fsyncSync(this.fd!);
+    closeSync(this.fd!);
+    const committable = { inProgress: this.path, final: join(this.options.directory, `part-${this.subtask}-${checkpointId}`) };
+    this.fd = null;
+    this.wroteAny = false;
+    return committable;
+  }
+
+  async commit(committables: readonly FileCommittable[]): Promise<void> {
+    for (const c of committables) {
+      if (await exists(c.inProgress)) {
+        await rename(c.inProgress, c.final);
+      } else if (!(await exists(c.final))) {
+        throw new StorageError('MISSING_FILE', c.inProgress, `pre-committed file is gone and ${c.final} was never committed`);
+      }
+    }
+    if (committables.length > 0) await fsyncDir(this.options.directory);
+  }
+
+  dispose(): void {
+    if (this.fd !== null) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        // already closed
+      }
+      this.fd = null;
+    }
+    this.pendingText = '';
+  }
+
+  close(): void {
+    this.dispose();
+  }
+}
+
+export class FileSink implements TwoPhaseCommitSink<unknown, FileCommittable> {
+  readonly kind = 'two-phase-commit' as const;
+  readonly name = 'file-sink';
+  constructor(private readonly options: FileSinkOptions) {}
+  createWriter(): TwoPhaseCommitWriter<unknown, FileCommittable> {
+    return new FileSinkWriter(this.options);
+  }
+}
+
+/** The committed lines in a sink directory (visible files only), files in name order. */
+export function readCommittedLines(directory: string): string[] {
+  return readdirSync(directory)
+    .filter((n) => n.startsWith('part-'))
+    .sort()
+    .flatMap((n) => readFileSync(join(directory, n), 'utf8').split('\n').filter((l) => l.length > 0));
+}

@@ -1,0 +1,117 @@
+/**
+ * Logical graph -> job graph: chains operators that can run in one subtask (forward edge, same
+ * parallelism, one producer and one consumer) into vertices, and resolves every edge's partitioner.
+ */
+import { JobDefinitionError } from '../core/errors.ts';
+import type { PartitionerSpec } from '../runtime/partitioner.ts';
+import type { LogicalGraph, LogicalNode } from './transformation.ts';
+
+export interface JobEdge {
+  readonly source: number;
+  readonly target: number;
+  readonly partitioner: PartitionerSpec;
+  /** Logical input of the target's head operator. */
+  readonly input: number;
+}
+
+export interface JobVertex {
+  readonly index: number;
+  readonly name: string;
+  readonly parallelism: number;
+  readonly maxParallelism: number;
+  /** Head first. */
+  readonly chain: readonly LogicalNode[];
+  readonly inputs: readonly JobEdge[];
+  readonly outputs: readonly JobEdge[];
+  readonly isSource: boolean;
+}
+
+export interface JobGraph {
+  readonly vertices: readonly JobVertex[];
+}
+
+function consumers(graph: LogicalGraph): Map<number, LogicalNode[]> {
+  const map = new Map<number, LogicalNode[]>();
+  for (const node of graph.nodes) {
+    for (const refs of node.inputs) {
+      for (const ref of refs) {
+        const list = map.get(ref.node.id) ?? [];
+        list.push(node);
+        map.set(ref.node.id, list);
+      }
+    }
+  }
+  return map;
+}
+
+export function buildJobGraph(graph: LogicalGraph, defaultParallelism: number, maxParallelism: number): JobGraph {
+  if (graph.nodes.length === 0) throw new JobDefinitionError('the job has no operators: add a source and a sink');
+  const uids = new Map<string, LogicalNode>();
+  for (const node of graph.nodes) {
+    const other = uids.get(node.uid);
+    if (other) throw new JobDefinitionError(`uid '${node.uid}' is used by both '${other.name}' and '${node.name}'; uids must be unique`);
+    uids.set(node.uid, node);
+    const p = node.parallelism ?? defaultParallelism;
+    if (p > maxParallelism) throw new JobDefinitionError(`operator '${node.name}' (uid ${node.uid}): parallelism ${p} exceeds maxParallelism ${maxParallelism}`);
+  }
+  const parallelismOf = (n: LogicalNode) => n.parallelism ?? defaultParallelism;
+  const out = consumers(graph);
+  const chainedInto = new Map<number, LogicalNode>(); // node id -> its chain head
+  const chainOf = new Map<number, LogicalNode[]>();
+  for (const node of graph.nodes) {
+    const refs = node.inputs.length === 1 ? node.inputs[0]! : [];
+    const up = refs.length === 1 ? refs[0]! : null;
+    const canChain =
+      up !== null &&
+      node.kind !== 'source' &&
+      node.chainable &&
+      up.node.chainable &&
+      (up.partitioner === null || up.partitioner.type === 'forward') &&
+      parallelismOf(up.node) === parallelismOf(node) &&
+      (out.get(up.node.id)?.length ?? 0) === 1;
+    if (canChain) {
+      const head = chainedInto.get(up!.node.id)!;
+      chainedInto.set(node.id, head);
+      chainOf.get(head.id)!.push(node);
+    } else {
+      chainedInto.set(node.id, node);
+      chainOf.set(node.id, [node]);
+    }
+  }
+  const heads = graph.nodes.filter((n) => chainedInto.get(n.id) === n);
+  const vertexOfHead = new Map(heads.map((h, i) => [h.id, i]));
+  const edges: JobEdge[] = [];
+  for (const head of heads) {
+    head.inputs.forEach((refs, input) => {
+      for (const ref of refs) {
+        const source = vertexOfHead.get(chainedInto.get(ref.node.id)!.id)!;
+        const pUp = parallelismOf(ref.node);
+        const pDown = parallelismOf(head);
+        let partitioner = ref.partitioner ?? (pUp === pDown ? { type: 'forward' as const } : { type: 'rebalance' as const });
+        if (partitioner.type === 'forward' && pUp !== pDown) {
+          throw new JobDefinitionError(`forward edge from '${ref.node.name}' (parallelism ${pUp}) to '${head.name}' (parallelism ${pDown}): parallelisms must match; use rebalance()`);
+        }
+        edges.push({ source, target: vertexOfHead.get(head.id)!, partitioner, input });
+      }
+    });
+  }
+  const vertices: JobVertex[] = heads.map((head, index) => {
+    const chain = chainOf.get(head.id)!;
+    return {
+      index,
+      name: chain.map((n) => n.name).join(' -> '),
+      parallelism: parallelismOf(head),
+      maxParallelism,
+      chain,
+      inputs: edges.filter((e) => e.target === index),
+      outputs: edges.filter((e) => e.source === index),
+      isSource: head.kind === 'source',
+    };
+  });
+  for (const v of vertices) {
+    for (const node of v.chain.slice(1)) {
+      if (node.keySelectors.some((k) => k !== null)) throw new JobDefinitionError(`operator '${node.name}' uses keyed state but is not directly after keyBy`);
+    }
+  }
+  return { vertices };
+}

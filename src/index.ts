@@ -1,0 +1,45 @@
+/** Weir's public API. Everything else is internal and may change. */
+export { StreamEnvironment } from './api/environment.ts';
+export type { GeneratorOptions, JobClient, RunOptions } from './api/environment.ts';
+export type { CheckpointingOptions, RestartStrategyOptions, StreamEnvironmentOptions } from './api/options.ts';
+export { DataStream, DataStreamSink, KeyedStream, ConnectedStreams } from './api/data-stream.ts';
+export type {
+  Collector,
+  CoProcessFunction,
+  KeyedCoProcessFunction,
+  KeyedProcessFunction,
+  ProcessContext,
+  ProcessFunction,
+  RichFunction,
+  RuntimeContext,
+} from './runtime/functions.ts';
+export type { Source, SourceReader } from './runtime/source.ts';
+export type { Sink, SinkWriter, TwoPhaseCommitSink, TwoPhaseCommitWriter } from './runtime/sink.ts';
+export { POLL_END, POLL_MORE } from './runtime/operator.ts';
+export type { PollStatus } from './runtime/operator.ts';
+export {
+  AggregatingStateDescriptor,
+  ListStateDescriptor,
+  MapStateDescriptor,
+  ReducingStateDescriptor,
+  ValueStateDescriptor,
+} from './state/descriptors.ts';
+export type { AggregateFunction } from './state/descriptors.ts';
+export type { AggregatingState, ListState, MapState, ReducingState, ValueState } from './state/state.ts';
+export type { Key } from './state/key-groups.ts';
+export { CollectSink } from './connectors/collect/collect-sink.ts';
+export { FileSink, readCommittedLines } from './connectors/files/file-sink.ts';
+export type { FileSinkOptions } from './connectors/files/file-sink.ts';
+export { uniformAt } from './connectors/generator/indexed-source.ts';
+export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
+export type { CheckpointStats } from './checkpoint/coordinator/checkpoint-stats.ts';
+export {
+  ConfigError,
+  InjectedFault,
+  JobDefinitionError,
+  JobFailedError,
+  RestoreError,
+  StorageError,
+  WeirError,
+} from './core/errors.ts';
+export type { WeirErrorCode } from './core/errors.ts';

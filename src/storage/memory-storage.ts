@@ -1,0 +1,169 @@
+/**
+ * Checkpoint storage in memory: the filesystem layout under `memory:<job-id>/`, each "file" an
+ * entry of a Map holding the same enveloped bytes a file would hold, so the same checks (magic,
+ * version, length, checksum) run and tests can corrupt entries through `rawFiles()`.
+ */
+import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
+import { deserializeMetadata, serializeMetadata } from '../checkpoint/metadata/serializer.ts';
+import { filePathsOf, streamHandlesOf } from '../checkpoint/metadata/walk.ts';
+import { assert } from '../core/assert.ts';
+import { StorageError } from '../core/errors.ts';
+import type { CheckpointId, JobId } from '../core/ids.ts';
+import { readMetadataFile, readStateFs } from './fs-io.ts';
+import type { StreamStateHandle } from './handles.ts';
+import {
+  checkpointDir,
+  isInside,
+  isMemoryPath,
+  joinPath,
+  memoryJobDir,
+  metadataPath,
+  parentDir,
+  baseName,
+  parseCheckpointDirName,
+  sharedDir,
+  stateFileName,
+  METADATA_FILE_NAME,
+} from './paths.ts';
+import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, decodeStateFile, encodeStateFile, fileHandleFor, inlineHandleFor, verifyInline } from './state-file.ts';
+import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, StateScope } from './storage.ts';
+
+export interface MemoryCheckpointStorageOptions {
+  /** State smaller than this is kept inline in `_metadata`; default 1024. */
+  readonly inlineThresholdBytes?: number;
+  /** Unique suffixes for file names; default a counter. */
+  readonly fileSuffix?: () => string;
+  /** The Map holding the files; pass the Map of an earlier instance to model a process restart. */
+  readonly files?: Map<string, Uint8Array>;
+}
+
+/** Checkpoint storage of one job kept in a Map keyed by `memory:<job>/...` paths. */
+export class MemoryCheckpointStorage implements CheckpointStorage {
+  readonly description = 'memory';
+  readonly jobDir: string;
+  /** Where shared (incremental) files go; see `sharedPathsOf` for registering them. */
+  readonly sharedDir: string;
+  private readonly files: Map<string, Uint8Array>;
+  private readonly inlineThresholdBytes: number;
+  private readonly nextSuffix: () => string;
+
+  constructor(
+    readonly jobId: JobId,
+    options: MemoryCheckpointStorageOptions = {},
+  ) {
+    this.jobDir = memoryJobDir(jobId);
+    this.sharedDir = sharedDir(this.jobDir);
+    this.files = options.files ?? new Map();
+    this.inlineThresholdBytes = options.inlineThresholdBytes ?? DEFAULT_INLINE_THRESHOLD_BYTES;
+    assert(Number.isInteger(this.inlineThresholdBytes) && this.inlineThresholdBytes >= 0, () => `invalid inlineThresholdBytes ${options.inlineThresholdBytes}`);
+    this.nextSuffix = options.fileSuffix ?? counterSuffixes();
+  }
+
+  /** The stored bytes by path, envelope included; tests read and overwrite entries to model corruption. */
+  rawFiles(): Map<string, Uint8Array> {
+    return this.files;
+  }
+
+  async initialize(): Promise<void> {
+    // Nothing to create: a memory "directory" exists when a file inside it does.
+  }
+
+  checkpointDir(checkpointId: CheckpointId): string {
+    return checkpointDir(this.jobDir, checkpointId);
+  }
+
+  streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory {
+    return {
+      checkpointId,
+      write: async (scope, nameHint, data) => this.write(checkpointId, scope, nameHint, data),
+    };
+  }
+
+  private write(checkpointId: CheckpointId, scope: StateScope, nameHint: string, data: Uint8Array): StreamStateHandle {
+    assert(data instanceof Uint8Array, () => `state for ${nameHint} is not a Uint8Array`);
+    if (data.byteLength < this.inlineThresholdBytes) return inlineHandleFor(data);
+    const dir = scope === 'exclusive' ? this.checkpointDir(checkpointId) : sharedDir(this.jobDir);
+    let file = joinPath(dir, stateFileName(nameHint, this.nextSuffix()));
+    while (this.files.has(file)) file = joinPath(dir, stateFileName(nameHint, this.nextSuffix()));
+    this.files.set(file, encodeStateFile(data));
+    return fileHandleFor(file, data);
+  }
+
+  async readState(handle: StreamStateHandle): Promise<Uint8Array> {
+    if (handle.type === 'inline') return verifyInline(handle);
+    // A job may restore from a snapshot on disk while checkpointing to memory.
+    if (!isMemoryPath(handle.path)) return readStateFs(handle);
+    // Copy, as a file read would: the caller must not be able to alter what is stored.
+    return Uint8Array.from(decodeStateFile(this.get(handle.path, 'state file'), handle));
+  }
+
+  async commitMetadata(metadata: CheckpointMetadata): Promise<string> {
+    assert(metadata.jobId === this.jobId, () => `metadata of job ${metadata.jobId} committed to storage of job ${this.jobId}`);
+    const dir = this.checkpointDir(metadata.checkpointId);
+    const file = metadataPath(dir);
+    assert(!this.files.has(file), () => `checkpoint ${metadata.checkpointId} is already committed at ${file}`);
+    const bytes = serializeMetadata(metadata, dir);
+    deserializeMetadata(bytes, file);
+    this.files.set(file, bytes);
+    return dir;
+  }
+
+  async readMetadata(location: string): Promise<CheckpointMetadata> {
+    const file = metadataPath(location);
+    if (!isMemoryPath(location)) return readMetadataFile(file);
+    return deserializeMetadata(this.get(file, 'checkpoint metadata'), file);
+  }
+
+  /** Complete checkpoints, ascending by id; sizes count as `snapshotSizeBytes` does on disk. */
+  async listCheckpoints(): Promise<CheckpointListing[]> {
+    const out: CheckpointListing[] = [];
+    for (const file of this.files.keys()) {
+      if (baseName(file) !== METADATA_FILE_NAME) continue;
+      const dir = parentDir(file);
+      const id = parseCheckpointDirName(baseName(dir));
+      if (id === null || parentDir(dir) !== this.jobDir) continue;
+      const meta = await this.readMetadata(dir);
+      if (meta.checkpointId !== id) {
+        throw new StorageError('CORRUPT_FILE', file, `metadata is for checkpoint ${meta.checkpointId} but its directory is chk-${id}`);
+      }
+      out.push({ checkpointId: id, location: dir, timestampMs: meta.timestampMs, sizeBytes: this.sizeOf(dir, meta), kind: meta.kind });
+    }
+    return out.sort((a, b) => a.checkpointId - b.checkpointId);
+  }
+
+  async discardCheckpoint(checkpointId: CheckpointId): Promise<void> {
+    const prefix = `${this.checkpointDir(checkpointId)}/`;
+    for (const file of [...this.files.keys()]) {
+      if (file.startsWith(prefix)) this.files.delete(file);
+    }
+  }
+
+  async discardShared(handle: StreamStateHandle): Promise<void> {
+    if (handle.type === 'inline') return;
+    const shared = sharedDir(this.jobDir);
+    assert(isInside(shared, handle.path) && handle.path !== shared, () => `discardShared: ${handle.path} is not in ${shared}`);
+    this.files.delete(handle.path);
+  }
+
+  async discardJob(): Promise<void> {
+    // Nothing to remove: memory has no directories, and shared files are deleted one by one.
+  }
+
+  private get(file: string, what: string): Uint8Array {
+    const bytes = this.files.get(file);
+    if (bytes === undefined) throw new StorageError('MISSING_FILE', file, `${what} is missing`);
+    return bytes;
+  }
+
+  private sizeOf(dir: string, meta: CheckpointMetadata): number {
+    let total = 0;
+    for (const [file, bytes] of this.files) {
+      if (file.startsWith(`${dir}/`)) total += bytes.byteLength;
+    }
+    const outside = new Set(filePathsOf(meta).filter((p) => !isInside(dir, p)));
+    for (const h of streamHandlesOf(meta)) {
+      if (h.type === 'file' && outside.delete(h.path)) total += h.size;
+    }
+    return total;
+  }
+}

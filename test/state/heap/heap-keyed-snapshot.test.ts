@@ -1,0 +1,281 @@
+import { describe, expect, it } from 'vitest';
+import { AssertionError } from '../../../src/core/assert.ts';
+import { RestoreError, StorageError, WeirError } from '../../../src/core/errors.ts';
+import { checkpointId } from '../../../src/core/ids.ts';
+import { ValueStateDescriptor, ListStateDescriptor } from '../../../src/state/descriptors.ts';
+import type { HeapKeyedStateBackend } from '../../../src/state/heap/heap-keyed-backend.ts';
+import { assignToKeyGroup, keyGroupRangeForSubtask, rangeContains, type Key } from '../../../src/state/key-groups.ts';
+import { keyedHandlesForRange } from '../../../src/state/redistribute.ts';
+import type { ListState, ValueState } from '../../../src/state/state.ts';
+import type { KeyGroupsStateHandle } from '../../../src/storage/handles.ts';
+import { InlineStreams, inlineReader } from '../helpers.ts';
+import { allStates, dump, fill, keyedBackend, M, setKey, STATE_NAMES } from './fixtures.ts';
+
+const keys = (n: number, prefix = 'key'): string[] => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+
+async function snapshotNow(b: HeapKeyedStateBackend, id = 1): Promise<KeyGroupsStateHandle[]> {
+  return b.snapshot(checkpointId(id), new InlineStreams(id)).run();
+}
+
+async function restored(handles: readonly KeyGroupsStateHandle[], range = { start: 0, end: M - 1 }): Promise<HeapKeyedStateBackend> {
+  const b = keyedBackend(range);
+  await b.restore(handles, inlineReader());
+  return b;
+}
+
+describe('heap keyed snapshots: format', () => {
+  it('writes nothing for a backend without keys', async () => {
+    const b = keyedBackend();
+    allStates(b);
+    const streams = new InlineStreams();
+    expect(await b.snapshot(checkpointId(1), streams).run()).toEqual([]);
+    expect(streams.writes).toEqual([]);
+  });
+
+  it('writes one exclusive stream with ascending per-key-group offsets and key counts', async () => {
+    const b = keyedBackend({ start: 0, end: 63 }, 1);
+    const ks = keys(500).filter((k) => assignToKeyGroup(k, M) <= 63);
+    fill(b, ks);
+    const streams = new InlineStreams(3);
+    const runner = b.snapshot(checkpointId(3), streams);
+    expect(runner.syncInfo.stateBytesEstimate).toBeGreaterThan(0);
+    const [handle, ...rest] = await runner.run();
+    expect(rest).toEqual([]);
+    expect(streams.writes).toEqual([{ scope: 'exclusive', nameHint: 'keyed-op-1', bytes: expect.any(Number) }]);
+    expect(handle.range).toEqual({ start: 0, end: 63 });
+    expect(handle.keyCounts).toEqual({ value: ks.length, list: ks.length, map: ks.length, sum: ks.length, avg: ks.length });
+    const groups = handle.offsets.map(([kg]) => kg);
+    expect(groups).toEqual([...new Set(ks.map((k) => assignToKeyGroup(k, M)))].sort((a, b) => a - b));
+    for (let i = 1; i < handle.offsets.length; i++) {
+      const [, prevOffset, prevLength] = handle.offsets[i - 1];
+      expect(handle.offsets[i][1]).toBe(prevOffset + prevLength);
+    }
+  });
+
+  it('round-trips every state kind and unusual keys and values', async () => {
+    const b = keyedBackend();
+    fill(b, keys(300));
+    const v = b.getState<ValueState<unknown>>(new ValueStateDescriptor('odd'));
+    const oddKeys: Key[] = [0, -1, 1.5, 1, 1n, 2n ** 70n, -(2n ** 64n), true, false, '', '日本'];
+    for (const k of oddKeys) {
+      setKey(b, k);
+      v.update({ k: typeof k, big: 2n ** 65n, bin: new Uint8Array([1, 2]), nested: [null, { x: -0.5 }] });
+    }
+    const before = { ...dump(b), odd: b.entries('odd') };
+    const after = await restored(await snapshotNow(b));
+    expect({ ...dump(after), odd: after.entries('odd') }).toEqual(before);
+    expect(after.keyCounts()).toEqual(b.keyCounts());
+    setKey(after, 1n);
+    const restoredOdd = after.getState<ValueState<{ k: string; bin: Uint8Array }>>(new ValueStateDescriptor('odd'));
+    expect(restoredOdd.value()!.k).toBe('bigint');
+    expect(restoredOdd.value()!.bin.constructor).toBe(Uint8Array);
+  });
+});
+
+describe('heap keyed snapshots: copy-on-write', () => {
+  it('a snapshot shows the state at its sync part, whatever is written afterwards', async () => {
+    const b = keyedBackend();
+    const ks = keys(2000);
+    fill(b, ks);
+    const expected = dump(b);
+    const runner = b.snapshot(checkpointId(1), new InlineStreams());
+    const s = allStates(b);
+    ks.forEach((k, i) => {
+      setKey(b, k);
+      switch (i % 6) {
+        case 0:
+          s.value.update(-1);
+          s.list.add('late');
+          s.map.put('x', -1);
+          s.reducing.add(1000);
+          s.aggregating.add(1000);
+          break;
+        case 1:
+          s.value.clear();
+          s.list.clear();
+          s.map.clear();
+          s.reducing.clear();
+          s.aggregating.clear();
+          break;
+        case 2:
+          s.list.addAll(['l1', 'l2']);
+          s.map.remove('x');
+          s.map.put(99, 99);
+          break;
+        case 3:
+          s.list.update(['replaced']);
+          s.map.remove('x');
+          s.map.remove(i % 7);
+          break;
+        default:
+          break;
+      }
+    });
+    fill(b, keys(500, 'new'));
+    const mutated = dump(b);
+    expect(mutated).not.toEqual(expected);
+    const handles = await runner.run();
+    expect(dump(await restored(handles))).toEqual(expected);
+    expect(dump(b)).toEqual(mutated);
+  });
+
+  it('keeps overlapping snapshots apart', async () => {
+    const b = keyedBackend();
+    const { value, list } = allStates(b);
+    const write = (tag: string): void => {
+      for (const k of keys(300)) {
+        setKey(b, k);
+        value.update(tag.length);
+        list.add(tag);
+      }
+    };
+    write('a');
+    const s1 = b.snapshot(checkpointId(1), new InlineStreams(1));
+    const at1 = dump(b);
+    write('bb');
+    const s2 = b.snapshot(checkpointId(2), new InlineStreams(2));
+    const at2 = dump(b);
+    write('ccc');
+    const h2 = await s2.run();
+    write('dddd');
+    const h1 = await s1.run();
+    expect(dump(await restored(h1))).toEqual(at1);
+    expect(dump(await restored(h2))).toEqual(at2);
+  });
+
+  it('mutates in place again once no snapshot holds the state', async () => {
+    const b = keyedBackend();
+    const list = b.getState<ListState<number>>(new ListStateDescriptor('l'));
+    setKey(b, 'k');
+    list.add(1);
+    const runner = b.snapshot(checkpointId(1), new InlineStreams());
+    const captured = list.get();
+    list.add(2);
+    expect(captured).toEqual([1]);
+    const copy = list.get();
+    expect(copy).not.toBe(captured);
+    list.add(3);
+    expect(list.get()).toBe(copy); // owned since the snapshot: no second copy
+    await runner.run();
+    list.add(4);
+    expect(list.get()).toBe(copy);
+    expect(copy).toEqual([1, 2, 3, 4]);
+  });
+
+  it('refuses to run a snapshot after it was aborted, and runs only once', async () => {
+    const b = keyedBackend();
+    fill(b, keys(10));
+    const aborted = b.snapshot(checkpointId(1), new InlineStreams());
+    b.notifyCheckpointAborted(checkpointId(1));
+    await expect(aborted.run()).rejects.toThrow(WeirError);
+    const ok = b.snapshot(checkpointId(2), new InlineStreams());
+    await ok.run();
+    await expect(ok.run()).rejects.toThrow(AssertionError);
+    const subsumed = b.snapshot(checkpointId(3), new InlineStreams());
+    b.notifyCheckpointComplete(checkpointId(4));
+    await expect(subsumed.run()).rejects.toThrow(/aborted/);
+  });
+});
+
+describe('heap keyed snapshots: restore at another parallelism', () => {
+  it('1 -> 3: every key lands in exactly one backend, with its value', async () => {
+    const source = keyedBackend({ start: 0, end: 127 });
+    const ks = keys(5000);
+    fill(source, ks);
+    const expected = dump(source);
+    const handles = await snapshotNow(source);
+    const targets = await Promise.all([0, 1, 2].map((i) => restored(handles, keyGroupRangeForSubtask(M, 3, i))));
+    for (const name of STATE_NAMES) {
+      const seen = new Map<Key, unknown>();
+      targets.forEach((t, i) => {
+        for (const [key, value] of t.entries(name)) {
+          expect(seen.has(key)).toBe(false);
+          expect(rangeContains(keyGroupRangeForSubtask(M, 3, i), assignToKeyGroup(key, M))).toBe(true);
+          seen.set(key, value);
+        }
+      });
+      expect(seen.size).toBe(ks.length);
+      expect(new Map(expected[name])).toEqual(seen);
+    }
+  });
+
+  it('3 -> 2: merges handles and reads only those that intersect', async () => {
+    const ks = keys(3000);
+    const sources = [0, 1, 2].map((i) => keyedBackend(keyGroupRangeForSubtask(M, 3, i), i));
+    for (const src of sources) fill(src, ks.filter((k) => rangeContains(src.keyGroupRange, assignToKeyGroup(k, M))));
+    const expected: Record<string, Array<[Key, unknown]>> = {};
+    for (const src of sources) for (const [name, entries] of Object.entries(dump(src))) (expected[name] ??= []).push(...entries);
+    const all = (await Promise.all(sources.map((s) => snapshotNow(s)))).flat();
+    expect(all).toHaveLength(3);
+    const merged: Record<string, Array<[Key, unknown]>> = {};
+    for (let i = 0; i < 2; i++) {
+      const range = keyGroupRangeForSubtask(M, 2, i);
+      const reader = inlineReader();
+      const target = keyedBackend(range, i);
+      await target.restore(all, reader);
+      expect(reader.reads).toBe(keyedHandlesForRange(all, range).length);
+      for (const [name, entries] of Object.entries(dump(target))) (merged[name] ??= []).push(...entries);
+    }
+    for (const name of STATE_NAMES) {
+      expect(merged[name]).toHaveLength(ks.length);
+      expect(new Map(merged[name])).toEqual(new Map(expected[name]));
+    }
+  });
+});
+
+describe('heap keyed snapshots: restore checks', () => {
+  async function oneHandle(): Promise<KeyGroupsStateHandle> {
+    const b = keyedBackend();
+    fill(b, keys(200));
+    return (await snapshotNow(b))[0];
+  }
+
+  const withData = (h: KeyGroupsStateHandle, data: Uint8Array): KeyGroupsStateHandle => ({ ...h, stream: { type: 'inline', data, checksum: 0 } });
+  const bytesOf = (h: KeyGroupsStateHandle): Uint8Array => (h.stream.type === 'inline' ? h.stream.data.slice() : new Uint8Array());
+
+  it('decodes only the key groups it owns', async () => {
+    const h = await oneHandle();
+    const data = bytesOf(h);
+    const last = h.offsets[h.offsets.length - 1];
+    data.fill(0xff, last[1], last[1] + last[2]);
+    const corrupt = withData(h, data);
+    const low = { start: 0, end: last[0] - 1 };
+    await expect(restored([corrupt], low)).resolves.toBeDefined();
+    await expect(restored([corrupt], { start: last[0], end: 127 })).rejects.toThrow(StorageError);
+  });
+
+  it('rejects a bad header and an unknown format version', async () => {
+    const h = await oneHandle();
+    const bad = bytesOf(h);
+    bad[0] = 0;
+    await expect(restored([withData(h, bad)])).rejects.toMatchObject({ code: 'CORRUPT_FILE' });
+    const future = bytesOf(h);
+    future[3] = 99;
+    await expect(restored([withData(h, future)])).rejects.toMatchObject({ code: 'UNSUPPORTED_VERSION' });
+  });
+
+  it('rejects offsets that do not match the stream', async () => {
+    const h = await oneHandle();
+    const shifted = { ...h, offsets: h.offsets.map(([kg, off, len]) => [kg, off + 1, len] as const) };
+    await expect(restored([shifted])).rejects.toThrow(StorageError);
+    const swapped = { ...h, offsets: [[h.offsets[1][0], h.offsets[0][1], h.offsets[0][2]] as const] };
+    await expect(restored([swapped])).rejects.toThrow(StorageError);
+    const outside = { ...h, offsets: [[500, h.offsets[0][1], h.offsets[0][2]] as const] };
+    await expect(restored([outside])).rejects.toThrow(StorageError);
+  });
+
+  it('rejects a snapshot taken with another maxParallelism', async () => {
+    const h = await oneHandle();
+    const b = keyedBackend({ start: 0, end: 255 }, 0, 256);
+    await expect(b.restore([h], inlineReader())).rejects.toThrow(RestoreError);
+  });
+
+  it('rejects a state whose kind differs from the registered one', async () => {
+    const h = await oneHandle();
+    const b = keyedBackend();
+    b.getState(new ListStateDescriptor('value'));
+    await expect(b.restore([h], inlineReader())).rejects.toThrow(RestoreError);
+    const c = await restored([h]);
+    expect(() => c.getState(new ListStateDescriptor('value'))).toThrow(/restored as value state/);
+  });
+});
