@@ -21,6 +21,9 @@ import { isSourceOperator, type SourceOperator, type StreamOperator } from './op
 import type { RecordWriter } from './record-writer.ts';
 import type { OperatorSubtaskState, TaskGateway, TaskId } from './task-gateway.ts';
 
+/** A step yields after this long even with budget left, so mails and other tasks are not starved. */
+const STEP_SLICE_MS = 2;
+
 export type TaskStatus = 'CREATED' | 'RUNNING' | 'FINISHED' | 'FAILED' | 'CANCELED';
 
 export interface ChainedOperator {
@@ -167,7 +170,10 @@ export class StreamTask {
     if (this.status !== 'RUNNING') return;
     try {
       let budget = this.cfg.elementsPerStep;
+      const clock = this.cfg.env.clock;
+      const deadline = clock.now() + STEP_SLICE_MS;
       while (budget-- > 0 && this.status === 'RUNNING') {
+        if (clock.now() > deadline) break;
         const mail = this.mails.shift();
         if (mail) {
           mail();

@@ -2,6 +2,7 @@
  * Reading persisted files from the local file system, verified: every failure is a StorageError
  * naming the file (missing, unreadable, corrupt, too new).
  */
+import { mkdirSync } from 'node:fs';
 import { promises as fsp, type Dirent } from 'node:fs';
 import { deserializeMetadata } from '../checkpoint/metadata/serializer.ts';
 import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
@@ -77,7 +78,7 @@ export async function dirFilesSize(dir: string): Promise<number> {
 /** Creates a directory and its parents. */
 export async function makeDir(dir: string): Promise<void> {
   try {
-    await fsp.mkdir(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true }); // sync: see writeFileDurable
   } catch (err) {
     throw storageIoError(dir, 'create directory', err);
   }

@@ -1,0 +1,41 @@
+/** `weir checkpoints <dir>`: lists the snapshots under a checkpoint or savepoint directory. */
+import { listCheckpointsIn, type StoredSnapshotListing } from '../storage/fs-storage.ts';
+import { EXIT_OK } from './exit.ts';
+import { humanBytes, isoTime, oneLine, renderTable } from './format.ts';
+
+export interface CheckpointsFlags {
+  readonly json?: boolean;
+}
+
+export async function checkpointsCommand(dir: string, flags: CheckpointsFlags): Promise<number> {
+  const listings = await listCheckpointsIn(dir);
+  process.stdout.write(flags.json ? `${JSON.stringify(listings.map(toJson), null, 2)}\n` : formatListings(dir, listings));
+  return EXIT_OK;
+}
+
+function toJson(l: StoredSnapshotListing): Record<string, unknown> {
+  return {
+    jobId: l.jobId,
+    checkpointId: l.checkpointId,
+    kind: l.kind,
+    status: l.status,
+    time: l.timestampMs === null ? null : isoTime(l.timestampMs),
+    timestampMs: l.timestampMs,
+    sizeBytes: l.sizeBytes,
+    location: l.location,
+    ...(l.error !== undefined ? { error: l.error } : {}),
+  };
+}
+
+export function formatListings(dir: string, listings: readonly StoredSnapshotListing[]): string {
+  if (listings.length === 0) return `no checkpoints or savepoints in ${dir}\n`;
+  const rows = listings.map((l) => [
+    l.jobId ?? '-',
+    String(l.checkpointId),
+    isoTime(l.timestampMs),
+    humanBytes(l.sizeBytes),
+    l.kind,
+    l.status === 'corrupt' && l.error ? `corrupt: ${oneLine(l.error)}` : l.status,
+  ]);
+  return renderTable(['JOB', 'CHECKPOINT', 'TIME', 'SIZE', 'KIND', 'STATUS'], rows);
+}

@@ -1,0 +1,109 @@
+/**
+ * `weir demo`: runs the bank-transfers example with checkpoints every second into a local
+ * directory, crashes the ledger once part-way, lets the job recover on its own, and then checks the
+ * committed output for exactly-once: every posting committed once, balances as expected, total unchanged.
+ */
+import { mkdtemp, readdir } from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as bank from '../../examples/bank-transfers.ts';
+import { InjectedFault, StreamEnvironment, readCommittedLines, type JobClient, type JobEvent } from '../index.ts';
+import type { FaultContext, FaultInjector, FaultSite } from '../runtime/faults.ts';
+import { EXIT_JOB_FAILED, EXIT_OK, EXIT_SIGINT, UsageError } from './exit.ts';
+import { groupDigits } from './format.ts';
+import { failureLine, finalStatusLine, superviseJob } from './supervise.ts';
+import { verifyLedger } from './verify-ledger.ts';
+
+export interface DemoFlags {
+  readonly dir?: string;
+}
+
+const CHECKPOINT_INTERVAL_MS = 1000;
+/** Share of the input read before the crash. */
+const CRASH_AT = 0.4;
+
+/** Throws once, on attempt 0, in the vertex holding `vertexPart`, once enough input was read and a checkpoint completed. */
+export class CrashOnce implements FaultInjector {
+  fired = false;
+  private checkpointsCompleted = 0;
+  private client: JobClient | null = null;
+
+  constructor(
+    private readonly vertexPart: string,
+    private readonly recordsBeforeCrash: number,
+  ) {}
+
+  attach(client: JobClient): void {
+    this.client = client;
+  }
+
+  onEvent(event: JobEvent): void {
+    if (event.type === 'checkpoint-completed') this.checkpointsCompleted++;
+  }
+
+  check(site: FaultSite, ctx: FaultContext): void {
+    if (this.fired || site !== 'process' || ctx.attempt !== 0 || !ctx.vertex.includes(this.vertexPart)) return;
+    if (this.checkpointsCompleted < 1 || this.client === null) return;
+    if (this.client.metrics().recordsIn < this.recordsBeforeCrash) return;
+    this.fired = true;
+    throw new InjectedFault('process');
+  }
+}
+
+export async function demoCommand(flags: DemoFlags): Promise<number> {
+  const root = await demoDir(flags.dir);
+  const checkpointDir = path.join(root, 'checkpoints');
+  const outputDir = path.join(root, 'output');
+  const config = bank.DEFAULT_CONFIG;
+  const out = process.stderr;
+  out.write(
+    `weir demo: ${config.accounts} accounts, ${config.transfers} transfers at ${config.ratePerSec}/s, checkpoints every ${CHECKPOINT_INTERVAL_MS} ms, one crash injected at ~${CRASH_AT * 100}% of the input\n` +
+      `weir demo: checkpoints in ${checkpointDir}, committed output in ${outputDir}\n`,
+  );
+  const env = StreamEnvironment.create({
+    ...bank.options,
+    checkpointStorage: checkpointDir,
+    checkpointing: { ...bank.options.checkpointing, intervalMs: CHECKPOINT_INTERVAL_MS, retention: 'retain-on-cancel' },
+    restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 200 },
+  });
+  bank.buildJob(env, { outputDir, config });
+  const crash = new CrashOnce('ledger', Math.floor(CRASH_AT * (config.transfers + config.accounts)));
+  const outcome = await superviseJob(env, bank.name, { faults: crash, onEvent: (e) => crash.onEvent(e) }, { quiet: false, onStarted: (c) => crash.attach(c) });
+  out.write(`${finalStatusLine(outcome)}\n`);
+  if (outcome.status === 'FAILED') {
+    out.write(`${failureLine(outcome.error)}\n`);
+    return EXIT_JOB_FAILED;
+  }
+  if (outcome.status === 'CANCELED') return EXIT_SIGINT;
+  const want = bank.expected(config);
+  const verdict = verifyLedger(readCommittedLines(outputDir), want, config.transfers);
+  const problems = [...verdict.problems];
+  if (!crash.fired) problems.push('the injected crash never happened, so recovery was not exercised');
+  else if (outcome.result.restarts < 1) problems.push('the crash was injected but the job reports no restart');
+  if (problems.length > 0) {
+    for (const p of problems) out.write(`  ${p}\n`);
+    out.write(`weir: demo verification failed: ${problems[0]} (output in ${outputDir})\n`);
+    return EXIT_JOB_FAILED;
+  }
+  const restarts = outcome.result.restarts;
+  const restored = outcome.restoredFrom === null ? 'restarted from the beginning: no checkpoint had completed' : `restored from checkpoint ${outcome.restoredFrom}`;
+  process.stdout.write(
+    `verified exactly-once: ${config.accounts} accounts, ${config.transfers} transfers, ${verdict.committed} balance updates ` +
+      `(${want.postings} debits and credits + ${want.openings} openings) committed once each, ` +
+      `total ${verdict.finalTotal} unchanged across ${restarts} restart${restarts === 1 ? '' : 's'} (${restored})\n`,
+  );
+  out.write(`weir demo: inspect the retained checkpoint with: weir checkpoints ${checkpointDir}  (${groupDigits(verdict.committed)} lines in ${outputDir})\n`);
+  return EXIT_OK;
+}
+
+/** A fresh directory under the system temp dir, or the given one if it is empty or new. */
+async function demoDir(dir: string | undefined): Promise<string> {
+  if (dir === undefined) return mkdtemp(path.join(os.tmpdir(), 'weir-demo-'));
+  const abs = path.resolve(dir);
+  const entries = await readdir(abs).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw new UsageError(`--dir ${abs}: ${err.message}`);
+  });
+  if (entries.length > 0) throw new UsageError(`--dir ${abs} is not empty: the demo checks its output from scratch, give it a new or empty directory`);
+  return abs;
+}

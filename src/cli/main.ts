@@ -1,0 +1,87 @@
+/**
+ * The `weir` command: parses the command line with commander and dispatches to one file per
+ * command. Every usage error is one line on stderr starting `weir: ` and exits 2.
+ */
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { errorMessage } from '../core/errors.ts';
+import { checkpointsCommand } from './checkpoints-command.ts';
+import { demoCommand } from './demo-command.ts';
+import { EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, isUsageError } from './exit.ts';
+import { oneLine } from './format.ts';
+import { runCommand, type RunFlags } from './run-command.ts';
+
+function positiveInt(what: string): (value: string) => number {
+  return (value) => {
+    const n = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`${what} must be an integer >= 1`);
+    return n;
+  };
+}
+
+function buildProgram(setExit: (code: number) => void): { program: Command; current: () => string } {
+  let current = '';
+  const program = new Command('weir')
+    .description('Weir: stream processing with Chandy-Lamport checkpoints and exactly-once state')
+    .exitOverride()
+    .configureOutput({ outputError: () => {} }) // errors are printed by main, one line each
+    .showSuggestionAfterError(true)
+    .hook('preSubcommand', (_cmd, sub) => {
+      current = sub.name();
+    });
+
+  program
+    .command('run')
+    .description('run a job module (default export: (env) => void; may export options and name)')
+    .argument('<job-module>', 'a .ts or .js file')
+    .option('-p, --parallelism <n>', 'default parallelism of the job', positiveInt('parallelism'))
+    .option('--checkpoint-dir <dir>', 'store checkpoints in this directory (retained when the job ends)')
+    .option('--checkpoint-interval <ms>', 'milliseconds between checkpoints', positiveInt('checkpoint interval'))
+    .option('--from <checkpoint>', 'start from a checkpoint, savepoint or job checkpoint directory (its newest)')
+    .option('--allow-non-restored-state', 'allow state in --from that no operator of the job claims')
+    .option('-q, --quiet', 'no live progress display')
+    .action(async (modulePath: string, flags: RunFlags) => setExit(await runCommand(modulePath, flags)));
+
+  program
+    .command('checkpoints')
+    .description('list the checkpoints and savepoints retained under a directory')
+    .argument('<dir>', 'a checkpoint root, job directory, savepoint root or one checkpoint')
+    .option('--json', 'print JSON')
+    .action(async (dir: string, flags: { json?: boolean }) => setExit(await checkpointsCommand(dir, flags)));
+
+  program
+    .command('demo')
+    .description('run the bank-transfers demo with a crash part-way and verify exactly-once output')
+    .option('--dir <dir>', 'a new or empty directory for checkpoints and output (default: a fresh temp dir)')
+    .action(async (flags: { dir?: string }) => setExit(await demoCommand(flags)));
+
+  return { program, current: () => current };
+}
+
+/** One line for a commander error: without its `error: ` prefix, with a pointer to the help. */
+function commanderLine(err: CommanderError, command: string): string {
+  let message = err.message.replace(/^error:\s*/, '').replace(/\s*\n\s*/g, ' ');
+  const invalid = /^option '(?:-\w, )?(--[\w-]+)[^']*' argument '(.*)' is invalid\. (.*)$/.exec(message);
+  if (invalid) message = `${invalid[1]}: ${invalid[3]}, got '${invalid[2]}'`;
+  return `weir: ${message} (see 'weir ${command ? `${command} ` : ''}--help')`;
+}
+
+/** Runs the CLI; resolves to the process exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let exitCode = EXIT_OK;
+  const { program, current } = buildProgram((code) => (exitCode = code));
+  try {
+    await program.parseAsync([...argv]);
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT_OK;
+      if (err.code === 'commander.help') return EXIT_USAGE; // `weir` with no command: help went to stderr
+      process.stderr.write(`${commanderLine(err, current())}\n`);
+      return EXIT_USAGE;
+    }
+    const usage = isUsageError(err);
+    process.stderr.write(`weir: ${usage ? '' : 'error: '}${oneLine(errorMessage(err))}\n`);
+    if (!usage && process.env.WEIR_DEBUG && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+    return usage ? EXIT_USAGE : EXIT_JOB_FAILED;
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Runs a built job to its end under the CLI: progress display, event logging, SIGINT handling
+ * (cancel, then exit 130) and the final status line. Shared by `weir run` and `weir demo`.
+ */
+import { systemClock } from '../core/adapters.ts';
+import { errorMessage } from '../core/errors.ts';
+import type { JobClient, JobResult, RunOptions, StreamEnvironment } from '../index.ts';
+import { humanDuration, oneLine } from './format.ts';
+import { ProgressDisplay, formatCheckpoint } from './progress.ts';
+
+export interface SuperviseOptions {
+  readonly quiet: boolean;
+  readonly stream?: NodeJS.WriteStream;
+  /** Called once the job runs, before its end is awaited. */
+  readonly onStarted?: (client: JobClient) => void;
+}
+
+export type JobOutcome =
+  | { readonly status: 'FINISHED' | 'CANCELED'; readonly jobId: string; readonly result: JobResult; readonly elapsedMs: number; readonly restoredFrom: number | null }
+  | { readonly status: 'FAILED'; readonly jobId: string; readonly error: Error; readonly elapsedMs: number; readonly restoredFrom: number | null };
+
+/** Starts the job (errors before it runs are thrown) and waits for its end (which is returned). */
+export async function superviseJob(env: StreamEnvironment, name: string, run: RunOptions, opts: SuperviseOptions): Promise<JobOutcome> {
+  const stream = opts.stream ?? process.stderr;
+  const display = new ProgressDisplay({ stream, tty: stream.isTTY === true, quiet: opts.quiet });
+  const startMs = systemClock.now();
+  const client = await env.executeAsync(name, {
+    ...run,
+    onEvent: (event) => {
+      display.onEvent(event);
+      run.onEvent?.(event);
+    },
+  });
+  display.attach(client);
+  opts.onStarted?.(client);
+  const removeSignals = cancelOnSignals(client, display);
+  try {
+    const result = await client.result;
+    return { status: result.status, jobId: client.jobId, result, elapsedMs: systemClock.now() - startMs, restoredFrom: display.restoredFrom };
+  } catch (err) {
+    const error = err instanceof Error ? err : new Error(errorMessage(err));
+    return { status: 'FAILED', jobId: client.jobId, error, elapsedMs: systemClock.now() - startMs, restoredFrom: display.restoredFrom };
+  } finally {
+    removeSignals();
+    display.stop();
+  }
+}
+
+/** First SIGINT/SIGTERM cancels the job (retained checkpoints stay); a second one exits at once. */
+function cancelOnSignals(client: JobClient, display: ProgressDisplay): () => void {
+  let cancelling = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (cancelling) process.exit(signal === 'SIGINT' ? 130 : 143);
+    cancelling = true;
+    display.log(`${signal}: cancelling the job (again to exit at once)`);
+    void client.cancel();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+}
+
+/** The final status line of a job. */
+export function finalStatusLine(outcome: JobOutcome): string {
+  const took = humanDuration(outcome.elapsedMs);
+  if (outcome.status === 'FAILED') return `FAILED | job ${outcome.jobId} after ${took}`;
+  const r = outcome.result;
+  const completed = r.checkpoints.filter((c) => c.status === 'COMPLETED');
+  const last = completed.length > 0 ? completed[completed.length - 1]! : null;
+  const parts = [
+    `${outcome.status} | job ${outcome.jobId} ${outcome.status === 'FINISHED' ? 'in' : 'after'} ${took}`,
+    `${r.restarts} restart${r.restarts === 1 ? '' : 's'}`,
+    `${completed.length} checkpoint${completed.length === 1 ? '' : 's'}${last ? `, last ${formatCheckpoint(last)}` : ''}`,
+  ];
+  if (r.lastCheckpointLocation) parts.push(`retained at ${r.lastCheckpointLocation}`);
+  return parts.join(' | ');
+}
+
+export function failureLine(error: Error): string {
+  return `weir: ${oneLine(error.message)}`;
+}

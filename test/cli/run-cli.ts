@@ -1,0 +1,54 @@
+/** Spawns the real `weir` command (node bin/weir.mjs) and collects its exit code and output. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const FIXTURES = path.join(REPO, 'test/cli/fixtures');
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface CliRun {
+  readonly child: ChildProcess;
+  readonly done: Promise<CliResult>;
+  /** Resolves once stderr contains `text`. */
+  waitForStderr(text: string): Promise<void>;
+}
+
+export function startCli(args: readonly string[]): CliRun {
+  const child = spawn(process.execPath, ['bin/weir.mjs', ...args], { cwd: REPO, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const waiters: Array<{ text: string; resolve: () => void }> = [];
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => (stdout += s));
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => {
+    stderr += s;
+    for (const w of [...waiters]) {
+      if (stderr.includes(w.text)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    }
+  });
+  const done = new Promise<CliResult>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  const waitForStderr = (text: string) =>
+    stderr.includes(text) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ text, resolve }));
+  return { child, done, waitForStderr };
+}
+
+export function runCli(args: readonly string[]): Promise<CliResult> {
+  return startCli(args).done;
+}
+
+/** The non-empty lines of a text. */
+export function lines(text: string): string[] {
+  return text.split('\n').filter((l) => l.trim().length > 0);
+}

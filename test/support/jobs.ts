@@ -1,0 +1,114 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CollectSink, StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
+import type { KeyedCoProcessFunction, StreamEnvironmentOptions, ValueState } from '../../src/index.ts';
+
+export function tempDir(prefix = 'weir-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface TwoInputJobOptions {
+  readonly countA: number;
+  readonly countB: number;
+  readonly keys: number;
+  readonly ratePerSec?: number;
+  /** Thrown from user code once, on attempt 0, at this record of input A of subtask 0. */
+  readonly throwAtRecord?: number;
+  /** Busy-waits this many microseconds per record in map-b, so input B lags (backpressure). */
+  readonly slowBMicros?: number;
+}
+
+function spin(micros: number): void {
+  const end = performance.now() + micros / 1000;
+  while (performance.now() < end) {
+    // burn CPU: a slow operator
+  }
+}
+
+export const KEYED_UID = 'per-key-counts';
+
+/**
+ * Two generated inputs, keyed by the same key and connected into a keyed two-input function that
+ * counts records per key and input and emits `input:key:count`. Whatever the interleaving, the
+ * multiset of outputs is the same, so a failure-free run is the oracle.
+ */
+export function buildTwoInputJob(env: StreamEnvironment, sink: CollectSink<string>, o: TwoInputJobOptions): void {
+  const a = env.generate({ count: o.countA, ratePerSec: o.ratePerSec, seed: 1 }, (i) => ({ key: `k${(i * 7919) % o.keys}`, i })).uid('source-a').name('gen-a');
+  const b = env.generate({ count: o.countB, ratePerSec: o.ratePerSec, seed: 2 }, (i) => ({ key: `k${(i * 104729) % o.keys}`, i })).uid('source-b').name('gen-b');
+  const slow = o.slowBMicros ?? 0;
+  const mappedB = b
+    .map((r) => {
+      if (slow > 0) spin(slow);
+      return r;
+    })
+    .name('map-b');
+  a.keyBy((r) => r.key)
+    .connect(mappedB.keyBy((r) => r.key))
+    .process((): KeyedCoProcessFunction<string, { key: string; i: number }, { key: string; i: number }, string> => {
+      let countA: ValueState<number>;
+      let countB: ValueState<number>;
+      let attempt = 0;
+      let subtask = 0;
+      let seen = 0;
+      return {
+        open(ctx) {
+          countA = ctx.getState(new ValueStateDescriptor<number>('countA', 0));
+          countB = ctx.getState(new ValueStateDescriptor<number>('countB', 0));
+          attempt = ctx.attempt;
+          subtask = ctx.subtaskIndex;
+        },
+        processElement1(r, ctx, out) {
+          if (o.throwAtRecord !== undefined && attempt === 0 && subtask === 0 && ++seen === o.throwAtRecord) {
+            throw new Error(`user function failed at record ${seen}`);
+          }
+          const n = (countA.value() ?? 0) + 1;
+          countA.update(n);
+          out.collect(`A:${ctx.currentKey}:${n}`);
+        },
+        processElement2(r, ctx, out) {
+          const n = (countB.value() ?? 0) + 1;
+          countB.update(n);
+          out.collect(`B:${ctx.currentKey}:${n}`);
+        },
+      };
+    })
+    .uid(KEYED_UID)
+    .name('keyed-co-process')
+    .sinkTo(sink)
+    .uid('collect-sink');
+}
+
+export function expectedCounts(o: TwoInputJobOptions): { a: Map<string, number>; b: Map<string, number>; outputs: string[] } {
+  const a = new Map<string, number>();
+  const b = new Map<string, number>();
+  const outputs: string[] = [];
+  for (let i = 0; i < o.countA; i++) {
+    const k = `k${(i * 7919) % o.keys}`;
+    const n = (a.get(k) ?? 0) + 1;
+    a.set(k, n);
+    outputs.push(`A:${k}:${n}`);
+  }
+  for (let i = 0; i < o.countB; i++) {
+    const k = `k${(i * 104729) % o.keys}`;
+    const n = (b.get(k) ?? 0) + 1;
+    b.set(k, n);
+    outputs.push(`B:${k}:${n}`);
+  }
+  return { a, b, outputs };
+}
+
+export function baseOptions(extra: StreamEnvironmentOptions = {}): StreamEnvironmentOptions {
+  return {
+    parallelism: 3,
+    checkpointing: { intervalMs: 20, ...extra.checkpointing },
+    restartStrategy: { type: 'fixed-delay', attempts: 5, delayMs: 10 },
+    bufferRecords: 64,
+    channelCapacity: 4,
+    ...Object.fromEntries(Object.entries(extra).filter(([k]) => k !== 'checkpointing')),
+  };
+}
+
+export function sortedCopy(xs: readonly string[]): string[] {
+  return [...xs].sort();
+}
