@@ -33,6 +33,7 @@ export class ProgressDisplay {
   private samples: Sample[] = [];
   private lineShown = false;
   private lastPlainLineMs = -Infinity;
+  private attachedAtMs = 0;
   private stopped = false;
   private lastFallbackReason: string | null = null;
   restoredFrom: number | null = null;
@@ -42,7 +43,7 @@ export class ProgressDisplay {
   /** Starts sampling the job's metrics; events may arrive before this. */
   attach(client: JobClient): void {
     this.client = client;
-    this.lastPlainLineMs = systemClock.now();
+    this.attachedAtMs = systemClock.now();
     this.sample();
     if (!this.opts.quiet) void this.loop();
   }
@@ -106,7 +107,7 @@ export class ProgressDisplay {
       if (this.stopped) return;
       this.sample();
       if (this.opts.tty) this.draw();
-      else if (systemClock.now() - this.lastPlainLineMs >= PLAIN_IDLE_MS) this.printPlain();
+      else if (systemClock.now() - Math.max(this.lastPlainLineMs, this.attachedAtMs) >= PLAIN_IDLE_MS) this.printPlain();
     }
   }
 

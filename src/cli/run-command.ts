@@ -48,8 +48,12 @@ export async function runCommand(modulePath: string, flags: RunFlags): Promise<n
     throw new UsageError(`job module ${job.path} failed to build the job: ${oneLine(errorMessage(err))}`, { cause: err });
   }
   const quiet = flags.quiet === true;
-  if (!quiet) process.stderr.write(`${describeStart(job.name, env)}\n`);
-  const outcome = await superviseJob(env, job.name, { restoreFrom: flags.from, allowNonRestoredState: flags.allowNonRestoredState }, { quiet });
+  const outcome = await superviseJob(
+    env,
+    job.name,
+    { restoreFrom: flags.from, allowNonRestoredState: flags.allowNonRestoredState },
+    { quiet, onStarted: (client) => quiet || process.stderr.write(`${describeStart(job.name, client.jobId, env)}\n`) },
+  );
   process.stderr.write(`${finalStatusLine(outcome)}\n`);
   if (outcome.status === 'FAILED') {
     process.stderr.write(`${failureLine(outcome.error)}\n`);
@@ -58,9 +62,9 @@ export async function runCommand(modulePath: string, flags: RunFlags): Promise<n
   return outcome.status === 'FINISHED' ? EXIT_OK : EXIT_SIGINT;
 }
 
-function describeStart(name: string, env: StreamEnvironment): string {
+function describeStart(name: string, jobId: string, env: StreamEnvironment): string {
   const o = env.options;
   const every = o.checkpointing.intervalMs === null ? 'final checkpoint only' : `checkpoints every ${o.checkpointing.intervalMs} ms`;
   const where = o.checkpointStorage === 'memory' ? 'in memory' : `in ${o.checkpointStorage}`;
-  return `running job '${name}': parallelism ${o.parallelism}, ${every} ${where}`;
+  return `running job '${name}' as ${jobId}: parallelism ${o.parallelism}, ${every} ${where}`;
 }

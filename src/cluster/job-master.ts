@@ -135,7 +135,8 @@ export class JobMaster {
     let deployment: Deployment;
     let restoredFrom: CompletedCheckpoint | null;
     try {
-      await this.cfg.storage.initialize();
+      const { highestCheckpointId } = await this.cfg.storage.initialize();
+      this.coordinator.continueAfter(highestCheckpointId);
       ({ deployment, restoredFrom } = await this.deployFromLatest(attempt));
     } catch (err) {
       this.onAttemptFailure(attempt, err);

@@ -3,7 +3,8 @@
  * State files are written whole, enveloped (version + crc32) and fsynced; `_metadata` is written
  * last and atomically; shared files are deleted only when the registry says so (Invariant 5).
  */
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, rmSync } from 'node:fs';
+import { StorageError } from '../core/errors.ts';
 import * as path from 'node:path';
 import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
 import { deserializeMetadata, serializeMetadata } from '../checkpoint/metadata/serializer.ts';
@@ -52,6 +53,8 @@ export class FsCheckpointStorage implements CheckpointStorage {
   readonly sharedDir: string;
   private readonly inlineThresholdBytes: number;
   private readonly nextSuffix: () => string;
+  /** Checkpoints discarded in this process: writes for them are refused. */
+  private readonly discarded = new Set<number>();
   /** Set when a shared file was created since the shared directory was last fsynced. */
   private sharedDirDirty = false;
 
@@ -68,9 +71,18 @@ export class FsCheckpointStorage implements CheckpointStorage {
     this.nextSuffix = options.fileSuffix ?? counterSuffixes();
   }
 
-  async initialize(): Promise<void> {
+  async initialize(): Promise<{ highestCheckpointId: number }> {
     await makeDir(sharedDir(this.jobDir));
     await makeDir(taskOwnedDir(this.jobDir));
+    let highestCheckpointId = 0;
+    for (const entry of await listDir(this.jobDir)) {
+      const id = entry.isDirectory() ? parseCheckpointDirName(entry.name) : null;
+      if (id === null) continue;
+      highestCheckpointId = Math.max(highestCheckpointId, id);
+      const dir = joinPath(this.jobDir, entry.name);
+      if ((await pathKind(metadataPath(dir))) !== 'file') rmSync(dir, { recursive: true, force: true });
+    }
+    return { highestCheckpointId };
   }
 
   checkpointDir(checkpointId: CheckpointId): string {
@@ -88,7 +100,9 @@ export class FsCheckpointStorage implements CheckpointStorage {
     assert(data instanceof Uint8Array, () => `state for ${nameHint} is not a Uint8Array`);
     if (data.byteLength < this.inlineThresholdBytes) return inlineHandleFor(data);
     const dir = scope === 'exclusive' ? this.checkpointDir(checkpointId) : sharedDir(this.jobDir);
+    this.checkNotDiscarded(checkpointId, dir);
     await makeDir(dir);
+    this.checkNotDiscarded(checkpointId, dir);
     const file = await writeNewFile(dir, nameHint, encodeStateFile(data), this.nextSuffix);
     if (scope === 'shared') this.sharedDirDirty = true;
     return fileHandleFor(file, data);
@@ -98,14 +112,20 @@ export class FsCheckpointStorage implements CheckpointStorage {
     return readStateFs(handle);
   }
 
+  private checkNotDiscarded(checkpointId: CheckpointId, dir: string): void {
+    if (this.discarded.has(checkpointId)) throw new StorageError('STORAGE_IO', dir, `checkpoint ${checkpointId} was aborted and discarded; not writing into it`);
+  }
+
   async commitMetadata(metadata: CheckpointMetadata): Promise<string> {
     assert(metadata.jobId === this.jobId, () => `metadata of job ${metadata.jobId} committed to storage of job ${this.jobId}`);
     const dir = this.checkpointDir(metadata.checkpointId);
     const file = metadataPath(dir);
+    this.checkNotDiscarded(metadata.checkpointId, dir);
     assert((await pathKind(file)) === 'missing', () => `checkpoint ${metadata.checkpointId} is already committed at ${file}`);
     const bytes = serializeMetadata(metadata, dir);
     // Check before writing: what we persist must read back.
     deserializeMetadata(bytes, file);
+    this.checkNotDiscarded(metadata.checkpointId, dir);
     await makeDir(dir);
     if (this.sharedDirDirty) {
       this.sharedDirDirty = false;
@@ -138,8 +158,10 @@ export class FsCheckpointStorage implements CheckpointStorage {
 
   async discardCheckpoint(checkpointId: CheckpointId): Promise<void> {
     const dir = this.checkpointDir(checkpointId);
+    this.discarded.add(checkpointId);
     try {
-      await fsp.rm(dir, { recursive: true, force: true });
+      // Synchronous, so no write of this checkpoint can slip in between listing and removing.
+      rmSync(dir, { recursive: true, force: true });
     } catch (err) {
       throw storageIoError(dir, 'discard checkpoint', err);
     }

@@ -44,6 +44,8 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
   /** Where shared (incremental) files go; see `sharedPathsOf` for registering them. */
   readonly sharedDir: string;
   private readonly files: Map<string, Uint8Array>;
+  /** Checkpoints discarded in this process: writes for them are refused. */
+  private readonly discarded = new Set<number>();
   private readonly inlineThresholdBytes: number;
   private readonly nextSuffix: () => string;
 
@@ -64,8 +66,19 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     return this.files;
   }
 
-  async initialize(): Promise<void> {
+  async initialize(): Promise<{ highestCheckpointId: number }> {
     // Nothing to create: a memory "directory" exists when a file inside it does.
+    let highestCheckpointId = 0;
+    const complete = new Set<string>();
+    for (const file of this.files.keys()) if (baseName(file) === METADATA_FILE_NAME) complete.add(parentDir(file));
+    for (const file of [...this.files.keys()]) {
+      const dir = parentDir(file);
+      const id = parentDir(dir) === this.jobDir ? parseCheckpointDirName(baseName(dir)) : null;
+      if (id === null) continue;
+      highestCheckpointId = Math.max(highestCheckpointId, id);
+      if (!complete.has(dir)) this.files.delete(file);
+    }
+    return { highestCheckpointId };
   }
 
   checkpointDir(checkpointId: CheckpointId): string {
@@ -83,6 +96,7 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     assert(data instanceof Uint8Array, () => `state for ${nameHint} is not a Uint8Array`);
     if (data.byteLength < this.inlineThresholdBytes) return inlineHandleFor(data);
     const dir = scope === 'exclusive' ? this.checkpointDir(checkpointId) : sharedDir(this.jobDir);
+    if (this.discarded.has(checkpointId)) throw new StorageError('STORAGE_IO', dir, `checkpoint ${checkpointId} was aborted and discarded; not writing into it`);
     let file = joinPath(dir, stateFileName(nameHint, this.nextSuffix()));
     while (this.files.has(file)) file = joinPath(dir, stateFileName(nameHint, this.nextSuffix()));
     this.files.set(file, encodeStateFile(data));
@@ -101,6 +115,7 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     assert(metadata.jobId === this.jobId, () => `metadata of job ${metadata.jobId} committed to storage of job ${this.jobId}`);
     const dir = this.checkpointDir(metadata.checkpointId);
     const file = metadataPath(dir);
+    if (this.discarded.has(metadata.checkpointId)) throw new StorageError('STORAGE_IO', dir, `checkpoint ${metadata.checkpointId} was aborted and discarded`);
     assert(!this.files.has(file), () => `checkpoint ${metadata.checkpointId} is already committed at ${file}`);
     const bytes = serializeMetadata(metadata, dir);
     deserializeMetadata(bytes, file);
@@ -132,6 +147,7 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
   }
 
   async discardCheckpoint(checkpointId: CheckpointId): Promise<void> {
+    this.discarded.add(checkpointId);
     const prefix = `${this.checkpointDir(checkpointId)}/`;
     for (const file of [...this.files.keys()]) {
       if (file.startsWith(prefix)) this.files.delete(file);

@@ -31,8 +31,12 @@ export interface CheckpointStorage {
   /** `memory` or the job's checkpoint directory; shown to people. */
   readonly description: string;
   readonly jobId: JobId;
-  /** Creates the job's folders. Idempotent. */
-  initialize(): Promise<void>;
+  /**
+   * Creates the job's folders and deletes checkpoint folders without `_metadata` (left by a crash
+   * or an aborted checkpoint). Called at the start of every attempt, while no checkpoint runs.
+   * Returns the highest checkpoint id found, complete or not, so ids never repeat.
+   */
+  initialize(): Promise<{ highestCheckpointId: number }>;
   streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory;
   /** Reads and verifies one state stream; a mismatch is a StorageError naming the file. */
   readState(handle: StreamStateHandle): Promise<Uint8Array>;
@@ -42,7 +46,10 @@ export interface CheckpointStorage {
   readMetadata(location: string): Promise<CheckpointMetadata>;
   /** Completed checkpoints of this job, ascending by id. */
   listCheckpoints(): Promise<CheckpointListing[]>;
-  /** Deletes everything exclusive to checkpoint n (its folder), complete or not. */
+  /**
+   * Deletes everything exclusive to checkpoint n (its folder), complete or not. Later writes for
+   * checkpoint n fail, so a late async phase of an aborted checkpoint leaves no orphan behind.
+   */
   discardCheckpoint(checkpointId: CheckpointId): Promise<void>;
   /** Deletes one shared file (the registry decided its count reached zero). */
   discardShared(handle: StreamStateHandle): Promise<void>;

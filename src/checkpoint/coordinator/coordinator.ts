@@ -52,6 +52,7 @@ export class CheckpointCoordinator {
   private readonly waiters = new Map<number, Waiter>();
   private readonly timeouts = new Map<number, Cancellable>();
   private readonly finalizing = new Set<Promise<void>>();
+  private readonly discarding = new Set<Promise<void>>();
   readonly store: CompletedCheckpointStore;
   readonly history: CheckpointStats[] = [];
   private nextId: number;
@@ -259,12 +260,20 @@ export class CheckpointCoordinator {
   }
 
   private discard(checkpointId: CheckpointId): void {
-    this.storage.discardCheckpoint(checkpointId).catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${checkpointId}: ${errorMessage(err)}`));
+    const work = this.storage.discardCheckpoint(checkpointId).catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${checkpointId}: ${errorMessage(err)}`));
+    this.discarding.add(work);
+    void work.finally(() => this.discarding.delete(work));
+  }
+
+  /** Checkpoint ids continue above every id found in storage (complete or not). */
+  continueAfter(highestCheckpointId: number): void {
+    this.nextId = Math.max(this.nextId, highestCheckpointId + 1);
   }
 
   /** The job ended: drop retained checkpoints unless retention keeps them. */
   async shutdown(retain: boolean): Promise<void> {
     await this.suspend('COORDINATOR_SHUTDOWN');
+    await Promise.all([...this.discarding]);
     if (retain) return;
     const all = this.store.shutdown();
     await Promise.all(all.map((c) => this.storage.discardCheckpoint(c.checkpointId).catch(() => {})));

@@ -1,0 +1,57 @@
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FIXTURES, lines, runCli } from './run-cli.ts';
+
+/** A usage error: exit 2 and exactly one line on stderr, starting `weir: `. */
+async function expectUsageError(args: string[]): Promise<string> {
+  const r = await runCli(args);
+  expect(r.code, r.stderr).toBe(2);
+  const err = lines(r.stderr);
+  expect(err, r.stderr).toHaveLength(1);
+  expect(err[0]).toMatch(/^weir: /);
+  return err[0]!;
+}
+
+describe('weir usage errors exit 2 with one line', () => {
+  it('names an unknown flag', async () => {
+    const line = await expectUsageError(['run', path.join(FIXTURES, 'tiny-job.ts'), '--bogus-flag']);
+    expect(line).toContain('--bogus-flag');
+  });
+
+  it('names a missing job module by its path', async () => {
+    const missing = path.join(FIXTURES, 'does-not-exist.ts');
+    const line = await expectUsageError(['run', missing]);
+    expect(line).toContain(missing);
+  });
+
+  it('rejects --parallelism 0 and names parallelism', async () => {
+    const line = await expectUsageError(['run', path.join(FIXTURES, 'tiny-job.ts'), '--parallelism', '0']);
+    expect(line).toContain('parallelism');
+  });
+
+  it('rejects a non-integer --checkpoint-interval', async () => {
+    const line = await expectUsageError(['run', path.join(FIXTURES, 'tiny-job.ts'), '--checkpoint-interval', '1.5']);
+    expect(line).toContain('--checkpoint-interval');
+  });
+
+  it('rejects a module without a default export function', async () => {
+    const line = await expectUsageError(['run', path.join(FIXTURES, 'no-default.ts')]);
+    expect(line).toContain('no default export');
+  });
+
+  it('reports a ConfigError from the module options, naming the option', async () => {
+    const line = await expectUsageError(['run', path.join(FIXTURES, 'bad-options.ts')]);
+    expect(line).toContain('checkpointing.intervalMs');
+  });
+
+  it('rejects an unknown command and a missing checkpoint directory', async () => {
+    expect(await expectUsageError(['frobnicate'])).toContain('frobnicate');
+    expect(await expectUsageError(['checkpoints', path.join(FIXTURES, 'no-such-dir')])).toContain('no-such-dir');
+  });
+
+  it('rejects --from pointing nowhere', async () => {
+    const nowhere = path.join(FIXTURES, 'no-such-checkpoint');
+    const line = await expectUsageError(['run', path.join(FIXTURES, 'tiny-job.ts'), '--from', nowhere]);
+    expect(line).toContain(nowhere);
+  });
+});
