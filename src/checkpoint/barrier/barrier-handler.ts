@@ -35,7 +35,8 @@ export class CheckpointBarrierHandler {
     if (pending !== null && id > pending) {
       this.state = this.state.abort(this.ctx, 'SUBSUMED_BY_NEWER_BARRIER');
     }
-    if (this.state.pendingCheckpoint === null && id <= this.latestSeen) return; // stale: aborted or done here
+    const now = this.state.pendingCheckpoint;
+    if (now !== null ? id < now : id <= this.latestSeen) return; // stale: aborted or done here
     this.latestSeen = Math.max(this.latestSeen, id);
     this.state = this.state.barrierReceived(this.ctx, channel, barrier);
   }

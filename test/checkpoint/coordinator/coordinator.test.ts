@@ -1,0 +1,198 @@
+import { describe, expect, it } from 'vitest';
+import { CheckpointCoordinator, type CoordinatorContext } from '../../../src/checkpoint/coordinator/coordinator.ts';
+import type { CheckpointingConfig } from '../../../src/checkpoint/coordinator/config.ts';
+import { CompletedCheckpointStore } from '../../../src/checkpoint/coordinator/completed-checkpoint-store.ts';
+import { checkpointId, jobId } from '../../../src/core/ids.ts';
+import { SeededRandom, type Cancellable, type Environment } from '../../../src/core/time.ts';
+import type { CheckpointBarrier } from '../../../src/runtime/elements.ts';
+import type { TaskId } from '../../../src/runtime/task-gateway.ts';
+import { MemoryCheckpointStorage } from '../../../src/storage/memory-storage.ts';
+
+/** A manual clock and timer queue: time moves only when the test says so. */
+function manualEnv() {
+  let now = 0;
+  const timers: Array<{ at: number; fn: () => void; cancelled: boolean }> = [];
+  const env: Environment = {
+    clock: { now: () => now, wallNow: () => 1_700_000_000_000 + now },
+    scheduler: {
+      execute: (fn) => timers.push({ at: now, fn, cancelled: false }),
+      schedule: (delayMs, fn): Cancellable => {
+        const t = { at: now + delayMs, fn, cancelled: false };
+        timers.push(t);
+        return { cancel: () => (t.cancelled = true) };
+      },
+    },
+    random: new SeededRandom(1),
+  };
+  const advance = (ms: number) => {
+    const until = now + ms;
+    for (;;) {
+      timers.sort((a, b) => a.at - b.at);
+      const next = timers.find((t) => !t.cancelled && t.at <= until);
+      if (!next) break;
+      timers.splice(timers.indexOf(next), 1);
+      now = next.at;
+      next.fn();
+    }
+    now = until;
+  };
+  return { env, advance };
+}
+
+const config = (over: Partial<CheckpointingConfig> = {}): CheckpointingConfig => ({
+  intervalMs: 100,
+  mode: 'exactly-once',
+  timeoutMs: 1000,
+  maxConcurrent: 1,
+  minPauseMs: 0,
+  tolerableFailures: 0,
+  retained: 2,
+  retainOnCancel: false,
+  ...over,
+});
+
+const TASKS: TaskId[] = [
+  { vertex: 0, subtask: 0 },
+  { vertex: 1, subtask: 0 },
+];
+
+function setup(over: Partial<CheckpointingConfig> = {}) {
+  const { env, advance } = manualEnv();
+  const triggered: CheckpointBarrier[] = [];
+  const completed: number[] = [];
+  const aborted: number[] = [];
+  const failures: Error[] = [];
+  const ctx: CoordinatorContext = {
+    allTasksRunning: () => true,
+    expectedTasks: () => TASKS,
+    operators: () => [
+      { uid: 'src', name: 'src', parallelism: 1, maxParallelism: 128 },
+      { uid: 'op', name: 'op', parallelism: 1, maxParallelism: 128 },
+    ],
+    triggerSources: (b) => triggered.push(b),
+    notifyComplete: (id) => completed.push(id),
+    notifyAborted: (id) => aborted.push(id),
+    failJob: (e) => failures.push(e),
+    log: () => {},
+  };
+  const storage = new MemoryCheckpointStorage(jobId('j'));
+  const coordinator = new CheckpointCoordinator(jobId('j'), config(over), storage, env, ctx);
+  const ack = (id: number, task: TaskId, uid: string) =>
+    coordinator.receiveAck({
+      task,
+      checkpointId: checkpointId(id),
+      operators: [{ uid, keyed: [], operator: null, channels: [] }],
+      metrics: { syncMs: 1, asyncMs: 2, alignmentMs: 0, alignmentRecords: 0, persistedBytes: 10, channelStateBytes: 0, unaligned: false },
+    });
+  const ackAll = (id: number) => {
+    ack(id, TASKS[0]!, 'src');
+    ack(id, TASKS[1]!, 'op');
+  };
+  return { coordinator, triggered, completed, aborted, failures, advance, ackAll, ack, storage };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+describe('CheckpointCoordinator', () => {
+  it('triggers on the interval and completes when every subtask acknowledged and metadata is written', async () => {
+    const t = setup();
+    t.coordinator.start();
+    t.advance(100);
+    expect(t.triggered.map((b) => b.checkpointId)).toEqual([1]);
+    t.ack(1, TASKS[0]!, 'src');
+    await flush();
+    expect(t.completed).toEqual([]);
+    t.ack(1, TASKS[1]!, 'op');
+    await flush();
+    expect(t.completed).toEqual([1]);
+    expect((await t.storage.listCheckpoints()).map((c) => c.checkpointId)).toEqual([1]);
+  });
+
+  it('never has more than maxConcurrent checkpoints pending', () => {
+    const t = setup({ maxConcurrent: 1 });
+    t.coordinator.start();
+    t.advance(500);
+    expect(t.triggered.length).toBe(1);
+    expect(t.coordinator.numPending).toBe(1);
+  });
+
+  it('waits minPause after a completion before the next trigger', async () => {
+    const t = setup({ intervalMs: 10, minPauseMs: 250 });
+    t.coordinator.start();
+    t.advance(10);
+    t.ackAll(1);
+    await flush();
+    t.advance(200);
+    expect(t.triggered.length).toBe(1);
+    t.advance(100);
+    expect(t.triggered.length).toBe(2);
+  });
+
+  it('aborts an expired checkpoint, and past tolerableFailures fails the job', async () => {
+    const t = setup({ timeoutMs: 50, tolerableFailures: 1 });
+    t.coordinator.start();
+    t.advance(100 + 50);
+    expect(t.aborted).toEqual([1]);
+    expect(t.coordinator.history[0]!.failureReason).toBe('EXPIRED');
+    expect(t.failures).toEqual([]);
+    t.advance(100);
+    expect(t.aborted).toEqual([1, 2]);
+    expect(t.failures.length).toBe(1);
+    expect(t.failures[0]!.message).toContain('tolerableFailures=1');
+  });
+
+  it('a success resets the count of consecutive failures', async () => {
+    const t = setup({ timeoutMs: 50, tolerableFailures: 1 });
+    t.coordinator.start();
+    t.advance(150);
+    expect(t.coordinator.failureCount).toBe(1);
+    t.advance(50);
+    t.ackAll(2);
+    await flush();
+    expect(t.completed).toEqual([2]);
+    expect(t.coordinator.failureCount).toBe(0);
+  });
+
+  it('keeps the retained count and deletes subsumed checkpoints', async () => {
+    const t = setup({ retained: 2 });
+    t.coordinator.start();
+    for (let id = 1; id <= 5; id++) {
+      t.advance(100);
+      t.ackAll(id);
+      await flush();
+    }
+    await flush();
+    expect(t.completed).toEqual([1, 2, 3, 4, 5]);
+    expect((await t.storage.listCheckpoints()).map((c) => c.checkpointId)).toEqual([4, 5]);
+  });
+
+  it('ignores late and duplicate acknowledgements', async () => {
+    const t = setup({ timeoutMs: 50 });
+    t.coordinator.start();
+    t.advance(150);
+    t.ackAll(1);
+    await flush();
+    expect(t.completed).toEqual([]);
+  });
+
+  it('a decline aborts the checkpoint', () => {
+    const t = setup({ tolerableFailures: 5 });
+    t.coordinator.start();
+    t.advance(100);
+    t.coordinator.receiveDecline(TASKS[1]!, checkpointId(1), 'UPLOAD_FAILED', new Error('disk full'));
+    expect(t.aborted).toEqual([1]);
+    expect(t.coordinator.history[0]!.failureMessage).toContain('disk full');
+  });
+});
+
+describe('CompletedCheckpointStore', () => {
+  it('returns what falls out of the retained window, oldest first', () => {
+    const store = new CompletedCheckpointStore(2);
+    const cp = (id: number) => ({ checkpointId: checkpointId(id), metadata: {} as never, location: `l${id}`, kind: 'checkpoint' as const });
+    expect(store.add(cp(1))).toEqual([]);
+    expect(store.add(cp(2))).toEqual([]);
+    expect(store.add(cp(3)).map((c) => c.checkpointId)).toEqual([1]);
+    expect(store.all().map((c) => c.checkpointId)).toEqual([3, 2]);
+    expect(() => store.add(cp(2))).toThrow(/not newer/);
+  });
+});
