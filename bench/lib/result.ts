@@ -6,6 +6,7 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 export type Figures = Record<string, number>;
@@ -112,6 +113,23 @@ export function printResult(result: BenchResult): void {
     out.push(formatTable(['ratio', 'value'], Object.entries(result.ratios).map(([k, v]) => [k, v.toFixed(3)])));
   }
   console.log(out.join('\n'));
+}
+
+export interface Elapsed {
+  /** Wall time. */
+  readonly ms: number;
+  /** CPU time of this process (user + system, all threads): less sensitive to other load on the machine. */
+  readonly cpuMs: number;
+}
+
+/** Starts a wall and CPU clock; call the result to read both. */
+export function startTimer(): () => Elapsed {
+  const wall = performance.now();
+  const cpu = process.cpuUsage();
+  return () => {
+    const used = process.cpuUsage(cpu);
+    return { ms: performance.now() - wall, cpuMs: (used.user + used.system) / 1000 };
+  };
 }
 
 /** Seconds with ms precision from a performance.now() difference, for progress lines. */

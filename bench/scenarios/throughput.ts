@@ -22,18 +22,19 @@
  *   so the timed runs do not keep one.
  *
  * Timed variants are interleaved (loop, weir, weir_checkpoint, db_ivm, loop, ...) because absolute
- * speed drifts on shared machines; rates are medians over rounds, ratios medians of per-round ratios.
+ * speed drifts on shared machines; rates are medians over rounds, ratios medians of per-round ratios
+ * of wall-clock rates. Records per CPU-second (this process, all threads) are reported beside them:
+ * other processes' load inflates wall time much more than it inflates CPU time.
  * Checkpoint figures are for weir_checkpoint and include the final checkpoint of the bounded job.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { D2, MultiSet, map, output, reduce } from '@tanstack/db-ivm';
 import { StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
 import type { CheckpointStats, KeyedProcessFunction, Sink, SinkWriter, ValueState } from '../../src/index.ts';
 import { assertSameCounts, countsDigest, totalCount, type Counts } from '../lib/counts.ts';
-import { buildResult, median, parseScenarioArgs, printResult, seconds, writeResult, type Figures } from '../lib/result.ts';
+import { buildResult, median, parseScenarioArgs, printResult, seconds, startTimer, writeResult, type Elapsed, type Figures } from '../lib/result.ts';
 import { zipfKeys, type KeyAt } from '../lib/zipf.ts';
 
 const SCENARIO = 'throughput';
@@ -55,8 +56,7 @@ const params = {
 /** Whether consumers keep each key's latest count (verification pass) or only count (timed runs). */
 type Mode = 'verify' | 'timed';
 
-interface RunOutcome {
-  readonly ms: number;
+interface RunOutcome extends Elapsed {
   /** Final count per key; only in the verification pass (and always for the loop). */
   readonly counts: Counts | null;
   /** Updates the variant emitted downstream (per record for Weir, per key and batch for db-ivm). */
@@ -69,13 +69,13 @@ interface RunOutcome {
 // ---- (a) the hand-written loop ----
 
 function runLoop(keyAt: KeyAt, records: number, seed: number): RunOutcome {
-  const start = performance.now();
+  const stop = startTimer();
   const counts = new Map<string, number>();
   for (let i = 0; i < records; i++) {
     const key = keyAt(i, seed);
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
-  return { ms: performance.now() - start, counts, updatesOut: 0, checksum: records };
+  return { ...stop(), counts, updatesOut: 0, checksum: records };
 }
 
 // ---- (b), (c) Weir ----
@@ -137,12 +137,12 @@ async function runWeir(keyAt: KeyAt, records: number, seed: number, checkpointin
       .uid('count')
       .sinkTo(sink)
       .uid('sink');
-    const start = performance.now();
+    const stop = startTimer();
     const result = await env.execute(checkpointing ? 'bench-throughput-checkpointing' : 'bench-throughput');
-    const ms = performance.now() - start;
+    const elapsed = stop();
     if (result.status !== 'FINISHED') throw new Error(`weir job ended ${result.status}`);
     if (tally.received !== records) throw new Error(`weir sink received ${tally.received} updates, expected ${records}`);
-    return { ms, counts: tally.latest, updatesOut: tally.received, checksum: tally.sumOfCounts, checkpoints: result.checkpoints };
+    return { ...elapsed, counts: tally.latest, updatesOut: tally.received, checksum: tally.sumOfCounts, checkpoints: result.checkpoints };
   } finally {
     if (dir) await rm(dir, { recursive: true, force: true });
   }
@@ -151,7 +151,7 @@ async function runWeir(keyAt: KeyAt, records: number, seed: number, checkpointin
 // ---- (d) @tanstack/db-ivm ----
 
 function runDbIvm(keyAt: KeyAt, records: number, seed: number, mode: Mode): RunOutcome {
-  const start = performance.now();
+  const stop = startTimer();
   const graph = new D2();
   const input = graph.newInput<string>();
   const latest = mode === 'verify' ? new Map<string, number>() : null;
@@ -183,7 +183,7 @@ function runDbIvm(keyAt: KeyAt, records: number, seed: number, mode: Mode): RunO
     input.sendData(new MultiSet(batch));
     graph.run();
   }
-  return { ms: performance.now() - start, counts: latest, updatesOut: changes, checksum };
+  return { ...stop(), counts: latest, updatesOut: changes, checksum };
 }
 
 // ---- the rounds ----
@@ -240,6 +240,10 @@ function rateOf(outcome: RunOutcome): number {
   return params.records / (outcome.ms / 1000);
 }
 
+function cpuRateOf(outcome: RunOutcome): number {
+  return params.records / (outcome.cpuMs / 1000);
+}
+
 /** Untimed: every variant's final counts must equal the loop's. Returns the loop's counts and the digests. */
 async function verificationPass(keyAt: KeyAt): Promise<{ reference: Counts; digests: Partial<Record<Variant, number>> }> {
   let reference: Counts | null = null;
@@ -264,7 +268,9 @@ async function main(): Promise<void> {
   const { keyAt } = zipfKeys(params.vocabulary, params.zipfS, params.seed);
   const { reference, digests } = await verificationPass(keyAt);
 
+  const loadStart = loadavg()[0]!;
   const rates: Record<Variant, number[]> = { loop: [], weir: [], weir_checkpoint: [], db_ivm: [] };
+  const cpuRates: Record<Variant, number[]> = { loop: [], weir: [], weir_checkpoint: [], db_ivm: [] };
   const updatesOut: Record<Variant, number> = { loop: 0, weir: 0, weir_checkpoint: 0, db_ivm: 0 };
   const checkpointCounts: number[] = [];
   const periodicCounts: number[] = [];
@@ -280,6 +286,7 @@ async function main(): Promise<void> {
       if (outcome.counts) assertSameCounts(`${variant} (round ${round})`, reference, outcome.counts);
       updatesOut[variant] = outcome.updatesOut;
       rates[variant].push(rateOf(outcome));
+      cpuRates[variant].push(cpuRateOf(outcome));
       let extra = '';
       if (outcome.checkpoints) {
         const done = completed(outcome.checkpoints);
@@ -292,7 +299,7 @@ async function main(): Promise<void> {
         }
         extra = `, ${done.length} checkpoints completed (median ${medianMs.toFixed(1)} ms)`;
       }
-      log(`round ${round}/${params.rounds} ${variant}: ${seconds(outcome.ms)}, ${Math.round(rateOf(outcome)).toLocaleString('en-US')} records/s${extra}`);
+      log(`round ${round}/${params.rounds} ${variant}: ${seconds(outcome.ms)}, ${Math.round(rateOf(outcome)).toLocaleString('en-US')} records/s (${Math.round(cpuRateOf(outcome)).toLocaleString('en-US')} per CPU-s)${extra}`);
     }
   }
 
@@ -306,10 +313,16 @@ async function main(): Promise<void> {
     weir_records_per_sec: median(rates.weir),
     weir_checkpoint_records_per_sec: median(rates.weir_checkpoint),
     db_ivm_records_per_sec: median(rates.db_ivm),
+    loop_records_per_cpu_sec: median(cpuRates.loop),
+    weir_records_per_cpu_sec: median(cpuRates.weir),
+    weir_checkpoint_records_per_cpu_sec: median(cpuRates.weir_checkpoint),
+    db_ivm_records_per_cpu_sec: median(cpuRates.db_ivm),
     checkpoints_completed: median(checkpointCounts),
     periodic_checkpoints_completed: median(periodicCounts),
     checkpoint_duration_median_ms: median(checkpointMedianMs),
     checkpoint_persisted_bytes_median: median(checkpointBytes),
+    load_average_1m_start: loadStart,
+    load_average_1m_end: loadavg()[0]!,
     records: params.records,
     distinct_keys: reference.size,
     weir_updates_out: updatesOut.weir,

@@ -36,6 +36,10 @@ export interface RunOptions extends ExecutionHooks {
   /** A checkpoint or savepoint directory (or a job's checkpoint directory: its newest) to start from. */
   readonly restoreFrom?: string;
   readonly allowNonRestoredState?: boolean;
+  /** Checkpoint storage to use instead of the one the options name (the simulator's faulty storage). */
+  readonly storage?: CheckpointStorage;
+  /** Called with the job master before it starts (for the simulator and tests that inspect internals). */
+  readonly onJobMaster?: (master: JobMaster) => void;
 }
 
 /** A job running in this process. */
@@ -108,7 +112,7 @@ export class StreamEnvironment {
     const graph = this.jobGraph();
     const env = run.env ?? realEnvironment();
     const id = toJobId(this.options.jobId ?? defaultJobId(name, env.random.int(0x1000000)));
-    const storage = this.createStorage(id);
+    const storage = run.storage ?? this.createStorage(id);
     const restoreFrom = run.restoreFrom ? await loadRestorePoint(run.restoreFrom, storage) : null;
     const master = new JobMaster(
       {
@@ -127,6 +131,7 @@ export class StreamEnvironment {
       env,
       run,
     );
+    run.onJobMaster?.(master);
     master.start();
     return {
       jobId: id,

@@ -88,8 +88,9 @@ export class ProgressDisplay {
 
   /** The status line for the current metrics. */
   statusLine(): string {
-    const m = this.client?.metrics() ?? null;
-    if (m === null) return 'CREATED';
+    if (this.client === null) return 'CREATED';
+    this.sample();
+    const m = this.client.metrics();
     const { inPerSec, outPerSec } = this.rates();
     return formatStatus(m, inPerSec, outPerSec);
   }
@@ -105,7 +106,6 @@ export class ProgressDisplay {
     while (!this.stopped) {
       await sleep(TICK_MS);
       if (this.stopped) return;
-      this.sample();
       if (this.opts.tty) this.draw();
       else if (systemClock.now() - Math.max(this.lastPlainLineMs, this.attachedAtMs) >= PLAIN_IDLE_MS) this.printPlain();
     }
@@ -138,7 +138,6 @@ export class ProgressDisplay {
   }
 
   private printPlain(): void {
-    this.sample();
     this.lastPlainLineMs = systemClock.now();
     this.opts.stream.write(`${this.statusLine()}\n`);
   }

@@ -34,14 +34,16 @@ export async function superviseJob(env: StreamEnvironment, name: string, run: Ru
   display.attach(client);
   opts.onStarted?.(client);
   const removeSignals = cancelOnSignals(client, display);
+  const removeStallGuard = failIfStalled(client);
   try {
-    const result = await client.result;
+    const result = await Promise.race([client.result, removeStallGuard.stalled]);
     return { status: result.status, jobId: client.jobId, result, elapsedMs: systemClock.now() - startMs, restoredFrom: display.restoredFrom };
   } catch (err) {
     const error = err instanceof Error ? err : new Error(errorMessage(err));
     return { status: 'FAILED', jobId: client.jobId, error, elapsedMs: systemClock.now() - startMs, restoredFrom: display.restoredFrom };
   } finally {
     removeSignals();
+    removeStallGuard.remove();
     display.stop();
   }
 }
@@ -61,6 +63,22 @@ function cancelOnSignals(client: JobClient, display: ProgressDisplay): () => voi
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   };
+}
+
+/**
+ * Nothing is left to run but the job has not ended: the engine lost track of it. Without this the
+ * process would exit with Node's code 13 (unsettled top-level await) and no message.
+ */
+function failIfStalled(client: JobClient): { stalled: Promise<never>; remove: () => void } {
+  let reject!: (err: Error) => void;
+  const stalled = new Promise<never>((_, r) => (reject = r));
+  stalled.catch(() => {});
+  const onBeforeExit = () => {
+    const m = client.metrics();
+    reject(new Error(`job ${client.jobId} stalled in status ${m.status} (attempt ${m.attempt}): nothing is scheduled and it neither finished nor failed`));
+  };
+  process.on('beforeExit', onBeforeExit);
+  return { stalled, remove: () => process.off('beforeExit', onBeforeExit) };
 }
 
 /** The final status line of a job. */

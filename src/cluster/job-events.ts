@@ -7,7 +7,7 @@ export type JobEvent =
   | { readonly type: 'running'; readonly attempt: number; readonly restoredFrom: number | null }
   | { readonly type: 'checkpoint-completed'; readonly stats: CheckpointStats }
   | { readonly type: 'checkpoint-failed'; readonly stats: CheckpointStats }
-  | { readonly type: 'restarting'; readonly attempt: number; readonly delayMs: number; readonly cause: string }
+  | { readonly type: 'restarting'; readonly attempt: number; readonly delayMs: number; readonly cause: string; readonly error: unknown }
   | { readonly type: 'restore-fallback'; readonly checkpointId: number; readonly location: string; readonly reason: string }
   | { readonly type: 'log'; readonly message: string }
   | { readonly type: 'finished' }

@@ -112,6 +112,11 @@ export class JobMaster {
     this.settle.resolve(this.resultOf('CANCELED'));
   }
 
+  /** Fails the current attempt from outside (the simulator's "restart the job now"); the restart strategy decides what follows. */
+  failGlobal(error: Error): void {
+    if (this.status === 'RUNNING') this.onAttemptFailure(this.attempt, error);
+  }
+
   /** Triggers a checkpoint now; resolves when it completes. */
   triggerCheckpoint(kind: 'checkpoint' | 'savepoint' = 'checkpoint'): Promise<CompletedCheckpoint> {
     return this.coordinator.triggerNow(kind);
@@ -212,7 +217,7 @@ export class JobMaster {
       }
       this.restarts++;
       this.attempt++;
-      this.emit({ type: 'restarting', attempt: this.attempt, delayMs: decision.delayMs, cause });
+      this.emit({ type: 'restarting', attempt: this.attempt, delayMs: decision.delayMs, cause, error: err });
       this.env.scheduler.schedule(decision.delayMs, () => void this.runAttempt());
     });
   }
@@ -265,6 +270,20 @@ export class JobMaster {
     };
   }
 
+  /**
+   * Subtasks finish only after hearing that the final checkpoint completed; should that message be
+   * lost, they would wait forever. Repeat it until the attempt ends (duplicates are harmless).
+   */
+  private resendFinalNotification(id: CheckpointId, attempt: number): void {
+    this.env.scheduler.schedule(FINAL_NOTIFY_RESEND_MS, () => {
+      if (this.status !== 'RUNNING' || this.attempt !== attempt) return;
+      for (const task of this.deployment?.tasks ?? []) {
+        if (task.status === 'RUNNING') this.rpc.send('notify-complete', () => task.notifyCheckpointComplete(id));
+      }
+      this.resendFinalNotification(id, attempt);
+    });
+  }
+
   private async finish(): Promise<void> {
     if (this.isTerminal()) return;
     this.status = 'FINISHED';
@@ -292,6 +311,7 @@ export class JobMaster {
           this.emit({ type: 'checkpoint-completed', stats });
         }
         for (const task of this.deployment?.tasks ?? []) this.rpc.send('notify-complete', () => task.notifyCheckpointComplete(id));
+        if (stats?.isFinal) this.resendFinalNotification(id, this.attempt);
       },
       notifyAborted: (id: CheckpointId) => {
         const stats = this.coordinator.history.find((s) => s.checkpointId === id);
@@ -303,6 +323,8 @@ export class JobMaster {
     };
   }
 }
+
+const FINAL_NOTIFY_RESEND_MS = 200;
 
 const key = (t: TaskId): string => `${t.vertex}/${t.subtask}`;
 

@@ -49,6 +49,10 @@ describe('weir usage errors exit 2 with one line', () => {
     expect(await expectUsageError(['checkpoints', path.join(FIXTURES, 'no-such-dir')])).toContain('no-such-dir');
   });
 
+  it('refuses a non-empty demo directory', async () => {
+    expect(await expectUsageError(['demo', '--dir', FIXTURES])).toContain('not empty');
+  });
+
   it('rejects --from pointing nowhere', async () => {
     const nowhere = path.join(FIXTURES, 'no-such-checkpoint');
     const line = await expectUsageError(['run', path.join(FIXTURES, 'tiny-job.ts'), '--from', nowhere]);

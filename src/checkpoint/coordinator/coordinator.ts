@@ -219,6 +219,15 @@ export class CheckpointCoordinator {
     this.lastCompletionMs = this.env.clock.now();
     this.consecutiveFailures = 0;
     if (completed.kind === 'checkpoint') {
+      const latest = this.store.latest();
+      if (latest && latest.checkpointId > completed.checkpointId) {
+        // With maxConcurrent > 1 a newer checkpoint can finish its metadata first; this one is
+        // subsumed on arrival (the newer one's notification already covers its commits).
+        this.discard(completed.checkpointId);
+        this.waiters.get(p.checkpointId)?.resolve(completed);
+        this.waiters.delete(p.checkpointId);
+        return;
+      }
       for (const old of this.store.add(completed)) this.discard(old.checkpointId);
     }
     // Older pending checkpoints are subsumed by this one.

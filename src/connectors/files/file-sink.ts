@@ -5,8 +5,7 @@
  * Renames are idempotent, so recovery re-commits safely; in-progress files that no completed
  * checkpoint references are deleted when the subtask starts again.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, writeSync } from 'node:fs';
-import { access, open as openFile, readdir, rename, unlink } from 'node:fs/promises';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { StorageError } from '../../core/errors.ts';
 import type { RuntimeContext } from '../../runtime/functions.ts';
@@ -25,19 +24,14 @@ export interface FileCommittable {
 
 const IN_PROGRESS_DIR = '.in-progress';
 
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
-}
-
-async function fsyncDir(dir: string): Promise<void> {
-  const handle = await openFile(dir, 'r');
+// Commits use synchronous fs calls: renames are quick, each awaited call would cost a turn of the
+// event loop, and synchronous commits keep simulated runs deterministic.
+function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
   try {
-    await handle.sync();
+    fsyncSync(fd);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
@@ -62,9 +56,9 @@ class FileSinkWriter implements TwoPhaseCommitWriter<unknown, FileCommittable> {
     mkdirSync(this.stagingDir, { recursive: true });
     const keep = new Set(pending.map((p) => p.inProgress));
     const mine = `part-${this.subtask}-a`;
-    for (const name of await readdir(this.stagingDir)) {
+    for (const name of readdirSync(this.stagingDir)) {
       const full = join(this.stagingDir, name);
-      if (name.startsWith(mine) && !keep.has(full)) await unlink(full).catch(() => {});
+      if (name.startsWith(mine) && !keep.has(full)) rmSync(full, { force: true });
     }
   }
 
@@ -97,13 +91,13 @@ class FileSinkWriter implements TwoPhaseCommitWriter<unknown, FileCommittable> {
 
   async commit(committables: readonly FileCommittable[]): Promise<void> {
     for (const c of committables) {
-      if (await exists(c.inProgress)) {
-        await rename(c.inProgress, c.final);
-      } else if (!(await exists(c.final))) {
+      if (existsSync(c.inProgress)) {
+        renameSync(c.inProgress, c.final);
+      } else if (!existsSync(c.final)) {
         throw new StorageError('MISSING_FILE', c.inProgress, `pre-committed file is gone and ${c.final} was never committed`);
       }
     }
-    if (committables.length > 0) await fsyncDir(this.options.directory);
+    if (committables.length > 0) fsyncDir(this.options.directory);
   }
 
   dispose(): void {

@@ -1,0 +1,124 @@
+/**
+ * Checkpoint storage for the simulation: in-memory, with completions delayed through the world's
+ * scheduler and faults drawn by the seed (a write fails, a write is torn, the metadata rename
+ * fails). It also checks on every delete that no retained checkpoint loses a file (checker d).
+ */
+import { StorageError } from '../core/errors.ts';
+import type { CheckpointId, JobId } from '../core/ids.ts';
+import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
+import type { StreamStateHandle } from '../storage/handles.ts';
+import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
+import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory } from '../storage/storage.ts';
+import type { SimWorld } from './sim-world.ts';
+
+export interface StorageFaultOptions {
+  readonly writeFailProbability: number;
+  readonly tornWriteProbability: number;
+  readonly renameFailProbability: number;
+  readonly latencyMsMax: number;
+}
+
+export class FaultyStorage implements CheckpointStorage {
+  readonly inner: MemoryCheckpointStorage;
+  active = true;
+  readonly injected = { writeFail: 0, torn: 0, renameFail: 0 };
+  /** Violations of "no file referenced by a retained checkpoint is deleted". */
+  readonly violations: string[] = [];
+  /** Ids of the checkpoints the coordinator retains right now; set by the runner. */
+  retained: () => ReadonlySet<number> = () => new Set();
+
+  constructor(
+    jobId: JobId,
+    private readonly world: SimWorld,
+    private readonly options: StorageFaultOptions,
+  ) {
+    this.inner = new MemoryCheckpointStorage(jobId, { inlineThresholdBytes: 64 });
+  }
+
+  get description(): string {
+    return this.inner.description;
+  }
+
+  get jobId(): JobId {
+    return this.inner.jobId;
+  }
+
+  private latency(): Promise<void> {
+    return new Promise((resolve) => this.world.schedule(this.world.random.next() * this.options.latencyMsMax, resolve));
+  }
+
+  private roll(p: number): boolean {
+    return this.active && this.world.random.next() < p;
+  }
+
+  initialize(): Promise<{ highestCheckpointId: number }> {
+    return this.inner.initialize();
+  }
+
+  streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory {
+    const inner = this.inner.streamFactory(checkpointId);
+    return {
+      checkpointId,
+      write: async (scope, nameHint, data) => {
+        await this.latency();
+        if (this.roll(this.options.writeFailProbability)) {
+          this.injected.writeFail++;
+          throw new StorageError('STORAGE_IO', `memory:${nameHint}`, 'injected write failure');
+        }
+        const handle = await inner.write(scope, nameHint, data);
+        if (handle.type === 'file' && this.roll(this.options.tornWriteProbability)) {
+          this.injected.torn++;
+          const raw = this.inner.rawFiles();
+          const bytes = raw.get(handle.path)!;
+          raw.set(handle.path, bytes.subarray(0, Math.floor(bytes.length / 2)));
+          throw new StorageError('STORAGE_IO', handle.path, 'injected torn write (the process died mid-write)');
+        }
+        return handle;
+      },
+    };
+  }
+
+  async readState(handle: StreamStateHandle): Promise<Uint8Array> {
+    await this.latency();
+    return this.inner.readState(handle);
+  }
+
+  async commitMetadata(metadata: CheckpointMetadata): Promise<string> {
+    await this.latency();
+    if (this.roll(this.options.renameFailProbability)) {
+      this.injected.renameFail++;
+      // The temporary file was written; the rename never happened.
+      this.inner.rawFiles().set(`${this.inner.checkpointDir(metadata.checkpointId)}/_metadata.tmp-sim`, new Uint8Array(8));
+      throw new StorageError('STORAGE_IO', `${this.inner.checkpointDir(metadata.checkpointId)}/_metadata`, 'injected rename failure');
+    }
+    return this.inner.commitMetadata(metadata);
+  }
+
+  readMetadata(location: string): Promise<CheckpointMetadata> {
+    return this.inner.readMetadata(location);
+  }
+
+  listCheckpoints(): Promise<CheckpointListing[]> {
+    return this.inner.listCheckpoints();
+  }
+
+  async discardCheckpoint(checkpointId: CheckpointId): Promise<void> {
+    if (this.retained().has(checkpointId)) this.violations.push(`checkpoint ${checkpointId} was deleted while retained`);
+    await this.latency();
+    return this.inner.discardCheckpoint(checkpointId);
+  }
+
+  async discardShared(handle: StreamStateHandle): Promise<void> {
+    await this.latency();
+    return this.inner.discardShared(handle);
+  }
+
+  discardJob(): Promise<void> {
+    return this.inner.discardJob();
+  }
+
+  /** Paths of every stored file of this job. */
+  files(): string[] {
+    return [...this.inner.rawFiles().keys()];
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * Runs one seed: a real Weir job in the simulated world with faults drawn by the seed, then every
+ * checker. The oracle is the same job and world without faults.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StreamEnvironment } from '../api/environment.ts';
+import { yieldToEventLoop } from '../core/adapters.ts';
+import { InjectedFault, StorageError, errorMessage } from '../core/errors.ts';
+import { jobId } from '../core/ids.ts';
+import { SeededRandom } from '../core/time.ts';
+import type { JobMaster } from '../cluster/job-master.ts';
+import type { JobResult } from '../cluster/job-events.ts';
+import { checkOutput } from './checkers/exactly-once.ts';
+import { checkSequences } from './checkers/per-key-sequence.ts';
+import { checkSnapshot } from './checkers/snapshot-consistency.ts';
+import { checkStorage } from './checkers/storage.ts';
+import { FaultyStorage } from './faulty-storage.ts';
+import { RandomFaults } from './random-faults.ts';
+import { buildScenario, SequenceLog, type ScenarioName } from './scenarios.ts';
+import { SimRpc } from './sim-rpc.ts';
+import { SimWorld } from './sim-world.ts';
+
+export type SimMode = 'exactly-once' | 'at-least-once';
+export type OutcomeKind = 'ok' | 'violation' | 'liveness' | 'crash';
+
+export interface SeedOutcome {
+  readonly seed: number;
+  readonly scenario: ScenarioName;
+  readonly mode: SimMode;
+  readonly kind: OutcomeKind;
+  /** Checker name -> what it found; empty when the seed passed. */
+  readonly failures: ReadonlyArray<{ checker: string; messages: string[] }>;
+  readonly traceHash: string;
+  readonly stats: {
+    readonly steps: number;
+    readonly virtualMs: number;
+    readonly restarts: number;
+    readonly checkpointsCompleted: number;
+    readonly taskFaults: number;
+    readonly storageFaults: number;
+    readonly messagesLost: number;
+    readonly committed: number;
+  };
+}
+
+const MAX_STEPS = 3_000_000;
+const MAX_VIRTUAL_MS = 120_000;
+
+interface RunOptions {
+  readonly seed: number;
+  readonly scenario: ScenarioName;
+  readonly mode: SimMode;
+  readonly faults: boolean;
+}
+
+interface RawRun {
+  readonly committed: string[];
+  readonly settled: { result: JobResult } | { error: unknown } | null;
+  readonly world: SimWorld;
+  readonly problems: Map<string, string[]>;
+  readonly faults: RandomFaults;
+  readonly storage: FaultyStorage;
+  readonly rpc: SimRpc;
+  readonly unexpected: string[];
+  readonly restarts: number;
+}
+
+/** Roots of an error chain (wrapping errors keep the original as cause). */
+function rootCause(err: unknown): unknown {
+  let e = err;
+  for (let i = 0; i < 10 && e instanceof Error && e.cause !== undefined; i++) e = e.cause;
+  return e;
+}
+
+function isExpectedFailure(err: unknown): boolean {
+  for (let e: unknown = err, i = 0; i < 10 && e !== undefined; i++) {
+    if (e instanceof InjectedFault) return true;
+    if (e instanceof StorageError && e.code === 'STORAGE_IO') return true;
+    if (e instanceof Error && e.message.includes('consecutive checkpoint failures')) return true;
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return false;
+}
+
+async function runOnce(o: RunOptions): Promise<RawRun> {
+  const params = new SeededRandom(o.seed ^ 0x5eed5eed);
+  const world = new SimWorld(o.seed, { stepCostMsMax: 0.05, slowProbability: o.faults ? 0.05 : 0, slowDelayMsMax: 3 });
+  const parallelism = 1 + params.int(3);
+  const spec = { parallelism, count: 200 + params.int(1000), keysPerSplit: 1 + params.int(6), ratePerSec: 0 };
+  const durationMs = 100 + params.int(300);
+  spec.ratePerSec = Math.ceil((spec.count * 1000) / durationMs);
+  const env = StreamEnvironment.create({
+    parallelism,
+    maxParallelism: [parallelism, 8, 128][params.int(3)]!,
+    checkpointing: {
+      intervalMs: 5 + params.int(40),
+      mode: o.mode,
+      timeoutMs: 60 + params.int(300),
+      maxConcurrent: 1 + params.int(2),
+      tolerableFailures: 1_000_000,
+      retained: 1 + params.int(3),
+    },
+    restartStrategy: { type: 'fixed-delay', attempts: 1_000_000, delayMs: params.int(20) },
+    bufferRecords: 1 + params.int(16),
+    channelCapacity: 1 + params.int(4),
+    jobId: 'sim',
+  });
+  const sinkDir = o.scenario === 'file-sink' ? mkdtempSync(join(tmpdir(), 'weir-sim-')) : null;
+  const log = new SequenceLog();
+  const scenario = buildScenario(o.scenario, env, spec, log, o.mode === 'exactly-once' ? 'exact' : 'no-skip', sinkDir);
+  const p = (x: number) => (o.faults ? x : 0);
+  const faults = new RandomFaults(world.random, { process: p(0.004), 'sync-phase': p(0.03), 'async-phase': p(0.03), 'before-ack': p(0.03), commit: p(0.03) }, 6);
+  const storage = new FaultyStorage(jobId('sim'), world, { writeFailProbability: p(0.02), tornWriteProbability: p(0.02), renameFailProbability: p(0.03), latencyMsMax: 2 });
+  const rpc = new SimRpc(world, { delayProbability: p(0.1), delayMsMax: 20, lossProbability: p(0.02) });
+  const problems = new Map<string, string[]>();
+  const add = (checker: string, messages: string[]) => {
+    if (messages.length > 0) problems.set(checker, [...(problems.get(checker) ?? []), ...messages].slice(0, 20));
+  };
+  const unexpected: string[] = [];
+  const snapshotChecks: Array<Promise<void>> = [];
+  let restarts = 0;
+  let master: JobMaster | null = null;
+  let settled: RawRun['settled'] = null;
+  const faultWindowMs = durationMs * (0.3 + params.next() * 0.7);
+  world.schedule(faultWindowMs, () => {
+    faults.active = false;
+    storage.active = false;
+    rpc.active = false;
+    world.slowActive = false;
+  });
+  if (o.faults) {
+    for (let i = params.int(3); i > 0; i--) {
+      world.schedule(params.next() * faultWindowMs, () => master?.failGlobal(new InjectedFault('coordinator restarts the job')));
+    }
+  }
+  const client = await env.executeAsync('sim', {
+    env: world.environment,
+    faults,
+    rpc,
+    storage,
+    elementsPerStep: 1 + params.int(4),
+    sourceBatchRecords: 1 + params.int(8),
+    onJobMaster: (m) => {
+      master = m;
+      storage.retained = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.checkpointId));
+    },
+    onEvent: (e) => {
+      if (e.type === 'restarting') {
+        restarts++;
+        if (!isExpectedFailure(e.error)) unexpected.push(`restart caused by an error no fault explains: ${errorMessage(rootCause(e.error))}`);
+      }
+      if (e.type === 'checkpoint-completed' && e.stats.location) {
+        const location = e.stats.location;
+        snapshotChecks.push(
+          storage.inner
+            .readMetadata(location)
+            .then((meta) => checkSnapshot(meta, scenario, o.mode, (h) => storage.inner.readState(h)))
+            .then((msgs) => add('snapshot-consistency', msgs))
+            .catch((err: unknown) => add('snapshot-consistency', [`could not read checkpoint at ${location}: ${errorMessage(err)}`])),
+        );
+      }
+    },
+  });
+  client.result.then(
+    (result) => (settled = { result }),
+    (error: unknown) => (settled = { error }),
+  );
+  while (settled === null && world.steps < MAX_STEPS && world.now() < MAX_VIRTUAL_MS) {
+    if (!world.step()) {
+      await yieldToEventLoop();
+      if (world.idle && settled === null) break;
+      continue;
+    }
+    await yieldToEventLoop();
+  }
+  await Promise.all(snapshotChecks);
+  add('per-key-sequence', checkSequences(log));
+  const committed = settled !== null && 'result' in settled ? scenario.committed() : [];
+  if (settled !== null && 'result' in settled) add('storage', checkStorage(storage));
+  if (sinkDir) rmSync(sinkDir, { recursive: true, force: true });
+  return { committed, settled, world, problems, faults, storage, rpc, unexpected, restarts };
+}
+
+const oracles = new Map<string, string[]>();
+
+export async function runSeed(seed: number, scenario: ScenarioName, mode: SimMode): Promise<SeedOutcome> {
+  const key = `${seed}/${scenario}/${mode}`;
+  let oracle = oracles.get(key);
+  if (!oracle) {
+    const clean = await runOnce({ seed, scenario, mode, faults: false });
+    if (!clean.settled || !('result' in clean.settled)) {
+      throw new Error(`seed ${seed}: the fault-free oracle run did not finish: ${clean.settled ? errorMessage((clean.settled as { error: unknown }).error) : 'no progress'}`);
+    }
+    oracle = clean.committed;
+    oracles.set(key, oracle);
+  }
+  const run = await runOnce({ seed, scenario, mode, faults: true });
+  const failures: Array<{ checker: string; messages: string[] }> = [];
+  let kind: OutcomeKind = 'ok';
+  if (run.unexpected.length > 0) {
+    failures.push({ checker: 'crash', messages: run.unexpected.slice(0, 5) });
+    kind = 'crash';
+  }
+  if (run.settled === null) {
+    failures.push({ checker: 'liveness', messages: [`the job did not finish after faults stopped (${run.world.steps} steps, ${Math.round(run.world.now())} virtual ms)`] });
+    if (kind === 'ok') kind = 'liveness';
+  } else if ('error' in run.settled) {
+    failures.push({ checker: 'crash', messages: [`the job failed: ${errorMessage(run.settled.error)}`] });
+    kind = 'crash';
+  } else {
+    const output = checkOutput(mode, run.committed, oracle);
+    if (output.length > 0) run.problems.set('exactly-once-output', output);
+  }
+  for (const [checker, messages] of run.problems) {
+    failures.push({ checker, messages });
+    if (kind === 'ok') kind = 'violation';
+  }
+  run.world.mix(run.committed.length);
+  return {
+    seed,
+    scenario,
+    mode,
+    kind,
+    failures,
+    traceHash: run.world.traceHash,
+    stats: {
+      steps: run.world.steps,
+      virtualMs: Math.round(run.world.now()),
+      restarts: run.restarts,
+      checkpointsCompleted: run.settled && 'result' in run.settled ? run.settled.result.checkpoints.filter((c) => c.status === 'COMPLETED').length : 0,
+      taskFaults: run.faults.fired.length,
+      storageFaults: run.storage.injected.writeFail + run.storage.injected.torn + run.storage.injected.renameFail,
+      messagesLost: run.rpc.lost,
+      committed: run.committed.length,
+    },
+  };
+}

@@ -1,0 +1,36 @@
+/** Control messages in the simulation: delayed, and (triggers, acks, notifications) sometimes lost. */
+import type { Rpc, RpcKind } from '../runtime/rpc.ts';
+import type { SimWorld } from './sim-world.ts';
+
+export interface SimRpcOptions {
+  readonly delayProbability: number;
+  readonly delayMsMax: number;
+  readonly lossProbability: number;
+}
+
+/** Kinds a real network may lose without the job's own failure detection noticing. */
+const LOSABLE: ReadonlySet<RpcKind> = new Set(['trigger', 'ack', 'notify-complete', 'notify-aborted', 'decline']);
+
+export class SimRpc implements Rpc {
+  active = true;
+  lost = 0;
+  delayed = 0;
+  constructor(
+    private readonly world: SimWorld,
+    private readonly options: SimRpcOptions,
+  ) {}
+
+  send(kind: RpcKind, deliver: () => void): void {
+    const r = this.world.random;
+    if (this.active && LOSABLE.has(kind) && r.next() < this.options.lossProbability) {
+      this.lost++;
+      return;
+    }
+    if (this.active && r.next() < this.options.delayProbability) {
+      this.delayed++;
+      this.world.schedule(r.next() * this.options.delayMsMax, deliver);
+      return;
+    }
+    this.world.execute(deliver);
+  }
+}
