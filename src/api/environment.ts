@@ -15,6 +15,8 @@ import { buildJobGraph, type JobGraph } from '../graph/job-graph.ts';
 import { LogicalGraph } from '../graph/transformation.ts';
 import { SourceReaderOperator } from '../runtime/operators/source-operator.ts';
 import type { Source } from '../runtime/source.ts';
+import type { TwoPhaseCommitSink } from '../runtime/sink.ts';
+import { TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
 import { HeapStateBackendFactory } from '../state/heap/heap-backend-factory.ts';
 import { FsCheckpointStorage, readCheckpointMetadataAt, resolveCheckpointLocation } from '../storage/fs-storage.ts';
@@ -95,6 +97,20 @@ export class StreamEnvironment {
   readTextFile(...paths: string[]): DataStream<string> {
     if (paths.length === 0) throw new ConfigError('readTextFile', 'needs at least one path');
     return this.fromSource(new TextFileSource(paths));
+  }
+
+  /**
+   * Replaces every sink of the job with the one `create` returns for its uid. For the simulator,
+   * which observes what a user's job commits; not part of the public API.
+   * @internal
+   */
+  replaceSinks(create: (uid: string, name: string) => TwoPhaseCommitSink<unknown, unknown>): void {
+    for (const node of this.graph.nodes) {
+      if (node.kind !== 'sink') continue;
+      const uid = node.uid;
+      const sink = create(uid, node.name);
+      node.createOperator = () => new TwoPhaseCommitSinkOperator(sink.createWriter());
+    }
   }
 
   /** The job graph the current definition compiles to (operators after chaining). */

@@ -9,11 +9,20 @@ import { demoCommand } from './demo-command.ts';
 import { EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
 import { runCommand, type RunFlags } from './run-command.ts';
+import { simCommand, type SimFlags } from './sim-command.ts';
 
 function positiveInt(what: string): (value: string) => number {
   return (value) => {
     const n = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
     if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`${what} must be an integer >= 1`);
+    return n;
+  };
+}
+
+function nonNegativeInt(what: string): (value: string) => number {
+  return (value) => {
+    const n = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n)) throw new InvalidArgumentError(`${what} must be an integer >= 0`);
     return n;
   };
 }
@@ -53,6 +62,17 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .description('run the bank-transfers demo with a crash part-way and verify exactly-once output')
     .option('--dir <dir>', 'a new or empty directory for checkpoints and output (default: a fresh temp dir)')
     .action(async (flags: { dir?: string }) => setExit(await demoCommand(flags)));
+
+  program
+    .command('sim')
+    .description('run seeds of the deterministic fault-injecting simulator (built-in scenarios or your job module)')
+    .option('--seeds <n>', 'how many seeds to run (default 100)', positiveInt('seeds'))
+    .option('--seed <s>', 'run one seed (replay)', nonNegativeInt('seed'))
+    .option('--start <s>', 'first seed of --seeds (default 1)', nonNegativeInt('start'))
+    .option('--mode <mode>', 'exactly-once or at-least-once (default: alternate by seed)')
+    .option('--job <name|module>', 'keyed-counts, join, union, file-sink, or a job module path (default: all scenarios)')
+    .option('-v, --verbose', 'a line for every seed')
+    .action(async (flags: SimFlags) => setExit(await simCommand(flags)));
 
   return { program, current: () => current };
 }

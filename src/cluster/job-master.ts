@@ -4,7 +4,7 @@
  * the attempt down and restarts by the restart strategy. A checkpoint that fails to verify on
  * restore is dropped and the next older retained one is tried, and the job says so.
  */
-import { errorMessage, JobFailedError, StorageError, WeirError } from '../core/errors.ts';
+import { errorMessage, JobFailedError, RestoreError, StorageError, WeirError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
 import type { CheckpointStats } from '../checkpoint/coordinator/checkpoint-stats.ts';
@@ -65,6 +65,7 @@ export class JobMaster {
   readonly result: Promise<JobResult>;
   private lastCheckpoint: CheckpointStats | null = null;
   private initialRestore: CompletedCheckpoint | null;
+  private failedAttempt = -1;
 
   constructor(
     private readonly cfg: JobMasterConfig,
@@ -204,13 +205,16 @@ export class JobMaster {
   }
 
   private onAttemptFailure(attempt: number, err: unknown): void {
-    if (this.isTerminal() || attempt !== this.attempt || this.status === 'RESTARTING') return;
+    // One failure per attempt: the first ends it; later ones of the same attempt are its echoes.
+    if (this.isTerminal() || attempt !== this.attempt || this.failedAttempt === attempt) return;
+    this.failedAttempt = attempt;
     this.status = 'RESTARTING';
     this.teardown();
     const cause = errorMessage(err);
     void this.coordinator.suspend('JOB_FAILOVER').then(() => {
       if (this.isTerminal()) return;
-      const decision = err instanceof JobFailedError ? { restart: false as const, why: 'recovery is impossible' } : decideRestart(this.cfg.restartStrategy, this.restarts);
+      const hopeless = err instanceof JobFailedError || err instanceof RestoreError;
+      const decision = hopeless ? { restart: false as const, why: 'restoring cannot succeed by retrying' } : decideRestart(this.cfg.restartStrategy, this.restarts);
       if (!decision.restart) {
         this.fail(new JobFailedError(`job '${this.cfg.name}' failed: ${decision.why}; last failure: ${cause}`, { cause: err }));
         return;

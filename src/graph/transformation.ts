@@ -27,7 +27,7 @@ export interface LogicalNode {
   readonly inputs: ReadonlyArray<readonly StreamRef[]>;
   /** Key selector per logical input when the operator uses keyed state. */
   readonly keySelectors: ReadonlyArray<((record: any) => Key) | null>;
-  readonly createOperator: () => StreamOperator;
+  createOperator: () => StreamOperator;
   chainable: boolean;
 }
 

@@ -18,16 +18,33 @@ import { checkSnapshot } from './checkers/snapshot-consistency.ts';
 import { checkStorage } from './checkers/storage.ts';
 import { FaultyStorage } from './faulty-storage.ts';
 import { RandomFaults } from './random-faults.ts';
-import { buildScenario, SequenceLog, type ScenarioName } from './scenarios.ts';
+import { buildScenario, SequenceLog, type BuiltScenario, type ScenarioName } from './scenarios.ts';
+import { CollectSink } from '../connectors/collect/collect-sink.ts';
+import type { StreamEnvironmentOptions } from '../api/options.ts';
 import { SimRpc } from './sim-rpc.ts';
 import { SimWorld } from './sim-world.ts';
 
 export type SimMode = 'exactly-once' | 'at-least-once';
+
+/** A user's job module to simulate: its default export builds the job; its sinks are observed. */
+export interface SimJobModule {
+  readonly name: string;
+  readonly path: string;
+  readonly options: StreamEnvironmentOptions;
+  readonly build: (env: StreamEnvironment) => void | Promise<void>;
+}
+
+/** What a seed runs: a built-in scenario or a user's job module. */
+export type SimJob = ScenarioName | SimJobModule;
+
+export function jobName(job: SimJob): string {
+  return typeof job === 'string' ? job : job.path;
+}
 export type OutcomeKind = 'ok' | 'violation' | 'liveness' | 'crash';
 
 export interface SeedOutcome {
   readonly seed: number;
-  readonly scenario: ScenarioName;
+  readonly scenario: string;
   readonly mode: SimMode;
   readonly kind: OutcomeKind;
   /** Checker name -> what it found; empty when the seed passed. */
@@ -50,7 +67,7 @@ const MAX_VIRTUAL_MS = 120_000;
 
 interface RunOptions {
   readonly seed: number;
-  readonly scenario: ScenarioName;
+  readonly scenario: SimJob;
   readonly mode: SimMode;
   readonly faults: boolean;
 }
@@ -91,9 +108,11 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
   const spec = { parallelism, count: 200 + params.int(1000), keysPerSplit: 1 + params.int(6), ratePerSec: 0 };
   const durationMs = 100 + params.int(300);
   spec.ratePerSec = Math.ceil((spec.count * 1000) / durationMs);
+  const user = typeof o.scenario === 'string' ? null : o.scenario;
   const env = StreamEnvironment.create({
-    parallelism,
-    maxParallelism: [parallelism, 8, 128][params.int(3)]!,
+    ...(user ? { ...user.options, checkpointStorage: undefined, jobId: undefined } : {}),
+    parallelism: user?.options.parallelism ?? parallelism,
+    maxParallelism: user?.options.maxParallelism ?? [parallelism, 8, 128][params.int(3)]!,
     checkpointing: {
       intervalMs: 5 + params.int(40),
       mode: o.mode,
@@ -109,11 +128,11 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
   });
   const sinkDir = o.scenario === 'file-sink' ? mkdtempSync(join(tmpdir(), 'weir-sim-')) : null;
   const log = new SequenceLog();
-  const scenario = buildScenario(o.scenario, env, spec, log, o.mode === 'exactly-once' ? 'exact' : 'no-skip', sinkDir);
+  const scenario = user ? await buildUserJob(user, env) : buildScenario(o.scenario as ScenarioName, env, spec, log, o.mode === 'exactly-once' ? 'exact' : 'no-skip', sinkDir);
   const p = (x: number) => (o.faults ? x : 0);
-  const faults = new RandomFaults(world.random, { process: p(0.004), 'sync-phase': p(0.03), 'async-phase': p(0.03), 'before-ack': p(0.03), commit: p(0.03) }, 6);
-  const storage = new FaultyStorage(jobId('sim'), world, { writeFailProbability: p(0.02), tornWriteProbability: p(0.02), renameFailProbability: p(0.03), latencyMsMax: 2 });
-  const rpc = new SimRpc(world, { delayProbability: p(0.1), delayMsMax: 20, lossProbability: p(0.02) });
+  const faults = new RandomFaults(world.random, { process: p(0.01), 'sync-phase': p(0.05), 'async-phase': p(0.05), 'before-ack': p(0.05), commit: p(0.05) }, 8);
+  const storage = new FaultyStorage(jobId('sim'), world, { writeFailProbability: p(0.04), tornWriteProbability: p(0.04), renameFailProbability: p(0.05), latencyMsMax: 2 });
+  const rpc = new SimRpc(world, { delayProbability: p(0.1), delayMsMax: 20, lossProbability: p(0.04) });
   const problems = new Map<string, string[]>();
   const add = (checker: string, messages: string[]) => {
     if (messages.length > 0) problems.set(checker, [...(problems.get(checker) ?? []), ...messages].slice(0, 20));
@@ -183,10 +202,26 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
   return { committed, settled, world, problems, faults, storage, rpc, unexpected, restarts };
 }
 
+/** Runs a user's job with every sink replaced by an in-memory transactional one, so its commits can be compared. */
+async function buildUserJob(job: SimJobModule, env: StreamEnvironment): Promise<BuiltScenario> {
+  await job.build(env);
+  const sinks: Array<{ uid: string; sink: CollectSink<unknown> }> = [];
+  env.replaceSinks((uid) => {
+    const sink = new CollectSink<unknown>(uid);
+    sinks.push({ uid, sink });
+    return sink;
+  });
+  return {
+    sources: [],
+    keyed: null,
+    committed: () => sinks.flatMap(({ uid, sink }) => sink.results().map((r) => `${uid}\t${typeof r === 'string' ? r : JSON.stringify(r)}`)),
+  };
+}
+
 const oracles = new Map<string, string[]>();
 
-export async function runSeed(seed: number, scenario: ScenarioName, mode: SimMode): Promise<SeedOutcome> {
-  const key = `${seed}/${scenario}/${mode}`;
+export async function runSeed(seed: number, scenario: SimJob, mode: SimMode): Promise<SeedOutcome> {
+  const key = `${seed}/${jobName(scenario)}/${mode}`;
   let oracle = oracles.get(key);
   if (!oracle) {
     const clean = await runOnce({ seed, scenario, mode, faults: false });
@@ -220,7 +255,7 @@ export async function runSeed(seed: number, scenario: ScenarioName, mode: SimMod
   run.world.mix(run.committed.length);
   return {
     seed,
-    scenario,
+    scenario: jobName(scenario),
     mode,
     kind,
     failures,

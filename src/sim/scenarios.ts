@@ -37,8 +37,8 @@ export interface ScenarioSpec {
 export interface BuiltScenario {
   /** The sources, by uid, for snapshot-consistency checks. */
   readonly sources: ReadonlyArray<{ uid: string; spec: SeqSourceSpec }>;
-  /** uid of the keyed operator and, per source uid, the state name holding its last sequence per key. */
-  readonly keyed: { uid: string; stateBySource: Record<string, string> };
+  /** uid of the keyed operator and, per source uid, the state name holding its last sequence per key (null: no snapshot check). */
+  readonly keyed: { uid: string; stateBySource: Record<string, string> } | null;
   /** The committed output. */
   committed(): string[];
 }

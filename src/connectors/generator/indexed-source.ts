@@ -47,7 +47,10 @@ class IndexedReader<T> implements SourceReader<T> {
     }
     if (this.options.ratePerSec !== undefined) {
       this.clock = ctx.clock;
-      this.ratePerSubtask = this.options.ratePerSec / ctx.parallelism;
+      // The rate is shared by splits, so a subtask paces by the share of splits it owns (after a
+      // rescale that share need not be 1/parallelism).
+      const totalSplits = this.splits[0]?.splits ?? ctx.parallelism;
+      this.ratePerSubtask = (this.options.ratePerSec * Math.max(1, this.splits.length)) / totalSplits;
       this.startMs = this.clock.now();
     }
   }

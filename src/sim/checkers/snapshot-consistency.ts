@@ -24,14 +24,16 @@ async function sourcePositions(meta: CheckpointMetadata, uid: string, read: Stat
 }
 
 export async function checkSnapshot(meta: CheckpointMetadata, scenario: BuiltScenario, mode: 'exactly-once' | 'at-least-once', read: StateReader): Promise<string[]> {
-  const keyedOp = meta.operators.find((o) => o.uid === scenario.keyed.uid);
-  if (!keyedOp) return [`checkpoint ${meta.checkpointId} has no state for ${scenario.keyed.uid}`];
+  if (!scenario.keyed) return [];
+  const keyed = scenario.keyed;
+  const keyedOp = meta.operators.find((o) => o.uid === keyed.uid);
+  if (!keyedOp) return [`checkpoint ${meta.checkpointId} has no state for ${keyed.uid}`];
   const backend = new HeapKeyedStateBackend({ uid: keyedOp.uid, subtask: 0, keyGroupRange: { start: 0, end: keyedOp.maxParallelism - 1 }, maxParallelism: keyedOp.maxParallelism });
   await backend.restore(keyedOp.subtasks.flatMap((s) => s.keyed), read);
   const problems: string[] = [];
   for (const { uid, spec } of scenario.sources) {
     const expected = countsAtPositions(spec, await sourcePositions(meta, uid, read));
-    const stateName = scenario.keyed.stateBySource[uid]!;
+    const stateName = keyed.stateBySource[uid]!;
     const actual = new Map<string, number>();
     for (const [k, v] of backend.keyCounts()[stateName] !== undefined ? backend.entries(stateName) : []) {
       if (String(k).startsWith(spec.src)) actual.set(String(k), v as number);

@@ -196,3 +196,56 @@ describe('CompletedCheckpointStore', () => {
     expect(() => store.add(cp(2))).toThrow(/not newer/);
   });
 });
+
+describe('CheckpointCoordinator with maxConcurrent 2 (found by the simulator)', () => {
+  it('an older checkpoint whose metadata lands after a newer one is subsumed, not retained', async () => {
+    const { env, advance } = manualEnv();
+    const completed: number[] = [];
+    const ctx: CoordinatorContext = {
+      allTasksRunning: () => true,
+      expectedTasks: () => TASKS,
+      operators: () => [
+        { uid: 'src', name: 'src', parallelism: 1, maxParallelism: 128 },
+        { uid: 'op', name: 'op', parallelism: 1, maxParallelism: 128 },
+      ],
+      triggerSources: () => {},
+      notifyComplete: (id) => completed.push(id),
+      notifyAborted: () => {},
+      failJob: () => {},
+      log: () => {},
+    };
+    const inner = new MemoryCheckpointStorage(jobId('j'));
+    const gates = new Map<number, () => void>();
+    // Metadata writes complete only when the test opens their gate.
+    const storage = Object.create(inner) as MemoryCheckpointStorage;
+    storage.commitMetadata = async (meta) => {
+      await new Promise<void>((resolve) => gates.set(meta.checkpointId, resolve));
+      return inner.commitMetadata(meta);
+    };
+    const coordinator = new CheckpointCoordinator(jobId('j'), config({ maxConcurrent: 2, intervalMs: 10 }), storage, env, ctx);
+    const ackAll = (id: number) => {
+      for (const [task, uid] of [[TASKS[0]!, 'src'], [TASKS[1]!, 'op']] as const) {
+        coordinator.receiveAck({
+          task,
+          checkpointId: checkpointId(id),
+          operators: [{ uid, keyed: [], operator: null, channels: [] }],
+          metrics: { syncMs: 0, asyncMs: 0, alignmentMs: 0, alignmentRecords: 0, persistedBytes: 0, channelStateBytes: 0, unaligned: false },
+        });
+      }
+    };
+    coordinator.start();
+    advance(20);
+    ackAll(1);
+    ackAll(2);
+    await flush();
+    gates.get(2)!();
+    await flush();
+    await flush();
+    gates.get(1)!();
+    await flush();
+    await flush();
+    expect(completed).toEqual([2]);
+    expect(coordinator.store.all().map((c) => c.checkpointId)).toEqual([2]);
+    expect((await inner.listCheckpoints()).map((c) => c.checkpointId)).toEqual([2]);
+  });
+});

@@ -1,0 +1,91 @@
+/**
+ * Runs many seeds and reports: the seed first, then per failing seed the checker and the one
+ * command that replays it. Scenario and mode follow from the seed unless they are fixed.
+ */
+import { jobName, runSeed, type OutcomeKind, type SeedOutcome, type SimJob, type SimMode } from './run-seed.ts';
+import { SCENARIOS } from './scenarios.ts';
+
+export interface SimRunOptions {
+  /** Run seeds start .. start + seeds - 1. */
+  readonly seeds: number;
+  readonly start: number;
+  readonly mode?: SimMode;
+  readonly job?: SimJob;
+  readonly print: (line: string) => void;
+  /** Print a line for every seed, not only for failures. */
+  readonly verbose?: boolean;
+}
+
+export interface SimSummary {
+  readonly runs: number;
+  readonly failures: readonly SeedOutcome[];
+  readonly byKind: Readonly<Record<OutcomeKind, number>>;
+  readonly restarts: number;
+  readonly checkpoints: number;
+  readonly faults: number;
+}
+
+/** Exit codes that classify a sim run: 0 all passed, 1 checker violation, 3 liveness, 4 crash. */
+export const SIM_EXIT: Readonly<Record<OutcomeKind, number>> = { ok: 0, violation: 1, liveness: 3, crash: 4 };
+
+export function scenarioFor(seed: number, job?: SimJob): SimJob {
+  return job ?? SCENARIOS[seed % SCENARIOS.length]!;
+}
+
+export function modeFor(seed: number, mode?: SimMode): SimMode {
+  return mode ?? (Math.floor(seed / SCENARIOS.length) % 2 === 0 ? 'exactly-once' : 'at-least-once');
+}
+
+export function replayCommand(o: Pick<SeedOutcome, 'seed' | 'mode' | 'scenario'>): string {
+  return `npx weir sim --seed ${o.seed} --mode ${o.mode} --job ${o.scenario}`;
+}
+
+export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
+  const byKind: Record<OutcomeKind, number> = { ok: 0, violation: 0, liveness: 0, crash: 0 };
+  const failures: SeedOutcome[] = [];
+  let restarts = 0;
+  let checkpoints = 0;
+  let faults = 0;
+  for (let seed = o.start; seed < o.start + o.seeds; seed++) {
+    const scenario = scenarioFor(seed, o.job);
+    const mode = modeFor(seed, o.mode);
+    if (o.verbose || o.seeds === 1) o.print(`seed ${seed} (${jobName(scenario)}, ${mode})`);
+    let outcome: SeedOutcome;
+    try {
+      outcome = await runSeed(seed, scenario, mode);
+    } catch (err) {
+      outcome = {
+        seed,
+        scenario: jobName(scenario),
+        mode,
+        kind: 'crash',
+        failures: [{ checker: 'crash', messages: [err instanceof Error ? (err.stack ?? err.message) : String(err)] }],
+        traceHash: '',
+        stats: { steps: 0, virtualMs: 0, restarts: 0, checkpointsCompleted: 0, taskFaults: 0, storageFaults: 0, messagesLost: 0, committed: 0 },
+      };
+    }
+    byKind[outcome.kind]++;
+    restarts += outcome.stats.restarts;
+    checkpoints += outcome.stats.checkpointsCompleted;
+    faults += outcome.stats.taskFaults + outcome.stats.storageFaults + outcome.stats.messagesLost;
+    if (o.verbose || o.seeds === 1) {
+      const s = outcome.stats;
+      o.print(`  ${outcome.kind}: ${s.steps} steps, ${s.virtualMs} virtual ms, ${s.restarts} restarts, ${s.checkpointsCompleted} checkpoints, faults ${s.taskFaults} task / ${s.storageFaults} storage / ${s.messagesLost} lost messages, ${s.committed} records committed, trace ${outcome.traceHash}`);
+    }
+    if (outcome.kind !== 'ok') {
+      failures.push(outcome);
+      if (!(o.verbose || o.seeds === 1)) o.print(`seed ${seed} (${jobName(scenario)}, ${mode})`);
+      for (const f of outcome.failures) o.print(`  FAILED ${f.checker}: ${f.messages.join('\n    ')}`);
+      o.print(`  replay: ${replayCommand(outcome)}`);
+    }
+  }
+  return { runs: o.seeds, failures, byKind, restarts, checkpoints, faults };
+}
+
+/** The exit code for a summary: the most severe kind seen. */
+export function exitCodeFor(summary: SimSummary): number {
+  if (summary.byKind.crash > 0) return SIM_EXIT.crash;
+  if (summary.byKind.liveness > 0) return SIM_EXIT.liveness;
+  if (summary.byKind.violation > 0) return SIM_EXIT.violation;
+  return 0;
+}
