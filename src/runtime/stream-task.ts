@@ -359,6 +359,7 @@ export class StreamTask {
         alignmentMs: figures.alignmentMs,
         alignmentRecords: figures.alignmentRecords,
         persistedBytes,
+        stateBytes: persistedBytes,
         channelStateBytes: 0,
         unaligned: false,
       },

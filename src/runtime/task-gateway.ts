@@ -25,6 +25,8 @@ export interface SubtaskCheckpointMetrics {
   readonly alignmentRecords: number;
   /** Bytes of state this subtask persisted for the checkpoint. */
   readonly persistedBytes: number;
+  /** Size of this subtask's full state (equals persistedBytes for full snapshots). */
+  readonly stateBytes: number;
   /** Bytes of in-flight data persisted (unaligned checkpoints). */
   readonly channelStateBytes: number;
   readonly unaligned: boolean;

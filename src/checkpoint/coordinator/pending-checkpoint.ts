@@ -72,6 +72,16 @@ export class PendingCheckpoint {
       assert(subtasks.length === info.parallelism, () => `checkpoint ${this.checkpointId}: uid ${info.uid} has ${subtasks.length} of ${info.parallelism} subtask states`);
       return { uid: info.uid, name: info.name, parallelism: info.parallelism, maxParallelism: info.maxParallelism, subtasks };
     });
-    return { jobId, checkpointId: this.checkpointId, timestampMs: this.timestampMs, kind: this.options.kind, operators: metas };
+    let stateBytes = 0;
+    let channelStateBytes = 0;
+    let unaligned = false;
+    for (const ack of this.acks) {
+      stateBytes += ack.metrics.stateBytes;
+      channelStateBytes += ack.metrics.channelStateBytes;
+      unaligned ||= ack.metrics.unaligned;
+    }
+    const type = this.options.alignment === 'at-least-once' ? 'at-least-once' : unaligned ? 'unaligned' : 'aligned';
+    const summary = { type, persistedBytes: this.stats.persistedBytes, stateBytes, channelStateBytes } as const;
+    return { jobId, checkpointId: this.checkpointId, timestampMs: this.timestampMs, kind: this.options.kind, operators: metas, summary };
   }
 }

@@ -7,7 +7,8 @@
  *       { uid, name, parallelism, maxParallelism, subtasks: [
  *           { subtask, keyed: [{ range: [start, end], offsets: [[kg, off, len]], stream, keyCounts: [[name, n]] }],
  *             operator: null | { states: [{ name, mode, count }], stream },
- *             channels: [{ direction, gate, channel, stream, buffers }] } ] } ] }
+ *             channels: [{ direction, gate, channel, stream, buffers }] } ] } ],
+ *     summary?: { type, persistedBytes, stateBytes, channelStateBytes } }
  *   stream = { type: 'file', path, size, checksum } | { type: 'inline', data, checksum }
  * `path` is relative to the directory holding `_metadata`, with `/` separators.
  */
@@ -15,7 +16,7 @@ import { assert } from '../../core/assert.ts';
 import { checkpointId, jobId } from '../../core/ids.ts';
 import type { KeyGroupsStateHandle, OperatorStateEntry, OperatorStateHandle, StreamStateHandle } from '../../storage/handles.ts';
 import { relativePath, resolveRelative } from '../../storage/paths.ts';
-import type { ChannelStateHandle, CheckpointMetadata, OperatorStateMeta, SubtaskStateMeta } from './metadata.ts';
+import type { ChannelStateHandle, CheckpointMetadata, CheckpointSummary, OperatorStateMeta, SubtaskStateMeta } from './metadata.ts';
 import { WireCheck } from './wire-check.ts';
 
 const U32_MAX = 0xffff_ffff;
@@ -37,6 +38,7 @@ export function writeMetadataV1(meta: CheckpointMetadata, metadataDir: string): 
       maxParallelism: op.maxParallelism,
       subtasks: op.subtasks.map((st) => writeSubtask(st, metadataDir)),
     })),
+    ...(meta.summary ? { summary: { ...meta.summary } } : {}),
   };
 }
 
@@ -86,6 +88,17 @@ export function readMetadataV1(body: unknown, metadataDir: string, file: string)
     timestampMs: c.finite(m.timestampMs, 'timestampMs'),
     kind: c.oneOf(m.kind, 'kind', ['checkpoint', 'savepoint'] as const),
     operators,
+    ...(m.summary === undefined ? {} : { summary: readSummary(c, m.summary) }),
+  };
+}
+
+function readSummary(c: WireCheck, v: unknown): CheckpointSummary {
+  const o = c.object(v, 'summary');
+  return {
+    type: c.oneOf(o.type, 'summary.type', ['aligned', 'unaligned', 'at-least-once'] as const),
+    persistedBytes: c.int(o.persistedBytes, 'summary.persistedBytes'),
+    stateBytes: c.int(o.stateBytes, 'summary.stateBytes'),
+    channelStateBytes: c.int(o.channelStateBytes, 'summary.channelStateBytes'),
   };
 }
 

@@ -34,6 +34,18 @@ export interface OperatorStateMeta {
   readonly subtasks: readonly SubtaskStateMeta[];
 }
 
+/** Figures of a checkpoint as written, for listings and inspection. */
+export interface CheckpointSummary {
+  /** 'unaligned' when any subtask switched to (or started) unaligned. */
+  readonly type: 'aligned' | 'unaligned' | 'at-least-once';
+  /** Bytes this checkpoint wrote (state files, inline state and in-flight data). */
+  readonly persistedBytes: number;
+  /** Size of the full state it restores to (differs from persistedBytes for incremental checkpoints). */
+  readonly stateBytes: number;
+  /** Bytes of in-flight data persisted (unaligned). */
+  readonly channelStateBytes: number;
+}
+
 export interface CheckpointMetadata {
   readonly jobId: JobId;
   readonly checkpointId: CheckpointId;
@@ -41,4 +53,6 @@ export interface CheckpointMetadata {
   readonly timestampMs: number;
   readonly kind: SnapshotKind;
   readonly operators: readonly OperatorStateMeta[];
+  /** Absent in metadata written without figures. */
+  readonly summary?: CheckpointSummary;
 }
