@@ -19,6 +19,13 @@ export interface CheckpointingOptions {
   retained?: number;
   /** What happens to retained checkpoints when the job is cancelled or finishes. */
   retention?: 'delete-on-cancel' | 'retain-on-cancel';
+  /**
+   * Unaligned checkpoints: barriers overtake queued buffers, which are persisted with the checkpoint,
+   * so checkpoints finish under backpressure. Exactly-once only, with maxConcurrent 1.
+   */
+  unaligned?: boolean;
+  /** With `unaligned`: start each checkpoint aligned and switch to unaligned after this many ms (0: always unaligned). */
+  alignedCheckpointTimeoutMs?: number;
 }
 
 export type RestartStrategyOptions =
@@ -56,7 +63,7 @@ export interface ResolvedOptions {
 }
 
 const KNOWN_TOP = ['parallelism', 'maxParallelism', 'checkpointing', 'stateBackend', 'checkpointStorage', 'restartStrategy', 'bufferRecords', 'channelCapacity', 'jobId'];
-const KNOWN_CHECKPOINTING = ['intervalMs', 'mode', 'timeoutMs', 'maxConcurrent', 'minPauseMs', 'tolerableFailures', 'retained', 'retention'];
+const KNOWN_CHECKPOINTING = ['intervalMs', 'mode', 'timeoutMs', 'maxConcurrent', 'minPauseMs', 'tolerableFailures', 'retained', 'retention', 'unaligned', 'alignedCheckpointTimeoutMs'];
 
 function rejectUnknown(obj: object, known: readonly string[], prefix: string): void {
   for (const key of Object.keys(obj)) {
@@ -86,11 +93,20 @@ function resolveCheckpointing(c: CheckpointingOptions | undefined): Checkpointin
   if (typeof o !== 'object' || o === null) throw new ConfigError('checkpointing', 'must be an object');
   rejectUnknown(o, KNOWN_CHECKPOINTING, 'checkpointing.');
   const intervalMs = o.intervalMs === undefined ? null : int(o.intervalMs, 'checkpointing.intervalMs', 1, 0);
+  const mode = oneOf(o.mode, 'checkpointing.mode', ['exactly-once', 'at-least-once'], 'exactly-once');
+  const maxConcurrent = int(o.maxConcurrent, 'checkpointing.maxConcurrent', 1, 1);
+  if (o.unaligned !== undefined && typeof o.unaligned !== 'boolean') throw new ConfigError('checkpointing.unaligned', `must be true or false, got ${JSON.stringify(o.unaligned)}`);
+  const unaligned = o.unaligned ?? false;
+  if (unaligned && mode !== 'exactly-once') throw new ConfigError('checkpointing.unaligned', "needs mode 'exactly-once' (at-least-once never aligns, so there is nothing to overtake)");
+  if (unaligned && maxConcurrent !== 1) throw new ConfigError('checkpointing.unaligned', `needs maxConcurrent 1, got maxConcurrent ${maxConcurrent}`);
+  if (o.alignedCheckpointTimeoutMs !== undefined && !unaligned) throw new ConfigError('checkpointing.alignedCheckpointTimeoutMs', 'only applies with unaligned: true');
   return {
     intervalMs,
-    mode: oneOf(o.mode, 'checkpointing.mode', ['exactly-once', 'at-least-once'], 'exactly-once'),
+    mode,
+    unaligned,
+    alignedCheckpointTimeoutMs: int(o.alignedCheckpointTimeoutMs, 'checkpointing.alignedCheckpointTimeoutMs', 0, 0),
     timeoutMs: int(o.timeoutMs, 'checkpointing.timeoutMs', 1, 600_000),
-    maxConcurrent: int(o.maxConcurrent, 'checkpointing.maxConcurrent', 1, 1),
+    maxConcurrent,
     minPauseMs: int(o.minPauseMs, 'checkpointing.minPauseMs', 0, 0),
     tolerableFailures: int(o.tolerableFailures, 'checkpointing.tolerableFailures', 0, 3),
     retained: int(o.retained, 'checkpointing.retained', 1, 1),

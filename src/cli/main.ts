@@ -69,7 +69,7 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .option('--seeds <n>', 'how many seeds to run (default 100)', positiveInt('seeds'))
     .option('--seed <s>', 'run one seed (replay)', nonNegativeInt('seed'))
     .option('--start <s>', 'first seed of --seeds (default 1)', nonNegativeInt('start'))
-    .option('--mode <mode>', 'exactly-once or at-least-once (default: alternate by seed)')
+    .option('--mode <mode>', 'exactly-once, at-least-once, unaligned or aligned-timeout (default: cycle by seed)')
     .option('--job <name|module>', 'keyed-counts, join, union, file-sink, or a job module path (default: all scenarios)')
     .option('-v, --verbose', 'a line for every seed')
     .action(async (flags: SimFlags) => setExit(await simCommand(flags)));

@@ -3,7 +3,7 @@
  * of your own. Prints the seed first; on a failure, the checker and the command that replays it.
  * Exit codes: 0 all passed, 1 checker violation, 3 liveness, 4 crash, 2 usage.
  */
-import type { SimJob, SimMode } from '../sim/run-seed.ts';
+import { SIM_MODES, type SimJob, type SimMode } from '../sim/run-seed.ts';
 import { exitCodeFor, runSeeds } from '../sim/runner.ts';
 import { SCENARIOS, type ScenarioName } from '../sim/scenarios.ts';
 import { UsageError } from './exit.ts';
@@ -31,18 +31,18 @@ export async function simCommand(flags: SimFlags): Promise<number> {
   if (flags.seed !== undefined && flags.seeds !== undefined) throw new UsageError('--seed and --seeds: give one or the other');
   let mode: SimMode | undefined;
   if (flags.mode !== undefined) {
-    if (flags.mode !== 'exactly-once' && flags.mode !== 'at-least-once') throw new UsageError(`--mode: must be 'exactly-once' or 'at-least-once', got '${flags.mode}'`);
-    mode = flags.mode;
+    if (!(SIM_MODES as readonly string[]).includes(flags.mode)) throw new UsageError(`--mode: must be one of ${SIM_MODES.join(', ')}, got '${flags.mode}'`);
+    mode = flags.mode as SimMode;
   }
   const job = await resolveJob(flags.job);
   const start = flags.seed ?? flags.start ?? 1;
   const seeds = flags.seed !== undefined ? 1 : (flags.seeds ?? 100);
   const print = (line: string) => process.stdout.write(`${line}\n`);
-  print(`weir sim: seeds ${start}..${start + seeds - 1}${mode ? `, mode ${mode}` : ', both modes'}${flags.job ? `, job ${flags.job}` : ', all scenarios'}`);
+  print(`weir sim: seeds ${start}..${start + seeds - 1}${mode ? `, mode ${mode}` : `, modes ${SIM_MODES.join('/')}`}${flags.job ? `, job ${flags.job}` : ', all scenarios'}`);
   const t0 = systemClock.now();
   const summary = await runSeeds({ seeds, start, mode, job, print, verbose: flags.verbose });
   const secs = ((systemClock.now() - t0) / 1000).toFixed(1);
   const k = summary.byKind;
-  print(`${summary.runs} seeds in ${secs} s: ${k.ok} passed, ${k.violation} checker violations, ${k.liveness} liveness failures, ${k.crash} crashes (${summary.restarts} restarts, ${summary.checkpoints} checkpoints, ${summary.faults} injected faults)`);
+  print(`${summary.runs} seeds in ${secs} s: ${k.ok} passed, ${k.violation} checker violations, ${k.liveness} liveness failures, ${k.crash} crashes (${summary.restarts} restarts, ${summary.checkpoints} checkpoints of which ${summary.inflightCheckpoints} persisted in-flight data, ${summary.faults} injected faults)`);
   return exitCodeFor(summary);
 }

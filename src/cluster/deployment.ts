@@ -4,6 +4,8 @@
  * any task starts, so a corrupt checkpoint never leaves a half-restored job running.
  */
 import { RestoreError } from '../core/errors.ts';
+import { decodeBuffers } from '../checkpoint/channel/channel-state.ts';
+import type { DataBuffer } from '../runtime/elements.ts';
 import { checkpointId as toCheckpointId } from '../core/ids.ts';
 import type { CheckpointMetadata, OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
 import type { JobGraph, JobVertex } from '../graph/job-graph.ts';
@@ -18,7 +20,6 @@ import type { CheckpointStorage } from '../storage/storage.ts';
 import type { Environment } from '../core/time.ts';
 import type { FaultInjector } from '../runtime/faults.ts';
 import type { TaskGateway } from '../runtime/task-gateway.ts';
-import type { BarrierMode } from '../checkpoint/barrier/barrier-handler.ts';
 
 export interface DeploymentSpec {
   readonly graph: JobGraph;
@@ -28,7 +29,6 @@ export interface DeploymentSpec {
   readonly env: Environment;
   readonly faults: FaultInjector;
   readonly gateway: TaskGateway;
-  readonly barrierMode: BarrierMode;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
   readonly elementsPerStep: number;
@@ -99,9 +99,56 @@ function createChannels(graph: JobGraph, capacity: number): { all: LocalChannel[
   return { all, byEdge };
 }
 
+/** Where each subtask's channel state goes back: its input channels and its writers' channels. */
+export interface ChannelTargets {
+  readonly headUid: string;
+  readonly subtask: number;
+  readonly inputs: readonly LocalChannel[];
+  readonly outputs: ReadonlyArray<readonly LocalChannel[]>;
+}
+
+/**
+ * Puts the in-flight data of an unaligned checkpoint back into the channels before any new data:
+ * per channel, the buffers the consumer had recorded (older) and then those the producer's
+ * barrier overtook (newer), each in its original order.
+ */
+export async function restoreChannelState(targets: readonly ChannelTargets[], restored: Map<string, OperatorStateMeta>, storage: CheckpointStorage): Promise<void> {
+  const fill = new Map<LocalChannel, { input: DataBuffer[]; output: DataBuffer[] }>();
+  const slot = (ch: LocalChannel) => {
+    let f = fill.get(ch);
+    if (!f) fill.set(ch, (f = { input: [], output: [] }));
+    return f;
+  };
+  for (const t of targets) {
+    const handles = restored.get(t.headUid)?.subtasks.find((s) => s.subtask === t.subtask)?.channels ?? [];
+    for (const h of handles) {
+      const what = h.stream.type === 'file' ? h.stream.path : `channel state of ${t.headUid}#${t.subtask}`;
+      const buffers = decodeBuffers(await storage.readState(h.stream), what);
+      const target = h.direction === 'input' ? t.inputs[h.channel] : t.outputs[h.gate]?.[h.channel];
+      if (!target) throw new RestoreError(`channel state of uid '${t.headUid}' subtask ${t.subtask} names ${h.direction} channel ${h.gate}/${h.channel}, which this job does not have; restore unaligned checkpoints into the same job graph`);
+      slot(target)[h.direction].push(...buffers);
+    }
+  }
+  for (const [channel, f] of fill) for (const b of [...f.input, ...f.output]) channel.push(b);
+}
+
+/** Unaligned checkpoints hold in-flight data per channel, which only maps back onto the same parallelism. */
+function checkChannelStateRescale(graph: JobGraph, metadata: CheckpointMetadata): void {
+  for (const v of graph.vertices) {
+    const op = metadata.operators.find((o) => o.uid === v.chain[0]!.uid);
+    if (op && op.parallelism !== v.parallelism && op.subtasks.some((s) => s.channels.length > 0)) {
+      throw new RestoreError(`checkpoint ${metadata.checkpointId} is unaligned and holds in-flight data of uid '${op.uid}' at parallelism ${op.parallelism}; restore it at that parallelism (not ${v.parallelism}), or rescale from a savepoint`);
+    }
+  }
+}
+
 export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata | null): Promise<Deployment> {
   const { graph } = spec;
-  if (restore) checkSnapshotCompatible(graph, restore, spec.allowNonRestoredState);
+  if (restore) {
+    checkSnapshotCompatible(graph, restore, spec.allowNonRestoredState);
+    checkChannelStateRescale(graph, restore);
+  }
+  const targets: ChannelTargets[] = [];
   const restoredOps = new Map<string, OperatorStateMeta>((restore?.operators ?? []).map((o) => [o.uid, o]));
   const { all, byEdge } = createChannels(graph, spec.channelCapacity);
   const tasks: StreamTask[] = [];
@@ -159,7 +206,6 @@ export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata |
           input: inputs.length > 0 ? new InputGate(inputs) : null,
           writers,
           env: spec.env,
-          barrierMode: spec.barrierMode,
           faults: spec.faults,
           gateway: spec.gateway,
           streams: (id) => spec.storage.streamFactory(toCheckpointId(id)),
@@ -167,8 +213,10 @@ export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata |
           sourceBatchRecords: spec.sourceBatchRecords,
         };
         tasks.push(new StreamTask(cfg));
+        targets.push({ headUid: v.chain[0]!.uid, subtask: i, inputs: inputs.map((x) => x.channel), outputs: writers.map((w) => w.channels) });
       }
     }
+    if (restore) await restoreChannelState(targets, restoredOps, spec.storage);
   } catch (err) {
     for (const chain of chains) disposeChain(chain);
     throw err;

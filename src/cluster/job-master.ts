@@ -182,7 +182,6 @@ export class JobMaster {
       env: this.env,
       faults: this.faults,
       gateway: this.gateway(attempt),
-      barrierMode: this.cfg.checkpointing.mode === 'at-least-once' ? ('at-least-once' as const) : ('aligned' as const),
       bufferRecords: this.cfg.bufferRecords,
       channelCapacity: this.cfg.channelCapacity,
       elementsPerStep: this.hooks.elementsPerStep ?? 64,

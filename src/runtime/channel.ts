@@ -4,11 +4,16 @@
  * channel stops its producer until the consumer takes a buffer (backpressure).
  */
 import { assert } from '../core/assert.ts';
-import type { StreamElement } from './elements.ts';
+import type { CheckpointBarrier, DataBuffer, StreamElement } from './elements.ts';
 
 export interface ChannelListener {
   /** Data or an event became available. */
   onAvailable(): void;
+  /**
+   * A barrier was enqueued (an announcement: the consumer learns of it before reaching it, so an
+   * alignment timeout can start, and a barrier stuck in the queue can be pulled forward).
+   */
+  onBarrierQueued?(barrier: CheckpointBarrier): void;
 }
 
 export class LocalChannel {
@@ -53,18 +58,50 @@ export class LocalChannel {
       this.queuedRecords += element.records.length;
     }
     this.queue.push(element);
+    if (element.kind === 'barrier') this.consumer?.onBarrierQueued?.(element);
     this.consumer?.onAvailable();
   }
 
-  /** Puts an element at the front (an unaligned barrier overtaking queued buffers). */
-  pushFront(element: StreamElement): void {
-    assert(element.kind !== 'buffer', `channel ${this.id}: only events may overtake`);
+  /**
+   * An unaligned barrier overtakes everything queued: it goes to the front, and the data buffers it
+   * overtook are returned (they are in-flight data of the checkpoint; they stay queued and are
+   * processed as usual).
+   */
+  overtakeWith(barrier: CheckpointBarrier): DataBuffer[] {
+    const overtaken = this.dataBuffers(this.head, this.queue.length);
     if (this.head > 0) {
-      this.queue[--this.head] = element;
+      this.queue[--this.head] = barrier;
     } else {
-      this.queue.unshift(element);
+      this.queue.unshift(barrier);
     }
+    this.consumer?.onBarrierQueued?.(barrier);
     this.consumer?.onAvailable();
+    return overtaken;
+  }
+
+  /**
+   * Takes barrier n out of the queue if it is there, as if it had been received; returns the data
+   * buffers queued ahead of it (in-flight data for the switch to unaligned), or null if absent.
+   */
+  pullForward(checkpointId: number): DataBuffer[] | null {
+    for (let i = this.head; i < this.queue.length; i++) {
+      const e = this.queue[i]!;
+      if (e.kind === 'barrier' && e.checkpointId === checkpointId) {
+        const ahead = this.dataBuffers(this.head, i);
+        this.queue.splice(i, 1);
+        return ahead;
+      }
+    }
+    return null;
+  }
+
+  private dataBuffers(from: number, to: number): DataBuffer[] {
+    const out: DataBuffer[] = [];
+    for (let i = from; i < to; i++) {
+      const e = this.queue[i]!;
+      if (e.kind === 'buffer') out.push(e);
+    }
+    return out;
   }
 
   peek(): StreamElement | undefined {

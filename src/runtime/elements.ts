@@ -7,8 +7,10 @@ import type { CheckpointId } from '../core/ids.ts';
 export interface CheckpointOptions {
   /** 'checkpoint' or 'savepoint' (savepoints are always aligned). */
   readonly kind: 'checkpoint' | 'savepoint';
-  /** Aligned exactly-once, or at-least-once (no holding back). */
+  /** Aligned exactly-once, unaligned (the barrier overtakes in-flight data), or at-least-once (no holding back). */
   readonly alignment: 'aligned' | 'at-least-once' | 'unaligned';
+  /** For aligned barriers of an unaligned-capable job: switch to unaligned after this long (null: never). */
+  readonly alignedTimeoutMs: number | null;
   /** The checkpoint taken after every source ended; its completion lets the job finish. */
   readonly isFinal: boolean;
 }

@@ -21,6 +21,8 @@ export class InputGate {
   private openCount: number;
   private next = 0;
   readonly numInputs: number;
+  /** Unaligned barriers queued at the front of some channel: taken before anything else. */
+  priorityPending = 0;
 
   constructor(channels: readonly InputChannelSpec[]) {
     assert(channels.length > 0, 'input gate without channels');
@@ -38,6 +40,10 @@ export class InputGate {
 
   /** The next element and its channel, or null when no unblocked channel has one. */
   poll(): { element: StreamElement; channel: number } | null {
+    if (this.priorityPending > 0) {
+      const urgent = this.pollPriority();
+      if (urgent) return urgent;
+    }
     const n = this.channels.length;
     for (let i = 0; i < n; i++) {
       const ch = (this.next + i) % n;
@@ -51,7 +57,27 @@ export class InputGate {
     return null;
   }
 
+  private pollPriority(): { element: StreamElement; channel: number } | null {
+    for (let ch = 0; ch < this.channels.length; ch++) {
+      if (this.closed[ch]) continue;
+      const head = this.channels[ch]!.channel.peek();
+      if (head?.kind === 'barrier' && head.options.alignment === 'unaligned') {
+        this.priorityPending--;
+        return { element: this.channels[ch]!.channel.poll()!, channel: ch };
+      }
+    }
+    this.priorityPending = 0;
+    return null;
+  }
+
+  openChannelIndexes(): number[] {
+    const out: number[] = [];
+    for (let ch = 0; ch < this.channels.length; ch++) if (!this.closed[ch]) out.push(ch);
+    return out;
+  }
+
   hasAvailable(): boolean {
+    if (this.priorityPending > 0) return true;
     for (let ch = 0; ch < this.channels.length; ch++) {
       if (!this.blocked[ch] && !this.closed[ch] && this.channels[ch]!.channel.size > 0) return true;
     }

@@ -7,7 +7,10 @@ import { assert } from '../core/assert.ts';
 import { InjectedFault } from '../core/errors.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
-import { CheckpointBarrierHandler, type BarrierMode } from '../checkpoint/barrier/barrier-handler.ts';
+import { CheckpointBarrierHandler } from '../checkpoint/barrier/barrier-handler.ts';
+import { InflightAborted, InflightLog } from '../checkpoint/channel/inflight-log.ts';
+import { writeChannelState } from '../checkpoint/channel/channel-state.ts';
+import type { ChannelStateHandle } from '../checkpoint/metadata/metadata.ts';
 import type { BarrierHandlerContext } from '../checkpoint/barrier/handler-state.ts';
 import type { CheckpointFailureReason } from '../checkpoint/failure-reason.ts';
 import type { KeyedStateBackend, OperatorStateBackend, SnapshotRunner } from '../state/backend.ts';
@@ -42,7 +45,6 @@ export interface StreamTaskConfig {
   readonly input: InputGate | null;
   readonly writers: readonly RecordWriter[];
   readonly env: Environment;
-  readonly barrierMode: BarrierMode;
   readonly faults: FaultInjector;
   readonly gateway: TaskGateway;
   readonly streams: (checkpointId: CheckpointId) => CheckpointStreamFactory;
@@ -69,16 +71,28 @@ export class StreamTask {
   private readonly barriers: CheckpointBarrierHandler | null;
   private alignmentStartMs = 0;
   private alignmentRecordsStart = 0;
+  /** Unaligned checkpoint in progress: which input channels are recorded, and the data so far. */
+  private inflight: InflightLog | null = null;
+  private readonly recording: boolean[];
 
   constructor(private readonly cfg: StreamTaskConfig) {
     assert(cfg.chain.length > 0, `task ${cfg.name}: empty chain`);
     this.head = cfg.chain[0]!.operator;
     this.source = isSourceOperator(this.head) ? this.head : null;
     assert((this.source === null) === (cfg.input !== null), `task ${cfg.name}: a task has an input gate or a source, not both`);
-    this.barriers = cfg.input ? new CheckpointBarrierHandler(this.barrierContext(cfg.input), cfg.barrierMode) : null;
+    this.barriers = cfg.input ? new CheckpointBarrierHandler(this.barrierContext(cfg.input)) : null;
+    this.recording = cfg.input ? cfg.input.channels.map(() => false) : [];
     if (cfg.input) {
-      const wake = { onAvailable: () => this.wake() };
-      for (const spec of cfg.input.channels) spec.channel.setConsumer(wake);
+      const gate = cfg.input;
+      for (const spec of gate.channels) {
+        spec.channel.setConsumer({
+          onAvailable: () => this.wake(),
+          onBarrierQueued: (barrier) => {
+            if (barrier.options.alignment === 'unaligned') gate.priorityPending++;
+            if (barrier.options.alignedTimeoutMs !== null) this.putMail(() => this.barriers!.barrierAnnounced(barrier));
+          },
+        });
+      }
     }
     const credit = { onAvailable: () => this.wake() };
     for (const writer of cfg.writers) for (const channel of writer.channels) channel.setProducer(credit);
@@ -123,7 +137,7 @@ export class StreamTask {
 
   triggerCheckpoint(barrier: CheckpointBarrier): void {
     assert(this.source !== null, `task ${this.name}: only source tasks are triggered`);
-    this.putMail(() => this.performCheckpoint(barrier));
+    this.putMail(() => this.performCheckpoint(barrier, barrier.options.alignment === 'unaligned'));
   }
 
   notifyCheckpointComplete(checkpointId: CheckpointId): void {
@@ -242,6 +256,7 @@ export class StreamTask {
         const { records, keyGroups } = element;
         const head = this.head;
         this.recordsIn += records.length;
+        if (this.inflight !== null && this.recording[channel]) this.inflight.input[channel]!.push(element);
         if (keyGroups) {
           for (let i = 0; i < records.length; i++) head.processElement(records[i], keyGroups[i]!, input);
         } else {
@@ -284,23 +299,59 @@ export class StreamTask {
       get openChannels() {
         return gate.openChannels;
       },
+      openChannelIndexes: () => gate.openChannelIndexes(),
       blockChannel: (ch) => gate.block(ch),
       unblockAllChannels: () => gate.unblockAll(),
-      triggerCheckpoint: (barrier) => this.performCheckpoint(barrier),
+      triggerCheckpoint: (barrier, unaligned) => this.performCheckpoint(barrier, unaligned),
       abortCheckpoint: (id, reason) => this.abortCheckpoint(id, reason),
       alignmentStarted: () => {
         this.alignmentStartMs = this.cfg.env.clock.now();
         this.alignmentRecordsStart = this.recordsIn;
       },
+      startRecording: (ch) => {
+        this.recording[ch] = true;
+      },
+      stopRecording: (ch) => {
+        this.recording[ch] = false;
+      },
+      pullForward: (ch, id) => {
+        const ahead = gate.channels[ch]!.channel.pullForward(id);
+        if (ahead === null) return false;
+        this.inflight?.input[ch]!.push(...ahead);
+        return true;
+      },
+      channelStateComplete: (id) => {
+        if (this.inflight?.checkpointId === id) this.inflight.complete();
+      },
+      scheduleAlignmentTimeout: (id, delayMs) => {
+        this.cfg.env.scheduler.schedule(delayMs, () => this.putMail(() => this.barriers!.alignmentTimedOut(id)));
+      },
     };
   }
 
   private abortCheckpoint(checkpointId: CheckpointId, reason: CheckpointFailureReason): void {
+    if (this.inflight?.checkpointId === checkpointId) {
+      this.inflight.abort();
+      this.inflight = null;
+      this.recording.fill(false);
+    }
     for (const writer of this.cfg.writers) writer.broadcastEvent({ kind: 'cancel', checkpointId });
     this.cfg.gateway.declineCheckpoint(this.cfg.id, checkpointId, reason);
   }
 
-  private performCheckpoint(barrier: CheckpointBarrier): void {
+  /** Emits the barrier downstream: at the end of each channel, or (unaligned) overtaking what is queued. */
+  private emitBarrier(barrier: CheckpointBarrier, log: InflightLog | null): void {
+    if (log === null) {
+      for (const writer of this.cfg.writers) writer.broadcastEvent(barrier);
+      return;
+    }
+    this.cfg.writers.forEach((writer, gate) => {
+      writer.flush();
+      writer.channels.forEach((ch, channel) => log.output.push({ gate, channel, buffers: ch.overtakeWith(barrier) }));
+    });
+  }
+
+  private performCheckpoint(barrier: CheckpointBarrier, unaligned: boolean): void {
     const id = barrier.checkpointId;
     const clock = this.cfg.env.clock;
     const syncStart = clock.now();
@@ -309,7 +360,13 @@ export class StreamTask {
     const alignmentRecords = multiInput ? this.recordsIn - this.alignmentRecordsStart : 0;
     this.check('sync-phase', id);
     for (const op of this.cfg.chain) op.operator.prepareSnapshotPreBarrier(id);
-    for (const writer of this.cfg.writers) writer.broadcastEvent(barrier);
+    const log = unaligned ? new InflightLog(id, this.cfg.input?.channels.length ?? 0) : null;
+    if (log) {
+      this.inflight?.abort();
+      this.inflight = log;
+      if (!this.cfg.input) log.complete();
+    }
+    this.emitBarrier(barrier, log);
     if (barrier.options.isFinal) this.finalCheckpoint = id;
     const streams = this.cfg.streams(id);
     const runners: Array<{ uid: string; keyed: SnapshotRunner<KeyGroupsStateHandle[]> | null; operator: SnapshotRunner<OperatorStateHandle | null> }> = [];
@@ -323,12 +380,22 @@ export class StreamTask {
     }
     const asyncStart = clock.now();
     const syncMs = asyncStart - syncStart;
-    void Promise.all(
-      runners.map(async (r) => ({ uid: r.uid, keyed: r.keyed ? await r.keyed.run() : [], operator: await r.operator.run() })),
-    ).then(
-      (states) => this.putMail(() => this.completeAsyncPhase(id, states, { syncMs, asyncStart, alignmentMs, alignmentRecords })),
+    const channelState = log
+      ? log.whenComplete.then(() => writeChannelState(log, streams, `${this.cfg.id.vertex}-${this.cfg.id.subtask}`))
+      : Promise.resolve({ handles: [], bytes: 0 });
+    void Promise.all([
+      Promise.all(runners.map(async (r) => ({ uid: r.uid, keyed: r.keyed ? await r.keyed.run() : [], operator: await r.operator.run() }))),
+      channelState,
+    ]).then(
+      ([states, channels]) =>
+        this.putMail(() => {
+          if (this.inflight === log) this.inflight = null;
+          this.completeAsyncPhase(id, states, channels, { syncMs, asyncStart, alignmentMs, alignmentRecords, unaligned });
+        }),
       (err: unknown) =>
         this.putMail(() => {
+          if (this.inflight === log) this.inflight = null;
+          if (err instanceof InflightAborted) return; // declined when it was aborted
           if (err instanceof InjectedFault) throw err;
           this.cfg.gateway.declineCheckpoint(this.cfg.id, id, 'UPLOAD_FAILED', err);
         }),
@@ -338,15 +405,17 @@ export class StreamTask {
   private completeAsyncPhase(
     id: CheckpointId,
     states: Array<{ uid: string; keyed: KeyGroupsStateHandle[]; operator: OperatorStateHandle | null }>,
-    figures: { syncMs: number; asyncStart: number; alignmentMs: number; alignmentRecords: number },
+    channels: { handles: ChannelStateHandle[]; bytes: number },
+    figures: { syncMs: number; asyncStart: number; alignmentMs: number; alignmentRecords: number; unaligned: boolean },
   ): void {
     this.check('async-phase', id);
     const asyncMs = this.cfg.env.clock.now() - figures.asyncStart;
     let persistedBytes = 0;
-    const operators: OperatorSubtaskState[] = states.map((s) => {
+    // Channel state belongs to the subtask; it is recorded on the chain's head operator.
+    const operators: OperatorSubtaskState[] = states.map((s, i) => {
       for (const h of s.keyed) persistedBytes += streamSize(h.stream);
       if (s.operator) persistedBytes += streamSize(s.operator.stream);
-      return { uid: s.uid, keyed: s.keyed, operator: s.operator, channels: [] };
+      return { uid: s.uid, keyed: s.keyed, operator: s.operator, channels: i === 0 ? channels.handles : [] };
     });
     this.check('before-ack', id);
     this.cfg.gateway.acknowledgeCheckpoint({
@@ -360,8 +429,8 @@ export class StreamTask {
         alignmentRecords: figures.alignmentRecords,
         persistedBytes,
         stateBytes: persistedBytes,
-        channelStateBytes: 0,
-        unaligned: false,
+        channelStateBytes: channels.bytes,
+        unaligned: figures.unaligned,
       },
     });
   }

@@ -24,7 +24,14 @@ import type { StreamEnvironmentOptions } from '../api/options.ts';
 import { SimRpc } from './sim-rpc.ts';
 import { SimWorld } from './sim-world.ts';
 
-export type SimMode = 'exactly-once' | 'at-least-once';
+/** Checkpointing modes the simulator runs: aligned exactly-once, at-least-once, unaligned, aligned with a timeout. */
+export type SimMode = 'exactly-once' | 'at-least-once' | 'unaligned' | 'aligned-timeout';
+export const SIM_MODES: readonly SimMode[] = ['exactly-once', 'at-least-once', 'unaligned', 'aligned-timeout'];
+
+/** The guarantee a mode gives: every mode but at-least-once is exactly-once. */
+export function guarantee(mode: SimMode): 'exactly-once' | 'at-least-once' {
+  return mode === 'at-least-once' ? 'at-least-once' : 'exactly-once';
+}
 
 /** A user's job module to simulate: its default export builds the job; its sinks are observed. */
 export interface SimJobModule {
@@ -59,6 +66,8 @@ export interface SeedOutcome {
     readonly storageFaults: number;
     readonly messagesLost: number;
     readonly committed: number;
+    /** Completed checkpoints that persisted in-flight data (unaligned). */
+    readonly inflightCheckpoints: number;
   };
 }
 
@@ -115,11 +124,13 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
     maxParallelism: user?.options.maxParallelism ?? [parallelism, 8, 128][params.int(3)]!,
     checkpointing: {
       intervalMs: 5 + params.int(40),
-      mode: o.mode,
+      mode: guarantee(o.mode),
       timeoutMs: 60 + params.int(300),
-      maxConcurrent: 1 + params.int(2),
+      maxConcurrent: o.mode === 'unaligned' || o.mode === 'aligned-timeout' ? (params.int(2), 1) : 1 + params.int(2),
       tolerableFailures: 1_000_000,
       retained: 1 + params.int(3),
+      ...(o.mode === 'unaligned' ? { unaligned: true } : {}),
+      ...(o.mode === 'aligned-timeout' ? { unaligned: true, alignedCheckpointTimeoutMs: 1 + params.int(20) } : {}),
     },
     restartStrategy: { type: 'fixed-delay', attempts: 1_000_000, delayMs: params.int(20) },
     bufferRecords: 1 + params.int(16),
@@ -128,7 +139,7 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
   });
   const sinkDir = o.scenario === 'file-sink' ? mkdtempSync(join(tmpdir(), 'weir-sim-')) : null;
   const log = new SequenceLog();
-  const scenario = user ? await buildUserJob(user, env) : buildScenario(o.scenario as ScenarioName, env, spec, log, o.mode === 'exactly-once' ? 'exact' : 'no-skip', sinkDir);
+  const scenario = user ? await buildUserJob(user, env) : buildScenario(o.scenario as ScenarioName, env, spec, log, guarantee(o.mode) === 'exactly-once' ? 'exact' : 'no-skip', sinkDir);
   const p = (x: number) => (o.faults ? x : 0);
   const faults = new RandomFaults(world.random, { process: p(0.01), 'sync-phase': p(0.05), 'async-phase': p(0.05), 'before-ack': p(0.05), commit: p(0.05) }, 8);
   const storage = new FaultyStorage(jobId('sim'), world, { writeFailProbability: p(0.04), tornWriteProbability: p(0.04), renameFailProbability: p(0.05), latencyMsMax: 2 });
@@ -175,7 +186,7 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
         snapshotChecks.push(
           storage.inner
             .readMetadata(location)
-            .then((meta) => checkSnapshot(meta, scenario, o.mode, (h) => storage.inner.readState(h)))
+            .then((meta) => checkSnapshot(meta, scenario, guarantee(o.mode), (h) => storage.inner.readState(h)))
             .then((msgs) => add('snapshot-consistency', msgs))
             .catch((err: unknown) => add('snapshot-consistency', [`could not read checkpoint at ${location}: ${errorMessage(err)}`])),
         );
@@ -245,7 +256,7 @@ export async function runSeed(seed: number, scenario: SimJob, mode: SimMode): Pr
     failures.push({ checker: 'crash', messages: [`the job failed: ${errorMessage(run.settled.error)}`] });
     kind = 'crash';
   } else {
-    const output = checkOutput(mode, run.committed, oracle);
+    const output = checkOutput(guarantee(mode), run.committed, oracle);
     if (output.length > 0) run.problems.set('exactly-once-output', output);
   }
   for (const [checker, messages] of run.problems) {
@@ -269,6 +280,10 @@ export async function runSeed(seed: number, scenario: SimJob, mode: SimMode): Pr
       storageFaults: run.storage.injected.writeFail + run.storage.injected.torn + run.storage.injected.renameFail,
       messagesLost: run.rpc.lost,
       committed: run.committed.length,
+      inflightCheckpoints:
+        run.settled && 'result' in run.settled
+          ? run.settled.result.checkpoints.filter((c) => c.status === 'COMPLETED' && c.subtasks.some((st) => st.metrics.channelStateBytes > 0)).length
+          : 0,
     },
   };
 }

@@ -2,7 +2,7 @@
  * Runs many seeds and reports: the seed first, then per failing seed the checker and the one
  * command that replays it. Scenario and mode follow from the seed unless they are fixed.
  */
-import { jobName, runSeed, type OutcomeKind, type SeedOutcome, type SimJob, type SimMode } from './run-seed.ts';
+import { jobName, runSeed, SIM_MODES, type OutcomeKind, type SeedOutcome, type SimJob, type SimMode } from './run-seed.ts';
 import { SCENARIOS } from './scenarios.ts';
 
 export interface SimRunOptions {
@@ -23,6 +23,7 @@ export interface SimSummary {
   readonly restarts: number;
   readonly checkpoints: number;
   readonly faults: number;
+  readonly inflightCheckpoints: number;
 }
 
 /** Exit codes that classify a sim run: 0 all passed, 1 checker violation, 3 liveness, 4 crash. */
@@ -32,8 +33,9 @@ export function scenarioFor(seed: number, job?: SimJob): SimJob {
   return job ?? SCENARIOS[seed % SCENARIOS.length]!;
 }
 
+/** Scenario and mode both cycle with the seed, so every scenario meets every mode. */
 export function modeFor(seed: number, mode?: SimMode): SimMode {
-  return mode ?? (Math.floor(seed / SCENARIOS.length) % 2 === 0 ? 'exactly-once' : 'at-least-once');
+  return mode ?? SIM_MODES[Math.floor(seed / SCENARIOS.length) % SIM_MODES.length]!;
 }
 
 export function replayCommand(o: Pick<SeedOutcome, 'seed' | 'mode' | 'scenario'>): string {
@@ -46,6 +48,7 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
   let restarts = 0;
   let checkpoints = 0;
   let faults = 0;
+  let inflightCheckpoints = 0;
   for (let seed = o.start; seed < o.start + o.seeds; seed++) {
     const scenario = scenarioFor(seed, o.job);
     const mode = modeFor(seed, o.mode);
@@ -61,13 +64,14 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
         kind: 'crash',
         failures: [{ checker: 'crash', messages: [err instanceof Error ? (err.stack ?? err.message) : String(err)] }],
         traceHash: '',
-        stats: { steps: 0, virtualMs: 0, restarts: 0, checkpointsCompleted: 0, taskFaults: 0, storageFaults: 0, messagesLost: 0, committed: 0 },
+        stats: { steps: 0, virtualMs: 0, restarts: 0, checkpointsCompleted: 0, taskFaults: 0, storageFaults: 0, messagesLost: 0, committed: 0, inflightCheckpoints: 0 },
       };
     }
     byKind[outcome.kind]++;
     restarts += outcome.stats.restarts;
     checkpoints += outcome.stats.checkpointsCompleted;
     faults += outcome.stats.taskFaults + outcome.stats.storageFaults + outcome.stats.messagesLost;
+    inflightCheckpoints += outcome.stats.inflightCheckpoints;
     if (o.verbose || o.seeds === 1) {
       const s = outcome.stats;
       o.print(`  ${outcome.kind}: ${s.steps} steps, ${s.virtualMs} virtual ms, ${s.restarts} restarts, ${s.checkpointsCompleted} checkpoints, faults ${s.taskFaults} task / ${s.storageFaults} storage / ${s.messagesLost} lost messages, ${s.committed} records committed, trace ${outcome.traceHash}`);
@@ -79,7 +83,7 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
       o.print(`  replay: ${replayCommand(outcome)}`);
     }
   }
-  return { runs: o.seeds, failures, byKind, restarts, checkpoints, faults };
+  return { runs: o.seeds, failures, byKind, restarts, checkpoints, faults, inflightCheckpoints };
 }
 
 /** The exit code for a summary: the most severe kind seen. */

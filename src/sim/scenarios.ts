@@ -108,8 +108,8 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, spec: 
     }
     case 'join': {
       // Both inputs use keys "x<split>.<r>": the same key space, so records of A and B meet.
-      const a = src('x');
-      const b = { ...src('x'), count: Math.floor(spec.count / 2) };
+      const a = { ...src('x'), origin: 'A' };
+      const b = { ...src('x'), origin: 'B', count: Math.floor(spec.count / 2) };
       const left = sequenceSource(env, { ...a, src: 'x' }, spec.ratePerSec).uid('source-a').name('source-a');
       const right = sequenceSource(env, b, spec.ratePerSec / 2).uid('source-b').name('source-b');
       left

@@ -7,10 +7,14 @@
 export interface SeqRecord {
   readonly key: string;
   readonly seq: number;
+  /** Which source emitted it (two sources may share a key space). */
+  readonly origin: string;
 }
 
 export interface SeqSourceSpec {
   readonly src: string;
+  /** Tag on every record; defaults to `src`. */
+  readonly origin?: string;
   readonly splits: number;
   readonly keysPerSplit: number;
   readonly count: number;
@@ -19,7 +23,7 @@ export interface SeqSourceSpec {
 export function seqRecord(spec: SeqSourceSpec, i: number): SeqRecord {
   const split = i % spec.splits;
   const j = Math.floor(i / spec.splits);
-  return { key: `${spec.src}${split}.${j % spec.keysPerSplit}`, seq: Math.floor(j / spec.keysPerSplit) + 1 };
+  return { key: `${spec.src}${split}.${j % spec.keysPerSplit}`, seq: Math.floor(j / spec.keysPerSplit) + 1, origin: spec.origin ?? spec.src };
 }
 
 /** How many records of each key the source emitted before the given split positions (next index per split). */

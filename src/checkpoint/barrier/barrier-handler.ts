@@ -1,24 +1,22 @@
 /**
  * Drives the barrier state machine for one subtask: drops stale barriers, aborts an older
- * checkpoint when a newer barrier or a cancel marker arrives, and delegates the rest to the state.
+ * checkpoint when a newer barrier or a cancel marker arrives, starts alignment timeouts when a
+ * barrier is announced, and delegates the rest to the state.
  */
 import type { CheckpointId } from '../../core/ids.ts';
 import type { CheckpointBarrier } from '../../runtime/elements.ts';
 import type { BarrierHandlerContext, BarrierHandlerState } from './handler-state.ts';
 import { WaitingForFirstBarrier } from './waiting-for-first-barrier.ts';
 
-export type BarrierMode = 'aligned' | 'at-least-once';
-
 export class CheckpointBarrierHandler {
   private state: BarrierHandlerState;
   /** Barriers and cancels of checkpoints up to this id are finished with here. */
   private latestSeen = 0;
+  /** The announced barrier whose alignment timeout is running. */
+  private timed: CheckpointBarrier | null = null;
 
-  constructor(
-    private readonly ctx: BarrierHandlerContext,
-    mode: BarrierMode,
-  ) {
-    this.state = new WaitingForFirstBarrier(mode === 'aligned');
+  constructor(private readonly ctx: BarrierHandlerContext) {
+    this.state = new WaitingForFirstBarrier();
   }
 
   get stateName(): string {
@@ -41,6 +39,29 @@ export class CheckpointBarrierHandler {
     this.state = this.state.barrierReceived(this.ctx, channel, barrier);
   }
 
+  /** A barrier was queued on a channel, not yet reached: start its alignment timeout. */
+  barrierAnnounced(barrier: CheckpointBarrier): void {
+    const ms = barrier.options.alignedTimeoutMs;
+    if (ms === null || barrier.options.alignment !== 'aligned') return;
+    if (barrier.checkpointId <= this.latestSeen && this.state.pendingCheckpoint !== barrier.checkpointId) return;
+    if (this.timed !== null && this.timed.checkpointId >= barrier.checkpointId) return;
+    this.timed = barrier;
+    this.ctx.scheduleAlignmentTimeout(barrier.checkpointId, ms);
+  }
+
+  alignmentTimedOut(checkpointId: CheckpointId): void {
+    const barrier = this.timed;
+    if (barrier === null || barrier.checkpointId !== checkpointId) return;
+    this.timed = null;
+    const pending = this.state.pendingCheckpoint;
+    if (pending === checkpointId) {
+      this.state = this.state.alignmentTimedOut(this.ctx, barrier);
+    } else if (pending === null && checkpointId > this.latestSeen) {
+      this.latestSeen = checkpointId;
+      this.state = this.state.alignmentTimedOut(this.ctx, barrier);
+    }
+  }
+
   cancelReceived(checkpointId: CheckpointId): void {
     const pending = this.state.pendingCheckpoint;
     if (pending !== null && checkpointId >= pending) {
@@ -56,7 +77,7 @@ export class CheckpointBarrierHandler {
     this.state = this.state.channelClosed(this.ctx, channel);
   }
 
-  /** The task aborts checkpoint n for its own reasons (e.g. the coordinator said so). */
+  /** The task aborts checkpoint n for its own reasons (the coordinator said so). */
   abortPending(checkpointId: CheckpointId): void {
     if (this.state.pendingCheckpoint === checkpointId) {
       this.state = this.state.abort(this.ctx, 'CANCELLED_UPSTREAM');

@@ -1,12 +1,14 @@
 /**
  * Barriers of one checkpoint arrived on some channels. Aligned: those channels are held back until
  * every open channel delivered it; at-least-once: nothing is held, the snapshot waits for the last.
+ * An aligned checkpoint with a timeout switches to unaligned when the timeout fires first.
  */
 import { assert } from '../../core/assert.ts';
 import type { CheckpointId } from '../../core/ids.ts';
 import type { CheckpointBarrier } from '../../runtime/elements.ts';
 import type { CheckpointFailureReason } from '../failure-reason.ts';
 import type { BarrierHandlerContext, BarrierHandlerState } from './handler-state.ts';
+import { switchToUnaligned } from './switch-to-unaligned.ts';
 
 export class CollectingBarriers implements BarrierHandlerState {
   readonly name: string;
@@ -42,9 +44,14 @@ export class CollectingBarriers implements BarrierHandlerState {
     return this.idle;
   }
 
+  alignmentTimedOut(ctx: BarrierHandlerContext, barrier: CheckpointBarrier): BarrierHandlerState {
+    if (!this.holdChannels || barrier.checkpointId !== this.barrier.checkpointId) return this;
+    return switchToUnaligned(ctx, this.barrier, this.received, this.idle);
+  }
+
   private completeIfAll(ctx: BarrierHandlerContext): BarrierHandlerState {
     if (this.received.size < ctx.openChannels) return this;
-    ctx.triggerCheckpoint(this.barrier);
+    ctx.triggerCheckpoint(this.barrier, false);
     if (this.holdChannels) ctx.unblockAllChannels();
     return this.idle;
   }

@@ -1,7 +1,7 @@
 /**
  * Task-side barrier handling as an explicit state machine, as in Flink's BarrierHandlerState. Each
  * state is one small file; each event method returns the next state. The context carries out the
- * actions (block a channel, trigger the snapshot, abort).
+ * actions (hold a channel back, take the snapshot, record in-flight data, abort).
  */
 import type { CheckpointId } from '../../core/ids.ts';
 import type { CheckpointBarrier } from '../../runtime/elements.ts';
@@ -10,13 +10,24 @@ import type { CheckpointFailureReason } from '../failure-reason.ts';
 export interface BarrierHandlerContext {
   /** Channels that still must deliver barriers (not closed). */
   readonly openChannels: number;
+  /** Indexes of the channels that are not closed. */
+  openChannelIndexes(): number[];
   blockChannel(channel: number): void;
   unblockAllChannels(): void;
-  /** Take the snapshot for the barrier (sync phase), forward the barrier. */
-  triggerCheckpoint(barrier: CheckpointBarrier): void;
+  /** Take the snapshot for the barrier (sync phase) and forward the barrier; unaligned barriers overtake queued output. */
+  triggerCheckpoint(barrier: CheckpointBarrier, unaligned: boolean): void;
   abortCheckpoint(checkpointId: CheckpointId, reason: CheckpointFailureReason): void;
   /** The first barrier of a multi-channel checkpoint arrived. */
   alignmentStarted(barrier: CheckpointBarrier): void;
+  /** Unaligned: persist every buffer consumed from `channel` until its barrier arrives. */
+  startRecording(channel: number): void;
+  stopRecording(channel: number): void;
+  /** Takes barrier n out of `channel`'s queue as received, persisting the buffers ahead of it; false if it is not queued yet. */
+  pullForward(channel: number, checkpointId: CheckpointId): boolean;
+  /** Every channel delivered barrier n: the in-flight data of n is complete. */
+  channelStateComplete(checkpointId: CheckpointId): void;
+  /** Calls back `alignmentTimedOut(n)` after `delayMs`. */
+  scheduleAlignmentTimeout(checkpointId: CheckpointId, delayMs: number): void;
 }
 
 export interface BarrierHandlerState {
@@ -28,6 +39,8 @@ export interface BarrierHandlerState {
   channelClosed(ctx: BarrierHandlerContext, channel: number): BarrierHandlerState;
   /** The pending checkpoint is abandoned (cancel marker, newer barrier). */
   abort(ctx: BarrierHandlerContext, reason: CheckpointFailureReason): BarrierHandlerState;
+  /** Alignment of `barrier`'s checkpoint took longer than its aligned timeout. */
+  alignmentTimedOut(ctx: BarrierHandlerContext, barrier: CheckpointBarrier): BarrierHandlerState;
 }
 
 export class IllegalBarrierEvent extends Error {

@@ -12,4 +12,8 @@ export interface CheckpointingConfig {
   readonly retained: number;
   /** Keep retained checkpoints when the job is cancelled or finishes. */
   readonly retainOnCancel: boolean;
+  /** Barriers overtake in-flight data, which is persisted with the checkpoint (exactly-once only). */
+  readonly unaligned: boolean;
+  /** With unaligned: start aligned and switch when alignment takes longer (0: always unaligned). */
+  readonly alignedCheckpointTimeoutMs: number;
 }

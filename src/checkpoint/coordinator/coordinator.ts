@@ -119,12 +119,17 @@ export class CheckpointCoordinator {
     const sinceLast = this.env.clock.now() - this.lastCompletionMs;
     if (sinceLast < this.config.minPauseMs) return this.config.minPauseMs - sinceLast;
     if (!this.ctx.allTasksRunning()) return null;
-    this.trigger({ kind: 'checkpoint', alignment: this.barrierAlignment(), isFinal: false });
+    this.trigger(this.checkpointOptions(false));
     return null;
   }
 
-  private barrierAlignment(): CheckpointOptions['alignment'] {
-    return this.config.mode === 'at-least-once' ? 'at-least-once' : 'aligned';
+  /** How barriers of a checkpoint align, from the configuration; savepoints are always aligned. */
+  private checkpointOptions(isFinal: boolean): CheckpointOptions {
+    const c = this.config;
+    if (c.mode === 'at-least-once') return { kind: 'checkpoint', alignment: 'at-least-once', alignedTimeoutMs: null, isFinal };
+    if (!c.unaligned) return { kind: 'checkpoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal };
+    if (c.alignedCheckpointTimeoutMs === 0) return { kind: 'checkpoint', alignment: 'unaligned', alignedTimeoutMs: null, isFinal };
+    return { kind: 'checkpoint', alignment: 'aligned', alignedTimeoutMs: c.alignedCheckpointTimeoutMs, isFinal };
   }
 
   /** Triggers a checkpoint now (on demand); resolves when it completes, rejects when it fails. */
@@ -132,8 +137,7 @@ export class CheckpointCoordinator {
     if (!this.running || !this.ctx.allTasksRunning()) {
       return Promise.reject(new WeirError('CHECKPOINT_FAILED', 'cannot trigger a checkpoint: not all subtasks are running'));
     }
-    const alignment = kind === 'savepoint' ? 'aligned' : this.barrierAlignment();
-    const p = this.trigger({ kind, alignment, isFinal: false });
+    const p = this.trigger(kind === 'savepoint' ? { kind, alignment: 'aligned', alignedTimeoutMs: null, isFinal: false } : this.checkpointOptions(false));
     return new Promise((resolve, reject) => this.waiters.set(p.checkpointId, { resolve, reject }));
   }
 
@@ -146,7 +150,7 @@ export class CheckpointCoordinator {
   private tryTriggerFinal(): void {
     if (!this.running || !this.finalRequested || this.finalTriggered !== null) return;
     if (this.pending.size >= this.config.maxConcurrent) return; // retried when one finishes
-    const p = this.trigger({ kind: 'checkpoint', alignment: this.barrierAlignment(), isFinal: true });
+    const p = this.trigger(this.checkpointOptions(true));
     this.finalTriggered = p.checkpointId;
   }
 

@@ -48,6 +48,8 @@ const config = (over: Partial<CheckpointingConfig> = {}): CheckpointingConfig =>
   tolerableFailures: 0,
   retained: 2,
   retainOnCancel: false,
+  unaligned: false,
+  alignedCheckpointTimeoutMs: 0,
   ...over,
 });
 
