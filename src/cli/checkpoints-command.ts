@@ -22,6 +22,10 @@ function toJson(l: StoredSnapshotListing): Record<string, unknown> {
     time: l.timestampMs === null ? null : isoTime(l.timestampMs),
     timestampMs: l.timestampMs,
     sizeBytes: l.sizeBytes,
+    type: l.summary?.type ?? null,
+    persistedBytes: l.summary?.persistedBytes ?? null,
+    stateBytes: l.summary?.stateBytes ?? null,
+    inflightBytes: l.summary?.channelStateBytes ?? null,
     location: l.location,
     ...(l.error !== undefined ? { error: l.error } : {}),
   };
@@ -35,7 +39,13 @@ export function formatListings(dir: string, listings: readonly StoredSnapshotLis
     isoTime(l.timestampMs),
     humanBytes(l.sizeBytes),
     l.kind,
+    l.summary?.type ?? '-',
+    l.summary ? humanBytes(l.summary.persistedBytes) : '-',
+    l.summary ? humanBytes(l.summary.stateBytes) : '-',
+    l.summary ? humanBytes(l.summary.channelStateBytes) : '-',
     l.status === 'corrupt' && l.error ? `corrupt: ${oneLine(l.error)}` : l.status,
   ]);
-  return renderTable(['JOB', 'CHECKPOINT', 'TIME', 'SIZE', 'KIND', 'STATUS'], rows);
+  // SIZE: files on disk for it; PERSISTED: bytes this checkpoint wrote; STATE: the full state it restores;
+  // IN-FLIGHT: buffers an unaligned checkpoint persisted.
+  return renderTable(['JOB', 'CHECKPOINT', 'TIME', 'SIZE', 'KIND', 'TYPE', 'PERSISTED', 'STATE', 'IN-FLIGHT', 'STATUS'], rows);
 }

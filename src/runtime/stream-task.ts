@@ -193,7 +193,11 @@ export class StreamTask {
           mail();
           continue;
         }
-        if (!this.outputsAvailable()) break;
+        if (!this.outputsAvailable()) {
+          // Unaligned barriers are events: they overtake backpressure as they overtake data.
+          if (this.cfg.input !== null && this.cfg.input.priorityPending > 0 && this.processInput()) continue;
+          break;
+        }
         if (!(this.source ? this.pollSource() : this.processInput())) break;
       }
       if (this.status === 'RUNNING') for (const writer of this.cfg.writers) writer.flush();
@@ -206,6 +210,7 @@ export class StreamTask {
 
   private hasWork(): boolean {
     if (this.mails.length > 0) return true;
+    if (this.cfg.input !== null && this.cfg.input.priorityPending > 0) return true;
     if (!this.outputsAvailable()) return false;
     if (this.source) return !this.sourceEnded && !this.sourceWaiting;
     return this.cfg.input!.hasAvailable();

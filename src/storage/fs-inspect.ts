@@ -4,7 +4,7 @@
  */
 import * as path from 'node:path';
 import { filePathsOf, streamHandlesOf } from '../checkpoint/metadata/walk.ts';
-import type { CheckpointMetadata, SnapshotKind } from '../checkpoint/metadata/metadata.ts';
+import type { CheckpointMetadata, CheckpointSummary, SnapshotKind } from '../checkpoint/metadata/metadata.ts';
 import { StorageError, errorMessage } from '../core/errors.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import { dirFilesSize, listDir, pathKind, readMetadataFile } from './fs-io.ts';
@@ -26,6 +26,8 @@ export interface StoredSnapshotListing {
   /** 'incomplete': no `_metadata` (still being written, or abandoned); 'corrupt': it does not verify. */
   readonly status: 'complete' | 'incomplete' | 'corrupt';
   readonly error?: string;
+  /** Type and byte figures recorded in the metadata, when it has them. */
+  readonly summary?: CheckpointSummary;
 }
 
 /**
@@ -105,7 +107,16 @@ async function describe(dir: string, jobId: string | null, id: CheckpointId, kin
   try {
     const meta = await readCheckpointDirMetadata(dir, kind === 'checkpoint' ? id : null);
     const sizeBytes = await snapshotSizeBytes(dir, meta);
-    return { jobId: jobId ?? meta.jobId, checkpointId: meta.checkpointId, location: dir, kind: meta.kind, timestampMs: meta.timestampMs, sizeBytes, status: 'complete' };
+    return {
+      jobId: jobId ?? meta.jobId,
+      checkpointId: meta.checkpointId,
+      location: dir,
+      kind: meta.kind,
+      timestampMs: meta.timestampMs,
+      sizeBytes,
+      status: 'complete',
+      ...(meta.summary ? { summary: meta.summary } : {}),
+    };
   } catch (err) {
     if (!(err instanceof StorageError)) throw err;
     const sizeBytes = await dirFilesSize(dir);
