@@ -10,6 +10,8 @@ interface Listed {
   kind: string;
   status: string;
   time: string | null;
+  type: string | null;
+  persistedBytes: number | null;
   sizeBytes: number;
   location: string;
 }
@@ -45,9 +47,11 @@ describe('weir run and weir checkpoints', () => {
     const table = await runCli(['checkpoints', dir]);
     expect(table.code).toBe(0);
     const rows = lines(table.stdout);
-    expect(rows[0]).toMatch(/^JOB\s+CHECKPOINT\s+TIME\s+SIZE\s+KIND\s+STATUS$/);
+    expect(rows[0]).toMatch(/^JOB\s+CHECKPOINT\s+TIME\s+SIZE\s+KIND\s+TYPE\s+PERSISTED\s+STATE\s+IN-FLIGHT\s+STATUS$/);
     expect(rows[1]).toContain(chk!.jobId);
-    expect(rows[1]).toMatch(/checkpoint\s+complete$/);
+    expect(rows[1]).toMatch(/checkpoint\s+aligned\s+\d+(\.\d)? (B|KiB)\s+\d+(\.\d)? (B|KiB)\s+0 B\s+complete$/);
+    expect(chk!.type).toBe('aligned');
+    expect(chk!.persistedBytes).toBeGreaterThan(0);
 
     const resumed = await runCli(['run', path.join(FIXTURES, 'tiny-job.ts'), '--checkpoint-dir', dir, '--from', chk!.location, '--quiet']);
     expect(resumed.code, resumed.stderr).toBe(0);
