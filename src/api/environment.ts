@@ -51,6 +51,12 @@ export interface JobClient {
   metrics(): JobMetrics;
   cancel(): Promise<void>;
   triggerCheckpoint(): Promise<CompletedCheckpoint>;
+  /** Takes a savepoint under `dir` (a directory; `memory:...` with memory storage); resolves with its location. */
+  savepoint(dir: string): Promise<string>;
+  /** Stop-with-savepoint: the job finishes after the savepoint committed the sinks. */
+  stopWithSavepoint(dir: string): Promise<string>;
+  /** Takes a savepoint, then cancels the job. */
+  cancelWithSavepoint(dir: string): Promise<string>;
 }
 
 export class StreamEnvironment {
@@ -155,6 +161,13 @@ export class StreamEnvironment {
       metrics: () => master.metrics(),
       cancel: () => master.cancel(),
       triggerCheckpoint: () => master.triggerCheckpoint(),
+      savepoint: async (dir) => (await master.savepoint(dir)).location,
+      stopWithSavepoint: async (dir) => (await master.stopWithSavepoint(dir)).location,
+      cancelWithSavepoint: async (dir) => {
+        const sp = await master.savepoint(dir);
+        await master.cancel();
+        return sp.location;
+      },
     };
   }
 

@@ -72,6 +72,7 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .option('--mode <mode>', 'exactly-once, at-least-once, unaligned or aligned-timeout (default: cycle by seed)')
     .option('--job <name|module>', 'keyed-counts, join, union, file-sink, or a job module path (default: all scenarios)')
     .option('-v, --verbose', 'a line for every seed')
+    .option('--trace', 'print the job events of the run (with --seed)')
     .action(async (flags: SimFlags) => setExit(await simCommand(flags)));
 
   return { program, current: () => current };

@@ -17,6 +17,7 @@ export interface SimFlags {
   mode?: string;
   job?: string;
   verbose?: boolean;
+  trace?: boolean;
 }
 
 async function resolveJob(job: string | undefined): Promise<SimJob | undefined> {
@@ -40,9 +41,9 @@ export async function simCommand(flags: SimFlags): Promise<number> {
   const print = (line: string) => process.stdout.write(`${line}\n`);
   print(`weir sim: seeds ${start}..${start + seeds - 1}${mode ? `, mode ${mode}` : `, modes ${SIM_MODES.join('/')}`}${flags.job ? `, job ${flags.job}` : ', all scenarios'}`);
   const t0 = systemClock.now();
-  const summary = await runSeeds({ seeds, start, mode, job, print, verbose: flags.verbose });
+  const summary = await runSeeds({ seeds, start, mode, job, print, verbose: flags.verbose, trace: flags.trace });
   const secs = ((systemClock.now() - t0) / 1000).toFixed(1);
   const k = summary.byKind;
-  print(`${summary.runs} seeds in ${secs} s: ${k.ok} passed, ${k.violation} checker violations, ${k.liveness} liveness failures, ${k.crash} crashes (${summary.restarts} restarts, ${summary.checkpoints} checkpoints of which ${summary.inflightCheckpoints} persisted in-flight data, ${summary.faults} injected faults)`);
+  print(`${summary.runs} seeds in ${secs} s: ${k.ok} passed, ${k.violation} checker violations, ${k.liveness} liveness failures, ${k.crash} crashes (${summary.restarts} restarts, ${summary.checkpoints} checkpoints of which ${summary.inflightCheckpoints} persisted in-flight data, ${summary.rescaled} savepoint rescales, ${summary.faults} injected faults)`);
   return exitCodeFor(summary);
 }

@@ -6,7 +6,7 @@
 import { RestoreError } from '../core/errors.ts';
 import { decodeBuffers } from '../checkpoint/channel/channel-state.ts';
 import type { DataBuffer } from '../runtime/elements.ts';
-import { checkpointId as toCheckpointId } from '../core/ids.ts';
+import type { CheckpointId } from '../core/ids.ts';
 import type { CheckpointMetadata, OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
 import type { JobGraph, JobVertex } from '../graph/job-graph.ts';
 import { LocalChannel } from '../runtime/channel.ts';
@@ -16,7 +16,7 @@ import { RecordWriter } from '../runtime/record-writer.ts';
 import { StreamTask, type ChainedOperator, type StreamTaskConfig } from '../runtime/stream-task.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
 import { keyGroupRangeForSubtask } from '../state/key-groups.ts';
-import type { CheckpointStorage } from '../storage/storage.ts';
+import type { CheckpointStorage, CheckpointStreamFactory } from '../storage/storage.ts';
 import type { Environment } from '../core/time.ts';
 import type { FaultInjector } from '../runtime/faults.ts';
 import type { TaskGateway } from '../runtime/task-gateway.ts';
@@ -26,6 +26,8 @@ export interface DeploymentSpec {
   readonly attempt: number;
   readonly backends: StateBackendFactory;
   readonly storage: CheckpointStorage;
+  /** Where subtasks write the state of checkpoint or savepoint n. */
+  readonly streams: (checkpointId: CheckpointId) => CheckpointStreamFactory;
   readonly env: Environment;
   readonly faults: FaultInjector;
   readonly gateway: TaskGateway;
@@ -208,7 +210,7 @@ export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata |
           env: spec.env,
           faults: spec.faults,
           gateway: spec.gateway,
-          streams: (id) => spec.storage.streamFactory(toCheckpointId(id)),
+          streams: spec.streams,
           elementsPerStep: spec.elementsPerStep,
           sourceBatchRecords: spec.sourceBatchRecords,
         };

@@ -119,8 +119,27 @@ export class JobMaster {
   }
 
   /** Triggers a checkpoint now; resolves when it completes. */
-  triggerCheckpoint(kind: 'checkpoint' | 'savepoint' = 'checkpoint'): Promise<CompletedCheckpoint> {
-    return this.coordinator.triggerNow(kind);
+  triggerCheckpoint(): Promise<CompletedCheckpoint> {
+    return this.coordinator.triggerNow();
+  }
+
+  /** Takes a savepoint under `savepointRoot`; resolves with it once its metadata is written. The job goes on. */
+  savepoint(savepointRoot: string): Promise<CompletedCheckpoint> {
+    return this.coordinator.triggerSavepoint((id) => this.cfg.storage.createSavepointTarget(savepointRoot, id, this.randomSuffix()), false);
+  }
+
+  /**
+   * Stop-with-savepoint: sources stop at the savepoint's barrier; once it is complete the sinks
+   * commit it and the job finishes. If the savepoint fails, the job goes on running.
+   */
+  async stopWithSavepoint(savepointRoot: string): Promise<CompletedCheckpoint> {
+    const savepoint = await this.coordinator.triggerSavepoint((id) => this.cfg.storage.createSavepointTarget(savepointRoot, id, this.randomSuffix()), true);
+    await this.result;
+    return savepoint;
+  }
+
+  private randomSuffix(): string {
+    return this.env.random.int(0x1000000).toString(16).padStart(6, '0');
   }
 
   private isTerminal(): boolean {
@@ -161,7 +180,6 @@ export class JobMaster {
     }
     if (this.isTerminal() || attempt !== this.attempt) return;
     this.status = 'RUNNING';
-    this.initialRestore = null;
     for (const task of deployment.tasks) {
       task.start();
       this.running.add(key(task.id));
@@ -172,13 +190,15 @@ export class JobMaster {
 
   /** Deploys from the newest checkpoint that verifies, falling back to older retained ones. */
   private async deployFromLatest(attempt: number): Promise<{ deployment: Deployment; restoredFrom: CompletedCheckpoint | null }> {
+    // Newest first; the snapshot the job was started from stays the last resort until it has its own.
     const candidates: CompletedCheckpoint[] = [...this.coordinator.store.all()];
-    if (this.initialRestore && candidates.length === 0) candidates.push(this.initialRestore);
+    if (this.initialRestore && !candidates.some((c) => c.checkpointId === this.initialRestore!.checkpointId)) candidates.push(this.initialRestore);
     const spec = {
       graph: this.cfg.graph,
       attempt,
       backends: this.cfg.backends,
       storage: this.cfg.storage,
+      streams: (id: CheckpointId) => this.coordinator.streamFactory(id),
       env: this.env,
       faults: this.faults,
       gateway: this.gateway(attempt),
@@ -189,18 +209,21 @@ export class JobMaster {
       allowNonRestoredState: this.cfg.allowNonRestoredState,
     };
     if (candidates.length === 0) return { deployment: await deploy(spec, null), restoredFrom: null };
+    const reasons: string[] = [];
     for (const candidate of candidates) {
       try {
         return { deployment: await deploy(spec, candidate.metadata), restoredFrom: candidate };
       } catch (err) {
         if (!(err instanceof StorageError)) throw err;
         this.coordinator.store.remove(candidate.checkpointId);
-        const reason = `checkpoint ${candidate.checkpointId} at ${candidate.location} does not verify: ${err.message}`;
+        if (candidate === this.initialRestore) this.initialRestore = null;
+        const reason = `${candidate.kind} ${candidate.checkpointId} at ${candidate.location} does not verify: ${err.message}`;
+        reasons.push(reason);
         this.emit({ type: 'restore-fallback', checkpointId: candidate.checkpointId, location: candidate.location, reason });
         this.emit({ type: 'log', message: `${reason}; falling back to an older retained checkpoint` });
       }
     }
-    throw new JobFailedError(`no retained checkpoint of job '${this.cfg.name}' verifies (tried ${candidates.map((c) => c.checkpointId).join(', ')}); see the log for the files at fault`);
+    throw new JobFailedError(`nothing to restore job '${this.cfg.name}' from verifies: ${reasons.join('; ')}`);
   }
 
   private onAttemptFailure(attempt: number, err: unknown): void {

@@ -66,6 +66,8 @@ export class StreamTask {
   private sourceWaiting = false;
   private reachedEnd = false;
   private finalCheckpoint: CheckpointId | null = null;
+  /** A stop-with-savepoint barrier went out: the source emits nothing more unless it fails. */
+  private stoppedAt: CheckpointId | null = null;
   private finalCommitted = false;
   private readonly pendingCommits = new Set<Promise<void>>();
   private readonly barriers: CheckpointBarrierHandler | null;
@@ -146,6 +148,8 @@ export class StreamTask {
 
   notifyCheckpointAborted(checkpointId: CheckpointId): void {
     this.putMail(() => {
+      if (this.finalCheckpoint === checkpointId) this.finalCheckpoint = null;
+      if (this.stoppedAt === checkpointId) this.stoppedAt = null; // the stop failed: go on
       this.barriers?.abortPending(checkpointId);
       for (const op of this.cfg.chain) {
         op.operator.notifyCheckpointAborted(checkpointId);
@@ -212,7 +216,7 @@ export class StreamTask {
     if (this.mails.length > 0) return true;
     if (this.cfg.input !== null && this.cfg.input.priorityPending > 0) return true;
     if (!this.outputsAvailable()) return false;
-    if (this.source) return !this.sourceEnded && !this.sourceWaiting;
+    if (this.source) return !this.sourceEnded && !this.sourceWaiting && this.stoppedAt === null;
     return this.cfg.input!.hasAvailable();
   }
 
@@ -226,7 +230,7 @@ export class StreamTask {
   }
 
   private pollSource(): boolean {
-    if (this.sourceEnded || this.sourceWaiting) return false;
+    if (this.sourceEnded || this.sourceWaiting || this.stoppedAt !== null) return false;
     this.check('process');
     const result = this.source!.poll(this.cfg.sourceBatchRecords);
     if (result.status === 'end') {
@@ -372,7 +376,15 @@ export class StreamTask {
       if (!this.cfg.input) log.complete();
     }
     this.emitBarrier(barrier, log);
-    if (barrier.options.isFinal) this.finalCheckpoint = id;
+    if (barrier.options.isFinal) {
+      this.finalCheckpoint = id;
+      if (this.source && !this.sourceEnded) this.stoppedAt = id;
+    } else if (this.finalCheckpoint !== null && id > this.finalCheckpoint) {
+      // A newer checkpoint means the final one (or the stop-with-savepoint) failed, even if the
+      // message saying so was lost: the job goes on.
+      this.finalCheckpoint = null;
+      this.stoppedAt = null;
+    }
     const streams = this.cfg.streams(id);
     const runners: Array<{ uid: string; keyed: SnapshotRunner<KeyGroupsStateHandle[]> | null; operator: SnapshotRunner<OperatorStateHandle | null> }> = [];
     for (const op of this.cfg.chain) {

@@ -9,6 +9,7 @@ import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
 import type { StreamStateHandle } from '../storage/handles.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory } from '../storage/storage.ts';
+import type { SavepointTarget } from '../storage/savepoint-target.ts';
 import type { SimWorld } from './sim-world.ts';
 
 export interface StorageFaultOptions {
@@ -31,8 +32,10 @@ export class FaultyStorage implements CheckpointStorage {
     jobId: JobId,
     private readonly world: SimWorld,
     private readonly options: StorageFaultOptions,
+    /** Shared with other storages of the same seed (a resumed job reads its savepoint from here). */
+    files?: Map<string, Uint8Array>,
   ) {
-    this.inner = new MemoryCheckpointStorage(jobId, { inlineThresholdBytes: 64 });
+    this.inner = new MemoryCheckpointStorage(jobId, { inlineThresholdBytes: 64, files });
   }
 
   get description(): string {
@@ -117,8 +120,12 @@ export class FaultyStorage implements CheckpointStorage {
     return this.inner.discardJob();
   }
 
-  /** Paths of every stored file of this job. */
+  createSavepointTarget(savepointRoot: string, checkpointId: CheckpointId, rand: string): SavepointTarget {
+    return this.inner.createSavepointTarget(savepointRoot, checkpointId, rand);
+  }
+
+  /** Paths of every stored file of this job (savepoints are the user's, not the job's). */
   files(): string[] {
-    return [...this.inner.rawFiles().keys()];
+    return [...this.inner.rawFiles().keys()].filter((f) => !f.startsWith('memory:savepoints/'));
   }
 }

@@ -11,15 +11,15 @@ import { InjectedFault, StorageError, errorMessage } from '../core/errors.ts';
 import { jobId } from '../core/ids.ts';
 import { SeededRandom } from '../core/time.ts';
 import type { JobMaster } from '../cluster/job-master.ts';
-import type { JobResult } from '../cluster/job-events.ts';
+import type { JobEvent, JobResult } from '../cluster/job-events.ts';
 import { checkOutput } from './checkers/exactly-once.ts';
 import { checkSequences } from './checkers/per-key-sequence.ts';
 import { checkSnapshot } from './checkers/snapshot-consistency.ts';
 import { checkStorage } from './checkers/storage.ts';
 import { FaultyStorage } from './faulty-storage.ts';
 import { RandomFaults } from './random-faults.ts';
-import { buildScenario, SequenceLog, type BuiltScenario, type ScenarioName } from './scenarios.ts';
-import { CollectSink } from '../connectors/collect/collect-sink.ts';
+import { buildScenario, ScenarioSinks, SequenceLog, type BuiltScenario, type ScenarioName } from './scenarios.ts';
+import type { JobClient } from '../api/environment.ts';
 import type { StreamEnvironmentOptions } from '../api/options.ts';
 import { SimRpc } from './sim-rpc.ts';
 import { SimWorld } from './sim-world.ts';
@@ -68,6 +68,8 @@ export interface SeedOutcome {
     readonly committed: number;
     /** Completed checkpoints that persisted in-flight data (unaligned). */
     readonly inflightCheckpoints: number;
+    /** 1 when the seed stopped with a savepoint and resumed from it at another parallelism. */
+    readonly rescaled: number;
   };
 }
 
@@ -75,6 +77,8 @@ const MAX_STEPS = 3_000_000;
 const MAX_VIRTUAL_MS = 120_000;
 
 interface RunOptions {
+  /** Receives a line per job event (replaying a seed with --trace). */
+  readonly trace?: (line: string) => void;
   readonly seed: number;
   readonly scenario: SimJob;
   readonly mode: SimMode;
@@ -91,6 +95,29 @@ interface RawRun {
   readonly rpc: SimRpc;
   readonly unexpected: string[];
   readonly restarts: number;
+  readonly storages: FaultyStorage[];
+  /** Whether the seed stopped with a savepoint and resumed at another parallelism. */
+  readonly rescaled: boolean;
+}
+
+function describeEvent(e: JobEvent): string {
+  switch (e.type) {
+    case 'checkpoint-completed':
+    case 'checkpoint-failed':
+      return `${e.type} ${e.stats.kind} ${e.stats.checkpointId}${e.stats.isFinal ? ' (final)' : ''}${e.stats.failureReason ? ` ${e.stats.failureReason}` : ''}`;
+    case 'restarting':
+      return `restarting attempt ${e.attempt}: ${e.cause}`;
+    case 'running':
+      return `running attempt ${e.attempt}${e.restoredFrom !== null ? ` from ${e.restoredFrom}` : ''}`;
+    case 'failed':
+      return `failed: ${e.error.message}`;
+    case 'log':
+      return `log: ${e.message}`;
+    case 'restore-fallback':
+      return `restore-fallback: ${e.reason}`;
+    default:
+      return e.type;
+  }
 }
 
 /** Roots of an error chain (wrapping errors keep the original as cause). */
@@ -110,6 +137,45 @@ function isExpectedFailure(err: unknown): boolean {
   return false;
 }
 
+/** Option values a seed draws once; both runs of a rescaling seed use them. */
+interface Drawn {
+  readonly parallelism: number;
+  readonly maxParallelism: number;
+  readonly intervalMs: number;
+  readonly timeoutMs: number;
+  readonly maxConcurrent: number;
+  readonly retained: number;
+  readonly alignedTimeoutMs: number;
+  readonly restartDelayMs: number;
+  readonly bufferRecords: number;
+  readonly channelCapacity: number;
+}
+
+function environmentFor(o: RunOptions, d: Drawn, parallelism: number): StreamEnvironment {
+  const user = typeof o.scenario === 'string' ? null : o.scenario;
+  return StreamEnvironment.create({
+    ...(user ? { ...user.options, checkpointStorage: undefined, jobId: undefined } : {}),
+    parallelism,
+    maxParallelism: user?.options.maxParallelism ?? d.maxParallelism,
+    checkpointing: {
+      intervalMs: d.intervalMs,
+      mode: guarantee(o.mode),
+      timeoutMs: d.timeoutMs,
+      maxConcurrent: o.mode === 'unaligned' || o.mode === 'aligned-timeout' ? 1 : d.maxConcurrent,
+      tolerableFailures: 1_000_000,
+      retained: d.retained,
+      ...(o.mode === 'unaligned' ? { unaligned: true } : {}),
+      ...(o.mode === 'aligned-timeout' ? { unaligned: true, alignedCheckpointTimeoutMs: d.alignedTimeoutMs } : {}),
+    },
+    restartStrategy: { type: 'fixed-delay', attempts: 1_000_000, delayMs: d.restartDelayMs },
+    bufferRecords: d.bufferRecords,
+    channelCapacity: d.channelCapacity,
+    jobId: 'sim',
+  });
+}
+
+const SAVEPOINT_ROOT = 'memory:savepoints';
+
 async function runOnce(o: RunOptions): Promise<RawRun> {
   const params = new SeededRandom(o.seed ^ 0x5eed5eed);
   const world = new SimWorld(o.seed, { stepCostMsMax: 0.05, slowProbability: o.faults ? 0.05 : 0, slowDelayMsMax: 3 });
@@ -118,31 +184,26 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
   const durationMs = 100 + params.int(300);
   spec.ratePerSec = Math.ceil((spec.count * 1000) / durationMs);
   const user = typeof o.scenario === 'string' ? null : o.scenario;
-  const env = StreamEnvironment.create({
-    ...(user ? { ...user.options, checkpointStorage: undefined, jobId: undefined } : {}),
+  const drawn: Drawn = {
     parallelism: user?.options.parallelism ?? parallelism,
-    maxParallelism: user?.options.maxParallelism ?? [parallelism, 8, 128][params.int(3)]!,
-    checkpointing: {
-      intervalMs: 5 + params.int(40),
-      mode: guarantee(o.mode),
-      timeoutMs: 60 + params.int(300),
-      maxConcurrent: o.mode === 'unaligned' || o.mode === 'aligned-timeout' ? (params.int(2), 1) : 1 + params.int(2),
-      tolerableFailures: 1_000_000,
-      retained: 1 + params.int(3),
-      ...(o.mode === 'unaligned' ? { unaligned: true } : {}),
-      ...(o.mode === 'aligned-timeout' ? { unaligned: true, alignedCheckpointTimeoutMs: 1 + params.int(20) } : {}),
-    },
-    restartStrategy: { type: 'fixed-delay', attempts: 1_000_000, delayMs: params.int(20) },
+    maxParallelism: [parallelism, 8, 128][params.int(3)]!,
+    intervalMs: 5 + params.int(40),
+    timeoutMs: 60 + params.int(300),
+    maxConcurrent: 1 + params.int(2),
+    retained: 1 + params.int(3),
+    alignedTimeoutMs: 1 + params.int(20),
+    restartDelayMs: params.int(20),
     bufferRecords: 1 + params.int(16),
     channelCapacity: 1 + params.int(4),
-    jobId: 'sim',
-  });
+  };
   const sinkDir = o.scenario === 'file-sink' ? mkdtempSync(join(tmpdir(), 'weir-sim-')) : null;
+  const sinks = new ScenarioSinks(sinkDir);
   const log = new SequenceLog();
-  const scenario = user ? await buildUserJob(user, env) : buildScenario(o.scenario as ScenarioName, env, spec, log, guarantee(o.mode) === 'exactly-once' ? 'exact' : 'no-skip', sinkDir);
   const p = (x: number) => (o.faults ? x : 0);
   const faults = new RandomFaults(world.random, { process: p(0.01), 'sync-phase': p(0.05), 'async-phase': p(0.05), 'before-ack': p(0.05), commit: p(0.05) }, 8);
-  const storage = new FaultyStorage(jobId('sim'), world, { writeFailProbability: p(0.04), tornWriteProbability: p(0.04), renameFailProbability: p(0.05), latencyMsMax: 2 });
+  const files = new Map<string, Uint8Array>();
+  const storageFaults = { writeFailProbability: p(0.04), tornWriteProbability: p(0.04), renameFailProbability: p(0.05), latencyMsMax: 2 };
+  const storages: FaultyStorage[] = [];
   const rpc = new SimRpc(world, { delayProbability: p(0.1), delayMsMax: 20, lossProbability: p(0.04) });
   const problems = new Map<string, string[]>();
   const add = (checker: string, messages: string[]) => {
@@ -152,11 +213,10 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
   const snapshotChecks: Array<Promise<void>> = [];
   let restarts = 0;
   let master: JobMaster | null = null;
-  let settled: RawRun['settled'] = null;
   const faultWindowMs = durationMs * (0.3 + params.next() * 0.7);
   world.schedule(faultWindowMs, () => {
     faults.active = false;
-    storage.active = false;
+    for (const st of storages) st.active = false;
     rpc.active = false;
     world.slowActive = false;
   });
@@ -165,73 +225,98 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
       world.schedule(params.next() * faultWindowMs, () => master?.failGlobal(new InjectedFault('coordinator restarts the job')));
     }
   }
-  const client = await env.executeAsync('sim', {
-    env: world.environment,
-    faults,
-    rpc,
-    storage,
-    elementsPerStep: 1 + params.int(4),
-    sourceBatchRecords: 1 + params.int(8),
-    onJobMaster: (m) => {
-      master = m;
-      storage.retained = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.checkpointId));
-    },
-    onEvent: (e) => {
-      if (e.type === 'restarting') {
-        restarts++;
-        if (!isExpectedFailure(e.error)) unexpected.push(`restart caused by an error no fault explains: ${errorMessage(rootCause(e.error))}`);
+  // Some seeds stop with a savepoint part-way and resume from it at another parallelism.
+  const rescaleTo = 1 + params.int(Math.min(4, drawn.maxParallelism));
+  const rescaleAtMs = params.next() * durationMs;
+  const rescale = o.faults && params.next() < 0.35 && rescaleTo !== drawn.parallelism;
+
+  const runJob = async (jobParallelism: number, restoreFrom: string | undefined, onStarted: (client: JobClient) => void): Promise<RawRun['settled']> => {
+    const env = environmentFor(o, drawn, jobParallelism);
+    const scenario = user ? await buildUserJob(user, env, sinks) : buildScenario(o.scenario as ScenarioName, env, spec, log, guarantee(o.mode) === 'exactly-once' ? 'exact' : 'no-skip', sinks);
+    const storage = new FaultyStorage(jobId('sim'), world, { ...storageFaults, ...(storages[0]?.active === false ? { writeFailProbability: 0, tornWriteProbability: 0, renameFailProbability: 0 } : {}) }, files);
+    storage.active = storages.length === 0 || storages[0]!.active;
+    storages.push(storage);
+    let settled: RawRun['settled'] = null;
+    const client = await env.executeAsync('sim', {
+      env: world.environment,
+      faults,
+      rpc,
+      storage,
+      restoreFrom,
+      elementsPerStep: 1 + (o.seed % 4),
+      sourceBatchRecords: 1 + (o.seed % 8),
+      onJobMaster: (m) => {
+        master = m;
+        storage.retained = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.checkpointId));
+      },
+      onEvent: (e) => {
+        if (o.trace) o.trace(`${world.now().toFixed(1)}ms ${describeEvent(e)}`);
+        if (e.type === 'restarting') {
+          restarts++;
+          if (!isExpectedFailure(e.error)) unexpected.push(`restart caused by an error no fault explains: ${errorMessage(rootCause(e.error))}`);
+        }
+        if (e.type === 'checkpoint-completed' && e.stats.location) {
+          const location = e.stats.location;
+          snapshotChecks.push(
+            storage.inner
+              .readMetadata(location)
+              .then((meta) => checkSnapshot(meta, scenario, guarantee(o.mode), (h) => storage.inner.readState(h)))
+              .then((msgs) => add('snapshot-consistency', msgs))
+              .catch((err: unknown) => add('snapshot-consistency', [`could not read checkpoint at ${location}: ${errorMessage(err)}`])),
+          );
+        }
+      },
+    });
+    client.result.then(
+      (result) => (settled = { result }),
+      (error: unknown) => (settled = { error }),
+    );
+    onStarted(client);
+    while (settled === null && world.steps < MAX_STEPS && world.now() < MAX_VIRTUAL_MS) {
+      if (!world.step()) {
+        await yieldToEventLoop();
+        if (world.idle && settled === null) break;
+        continue;
       }
-      if (e.type === 'checkpoint-completed' && e.stats.location) {
-        const location = e.stats.location;
-        snapshotChecks.push(
-          storage.inner
-            .readMetadata(location)
-            .then((meta) => checkSnapshot(meta, scenario, guarantee(o.mode), (h) => storage.inner.readState(h)))
-            .then((msgs) => add('snapshot-consistency', msgs))
-            .catch((err: unknown) => add('snapshot-consistency', [`could not read checkpoint at ${location}: ${errorMessage(err)}`])),
-        );
-      }
-    },
-  });
-  client.result.then(
-    (result) => (settled = { result }),
-    (error: unknown) => (settled = { error }),
-  );
-  while (settled === null && world.steps < MAX_STEPS && world.now() < MAX_VIRTUAL_MS) {
-    if (!world.step()) {
       await yieldToEventLoop();
-      if (world.idle && settled === null) break;
-      continue;
     }
-    await yieldToEventLoop();
+    return settled;
+  };
+
+  let savepoint: string | null = null;
+  let settled = await runJob(drawn.parallelism, undefined, (client) => {
+    if (!rescale) return;
+    world.schedule(rescaleAtMs, () => {
+      client.stopWithSavepoint(SAVEPOINT_ROOT).then(
+        (location) => (savepoint = location),
+        () => {}, // the stop failed (a fault): the job goes on
+      );
+    });
+  });
+  let rescaled = false;
+  if (settled !== null && 'result' in settled && savepoint !== null) {
+    rescaled = true;
+    settled = await runJob(rescaleTo, savepoint, () => {});
   }
   await Promise.all(snapshotChecks);
   add('per-key-sequence', checkSequences(log));
-  const committed = settled !== null && 'result' in settled ? scenario.committed() : [];
-  if (settled !== null && 'result' in settled) add('storage', checkStorage(storage));
+  const finished = settled !== null && 'result' in settled;
+  const committed = finished ? sinks.committed(user !== null) : [];
+  if (finished) add('storage', storages.flatMap((st) => checkStorage(st)));
   if (sinkDir) rmSync(sinkDir, { recursive: true, force: true });
-  return { committed, settled, world, problems, faults, storage, rpc, unexpected, restarts };
+  return { committed, settled, world, problems, faults, storage: storages[storages.length - 1]!, storages, rpc, unexpected, restarts, rescaled };
 }
 
-/** Runs a user's job with every sink replaced by an in-memory transactional one, so its commits can be compared. */
-async function buildUserJob(job: SimJobModule, env: StreamEnvironment): Promise<BuiltScenario> {
+/** Runs a user's job with every sink replaced by an in-memory transactional one (kept across runs), so its commits can be compared. */
+async function buildUserJob(job: SimJobModule, env: StreamEnvironment, sinks: ScenarioSinks): Promise<BuiltScenario> {
   await job.build(env);
-  const sinks: Array<{ uid: string; sink: CollectSink<unknown> }> = [];
-  env.replaceSinks((uid) => {
-    const sink = new CollectSink<unknown>(uid);
-    sinks.push({ uid, sink });
-    return sink;
-  });
-  return {
-    sources: [],
-    keyed: null,
-    committed: () => sinks.flatMap(({ uid, sink }) => sink.results().map((r) => `${uid}\t${typeof r === 'string' ? r : JSON.stringify(r)}`)),
-  };
+  env.replaceSinks((uid) => sinks.forUid(uid));
+  return { sources: [], keyed: null, committed: () => sinks.committed(true) };
 }
 
 const oracles = new Map<string, string[]>();
 
-export async function runSeed(seed: number, scenario: SimJob, mode: SimMode): Promise<SeedOutcome> {
+export async function runSeed(seed: number, scenario: SimJob, mode: SimMode, trace?: (line: string) => void): Promise<SeedOutcome> {
   const key = `${seed}/${jobName(scenario)}/${mode}`;
   let oracle = oracles.get(key);
   if (!oracle) {
@@ -242,7 +327,7 @@ export async function runSeed(seed: number, scenario: SimJob, mode: SimMode): Pr
     oracle = clean.committed;
     oracles.set(key, oracle);
   }
-  const run = await runOnce({ seed, scenario, mode, faults: true });
+  const run = await runOnce({ seed, scenario, mode, faults: true, trace });
   const failures: Array<{ checker: string; messages: string[] }> = [];
   let kind: OutcomeKind = 'ok';
   if (run.unexpected.length > 0) {
@@ -280,6 +365,7 @@ export async function runSeed(seed: number, scenario: SimJob, mode: SimMode): Pr
       storageFaults: run.storage.injected.writeFail + run.storage.injected.torn + run.storage.injected.renameFail,
       messagesLost: run.rpc.lost,
       committed: run.committed.length,
+      rescaled: run.rescaled ? 1 : 0,
       inflightCheckpoints:
         run.settled && 'result' in run.settled
           ? run.settled.result.checkpoints.filter((c) => c.status === 'COMPLETED' && c.subtasks.some((st) => st.metrics.channelStateBytes > 0)).length

@@ -14,6 +14,8 @@ export interface SimRunOptions {
   readonly print: (line: string) => void;
   /** Print a line for every seed, not only for failures. */
   readonly verbose?: boolean;
+  /** Print the job events of every run (for replaying one seed). */
+  readonly trace?: boolean;
 }
 
 export interface SimSummary {
@@ -24,6 +26,8 @@ export interface SimSummary {
   readonly checkpoints: number;
   readonly faults: number;
   readonly inflightCheckpoints: number;
+  /** Seeds that stopped with a savepoint and resumed from it at another parallelism. */
+  readonly rescaled: number;
 }
 
 /** Exit codes that classify a sim run: 0 all passed, 1 checker violation, 3 liveness, 4 crash. */
@@ -49,13 +53,14 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
   let checkpoints = 0;
   let faults = 0;
   let inflightCheckpoints = 0;
+  let rescaled = 0;
   for (let seed = o.start; seed < o.start + o.seeds; seed++) {
     const scenario = scenarioFor(seed, o.job);
     const mode = modeFor(seed, o.mode);
     if (o.verbose || o.seeds === 1) o.print(`seed ${seed} (${jobName(scenario)}, ${mode})`);
     let outcome: SeedOutcome;
     try {
-      outcome = await runSeed(seed, scenario, mode);
+      outcome = await runSeed(seed, scenario, mode, o.trace ? o.print : undefined);
     } catch (err) {
       outcome = {
         seed,
@@ -64,7 +69,7 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
         kind: 'crash',
         failures: [{ checker: 'crash', messages: [err instanceof Error ? (err.stack ?? err.message) : String(err)] }],
         traceHash: '',
-        stats: { steps: 0, virtualMs: 0, restarts: 0, checkpointsCompleted: 0, taskFaults: 0, storageFaults: 0, messagesLost: 0, committed: 0, inflightCheckpoints: 0 },
+        stats: { steps: 0, virtualMs: 0, restarts: 0, checkpointsCompleted: 0, taskFaults: 0, storageFaults: 0, messagesLost: 0, committed: 0, inflightCheckpoints: 0, rescaled: 0 },
       };
     }
     byKind[outcome.kind]++;
@@ -72,9 +77,10 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
     checkpoints += outcome.stats.checkpointsCompleted;
     faults += outcome.stats.taskFaults + outcome.stats.storageFaults + outcome.stats.messagesLost;
     inflightCheckpoints += outcome.stats.inflightCheckpoints;
+    rescaled += outcome.stats.rescaled;
     if (o.verbose || o.seeds === 1) {
       const s = outcome.stats;
-      o.print(`  ${outcome.kind}: ${s.steps} steps, ${s.virtualMs} virtual ms, ${s.restarts} restarts, ${s.checkpointsCompleted} checkpoints, faults ${s.taskFaults} task / ${s.storageFaults} storage / ${s.messagesLost} lost messages, ${s.committed} records committed, trace ${outcome.traceHash}`);
+      o.print(`  ${outcome.kind}: ${s.steps} steps, ${s.virtualMs} virtual ms, ${s.rescaled ? 'stopped with a savepoint and rescaled, ' : ''}${s.restarts} restarts, ${s.checkpointsCompleted} checkpoints, faults ${s.taskFaults} task / ${s.storageFaults} storage / ${s.messagesLost} lost messages, ${s.committed} records committed, trace ${outcome.traceHash}`);
     }
     if (outcome.kind !== 'ok') {
       failures.push(outcome);
@@ -83,7 +89,7 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
       o.print(`  replay: ${replayCommand(outcome)}`);
     }
   }
-  return { runs: o.seeds, failures, byKind, restarts, checkpoints, faults, inflightCheckpoints };
+  return { runs: o.seeds, failures, byKind, restarts, checkpoints, faults, inflightCheckpoints, rescaled };
 }
 
 /** The exit code for a summary: the most severe kind seen. */

@@ -45,6 +45,29 @@ export interface BuiltScenario {
 
 export const KEYED_UID = 'sim-keyed';
 
+/**
+ * The external systems a scenario writes to, kept across the runs of one seed (a run and the run
+ * resumed from its savepoint write to the same place, as real jobs do).
+ */
+export class ScenarioSinks {
+  readonly collect = new CollectSink<string>('collect');
+  private readonly byUid = new Map<string, CollectSink<unknown>>();
+
+  constructor(readonly fileDir: string | null) {}
+
+  /** The in-memory sink standing in for the user's sink `uid`. */
+  forUid(uid: string): CollectSink<unknown> {
+    let sink = this.byUid.get(uid);
+    if (!sink) this.byUid.set(uid, (sink = new CollectSink<unknown>(uid)));
+    return sink;
+  }
+
+  committed(user: boolean): string[] {
+    if (user) return [...this.byUid].flatMap(([uid, sink]) => sink.results().map((r) => `${uid}\t${typeof r === 'string' ? r : JSON.stringify(r)}`));
+    return this.fileDir ? readCommittedLines(this.fileDir) : this.collect.results();
+  }
+}
+
 function sequenceSource(env: StreamEnvironment, spec: SeqSourceSpec, ratePerSec: number): DataStream<SeqRecord> {
   return env
     .generate({ count: spec.count, ratePerSec }, (i) => seqRecord(spec, i))
@@ -77,9 +100,10 @@ function keyedSequence(stream: DataStream<SeqRecord>, log: SequenceLog, mode: Se
     .name('sequence-check');
 }
 
-export function buildScenario(name: ScenarioName, env: StreamEnvironment, spec: ScenarioSpec, log: SequenceLog, mode: SequenceMode, sinkDir: string | null): BuiltScenario {
+export function buildScenario(name: ScenarioName, env: StreamEnvironment, spec: ScenarioSpec, log: SequenceLog, mode: SequenceMode, sinks: ScenarioSinks): BuiltScenario {
   const src = (s: string): SeqSourceSpec => ({ src: s, splits: spec.parallelism, keysPerSplit: spec.keysPerSplit, count: spec.count });
-  const collect = new CollectSink<string>('collect');
+  const collect = sinks.collect;
+  const sinkDir = sinks.fileDir;
   switch (name) {
     case 'keyed-counts':
     case 'file-sink': {

@@ -13,6 +13,8 @@ import { makeDir, pathKind, writeNewFile } from './fs-io.ts';
 import { isInside, metadataPath } from './paths.ts';
 import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, encodeStateFile, fileHandleFor, inlineHandleFor } from './state-file.ts';
 import type { CheckpointStreamFactory } from './storage.ts';
+import type { SavepointTarget } from './savepoint-target.ts';
+import { rmSync } from 'node:fs';
 
 export interface FsSavepointWriterOptions {
   /** State smaller than this is kept inline in `_metadata`; default 1024. */
@@ -25,7 +27,7 @@ export interface FsSavepointWriterOptions {
  * Writes one savepoint into its own directory (`paths.savepointDir`): every state file, whatever
  * its scope, goes inside it, so the directory is self-contained and can be moved.
  */
-export class FsSavepointWriter {
+export class FsSavepointWriter implements SavepointTarget {
   readonly location: string;
   private readonly inlineThresholdBytes: number;
   private readonly nextSuffix: () => string;
@@ -46,6 +48,10 @@ export class FsSavepointWriter {
         return fileHandleFor(await writeNewFile(this.location, nameHint, encodeStateFile(data), this.nextSuffix), data);
       },
     };
+  }
+
+  async discardIncomplete(): Promise<void> {
+    if ((await pathKind(metadataPath(this.location))) === 'missing') rmSync(this.location, { recursive: true, force: true });
   }
 
   /** Writes `_metadata` atomically; every file handle must lie inside the savepoint directory. */

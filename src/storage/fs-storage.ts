@@ -21,11 +21,15 @@ import {
   joinPath,
   metadataPath,
   parseCheckpointDirName,
+  isMemoryPath,
+  savepointDir,
   sharedDir,
   taskOwnedDir,
 } from './paths.ts';
 import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, encodeStateFile, fileHandleFor, inlineHandleFor } from './state-file.ts';
 import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, StateScope } from './storage.ts';
+import type { SavepointTarget } from './savepoint-target.ts';
+import { FsSavepointWriter } from './fs-savepoint.ts';
 
 export { FsSavepointWriter } from './fs-savepoint.ts';
 export {
@@ -177,6 +181,11 @@ export class FsCheckpointStorage implements CheckpointStorage {
     } catch (err) {
       if (errnoCode(err) !== 'ENOENT') throw storageIoError(handle.path, 'discard shared file', err);
     }
+  }
+
+  createSavepointTarget(savepointRoot: string, checkpointId: CheckpointId, rand: string): SavepointTarget {
+    if (isMemoryPath(savepointRoot)) throw new StorageError('STORAGE_IO', savepointRoot, 'a job checkpointing to a directory writes savepoints to a directory, not to memory');
+    return new FsSavepointWriter(savepointDir(path.resolve(savepointRoot), checkpointId, rand));
   }
 
   /** Removes the job directory once no chk-<n> is left; non-empty shared or task-owned dirs stay. */

@@ -21,12 +21,16 @@ import {
   parentDir,
   baseName,
   parseCheckpointDirName,
+  savepointDir,
   sharedDir,
   stateFileName,
   METADATA_FILE_NAME,
 } from './paths.ts';
 import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, decodeStateFile, encodeStateFile, fileHandleFor, inlineHandleFor, verifyInline } from './state-file.ts';
 import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, StateScope } from './storage.ts';
+import type { SavepointTarget } from './savepoint-target.ts';
+import { FsSavepointWriter } from './fs-savepoint.ts';
+import { MemorySavepointWriter } from './memory-savepoint.ts';
 
 export interface MemoryCheckpointStorageOptions {
   /** State smaller than this is kept inline in `_metadata`; default 1024. */
@@ -152,6 +156,12 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     for (const file of [...this.files.keys()]) {
       if (file.startsWith(prefix)) this.files.delete(file);
     }
+  }
+
+  /** `memory:` roots keep the savepoint in this storage's file map (shared with later jobs); others go to disk. */
+  createSavepointTarget(savepointRoot: string, checkpointId: CheckpointId, rand: string): SavepointTarget {
+    const dir = savepointDir(savepointRoot, checkpointId, rand);
+    return isMemoryPath(savepointRoot) ? new MemorySavepointWriter(this.files, dir, this.inlineThresholdBytes) : new FsSavepointWriter(dir);
   }
 
   async discardShared(handle: StreamStateHandle): Promise<void> {

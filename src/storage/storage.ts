@@ -6,6 +6,7 @@
 import type { CheckpointId, JobId } from '../core/ids.ts';
 import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
 import type { StreamStateHandle } from './handles.ts';
+import type { SavepointTarget } from './savepoint-target.ts';
 
 /** Where a state file goes: exclusive to one checkpoint, or shared between checkpoints (incremental). */
 export type StateScope = 'exclusive' | 'shared';
@@ -55,4 +56,6 @@ export interface CheckpointStorage {
   discardShared(handle: StreamStateHandle): Promise<void>;
   /** Deletes the job's folder if nothing retained is left in it. */
   discardJob(): Promise<void>;
+  /** Where a savepoint with this id goes under `savepointRoot` (a directory, or `memory:` for memory storage). */
+  createSavepointTarget(savepointRoot: string, checkpointId: CheckpointId, rand: string): SavepointTarget;
 }

@@ -9,7 +9,8 @@ import { checkpointId as toCheckpointId, type CheckpointId, type JobId } from '.
 import type { Cancellable, Environment } from '../../core/time.ts';
 import type { CheckpointBarrier, CheckpointOptions } from '../../runtime/elements.ts';
 import type { CheckpointAck, TaskId } from '../../runtime/task-gateway.ts';
-import type { CheckpointStorage } from '../../storage/storage.ts';
+import type { CheckpointStorage, CheckpointStreamFactory } from '../../storage/storage.ts';
+import type { SavepointTarget } from '../../storage/savepoint-target.ts';
 import { CHECKPOINT_FAILURE_MESSAGES, countsAsCheckpointFailure, type CheckpointFailureReason } from '../failure-reason.ts';
 import type { CheckpointStats } from './checkpoint-stats.ts';
 import type { CompletedCheckpoint } from './completed-checkpoint.ts';
@@ -53,6 +54,8 @@ export class CheckpointCoordinator {
   private readonly timeouts = new Map<number, Cancellable>();
   private readonly finalizing = new Set<Promise<void>>();
   private readonly discarding = new Set<Promise<void>>();
+  /** Where each pending savepoint is written. */
+  private readonly savepoints = new Map<number, SavepointTarget>();
   readonly store: CompletedCheckpointStore;
   readonly history: CheckpointStats[] = [];
   private nextId: number;
@@ -62,6 +65,8 @@ export class CheckpointCoordinator {
   private running = false;
   private finalRequested = false;
   private finalTriggered: number | null = null;
+  /** A final checkpoint (or stop-with-savepoint) completed: the job is finishing, nothing more is triggered. */
+  private finalCompleted = false;
 
   constructor(
     private readonly jobId: JobId,
@@ -88,6 +93,7 @@ export class CheckpointCoordinator {
     this.running = true;
     this.finalRequested = false;
     this.finalTriggered = null;
+    this.finalCompleted = false;
     if (this.config.intervalMs !== null) this.schedulePeriodic(this.config.intervalMs);
   }
 
@@ -114,7 +120,7 @@ export class CheckpointCoordinator {
 
   /** Returns how long to wait before the next attempt when minPause holds it back. */
   private tryTriggerPeriodic(): number | null {
-    if (this.finalRequested) return null;
+    if (this.finalRequested || this.finalCompleted) return null;
     if (this.pending.size >= this.config.maxConcurrent) return null;
     const sinceLast = this.env.clock.now() - this.lastCompletionMs;
     if (sinceLast < this.config.minPauseMs) return this.config.minPauseMs - sinceLast;
@@ -133,12 +139,34 @@ export class CheckpointCoordinator {
   }
 
   /** Triggers a checkpoint now (on demand); resolves when it completes, rejects when it fails. */
-  triggerNow(kind: 'checkpoint' | 'savepoint' = 'checkpoint'): Promise<CompletedCheckpoint> {
+  triggerNow(): Promise<CompletedCheckpoint> {
     if (!this.running || !this.ctx.allTasksRunning()) {
       return Promise.reject(new WeirError('CHECKPOINT_FAILED', 'cannot trigger a checkpoint: not all subtasks are running'));
     }
-    const p = this.trigger(kind === 'savepoint' ? { kind, alignment: 'aligned', alignedTimeoutMs: null, isFinal: false } : this.checkpointOptions(false));
+    const p = this.trigger(this.checkpointOptions(false));
     return new Promise((resolve, reject) => this.waiters.set(p.checkpointId, { resolve, reject }));
+  }
+
+  /**
+   * Triggers a savepoint into `target`: always aligned, never subsumed, never deleted. It commits
+   * sinks only with `stop` (stop-with-savepoint: sources stop at its barrier and, once it is
+   * complete and committed, the job finishes); otherwise its transactions commit with the next
+   * checkpoint, so a later recovery from an older checkpoint cannot duplicate them.
+   */
+  triggerSavepoint(makeTarget: (checkpointId: CheckpointId) => SavepointTarget, stop: boolean): Promise<CompletedCheckpoint> {
+    if (!this.running || !this.ctx.allTasksRunning()) {
+      return Promise.reject(new WeirError('CHECKPOINT_FAILED', 'cannot take a savepoint: not all subtasks are running'));
+    }
+    if (stop) this.finalRequested = true; // no periodic checkpoints while stopping
+    const id = toCheckpointId(this.nextId);
+    this.savepoints.set(id, makeTarget(id));
+    const p = this.trigger({ kind: 'savepoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal: stop });
+    return new Promise((resolve, reject) => this.waiters.set(p.checkpointId, { resolve, reject }));
+  }
+
+  /** Where the subtasks write the state of checkpoint (or savepoint) n. */
+  streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory {
+    return this.savepoints.get(checkpointId)?.streamFactory(checkpointId) ?? this.storage.streamFactory(checkpointId);
   }
 
   /** Every subtask reached end of data: take the final checkpoint that lets sinks commit. */
@@ -148,7 +176,9 @@ export class CheckpointCoordinator {
   }
 
   private tryTriggerFinal(): void {
-    if (!this.running || !this.finalRequested || this.finalTriggered !== null) return;
+    if (!this.running || !this.finalRequested || this.finalTriggered !== null || this.finalCompleted) return;
+    // A stop-with-savepoint in flight is a final checkpoint too: never two at once.
+    for (const p of this.pending.values()) if (p.options.isFinal) return;
     if (this.pending.size >= this.config.maxConcurrent) return; // retried when one finishes
     const p = this.trigger(this.checkpointOptions(true));
     this.finalTriggered = p.checkpointId;
@@ -203,7 +233,8 @@ export class CheckpointCoordinator {
     p.finalizing = true;
     this.timeouts.get(p.checkpointId)?.cancel();
     const metadata = p.finalize(this.jobId, this.ctx.operators());
-    const work = this.storage.commitMetadata(metadata).then(
+    const target = this.savepoints.get(p.checkpointId);
+    const work = (target ? target.commitMetadata(metadata) : this.storage.commitMetadata(metadata)).then(
       (location) => this.onMetadataWritten(p, { checkpointId: p.checkpointId, metadata, location, kind: metadata.kind }),
       (err: unknown) => {
         p.finalizing = false;
@@ -217,6 +248,7 @@ export class CheckpointCoordinator {
   private onMetadataWritten(p: PendingCheckpoint, completed: CompletedCheckpoint): void {
     this.pending.delete(p.checkpointId);
     this.timeouts.delete(p.checkpointId);
+    this.savepoints.delete(p.checkpointId);
     p.stats.status = 'COMPLETED';
     p.stats.durationMs = this.env.clock.now() - p.startedAtMs;
     p.stats.location = completed.location;
@@ -234,11 +266,15 @@ export class CheckpointCoordinator {
       }
       for (const old of this.store.add(completed)) this.discard(old.checkpointId);
     }
-    // Older pending checkpoints are subsumed by this one.
-    for (const older of [...this.pending.values()]) {
-      if (older.checkpointId < p.checkpointId && !older.finalizing) this.abort(older, 'SUBSUMED_BY_NEWER_BARRIER');
+    // Older pending checkpoints are subsumed by this one (a savepoint subsumes nothing).
+    if (completed.kind === 'checkpoint') {
+      for (const older of [...this.pending.values()]) {
+        if (older.checkpointId < p.checkpointId && !older.finalizing && older.options.kind === 'checkpoint') this.abort(older, 'SUBSUMED_BY_NEWER_BARRIER');
+      }
     }
-    if (this.running) this.ctx.notifyComplete(p.checkpointId);
+    if (p.options.isFinal) this.finalCompleted = true;
+    const notify = completed.kind === 'checkpoint' || p.options.isFinal;
+    if (this.running && notify) this.ctx.notifyComplete(p.checkpointId);
     this.waiters.get(p.checkpointId)?.resolve(completed);
     this.waiters.delete(p.checkpointId);
     this.tryTriggerFinal();
@@ -257,6 +293,14 @@ export class CheckpointCoordinator {
     this.waiters.delete(p.checkpointId);
     if (this.finalTriggered === p.checkpointId) this.finalTriggered = null;
     if (this.running) this.ctx.notifyAborted(p.checkpointId);
+    const target = this.savepoints.get(p.checkpointId);
+    if (target) {
+      this.savepoints.delete(p.checkpointId);
+      if (p.options.isFinal) this.finalRequested = false; // the stop failed: the job goes on
+      target.discardIncomplete().catch((err: unknown) => this.ctx.log(`could not clean up savepoint ${target.location}: ${errorMessage(err)}`));
+      this.ctx.log(error.message);
+      return;
+    }
     this.discard(p.checkpointId);
     if (reason !== 'JOB_FAILOVER' && reason !== 'COORDINATOR_SHUTDOWN') this.ctx.log(error.message);
     if (countsAsCheckpointFailure(reason)) {

@@ -2,8 +2,13 @@
  * Exactly-once file sink. Each subtask appends lines to a hidden in-progress file; on the barrier
  * the file is flushed, fsynced and closed (pre-commit) and its name goes into the checkpoint; when
  * the checkpoint completes it is renamed to `part-<subtask>-<checkpoint>` and becomes visible.
- * Renames are idempotent, so recovery re-commits safely; in-progress files that no completed
- * checkpoint references are deleted when the subtask starts again.
+ * Renames are idempotent, so recovery re-commits safely.
+ *
+ * In-progress files are named `part-<subtask>of<parallelism>-a<attempt>-<seq>` and created
+ * exclusively, so no writer ever truncates another's pending file. When a subtask starts again at
+ * the same parallelism it gets exactly its old pending list back, so it deletes its own leftovers
+ * that no completed checkpoint references; after a rescale the old leftovers stay (hidden, never
+ * visible as output), because no single subtask can tell which of them another one still commits.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,6 +45,7 @@ class FileSinkWriter implements TwoPhaseCommitWriter<unknown, FileCommittable> {
   private path = '';
   private pendingText = '';
   private subtask = 0;
+  private parallelism = 1;
   private attempt = 0;
   private seq = 0;
   private wroteAny = false;
@@ -52,10 +58,11 @@ class FileSinkWriter implements TwoPhaseCommitWriter<unknown, FileCommittable> {
 
   async open(ctx: RuntimeContext, pending: readonly FileCommittable[]): Promise<void> {
     this.subtask = ctx.subtaskIndex;
+    this.parallelism = ctx.parallelism;
     this.attempt = ctx.attempt;
     mkdirSync(this.stagingDir, { recursive: true });
     const keep = new Set(pending.map((p) => p.inProgress));
-    const mine = `part-${this.subtask}-a`;
+    const mine = `part-${this.subtask}of${this.parallelism}-a`;
     for (const name of readdirSync(this.stagingDir)) {
       const full = join(this.stagingDir, name);
       if (name.startsWith(mine) && !keep.has(full)) rmSync(full, { force: true });
@@ -71,11 +78,22 @@ class FileSinkWriter implements TwoPhaseCommitWriter<unknown, FileCommittable> {
 
   private flushText(): void {
     if (this.fd === null) {
-      this.path = join(this.stagingDir, `part-${this.subtask}-a${this.attempt}-${this.seq++}.inprogress`);
-      this.fd = openSync(this.path, 'w');
+      this.openExclusive();
     }
-    if (this.pendingText.length > 0) writeSync(this.fd, this.pendingText);
+    if (this.pendingText.length > 0) writeSync(this.fd!, this.pendingText);
     this.pendingText = '';
+  }
+
+  private openExclusive(): void {
+    for (;;) {
+      this.path = join(this.stagingDir, `part-${this.subtask}of${this.parallelism}-a${this.attempt}-${this.seq++}.inprogress`);
+      try {
+        this.fd = openSync(this.path, 'wx');
+        return;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+    }
   }
 
   preCommit(checkpointId: number): FileCommittable | null {
