@@ -38,6 +38,11 @@ export interface RunOptions extends ExecutionHooks {
   /** A checkpoint or savepoint directory (or a job's checkpoint directory: its newest) to start from. */
   readonly restoreFrom?: string;
   readonly allowNonRestoredState?: boolean;
+  /**
+   * Take ownership of the checkpoint named by `restoreFrom`: retention may delete it once newer
+   * checkpoints exist. Without it the restored checkpoint is never touched.
+   */
+  readonly claim?: boolean;
   /** Checkpoint storage to use instead of the one the options name (the simulator's faulty storage). */
   readonly storage?: CheckpointStorage;
   /** Called with the job master before it starts (for the simulator and tests that inspect internals). */
@@ -136,6 +141,9 @@ export class StreamEnvironment {
     const id = toJobId(this.options.jobId ?? defaultJobId(name, env.random.int(0x1000000)));
     const storage = run.storage ?? this.createStorage(id);
     const restoreFrom = run.restoreFrom ? await loadRestorePoint(run.restoreFrom, storage) : null;
+    if (run.claim && restoreFrom?.kind === 'savepoint') {
+      throw new ConfigError('claim', `${restoreFrom.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
+    }
     const master = new JobMaster(
       {
         jobId: id,
@@ -149,6 +157,7 @@ export class StreamEnvironment {
         channelCapacity: this.options.channelCapacity,
         restoreFrom,
         allowNonRestoredState: run.allowNonRestoredState ?? false,
+        claim: run.claim ?? false,
       },
       env,
       run,

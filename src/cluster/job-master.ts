@@ -38,6 +38,11 @@ export interface JobMasterConfig {
   /** A completed checkpoint or savepoint to start from. */
   readonly restoreFrom: CompletedCheckpoint | null;
   readonly allowNonRestoredState: boolean;
+  /**
+   * Claim mode: the job takes ownership of the checkpoint it restores from, and retention may delete
+   * it. Default (no claim): it is never touched, and the job's first checkpoint is a full one.
+   */
+  readonly claim: boolean;
 }
 
 /** Test and simulation hooks; production leaves them unset. */
@@ -77,6 +82,7 @@ export class JobMaster {
     this.initialRestore = cfg.restoreFrom;
     const firstId = cfg.restoreFrom ? cfg.restoreFrom.checkpointId + 1 : 1;
     this.coordinator = new CheckpointCoordinator(cfg.jobId, cfg.checkpointing, cfg.storage, env, this.coordinatorContext(), firstId);
+    if (cfg.claim && cfg.restoreFrom?.kind === 'checkpoint') this.coordinator.claim(cfg.restoreFrom);
     this.result = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
     this.result.catch(() => {}); // observed by callers; avoid an unhandled rejection when nobody awaits
   }

@@ -111,6 +111,15 @@ export class FaultyStorage implements CheckpointStorage {
     return this.inner.discardCheckpoint(checkpointId);
   }
 
+  /** Locations of the checkpoints the coordinator retains right now; set by the runner. */
+  retainedLocations: () => ReadonlySet<string> = () => new Set();
+
+  async discardCheckpointAt(location: string): Promise<void> {
+    if (this.retainedLocations().has(location)) this.violations.push(`checkpoint at ${location} was deleted while retained`);
+    await this.latency();
+    return this.inner.discardCheckpointAt(location);
+  }
+
   async discardShared(handle: StreamStateHandle): Promise<void> {
     await this.latency();
     return this.inner.discardShared(handle);

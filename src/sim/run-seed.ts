@@ -248,6 +248,7 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
       onJobMaster: (m) => {
         master = m;
         storage.retained = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.checkpointId));
+        storage.retainedLocations = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.location));
       },
       onEvent: (e) => {
         if (o.trace) o.trace(`${world.now().toFixed(1)}ms ${describeEvent(e)}`);

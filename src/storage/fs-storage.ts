@@ -171,6 +171,13 @@ export class FsCheckpointStorage implements CheckpointStorage {
     }
   }
 
+  async discardCheckpointAt(location: string): Promise<void> {
+    const id = parseCheckpointDirName(path.basename(location));
+    if (id === null) throw new StorageError('STORAGE_IO', location, 'not a checkpoint directory (chk-<n>); refusing to delete it');
+    if (path.resolve(path.dirname(location)) === path.resolve(this.jobDir)) this.discarded.add(id);
+    rmSync(location, { recursive: true, force: true });
+  }
+
   async discardShared(handle: StreamStateHandle): Promise<void> {
     if (handle.type === 'inline') return;
     const shared = sharedDir(this.jobDir);

@@ -3,6 +3,7 @@
  * entry of a Map holding the same enveloped bytes a file would hold, so the same checks (magic,
  * version, length, checksum) run and tests can corrupt entries through `rawFiles()`.
  */
+import { rmSync } from 'node:fs';
 import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
 import { deserializeMetadata, serializeMetadata } from '../checkpoint/metadata/serializer.ts';
 import { filePathsOf, streamHandlesOf } from '../checkpoint/metadata/walk.ts';
@@ -162,6 +163,17 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
   createSavepointTarget(savepointRoot: string, checkpointId: CheckpointId, rand: string): SavepointTarget {
     const dir = savepointDir(savepointRoot, checkpointId, rand);
     return isMemoryPath(savepointRoot) ? new MemorySavepointWriter(this.files, dir, this.inlineThresholdBytes) : new FsSavepointWriter(dir);
+  }
+
+  async discardCheckpointAt(location: string): Promise<void> {
+    const id = parseCheckpointDirName(baseName(location));
+    if (id === null) throw new StorageError('STORAGE_IO', location, 'not a checkpoint directory (chk-<n>); refusing to delete it');
+    if (!isMemoryPath(location)) {
+      rmSync(location, { recursive: true, force: true });
+      return;
+    }
+    if (parentDir(location) === this.jobDir) this.discarded.add(id);
+    for (const file of [...this.files.keys()]) if (file.startsWith(`${location}/`)) this.files.delete(file);
   }
 
   async discardShared(handle: StreamStateHandle): Promise<void> {

@@ -52,6 +52,11 @@ export interface CheckpointStorage {
    * checkpoint n fail, so a late async phase of an aborted checkpoint leaves no orphan behind.
    */
   discardCheckpoint(checkpointId: CheckpointId): Promise<void>;
+  /**
+   * Deletes a completed checkpoint by its location: one of this job's, or one it claimed when it was
+   * restored from another job's checkpoint. Refuses anything that is not a checkpoint directory.
+   */
+  discardCheckpointAt(location: string): Promise<void>;
   /** Deletes one shared file (the registry decided its count reached zero). */
   discardShared(handle: StreamStateHandle): Promise<void>;
   /** Deletes the job's folder if nothing retained is left in it. */

@@ -264,7 +264,7 @@ export class CheckpointCoordinator {
         this.waiters.delete(p.checkpointId);
         return;
       }
-      for (const old of this.store.add(completed)) this.discard(old.checkpointId);
+      for (const old of this.store.add(completed)) this.discardCompleted(old);
     }
     // Older pending checkpoints are subsumed by this one (a savepoint subsumes nothing).
     if (completed.kind === 'checkpoint') {
@@ -322,6 +322,21 @@ export class CheckpointCoordinator {
     void work.finally(() => this.discarding.delete(work));
   }
 
+  /** Deletes a completed checkpoint that left the retained window, wherever it lives (it may be claimed). */
+  private discardCompleted(c: CompletedCheckpoint): void {
+    const work = this.storage.discardCheckpointAt(c.location).catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${c.checkpointId} at ${c.location}: ${errorMessage(err)}`));
+    this.discarding.add(work);
+    void work.finally(() => this.discarding.delete(work));
+  }
+
+  /**
+   * Takes ownership of the checkpoint the job was restored from (claim mode): it joins the retained
+   * checkpoints and is deleted by retention like the job's own.
+   */
+  claim(checkpoint: CompletedCheckpoint): void {
+    for (const old of this.store.add(checkpoint)) this.discardCompleted(old);
+  }
+
   /** Checkpoint ids continue above every id found in storage (complete or not). */
   continueAfter(highestCheckpointId: number): void {
     this.nextId = Math.max(this.nextId, highestCheckpointId + 1);
@@ -333,7 +348,7 @@ export class CheckpointCoordinator {
     await Promise.all([...this.discarding]);
     if (retain) return;
     const all = this.store.shutdown();
-    await Promise.all(all.map((c) => this.storage.discardCheckpoint(c.checkpointId).catch(() => {})));
+    await Promise.all(all.map((c) => this.storage.discardCheckpointAt(c.location).catch(() => {})));
     await this.storage.discardJob().catch(() => {});
   }
 
