@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CollectSink, ConfigError, StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
-import type { KeyedProcessFunction, ValueState } from '../../src/index.ts';
-import { tempDir } from '../support/jobs.ts';
+import { CollectSink, ConfigError, StreamEnvironment } from '../../src/index.ts';
+import { keyedCount, tempDir } from '../support/jobs.ts';
 
 function job(dir: string, jobId: string, count: number) {
   const env = StreamEnvironment.create({
@@ -16,18 +15,7 @@ function job(dir: string, jobId: string, count: number) {
     .generate({ count, ratePerSec: 20_000 }, (i) => `k${i % 50}`)
     .uid('keys')
     .keyBy((k) => k)
-    .process((): KeyedProcessFunction<string, string, string> => {
-      let n: ValueState<number>;
-      return {
-        open(ctx) {
-          n = ctx.getState(new ValueStateDescriptor<number>('n', 0));
-        },
-        processElement(k, _c, out) {
-          n.update(n.value()! + 1);
-          out.collect(k);
-        },
-      };
-    })
+    .process(keyedCount)
     .uid('count')
     .sinkTo(new CollectSink());
   return env;

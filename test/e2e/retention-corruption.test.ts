@@ -1,10 +1,10 @@
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CollectSink, InjectedFault, StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
-import type { JobEvent, KeyedProcessFunction, ValueState } from '../../src/index.ts';
+import { CollectSink, InjectedFault, StreamEnvironment } from '../../src/index.ts';
+import type { JobEvent } from '../../src/index.ts';
 import type { FaultContext, FaultInjector, FaultSite } from '../../src/runtime/faults.ts';
-import { tempDir } from '../support/jobs.ts';
+import { keyedCount, tempDir } from '../support/jobs.ts';
 
 function keyedJob(dir: string, retained: number, retention: 'retain-on-cancel' | 'delete-on-cancel', count = 20_000) {
   const env = StreamEnvironment.create({
@@ -19,18 +19,7 @@ function keyedJob(dir: string, retained: number, retention: 'retain-on-cancel' |
     .generate({ count, ratePerSec: 40_000 }, (i) => `key-${i % 2000}`)
     .uid('gen')
     .keyBy((k) => k)
-    .process((): KeyedProcessFunction<string, string, string> => {
-      let n: ValueState<number>;
-      return {
-        open(ctx) {
-          n = ctx.getState(new ValueStateDescriptor<number>('n', 0));
-        },
-        processElement(k, _ctx, out) {
-          n.update((n.value() ?? 0) + 1);
-          out.collect(`${k}:${n.value()}`);
-        },
-      };
-    })
+    .process(keyedCount)
     .uid('count')
     .name('count')
     .sinkTo(sink);

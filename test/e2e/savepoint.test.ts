@@ -1,10 +1,10 @@
 import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CollectSink, JobFailedError, RestoreError, StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
-import type { JobClient, KeyedProcessFunction, StreamEnvironmentOptions, ValueState } from '../../src/index.ts';
+import { CollectSink, JobFailedError, RestoreError, StreamEnvironment } from '../../src/index.ts';
+import type { JobClient, StreamEnvironmentOptions } from '../../src/index.ts';
 import { keyedStateAt, readCheckpointMetadataAt } from '../support/read-state.ts';
-import { tempDir } from '../support/jobs.ts';
+import { keyedCount, tempDir } from '../support/jobs.ts';
 
 const N = 12_000;
 const KEYS = 400;
@@ -31,18 +31,7 @@ function countingJob(options: StreamEnvironmentOptions, countUid = 'count', sink
     .generate({ count: N, ratePerSec: 20_000 }, key)
     .uid('keys')
     .keyBy((k) => k)
-    .process((): KeyedProcessFunction<string, string, string> => {
-      let n: ValueState<number>;
-      return {
-        open(ctx) {
-          n = ctx.getState(new ValueStateDescriptor<number>('n', 0));
-        },
-        processElement(k, _ctx, out) {
-          n.update(n.value()! + 1);
-          out.collect(`${k}:${n.value()}`);
-        },
-      };
-    })
+    .process(keyedCount)
     .uid(countUid)
     .sinkTo(sink)
     .uid('sink');

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CollectSink, StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
-import type { KeyedCoProcessFunction, StreamEnvironmentOptions, ValueState } from '../../src/index.ts';
+import type { KeyedCoProcessFunction, KeyedProcessFunction, StreamEnvironmentOptions, ValueState } from '../../src/index.ts';
 
 export function tempDir(prefix = 'weir-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -111,4 +111,18 @@ export function baseOptions(extra: StreamEnvironmentOptions = {}): StreamEnviron
 
 export function sortedCopy(xs: readonly string[]): string[] {
   return [...xs].sort();
+}
+
+/** A keyed count over string keys: ValueState 'n' per key, emits `key:n` for every record. */
+export function keyedCount(): KeyedProcessFunction<string, string, string> {
+  let n: ValueState<number>;
+  return {
+    open(ctx) {
+      n = ctx.getState(new ValueStateDescriptor<number>('n', 0));
+    },
+    processElement(k, _ctx, out) {
+      n.update((n.value() ?? 0) + 1);
+      out.collect(`${k}:${n.value()}`);
+    },
+  };
 }
