@@ -6,16 +6,19 @@
  * keyed by `to`; a keyed two-input operator ("ledger") holds each account's balance in ValueState
  * and emits a balance update per leg or opening to an exactly-once FileSink.
  *
- * Run it:   npx weir run examples/bank-transfers.ts --checkpoint-dir /tmp/bank
+ * Run it:   npx weir run examples/bank-transfers.ts --checkpoint-dir /tmp/bank   (about 32 s)
  * Output:   committed lines go to $WEIR_OUTPUT_DIR, or <checkpoint-dir>/bank-transfers-output, or
  *           <tmpdir>/weir-bank-transfers-output with in-memory checkpoints. The directory is kept
  *           across runs so that `--from` continues the same output; clear it before a fresh run.
- * Verify:   `weir demo` runs this job with a crash part-way and checks the output against `expected`.
+ * Verify:   when the job finishes, `weir run` calls `onFinished`, which checks the committed output
+ *           of every run into that directory together (a run stopped with a savepoint and its
+ *           resumption) against `expected`. `weir demo` runs it with a crash part-way instead.
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
   FileSink,
+  readCommittedLines,
   ValueStateDescriptor,
   uniformAt,
   type KeyedCoProcessFunction,
@@ -42,6 +45,12 @@ export interface BankConfig {
 
 /** About 8 s of transfers at 6,000/s. */
 export const DEFAULT_CONFIG: BankConfig = { accounts: 12, initialBalance: 100_000, transfers: 48_000, ratePerSec: 6_000, seed: 20_240_917 };
+
+/**
+ * The same transfers at 1,500/s (about 32 s) under `weir run`, so a person has time to take a
+ * savepoint and stop the job from another terminal. The rate does not change the result.
+ */
+export const RUN_CONFIG: BankConfig = { ...DEFAULT_CONFIG, ratePerSec: 1_500 };
 
 export interface Transfer {
   readonly id: number;
@@ -192,5 +201,57 @@ export function defaultOutputDir(env: StreamEnvironment): string {
 export default function bankTransfers(env: StreamEnvironment): void {
   const outputDir = defaultOutputDir(env);
   process.stderr.write(`bank-transfers: committed balance updates go to ${outputDir}\n`);
-  buildJob(env, { outputDir });
+  buildJob(env, { outputDir, config: RUN_CONFIG });
+}
+
+/** Final balances read from committed balance updates, checked against `expected`. */
+export interface LedgerSummary {
+  readonly updates: number;
+  readonly total: number;
+  /** Empty when every update was committed once and every final balance is the expected one. */
+  readonly problems: readonly string[];
+}
+
+export function summarizeLedger(lines: readonly string[], config: BankConfig): LedgerSummary {
+  const want = expected(config);
+  const refs = new Set<string>();
+  const last = new Map<number, BalanceUpdate>();
+  const counts = new Array<number>(config.accounts).fill(0);
+  const problems: string[] = [];
+  for (const line of lines) {
+    const u = JSON.parse(line) as BalanceUpdate;
+    if (refs.has(u.ref)) problems.push(`${u.ref} committed more than once`);
+    refs.add(u.ref);
+    counts[u.account] = (counts[u.account] ?? 0) + 1;
+    if ((last.get(u.account)?.seq ?? 0) < u.seq) last.set(u.account, u);
+  }
+  let total = 0;
+  for (let a = 0; a < config.accounts; a++) {
+    const balance = last.get(a)?.balance ?? 0;
+    total += balance;
+    if (balance !== want.balances[a]) problems.push(`account ${a}: final balance ${balance}, expected ${want.balances[a]}`);
+    if (counts[a] !== want.updates[a]) problems.push(`account ${a}: ${counts[a]} updates, expected ${want.updates[a]}`);
+  }
+  return { updates: lines.length, total, problems };
+}
+
+/**
+ * Called by `weir run` after the job FINISHED: reads the committed output of every run into the
+ * output directory together and says whether the final balances are the expected ones.
+ */
+export function onFinished(ctx: { env: StreamEnvironment; stoppedWithSavepoint: string | null }): string {
+  const config = RUN_CONFIG;
+  const dir = defaultOutputDir(ctx.env);
+  const lines = readCommittedLines(dir);
+  const want = expected(config);
+  const all = want.postings + want.openings;
+  if (ctx.stoppedWithSavepoint !== null) {
+    return `bank-transfers: stopped with a savepoint after ${lines.length} of ${all} balance updates; resume from it to finish`;
+  }
+  const s = summarizeLedger(lines, config);
+  if (s.problems.length > 0) {
+    const earlier = s.updates > all ? ` (${dir} also holds output of an earlier run: clear it before a fresh run)` : '';
+    throw new Error(`final balances do not match the expected ones: ${s.problems[0]}${s.problems.length > 1 ? ` and ${s.problems.length - 1} more` : ''}${earlier}`);
+  }
+  return `final balances: ${config.accounts} accounts, total ${s.total}, all equal to the expected balances (${s.updates} balance updates, each committed once)`;
 }

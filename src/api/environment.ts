@@ -19,6 +19,7 @@ import type { TwoPhaseCommitSink } from '../runtime/sink.ts';
 import { TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
 import { HeapStateBackendFactory } from '../state/heap/heap-backend-factory.ts';
+import { EmbeddedStateBackendFactory } from '../state/embedded/embedded-backend-factory.ts';
 import { FsCheckpointStorage, readCheckpointMetadataAt, resolveCheckpointLocation } from '../storage/fs-storage.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
@@ -182,7 +183,15 @@ export class StreamEnvironment {
 
   private backendFactory(): StateBackendFactory {
     const b = this.options.stateBackend;
-    return b === 'heap' ? new HeapStateBackendFactory() : b;
+    if (b === 'heap') return new HeapStateBackendFactory();
+    if (b !== 'embedded') return b;
+    const e = this.options.embeddedState;
+    return new EmbeddedStateBackendFactory({
+      ...(e.localDir === null ? {} : { localDir: e.localDir }),
+      cacheEntriesMax: e.cacheEntriesMax,
+      incremental: this.options.incremental,
+      incrementsShareMax: e.incrementsShareMax,
+    });
   }
 
   private createStorage(id: ReturnType<typeof toJobId>): CheckpointStorage {

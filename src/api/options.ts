@@ -38,7 +38,14 @@ export interface StreamEnvironmentOptions {
   maxParallelism?: number;
   checkpointing?: CheckpointingOptions;
   /** 'heap' (default) or a custom factory. */
-  stateBackend?: 'heap' | StateBackendFactory;
+  stateBackend?: 'heap' | 'embedded' | StateBackendFactory;
+  /**
+   * Checkpoint only what changed since the last completed checkpoint (shared files, reference
+   * counted). The embedded backend only; default true there.
+   */
+  incremental?: boolean;
+  /** Settings of the embedded backend (stateBackend: 'embedded'). */
+  embeddedState?: EmbeddedStateOptions;
   /** 'memory' (default) or a directory path. */
   checkpointStorage?: string;
   restartStrategy?: RestartStrategyOptions;
@@ -50,11 +57,28 @@ export interface StreamEnvironmentOptions {
   jobId?: string;
 }
 
+export interface EmbeddedStateOptions {
+  /** Where each subtask's working-state directory is created (deleted when the subtask ends); default the OS temp dir. */
+  localDir?: string;
+  /** Entries kept in memory per subtask and operator before the least used are written to disk; default 100000. */
+  cacheEntriesMax?: number;
+  /** A new full base is written once the increments since the last one pass this share of it; default 1. */
+  incrementsShareMax?: number;
+}
+
+export interface ResolvedEmbeddedState {
+  readonly localDir: string | null;
+  readonly cacheEntriesMax: number;
+  readonly incrementsShareMax: number;
+}
+
 export interface ResolvedOptions {
   readonly parallelism: number;
   readonly maxParallelism: number;
   readonly checkpointing: CheckpointingConfig;
-  readonly stateBackend: 'heap' | StateBackendFactory;
+  readonly stateBackend: 'heap' | 'embedded' | StateBackendFactory;
+  readonly incremental: boolean;
+  readonly embeddedState: ResolvedEmbeddedState;
   readonly checkpointStorage: string;
   readonly restartStrategy: RestartStrategyConfig;
   readonly bufferRecords: number;
@@ -62,7 +86,8 @@ export interface ResolvedOptions {
   readonly jobId: string | null;
 }
 
-const KNOWN_TOP = ['parallelism', 'maxParallelism', 'checkpointing', 'stateBackend', 'checkpointStorage', 'restartStrategy', 'bufferRecords', 'channelCapacity', 'jobId'];
+const KNOWN_TOP = ['parallelism', 'maxParallelism', 'checkpointing', 'stateBackend', 'incremental', 'embeddedState', 'checkpointStorage', 'restartStrategy', 'bufferRecords', 'channelCapacity', 'jobId'];
+const KNOWN_EMBEDDED = ['localDir', 'cacheEntriesMax', 'incrementsShareMax'];
 const KNOWN_CHECKPOINTING = ['intervalMs', 'mode', 'timeoutMs', 'maxConcurrent', 'minPauseMs', 'tolerableFailures', 'retained', 'retention', 'unaligned', 'alignedCheckpointTimeoutMs'];
 
 function rejectUnknown(obj: object, known: readonly string[], prefix: string): void {
@@ -140,6 +165,30 @@ function resolveRestart(r: RestartStrategyOptions | undefined): RestartStrategyC
   }
 }
 
+function resolveStateOptions(backend: ResolvedOptions['stateBackend'], options: StreamEnvironmentOptions): { incremental: boolean; embeddedState: ResolvedEmbeddedState } {
+  if (options.incremental !== undefined && typeof options.incremental !== 'boolean') {
+    throw new ConfigError('incremental', `must be true or false, got ${JSON.stringify(options.incremental)}`);
+  }
+  if (options.incremental === true && backend !== 'embedded') {
+    throw new ConfigError('incremental', "incremental checkpoints need stateBackend: 'embedded'");
+  }
+  const e = options.embeddedState ?? {};
+  if (typeof e !== 'object' || e === null) throw new ConfigError('embeddedState', 'must be an object');
+  if (options.embeddedState !== undefined && backend !== 'embedded') throw new ConfigError('embeddedState', "applies only to stateBackend: 'embedded'");
+  rejectUnknown(e, KNOWN_EMBEDDED, 'embeddedState.');
+  if (e.localDir !== undefined && (typeof e.localDir !== 'string' || e.localDir.length === 0)) {
+    throw new ConfigError('embeddedState.localDir', `must be a directory path, got ${JSON.stringify(e.localDir)}`);
+  }
+  const share = e.incrementsShareMax ?? 1;
+  if (typeof share !== 'number' || !(share > 0) || !Number.isFinite(share)) {
+    throw new ConfigError('embeddedState.incrementsShareMax', `must be a number > 0, got ${JSON.stringify(e.incrementsShareMax)}`);
+  }
+  return {
+    incremental: options.incremental ?? backend === 'embedded',
+    embeddedState: { localDir: e.localDir ?? null, cacheEntriesMax: int(e.cacheEntriesMax, 'embeddedState.cacheEntriesMax', 1, 100_000), incrementsShareMax: share },
+  };
+}
+
 export function resolveOptions(options: StreamEnvironmentOptions = {}): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new ConfigError('options', 'must be an object');
   rejectUnknown(options, KNOWN_TOP, '');
@@ -147,9 +196,10 @@ export function resolveOptions(options: StreamEnvironmentOptions = {}): Resolved
   const parallelism = int(options.parallelism, 'parallelism', 1, 1);
   if (parallelism > maxParallelism) throw new ConfigError('parallelism', `${parallelism} exceeds maxParallelism ${maxParallelism}`);
   const stateBackend = options.stateBackend ?? 'heap';
-  if (stateBackend !== 'heap' && (typeof stateBackend !== 'object' || typeof stateBackend.createKeyedBackend !== 'function')) {
-    throw new ConfigError('stateBackend', `must be 'heap' or a StateBackendFactory, got ${JSON.stringify(stateBackend)}`);
+  if (stateBackend !== 'heap' && stateBackend !== 'embedded' && (typeof stateBackend !== 'object' || typeof stateBackend.createKeyedBackend !== 'function')) {
+    throw new ConfigError('stateBackend', `must be 'heap', 'embedded' or a StateBackendFactory, got ${JSON.stringify(stateBackend)}`);
   }
+  const { incremental, embeddedState } = resolveStateOptions(stateBackend, options);
   const checkpointStorage = options.checkpointStorage ?? 'memory';
   if (typeof checkpointStorage !== 'string' || checkpointStorage.length === 0) {
     throw new ConfigError('checkpointStorage', `must be 'memory' or a directory path, got ${JSON.stringify(checkpointStorage)}`);
@@ -163,6 +213,8 @@ export function resolveOptions(options: StreamEnvironmentOptions = {}): Resolved
     maxParallelism,
     checkpointing: resolveCheckpointing(options.checkpointing),
     stateBackend,
+    incremental,
+    embeddedState,
     checkpointStorage,
     restartStrategy: resolveRestart(options.restartStrategy),
     bufferRecords: int(options.bufferRecords, 'bufferRecords', 1, 512),

@@ -1,6 +1,7 @@
 /**
  * Exit codes and the CLI's error classes. Usage errors (bad flags, a bad job module, invalid
- * options) exit 2; a job that fails exits 1; a job cancelled by SIGINT exits 130.
+ * options, an unknown job id) exit 2; a job that fails exits 1; a job cancelled (Ctrl-C, SIGTERM
+ * or `weir cancel`) exits 130.
  */
 import { WeirError } from '../index.ts';
 
@@ -8,6 +9,8 @@ export const EXIT_OK = 0;
 export const EXIT_JOB_FAILED = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_SIGINT = 130;
+/** A cancelled job ends like one interrupted by Ctrl-C. */
+export const EXIT_CANCELED = EXIT_SIGINT;
 
 /** The command line is wrong: a flag, an argument, or the job module it names. */
 export class UsageError extends Error {

@@ -1,20 +1,40 @@
 /**
  * Loads a job module: a .ts/.js file whose default export builds the job on a StreamEnvironment,
- * and which may export `options` (StreamEnvironmentOptions) and `name`.
+ * and which may export `options` (StreamEnvironmentOptions), `name`, and `onFinished` (called by
+ * `weir run` after the job FINISHED, to report or verify its result).
  */
 import { stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { StreamEnvironment, StreamEnvironmentOptions } from '../index.ts';
+import type { JobResult, StreamEnvironment, StreamEnvironmentOptions } from '../index.ts';
 import { errorMessage } from '../core/errors.ts';
 import { oneLine } from './format.ts';
 import { UsageError } from './exit.ts';
+
+/** What `weir run` passes to a job module's `onFinished` export once the job FINISHED. */
+export interface JobFinishedContext {
+  readonly jobId: string;
+  readonly result: JobResult;
+  /** The environment the job ran in: its options are the module's with the flags applied. */
+  readonly env: StreamEnvironment;
+  /** The checkpoint or savepoint the run started from (`--from`), or null. */
+  readonly restoredFrom: string | null;
+  /** Set when `weir stop --savepoint` ended the run: the savepoint's location (the input was not all read). */
+  readonly stoppedWithSavepoint: string | null;
+}
+
+/**
+ * Optional export `onFinished`: returns text for stdout (a summary, a verification), or throws
+ * when the result is wrong, which makes `weir run` exit 1 with the message.
+ */
+export type OnFinished = (ctx: JobFinishedContext) => string | void | Promise<string | void>;
 
 export interface JobModule {
   readonly path: string;
   readonly name: string;
   readonly options: StreamEnvironmentOptions;
   readonly build: (env: StreamEnvironment) => void | Promise<void>;
+  readonly onFinished?: OnFinished;
 }
 
 export async function loadJobModule(file: string, cwd = process.cwd()): Promise<JobModule> {
@@ -38,5 +58,13 @@ export async function loadJobModule(file: string, cwd = process.cwd()): Promise<
   }
   const name = mod.name ?? path.basename(abs).replace(/\.[cm]?[jt]s$/, '');
   if (typeof name !== 'string' || name.length === 0) throw new UsageError(`job module ${abs}: export 'name' must be a non-empty string`);
-  return { path: abs, name, options: options as StreamEnvironmentOptions, build: build as JobModule['build'] };
+  const onFinished = mod.onFinished;
+  if (onFinished !== undefined && typeof onFinished !== 'function') throw new UsageError(`job module ${abs}: export 'onFinished' must be a function`);
+  return {
+    path: abs,
+    name,
+    options: options as StreamEnvironmentOptions,
+    build: build as JobModule['build'],
+    ...(onFinished !== undefined ? { onFinished: onFinished as OnFinished } : {}),
+  };
 }

@@ -5,10 +5,13 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { errorMessage } from '../core/errors.ts';
 import { checkpointsCommand } from './checkpoints-command.ts';
+import { cancelCommand, DEFAULT_SAVEPOINT_DIR, savepointCommand, stopCommand, type CancelFlags, type SavepointFlags, type StopFlags } from './control-commands.ts';
 import { demoCommand } from './demo-command.ts';
-import { EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, isUsageError } from './exit.ts';
+import { EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
 import { runCommand, type RunFlags } from './run-command.ts';
+import { disposeCommand } from './savepoint-dispose.ts';
+import { inspectCommand } from './savepoint-inspect.ts';
 import { simCommand, type SimFlags } from './sim-command.ts';
 
 function positiveInt(what: string): (value: string) => number {
@@ -40,15 +43,18 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
 
   program
     .command('run')
-    .description('run a job module (default export: (env) => void; may export options and name)')
+    .description('run a job module (default export: (env) => void; may export options, name, onFinished)')
     .argument('<job-module>', 'a .ts or .js file')
     .option('-p, --parallelism <n>', 'default parallelism of the job', positiveInt('parallelism'))
     .option('--checkpoint-dir <dir>', 'store checkpoints in this directory (retained when the job ends)')
     .option('--checkpoint-interval <ms>', 'milliseconds between checkpoints', positiveInt('checkpoint interval'))
     .option('--from <checkpoint>', 'start from a checkpoint, savepoint or job checkpoint directory (its newest)')
     .option('--allow-non-restored-state', 'allow state in --from that no operator of the job claims')
+    .option('--claim', 'take ownership of the --from checkpoint: retention may delete it later (default: never touched)')
     .option('-q, --quiet', 'no live progress display')
     .action(async (modulePath: string, flags: RunFlags) => setExit(await runCommand(modulePath, flags)));
+
+  addSavepointCommands(program, setExit);
 
   program
     .command('checkpoints')
@@ -76,6 +82,53 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .action(async (flags: SimFlags) => setExit(await simCommand(flags)));
 
   return { program, current: () => current };
+}
+
+/** `weir savepoint <job>`, `weir savepoint dispose|inspect <path>`, `weir stop`, `weir cancel`. */
+function addSavepointCommands(program: Command, setExit: (code: number) => void): void {
+  const savepoint = program
+    .command('savepoint')
+    .description('take a savepoint of a running job (or: dispose, inspect a savepoint)')
+    .usage('<job> [--dir <dir>] | dispose <path> | inspect <path> [--json]')
+    .argument('<job>', "the job id (or name) or control address that 'weir run' printed")
+    .option('--dir <dir>', `directory to write the savepoint under (default: ./${DEFAULT_SAVEPOINT_DIR})`)
+    .action(async (job: string, flags: SavepointFlags) => setExit(await savepointCommand(job, flags)));
+  const noDir = (sub: string) => {
+    if (savepoint.opts<SavepointFlags>().dir !== undefined) throw new UsageError(`--dir is for 'weir savepoint <job>', not for 'weir savepoint ${sub}'`);
+  };
+  savepoint
+    .command('dispose')
+    .description('delete one savepoint directory (refuses anything that is not a savepoint)')
+    .argument('<path>', 'a savepoint directory')
+    .action(async (p: string) => {
+      noDir('dispose');
+      setExit(await disposeCommand(p));
+    });
+  savepoint
+    .command('inspect')
+    .description('show what a savepoint holds: format version, operators, states, keys, sizes')
+    .argument('<path>', 'a savepoint (or checkpoint) directory')
+    .option('--json', 'print JSON')
+    .action(async (p: string, flags: { json?: boolean }) => {
+      noDir('inspect');
+      setExit(await inspectCommand(p, flags));
+    });
+
+  program
+    .command('stop')
+    .description('stop a running job with a savepoint: take it, commit the sinks, finish cleanly')
+    .argument('<job>', "the job id (or name) or control address that 'weir run' printed")
+    .option('--savepoint', 'take a savepoint (required)')
+    .option('--dir <dir>', `directory to write the savepoint under (default: ./${DEFAULT_SAVEPOINT_DIR})`)
+    .action(async (job: string, flags: StopFlags) => setExit(await stopCommand(job, flags)));
+
+  program
+    .command('cancel')
+    .description('cancel a running job, optionally after a savepoint')
+    .argument('<job>', "the job id (or name) or control address that 'weir run' printed")
+    .option('--savepoint', 'take a savepoint first')
+    .option('--dir <dir>', `directory to write the savepoint under (default: ./${DEFAULT_SAVEPOINT_DIR})`)
+    .action(async (job: string, flags: CancelFlags) => setExit(await cancelCommand(job, flags)));
 }
 
 /** One line for a commander error: without its `error: ` prefix, with a pointer to the help. */

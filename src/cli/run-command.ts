@@ -1,9 +1,14 @@
-/** `weir run <job-module>`: loads a job module, applies the flags, runs the job to its end. */
+/**
+ * `weir run <job-module>`: loads a job module, applies the flags, runs the job to its end with a
+ * control endpoint (`weir savepoint`, `weir stop`, `weir cancel` reach it), then calls the module's
+ * `onFinished` if the job FINISHED.
+ */
 import { StreamEnvironment, type CheckpointingOptions, type StreamEnvironmentOptions } from '../index.ts';
 import { errorMessage } from '../core/errors.ts';
-import { EXIT_JOB_FAILED, EXIT_OK, EXIT_SIGINT, UsageError, isUsageError } from './exit.ts';
+import { EXIT_CANCELED, EXIT_JOB_FAILED, EXIT_OK, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
-import { loadJobModule } from './load-job-module.ts';
+import { loadJobModule, type JobFinishedContext, type JobModule } from './load-job-module.ts';
+import { openRunControl, type RunControl } from './run-control.ts';
 import { failureLine, finalStatusLine, superviseJob } from './supervise.ts';
 
 export interface RunFlags {
@@ -12,6 +17,8 @@ export interface RunFlags {
   readonly checkpointInterval?: number;
   readonly from?: string;
   readonly allowNonRestoredState?: boolean;
+  /** Take ownership of the `--from` checkpoint (no-claim by default). */
+  readonly claim?: boolean;
   readonly quiet?: boolean;
 }
 
@@ -39,6 +46,7 @@ export function mergeOptions(module: StreamEnvironmentOptions, flags: RunFlags):
 }
 
 export async function runCommand(modulePath: string, flags: RunFlags): Promise<number> {
+  if (flags.claim === true && flags.from === undefined) throw new UsageError('--claim takes ownership of the checkpoint named by --from: give --from too');
   const job = await loadJobModule(modulePath);
   const env = StreamEnvironment.create(mergeOptions(job.options, flags));
   try {
@@ -48,18 +56,47 @@ export async function runCommand(modulePath: string, flags: RunFlags): Promise<n
     throw new UsageError(`job module ${job.path} failed to build the job: ${oneLine(errorMessage(err))}`, { cause: err });
   }
   const quiet = flags.quiet === true;
+  const started: { control?: Promise<RunControl> } = {};
   const outcome = await superviseJob(
     env,
     job.name,
-    { restoreFrom: flags.from, allowNonRestoredState: flags.allowNonRestoredState },
-    { quiet, onStarted: (client) => quiet || process.stderr.write(`${describeStart(job.name, client.jobId, env)}\n`) },
+    { restoreFrom: flags.from, allowNonRestoredState: flags.allowNonRestoredState, ...(flags.claim === true ? { claim: true } : {}) },
+    {
+      quiet,
+      onStarted: (client, log) => {
+        if (!quiet) log(describeStart(job.name, client.jobId, env));
+        started.control = openRunControl(client, job, log);
+      },
+    },
   );
+  const control = started.control === undefined ? null : await started.control;
+  await control?.close();
   process.stderr.write(`${finalStatusLine(outcome)}\n`);
   if (outcome.status === 'FAILED') {
     process.stderr.write(`${failureLine(outcome.error)}\n`);
     return EXIT_JOB_FAILED;
   }
-  return outcome.status === 'FINISHED' ? EXIT_OK : EXIT_SIGINT;
+  if (outcome.status === 'CANCELED') return EXIT_CANCELED;
+  const stoppedWithSavepoint = control?.server?.stoppedWithSavepoint ?? null;
+  if (stoppedWithSavepoint !== null) {
+    const sameDir = flags.checkpointDir === undefined ? '' : ` --checkpoint-dir ${flags.checkpointDir}`;
+    process.stderr.write(`stopped with savepoint ${stoppedWithSavepoint}; resume with: weir run ${modulePath}${sameDir} --from ${stoppedWithSavepoint}\n`);
+  }
+  return reportFinished(job, { jobId: outcome.jobId, result: outcome.result, env, restoredFrom: flags.from ?? null, stoppedWithSavepoint });
+}
+
+/** Calls the module's `onFinished`; its text goes to stdout, its error fails the run. */
+async function reportFinished(job: JobModule, ctx: JobFinishedContext): Promise<number> {
+  if (job.onFinished === undefined) return EXIT_OK;
+  let text: string | void;
+  try {
+    text = await job.onFinished(ctx);
+  } catch (err) {
+    process.stderr.write(`weir: ${job.name}: ${oneLine(errorMessage(err))}\n`);
+    return EXIT_JOB_FAILED;
+  }
+  if (typeof text === 'string' && text.length > 0) process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  return EXIT_OK;
 }
 
 function describeStart(name: string, jobId: string, env: StreamEnvironment): string {

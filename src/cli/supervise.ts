@@ -11,8 +11,8 @@ import { ProgressDisplay, formatCheckpoint } from './progress.ts';
 export interface SuperviseOptions {
   readonly quiet: boolean;
   readonly stream?: NodeJS.WriteStream;
-  /** Called once the job runs, before its end is awaited. */
-  readonly onStarted?: (client: JobClient) => void;
+  /** Called once the job runs, before its end is awaited; `log` prints a line without garbling the live display. */
+  readonly onStarted?: (client: JobClient, log: (line: string) => void) => void;
 }
 
 export type JobOutcome =
@@ -32,7 +32,7 @@ export async function superviseJob(env: StreamEnvironment, name: string, run: Ru
     },
   });
   display.attach(client);
-  opts.onStarted?.(client);
+  opts.onStarted?.(client, (line) => display.log(line));
   const removeSignals = cancelOnSignals(client, display);
   const removeStallGuard = failIfStalled(client);
   try {

@@ -140,7 +140,12 @@ export class JobMaster {
    */
   async stopWithSavepoint(savepointRoot: string): Promise<CompletedCheckpoint> {
     const savepoint = await this.coordinator.triggerSavepoint((id) => this.cfg.storage.createSavepointTarget(savepointRoot, id, this.randomSuffix()), true);
+    const attempt = this.attempt;
     await this.result;
+    if (this.attempt !== attempt) {
+      // The job failed before it could finish and recovered (from this savepoint): it ran on.
+      throw new WeirError('CHECKPOINT_FAILED', `stop-with-savepoint: savepoint ${savepoint.checkpointId} at ${savepoint.location} completed, but the job failed before it finished stopping, recovered and ran on instead`);
+    }
     return savepoint;
   }
 

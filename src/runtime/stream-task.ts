@@ -15,8 +15,8 @@ import type { BarrierHandlerContext } from '../checkpoint/barrier/handler-state.
 import type { CheckpointFailureReason } from '../checkpoint/failure-reason.ts';
 import type { KeyedStateBackend, OperatorStateBackend, SnapshotRunner } from '../state/backend.ts';
 import type { CheckpointStreamFactory } from '../storage/storage.ts';
-import type { KeyGroupsStateHandle, OperatorStateHandle } from '../storage/handles.ts';
-import { streamSize } from '../storage/handles.ts';
+import type { KeyedStateHandle, OperatorStateHandle } from '../storage/handles.ts';
+import { keyedHandleSizes, streamSize } from '../storage/handles.ts';
 import { END_OF_DATA, END_OF_PARTITION, type CheckpointBarrier, type StreamElement } from './elements.ts';
 import type { FaultInjector, FaultSite } from './faults.ts';
 import type { InputGate } from './input-gate.ts';
@@ -386,12 +386,13 @@ export class StreamTask {
       this.stoppedAt = null;
     }
     const streams = this.cfg.streams(id);
-    const runners: Array<{ uid: string; keyed: SnapshotRunner<KeyGroupsStateHandle[]> | null; operator: SnapshotRunner<OperatorStateHandle | null> }> = [];
+    const runners: Array<{ uid: string; keyed: SnapshotRunner<KeyedStateHandle[]> | null; operator: SnapshotRunner<OperatorStateHandle | null> }> = [];
     for (const op of this.cfg.chain) {
       op.operator.snapshotState(id);
       runners.push({
         uid: op.uid,
-        keyed: op.keyedBackend ? op.keyedBackend.snapshot(id, streams) : null,
+        // issue 5: a savepoint must be a full snapshot (incremental backends reuse no files for it)
+        keyed: op.keyedBackend ? op.keyedBackend.snapshot(id, streams, { kind: barrier.options.kind }) : null,
         operator: op.operatorBackend.snapshot(id, streams),
       });
     }
@@ -421,17 +422,27 @@ export class StreamTask {
 
   private completeAsyncPhase(
     id: CheckpointId,
-    states: Array<{ uid: string; keyed: KeyGroupsStateHandle[]; operator: OperatorStateHandle | null }>,
+    states: Array<{ uid: string; keyed: KeyedStateHandle[]; operator: OperatorStateHandle | null }>,
     channels: { handles: ChannelStateHandle[]; bytes: number },
     figures: { syncMs: number; asyncStart: number; alignmentMs: number; alignmentRecords: number; unaligned: boolean },
   ): void {
     this.check('async-phase', id);
     const asyncMs = this.cfg.env.clock.now() - figures.asyncStart;
+    // issue 5: an incremental handle persists only its new files but restores from its whole chain,
+    // so bytes written by this checkpoint and the full state size are counted separately.
     let persistedBytes = 0;
+    let stateBytes = 0;
     // Channel state belongs to the subtask; it is recorded on the chain's head operator.
     const operators: OperatorSubtaskState[] = states.map((s, i) => {
-      for (const h of s.keyed) persistedBytes += streamSize(h.stream);
-      if (s.operator) persistedBytes += streamSize(s.operator.stream);
+      for (const h of s.keyed) {
+        const sizes = keyedHandleSizes(h);
+        persistedBytes += sizes.persistedBytes;
+        stateBytes += sizes.stateBytes;
+      }
+      if (s.operator) {
+        persistedBytes += streamSize(s.operator.stream);
+        stateBytes += streamSize(s.operator.stream);
+      }
       return { uid: s.uid, keyed: s.keyed, operator: s.operator, channels: i === 0 ? channels.handles : [] };
     });
     this.check('before-ack', id);
@@ -445,7 +456,7 @@ export class StreamTask {
         alignmentMs: figures.alignmentMs,
         alignmentRecords: figures.alignmentRecords,
         persistedBytes,
-        stateBytes: persistedBytes,
+        stateBytes,
         channelStateBytes: channels.bytes,
         unaligned: figures.unaligned,
       },

@@ -2,7 +2,7 @@
 import type { CheckpointId } from '../core/ids.ts';
 import type { CheckpointFailureReason } from '../checkpoint/failure-reason.ts';
 import type { ChannelStateHandle } from '../checkpoint/metadata/metadata.ts';
-import type { KeyGroupsStateHandle, OperatorStateHandle } from '../storage/handles.ts';
+import type { KeyedStateHandle, OperatorStateHandle } from '../storage/handles.ts';
 
 export interface TaskId {
   readonly vertex: number;
@@ -11,7 +11,7 @@ export interface TaskId {
 
 export interface OperatorSubtaskState {
   readonly uid: string;
-  readonly keyed: readonly KeyGroupsStateHandle[];
+  readonly keyed: readonly KeyedStateHandle[];
   readonly operator: OperatorStateHandle | null;
   readonly channels: readonly ChannelStateHandle[];
 }

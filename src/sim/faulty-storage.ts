@@ -6,6 +6,7 @@
 import { StorageError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
 import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
+import { filePathsOf } from '../checkpoint/metadata/walk.ts';
 import type { StreamStateHandle } from '../storage/handles.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory } from '../storage/storage.ts';
@@ -120,7 +121,26 @@ export class FaultyStorage implements CheckpointStorage {
     return this.inner.discardCheckpointAt(location);
   }
 
+  // ---- shared files (issue 5) ----
+
+  get sharedDir(): string {
+    return this.inner.sharedDir;
+  }
+
+  listSharedFiles(): Promise<string[]> {
+    return this.inner.listSharedFiles();
+  }
+
+  /** Checker (d) for shared files: no retained checkpoint may refer to a shared file being deleted. */
   async discardShared(handle: StreamStateHandle): Promise<void> {
+    if (handle.type === 'file') {
+      for (const location of this.retainedLocations()) {
+        const meta = await this.inner.readMetadata(location).catch(() => null);
+        if (meta !== null && filePathsOf(meta).includes(handle.path)) {
+          this.violations.push(`shared file ${handle.path} was deleted while retained checkpoint ${meta.checkpointId} refers to it`);
+        }
+      }
+    }
     await this.latency();
     return this.inner.discardShared(handle);
   }

@@ -149,11 +149,32 @@ interface Drawn {
   readonly restartDelayMs: number;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
+  /** issue 5: which state backend the seed runs (drawn from a stream of its own, so older draws keep their values). */
+  readonly backend: SimBackend;
+}
+
+/** The state backends a seed may run: heap, embedded with full checkpoints, embedded incremental. */
+export type SimBackend =
+  | { readonly kind: 'heap' }
+  | { readonly kind: 'embedded-full' | 'embedded-incremental'; readonly cacheEntriesMax: number; readonly incrementsShareMax: number };
+
+/** A tiny cache forces eviction to the store; a small share forces frequent new bases. */
+function drawBackend(seed: number): SimBackend {
+  const r = new SeededRandom(seed ^ 0x0bac4e7d);
+  const kind = (['heap', 'embedded-full', 'embedded-incremental'] as const)[r.int(3)]!;
+  if (kind === 'heap') return { kind };
+  return { kind, cacheEntriesMax: 2 + r.int(40), incrementsShareMax: [0.25, 1, 4][r.int(3)]! };
+}
+
+function stateBackendOptions(b: SimBackend): Pick<StreamEnvironmentOptions, 'stateBackend' | 'incremental' | 'embeddedState'> {
+  if (b.kind === 'heap') return { stateBackend: 'heap' };
+  return { stateBackend: 'embedded', incremental: b.kind === 'embedded-incremental', embeddedState: { cacheEntriesMax: b.cacheEntriesMax, incrementsShareMax: b.incrementsShareMax } };
 }
 
 function environmentFor(o: RunOptions, d: Drawn, parallelism: number): StreamEnvironment {
   const user = typeof o.scenario === 'string' ? null : o.scenario;
   return StreamEnvironment.create({
+    ...(user?.options.stateBackend === undefined ? stateBackendOptions(d.backend) : {}),
     ...(user ? { ...user.options, checkpointStorage: undefined, jobId: undefined } : {}),
     parallelism,
     maxParallelism: user?.options.maxParallelism ?? d.maxParallelism,
@@ -195,6 +216,7 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
     restartDelayMs: params.int(20),
     bufferRecords: 1 + params.int(16),
     channelCapacity: 1 + params.int(4),
+    backend: drawBackend(o.seed),
   };
   const sinkDir = o.scenario === 'file-sink' ? mkdtempSync(join(tmpdir(), 'weir-sim-')) : null;
   const sinks = new ScenarioSinks(sinkDir);

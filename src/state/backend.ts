@@ -5,7 +5,7 @@
  */
 import type { CheckpointId, KeyGroup } from '../core/ids.ts';
 import type { CheckpointStreamFactory } from '../storage/storage.ts';
-import type { KeyGroupsStateHandle, OperatorStateHandle, StreamStateHandle } from '../storage/handles.ts';
+import type { KeyedStateHandle, OperatorStateHandle, StreamStateHandle } from '../storage/handles.ts';
 import type { Key, KeyGroupRange } from './key-groups.ts';
 import type { StateDescriptor } from './descriptors.ts';
 import type { ListStateDescriptor } from './descriptors.ts';
@@ -16,6 +16,21 @@ export interface SnapshotRunner<H> {
   run(): Promise<H>;
   /** Figures about the snapshot known after the sync part. */
   readonly syncInfo: { readonly stateBytesEstimate: number };
+}
+
+/** What kind of snapshot a backend takes (absent: a checkpoint). */
+export interface SnapshotOptions {
+  /** A savepoint must not reuse files of earlier checkpoints: incremental backends write it in full. */
+  readonly kind: 'checkpoint' | 'savepoint';
+}
+
+export interface RestoreOptions {
+  /**
+   * The restored files are not this job's (no-claim restore, or a savepoint): the first checkpoint
+   * must be full and reuse none of them. Without it, an incremental backend restored at the same
+   * parallelism extends the restored chain.
+   */
+  readonly firstCheckpointFull?: boolean;
 }
 
 /** Reads persisted state streams back (verifying checksums). */
@@ -41,10 +56,10 @@ export interface KeyedStateBackend {
   getCurrentKey(): Key;
   /** Returns the state object for the descriptor, bound to the current key. Same object on each call. */
   getState<S>(descriptor: StateDescriptor): S;
-  /** Sync part now; the runner writes the files. */
-  snapshot(checkpointId: CheckpointId, streams: CheckpointStreamFactory): SnapshotRunner<KeyGroupsStateHandle[]>;
-  /** Loads state for this backend's key-group range from handles of any parallelism. */
-  restore(handles: readonly KeyGroupsStateHandle[], read: StateReader): Promise<void>;
+  /** Sync part now; the runner writes the files. A savepoint is always a full, self-contained snapshot. */
+  snapshot(checkpointId: CheckpointId, streams: CheckpointStreamFactory, options?: SnapshotOptions): SnapshotRunner<KeyedStateHandle[]>;
+  /** Loads state for this backend's key-group range from handles (full or incremental) of any parallelism. */
+  restore(handles: readonly KeyedStateHandle[], read: StateReader, options?: RestoreOptions): Promise<void>;
   notifyCheckpointComplete(checkpointId: CheckpointId): void;
   notifyCheckpointAborted(checkpointId: CheckpointId): void;
   /** Number of keys with a value, per state name (for inspection and tests). */

@@ -3,11 +3,11 @@
  * which keyed handles a key-group range needs, and how operator list entries are dealt out.
  */
 import { assert } from '../core/assert.ts';
-import type { KeyGroupsStateHandle, OperatorStateMode } from '../storage/handles.ts';
+import type { KeyedStateHandle, OperatorStateMode } from '../storage/handles.ts';
 import { rangesIntersect, type KeyGroupRange } from './key-groups.ts';
 
 /** The keyed handles (of any old parallelism) that hold key groups of `range`. */
-export function keyedHandlesForRange(allHandles: readonly KeyGroupsStateHandle[], range: KeyGroupRange): KeyGroupsStateHandle[] {
+export function keyedHandlesForRange<H extends KeyedStateHandle>(allHandles: readonly H[], range: KeyGroupRange): H[] {
   return allHandles.filter((h) => rangesIntersect(h.range, range));
 }
 

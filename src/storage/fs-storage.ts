@@ -16,6 +16,7 @@ import { readCheckpointDirMetadata, snapshotSizeBytes } from './fs-inspect.ts';
 import type { StreamStateHandle } from './handles.ts';
 import {
   checkpointDir,
+  checkpointIdOfSharedFile,
   isInside,
   jobDir as jobDirOf,
   joinPath,
@@ -86,6 +87,8 @@ export class FsCheckpointStorage implements CheckpointStorage {
       const dir = joinPath(this.jobDir, entry.name);
       if ((await pathKind(metadataPath(dir))) !== 'file') rmSync(dir, { recursive: true, force: true });
     }
+    // A shared file names the checkpoint that wrote it, which may have left nothing else behind.
+    for (const file of await this.listSharedFiles()) highestCheckpointId = Math.max(highestCheckpointId, checkpointIdOfSharedFile(path.basename(file)) ?? 0);
     return { highestCheckpointId };
   }
 
@@ -193,6 +196,10 @@ export class FsCheckpointStorage implements CheckpointStorage {
   createSavepointTarget(savepointRoot: string, checkpointId: CheckpointId, rand: string): SavepointTarget {
     if (isMemoryPath(savepointRoot)) throw new StorageError('STORAGE_IO', savepointRoot, 'a job checkpointing to a directory writes savepoints to a directory, not to memory');
     return new FsSavepointWriter(savepointDir(path.resolve(savepointRoot), checkpointId, rand));
+  }
+
+  async listSharedFiles(): Promise<string[]> {
+    return (await listDir(this.sharedDir)).filter((e) => e.isFile()).map((e) => joinPath(this.sharedDir, e.name));
   }
 
   /** Removes the job directory once no chk-<n> is left; non-empty shared or task-owned dirs stay. */

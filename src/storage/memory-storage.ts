@@ -14,6 +14,7 @@ import { readMetadataFile, readStateFs } from './fs-io.ts';
 import type { StreamStateHandle } from './handles.ts';
 import {
   checkpointDir,
+  checkpointIdOfSharedFile,
   isInside,
   isMemoryPath,
   joinPath,
@@ -83,6 +84,8 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
       highestCheckpointId = Math.max(highestCheckpointId, id);
       if (!complete.has(dir)) this.files.delete(file);
     }
+    // A shared file names the checkpoint that wrote it, which may have left nothing else behind.
+    for (const file of await this.listSharedFiles()) highestCheckpointId = Math.max(highestCheckpointId, checkpointIdOfSharedFile(baseName(file)) ?? 0);
     return { highestCheckpointId };
   }
 
@@ -181,6 +184,10 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     const shared = sharedDir(this.jobDir);
     assert(isInside(shared, handle.path) && handle.path !== shared, () => `discardShared: ${handle.path} is not in ${shared}`);
     this.files.delete(handle.path);
+  }
+
+  async listSharedFiles(): Promise<string[]> {
+    return [...this.files.keys()].filter((f) => parentDir(f) === this.sharedDir);
   }
 
   async discardJob(): Promise<void> {

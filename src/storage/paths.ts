@@ -155,3 +155,24 @@ export function tempFilePath(finalPath: string, suffix: string): string {
 export function isTempFileName(name: string): boolean {
   return TEMP_FILE_RE.test(name);
 }
+
+// ---- shared (incremental) state files ----
+
+const SHARED_FILE_RE = /^ckpt-(0|[1-9]\d*)-/;
+
+/**
+ * The name hint of a shared file written by checkpoint `id` (the storage appends a unique suffix).
+ * The id leads the name, so the files an aborted checkpoint left in `shared/` can be found.
+ */
+export function sharedStateFileHint(id: number, what: string): string {
+  assert(Number.isSafeInteger(id) && id >= 0, () => `invalid checkpoint id ${id}`);
+  return `ckpt-${id}-${what}`;
+}
+
+/** The checkpoint that wrote a shared file, from its name; null for names Weir did not give. */
+export function checkpointIdOfSharedFile(fileName: string): CheckpointId | null {
+  const m = SHARED_FILE_RE.exec(fileName);
+  if (m === null) return null;
+  const n = Number(m[1]);
+  return Number.isSafeInteger(n) ? checkpointId(n) : null;
+}

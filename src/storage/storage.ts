@@ -59,6 +59,13 @@ export interface CheckpointStorage {
   discardCheckpointAt(location: string): Promise<void>;
   /** Deletes one shared file (the registry decided its count reached zero). */
   discardShared(handle: StreamStateHandle): Promise<void>;
+  /**
+   * The job's `shared/` directory (incremental files). Storages without one never have shared
+   * files deleted by the coordinator.
+   */
+  readonly sharedDir?: string;
+  /** Paths of every file in `shared/`, to find files no retained checkpoint refers to (aborted or crashed uploads). */
+  listSharedFiles?(): Promise<string[]>;
   /** Deletes the job's folder if nothing retained is left in it. */
   discardJob(): Promise<void>;
   /** Where a savepoint with this id goes under `savepointRoot` (a directory, or `memory:` for memory storage). */

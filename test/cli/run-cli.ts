@@ -18,10 +18,23 @@ export interface CliRun {
   readonly done: Promise<CliResult>;
   /** Resolves once stderr contains `text`. */
   waitForStderr(text: string): Promise<void>;
+  /** What the command printed so far. */
+  output(): { readonly stdout: string; readonly stderr: string };
 }
 
-export function startCli(args: readonly string[]): CliRun {
-  const child = spawn(process.execPath, ['bin/weir.mjs', ...args], { cwd: REPO, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface CliOptions {
+  /** Working directory of the command (default: the repository). */
+  readonly cwd?: string;
+  /** Extra environment variables. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export function startCli(args: readonly string[], options: CliOptions = {}): CliRun {
+  const child = spawn(process.execPath, [path.join(REPO, 'bin/weir.mjs'), ...args], {
+    cwd: options.cwd ?? REPO,
+    env: { ...process.env, NO_COLOR: '1', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   const waiters: Array<{ text: string; resolve: () => void }> = [];
@@ -41,11 +54,11 @@ export function startCli(args: readonly string[]): CliRun {
   });
   const waitForStderr = (text: string) =>
     stderr.includes(text) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ text, resolve }));
-  return { child, done, waitForStderr };
+  return { child, done, waitForStderr, output: () => ({ stdout, stderr }) };
 }
 
-export function runCli(args: readonly string[]): Promise<CliResult> {
-  return startCli(args).done;
+export function runCli(args: readonly string[], options: CliOptions = {}): Promise<CliResult> {
+  return startCli(args, options).done;
 }
 
 /** The non-empty lines of a text. */

@@ -13,6 +13,10 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
   { seed: 115, job: 'file-sink', mode: 'exactly-once', bug: 'same as seed 87, with exactly-once' },
   { seed: 102, job: 'union', mode: 'at-least-once', bug: 'same as seed 87, with a union' },
   { seed: 15, job: 'file-sink', mode: 'aligned-timeout', bug: 'after a rescale from a savepoint, a new in-progress file truncated an old subtask\'s pending one, and open() deleted files another subtask still had to commit (lost and duplicated output)' },
+  { seed: 6692, job: 'keyed-counts', mode: 'aligned-timeout', bug: 'a commit failed after a stop-with-savepoint completed; with no checkpoint retained the job recovered from scratch, repeating the output the savepoint had committed; and the stop was reported as done although the job ran on' },
+  { seed: 410, job: 'union', mode: 'aligned-timeout', bug: 'same as seed 6692, with a union' },
+  { seed: 471, job: 'file-sink', mode: 'aligned-timeout', bug: 'same as seed 6692 with the file sink: the fresh start deleted the savepoint\'s pre-committed files, and the run resumed from the savepoint could never commit them' },
+  { seed: 9673, job: 'join', mode: 'aligned-timeout', bug: 'same as seed 6692, with a join' },
 ];
 
 describe('simulator regression seeds', () => {

@@ -14,6 +14,7 @@ import {
 } from '../../src/storage/fs-storage.ts';
 import { savepointDir } from '../../src/storage/paths.ts';
 import { patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
+import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
@@ -151,7 +152,7 @@ describe('FsSavepointWriter', () => {
     for (const p of filePathsOf(meta)) expect(path.dirname(p)).toBe(moved);
     const reader = new FsCheckpointStorage(await dirs.make(), jobId('restored'));
     const keyed = meta.operators[0].subtasks[0].keyed;
-    const read = await Promise.all(keyed.map((k) => reader.readState(k.stream)));
+    const read = await Promise.all(keyed.map((k) => reader.readState((k as KeyGroupsStateHandle).stream)));
     expect(read.map((r) => Array.from(r))).toEqual(data.map((d) => Array.from(d)));
   });
 

@@ -7,6 +7,7 @@ import { checkpointId, jobId } from '../../src/core/ids.ts';
 import { FsCheckpointStorage, incompleteCheckpointDirs, readCheckpointMetadataAt } from '../../src/storage/fs-storage.ts';
 import type { StreamStateHandle } from '../../src/storage/handles.ts';
 import { patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
+import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
@@ -124,7 +125,7 @@ describe('FsCheckpointStorage on disk', () => {
     expect(filePathsOf(meta)).toEqual([path.join(copy, path.basename(pathOf(k))), path.join(copy, path.basename(pathOf(ch)))]);
     const st = meta.operators[0].subtasks[0];
     const reader = new FsCheckpointStorage(await dirs.make(), jobId('reader'));
-    expect(Array.from(await reader.readState(st.keyed[0].stream))).toEqual(Array.from(data[0]));
+    expect(Array.from(await reader.readState((st.keyed[0] as KeyGroupsStateHandle).stream))).toEqual(Array.from(data[0]));
     expect(Array.from(await reader.readState(st.operator!.stream))).toEqual(Array.from(data[1]));
     expect(Array.from(await reader.readState(st.channels[0].stream))).toEqual(Array.from(data[2]));
   });

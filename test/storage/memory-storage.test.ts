@@ -4,6 +4,7 @@ import { checkpointId, jobId } from '../../src/core/ids.ts';
 import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
 import { MemoryCheckpointStorage } from '../../src/storage/memory-storage.ts';
 import { patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
+import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
@@ -56,6 +57,6 @@ describe('MemoryCheckpointStorage', () => {
     const location = await fs.commitMetadata(sampleMetadata({ id: 1, keyed: [h] }));
     const memory = new MemoryCheckpointStorage(jobId('job-a'));
     const meta = await memory.readMetadata(location);
-    expect(Array.from(await memory.readState(meta.operators[0].subtasks[0].keyed[0].stream))).toEqual(Array.from(patternBytes(300)));
+    expect(Array.from(await memory.readState((meta.operators[0].subtasks[0].keyed[0] as KeyGroupsStateHandle).stream))).toEqual(Array.from(patternBytes(300)));
   });
 });

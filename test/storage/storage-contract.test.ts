@@ -13,6 +13,7 @@ import { isInside, metadataPath } from '../../src/storage/paths.ts';
 import { SharedStateRegistry, sharedPathsOf } from '../../src/storage/shared-registry.ts';
 import type { CheckpointStorage } from '../../src/storage/storage.ts';
 import { patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
+import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
 
 interface Harness {
   storage: CheckpointStorage & { readonly jobDir: string; readonly sharedDir: string; checkpointDir(id: number): string };
@@ -281,7 +282,7 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     expect(unreferenced1).toEqual([]);
     await storage.discardCheckpoint(checkpointId(1));
     const restored = await storage.readMetadata((await storage.listCheckpoints())[0].location);
-    for (const h of restored.operators[0].subtasks[0].keyed) expect((await storage.readState(h.stream)).byteLength).toBe(400);
+    for (const h of restored.operators[0].subtasks[0].keyed) expect((await storage.readState((h as KeyGroupsStateHandle).stream)).byteLength).toBe(400);
 
     const unreferenced2 = registry.release(checkpointId(2));
     expect(unreferenced2.sort()).toEqual(filePathsOf(meta2).sort());

@@ -1,6 +1,7 @@
 /**
- * Keeps the retained completed checkpoints, newest last. Adding one returns the checkpoints it
- * subsumes (a pure decision); the coordinator deletes their files. Savepoints are never kept here.
+ * Keeps the retained completed checkpoints and savepoints (the recovery points), newest last.
+ * Adding one returns those it pushes out of the window (a pure decision); the coordinator deletes
+ * the files of checkpoints among them, never of savepoints.
  */
 import { assert } from '../../core/assert.ts';
 import type { CompletedCheckpoint } from './completed-checkpoint.ts';
@@ -14,7 +15,6 @@ export class CompletedCheckpointStore {
 
   /** Adds a completed checkpoint; returns those that fall out of the retained window. */
   add(checkpoint: CompletedCheckpoint): CompletedCheckpoint[] {
-    assert(checkpoint.kind === 'checkpoint', 'savepoints are not retained as checkpoints');
     const last = this.latest();
     assert(!last || last.checkpointId < checkpoint.checkpointId, () => `checkpoint ${checkpoint.checkpointId} is not newer than ${last!.checkpointId}`);
     this.checkpoints.push(checkpoint);

@@ -17,6 +17,7 @@ import type { CompletedCheckpoint } from './completed-checkpoint.ts';
 import { CompletedCheckpointStore } from './completed-checkpoint-store.ts';
 import type { CheckpointingConfig } from './config.ts';
 import { PendingCheckpoint, type OperatorInfo } from './pending-checkpoint.ts';
+import { SharedStateFiles } from './shared-state.ts';
 
 /** What the coordinator needs from the job master. */
 export interface CoordinatorContext {
@@ -67,6 +68,8 @@ export class CheckpointCoordinator {
   private finalTriggered: number | null = null;
   /** A final checkpoint (or stop-with-savepoint) completed: the job is finishing, nothing more is triggered. */
   private finalCompleted = false;
+  /** Reference counts and deletion of shared (incremental) files (issue 5). */
+  private readonly sharedState: SharedStateFiles;
 
   constructor(
     private readonly jobId: JobId,
@@ -78,6 +81,7 @@ export class CheckpointCoordinator {
   ) {
     this.store = new CompletedCheckpointStore(config.retained);
     this.nextId = firstCheckpointId;
+    this.sharedState = new SharedStateFiles(storage, (message) => ctx.log(message));
   }
 
   get numPending(): number {
@@ -94,6 +98,7 @@ export class CheckpointCoordinator {
     this.finalRequested = false;
     this.finalTriggered = null;
     this.finalCompleted = false;
+    this.trackShared(this.sharedState.atAttemptStart(this.store.all(), this.nextId)); // issue 5: crash leftovers
     if (this.config.intervalMs !== null) this.schedulePeriodic(this.config.intervalMs);
   }
 
@@ -234,6 +239,13 @@ export class CheckpointCoordinator {
     this.timeouts.get(p.checkpointId)?.cancel();
     const metadata = p.finalize(this.jobId, this.ctx.operators());
     const target = this.savepoints.get(p.checkpointId);
+    // issue 5: count its shared files before committing; one already deleted means it cannot restore.
+    const reuseProblem = target ? null : this.sharedState.registerCompleting(metadata);
+    if (reuseProblem !== null) {
+      p.finalizing = false;
+      this.abort(p, 'UPLOAD_FAILED', reuseProblem);
+      return;
+    }
     const work = (target ? target.commitMetadata(metadata) : this.storage.commitMetadata(metadata)).then(
       (location) => this.onMetadataWritten(p, { checkpointId: p.checkpointId, metadata, location, kind: metadata.kind }),
       (err: unknown) => {
@@ -254,17 +266,21 @@ export class CheckpointCoordinator {
     p.stats.location = completed.location;
     this.lastCompletionMs = this.env.clock.now();
     this.consecutiveFailures = 0;
+    // Savepoints join the retained snapshots too, as recovery points (after a stop-with-savepoint
+    // committed the sinks, recovering from an older checkpoint would repeat that output), but the
+    // engine never deletes one.
+    const latest = this.store.latest();
+    if (latest && latest.checkpointId > completed.checkpointId) {
+      // With maxConcurrent > 1 a newer checkpoint can finish its metadata first; this one is
+      // subsumed on arrival (the newer one's notification already covers its commits).
+      if (completed.kind === 'checkpoint') this.discard(completed.checkpointId);
+      this.waiters.get(p.checkpointId)?.resolve(completed);
+      this.waiters.delete(p.checkpointId);
+      return;
+    }
+    for (const old of this.store.add(completed)) if (old.kind === 'checkpoint') this.discardCompleted(old);
     if (completed.kind === 'checkpoint') {
-      const latest = this.store.latest();
-      if (latest && latest.checkpointId > completed.checkpointId) {
-        // With maxConcurrent > 1 a newer checkpoint can finish its metadata first; this one is
-        // subsumed on arrival (the newer one's notification already covers its commits).
-        this.discard(completed.checkpointId);
-        this.waiters.get(p.checkpointId)?.resolve(completed);
-        this.waiters.delete(p.checkpointId);
-        return;
-      }
-      for (const old of this.store.add(completed)) this.discardCompleted(old);
+      this.trackShared(this.sharedState.afterCompleted(completed.metadata)); // issue 5
     }
     // Older pending checkpoints are subsumed by this one (a savepoint subsumes nothing).
     if (completed.kind === 'checkpoint') {
@@ -317,14 +333,22 @@ export class CheckpointCoordinator {
   }
 
   private discard(checkpointId: CheckpointId): void {
-    const work = this.storage.discardCheckpoint(checkpointId).catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${checkpointId}: ${errorMessage(err)}`));
+    this.sharedState.discarding(checkpointId);
+    const work = this.storage
+      .discardCheckpoint(checkpointId)
+      .catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${checkpointId}: ${errorMessage(err)}`))
+      .then(() => this.sharedState.afterDiscard(checkpointId, () => this.oldestRetainedId())); // issue 5
     this.discarding.add(work);
     void work.finally(() => this.discarding.delete(work));
   }
 
   /** Deletes a completed checkpoint that left the retained window, wherever it lives (it may be claimed). */
   private discardCompleted(c: CompletedCheckpoint): void {
-    const work = this.storage.discardCheckpointAt(c.location).catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${c.checkpointId} at ${c.location}: ${errorMessage(err)}`));
+    this.sharedState.discarding(c.checkpointId);
+    const work = this.storage
+      .discardCheckpointAt(c.location)
+      .catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${c.checkpointId} at ${c.location}: ${errorMessage(err)}`))
+      .then(() => this.sharedState.afterDiscard(c.checkpointId, () => this.oldestRetainedId())); // issue 5
     this.discarding.add(work);
     void work.finally(() => this.discarding.delete(work));
   }
@@ -334,7 +358,8 @@ export class CheckpointCoordinator {
    * checkpoints and is deleted by retention like the job's own.
    */
   claim(checkpoint: CompletedCheckpoint): void {
-    for (const old of this.store.add(checkpoint)) this.discardCompleted(old);
+    this.sharedState.registerClaimed(checkpoint); // issue 5
+    for (const old of this.store.add(checkpoint)) if (old.kind === 'checkpoint') this.discardCompleted(old);
   }
 
   /** Checkpoint ids continue above every id found in storage (complete or not). */
@@ -346,10 +371,24 @@ export class CheckpointCoordinator {
   async shutdown(retain: boolean): Promise<void> {
     await this.suspend('COORDINATOR_SHUTDOWN');
     await Promise.all([...this.discarding]);
-    if (retain) return;
-    const all = this.store.shutdown();
+    if (retain) return this.sharedState.atShutdown(true); // issue 5
+    const all = this.store.shutdown().filter((c) => c.kind === 'checkpoint');
     await Promise.all(all.map((c) => this.storage.discardCheckpointAt(c.location).catch(() => {})));
+    await this.sharedState.atShutdown(false); // issue 5
     await this.storage.discardJob().catch(() => {});
+  }
+
+  // ---- shared state (issue 5) ----
+
+  private oldestRetainedId(): number | undefined {
+    return this.store.all().filter((c) => c.kind === 'checkpoint').at(-1)?.checkpointId;
+  }
+
+  /** Shared-file work the shutdown waits for, like discards. */
+  private trackShared(work: Promise<void>): void {
+    const tracked = work.catch((err: unknown) => this.ctx.log(`shared state cleanup failed: ${errorMessage(err)}`));
+    this.discarding.add(tracked);
+    void tracked.finally(() => this.discarding.delete(tracked));
   }
 
   /** The id the next checkpoint will get (ids never repeat within a job, across restarts). */

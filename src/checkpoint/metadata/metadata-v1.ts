@@ -5,16 +5,19 @@
  * Body (msgpack, maps with these keys):
  *   { jobId, checkpointId, timestampMs, kind, operators: [
  *       { uid, name, parallelism, maxParallelism, subtasks: [
- *           { subtask, keyed: [{ range: [start, end], offsets: [[kg, off, len]], stream, keyCounts: [[name, n]] }],
+ *           { subtask, keyed: [full | incremental],
  *             operator: null | { states: [{ name, mode, count }], stream },
  *             channels: [{ direction, gate, channel, stream, buffers }] } ] } ],
  *     summary?: { type, persistedBytes, stateBytes, channelStateBytes } }
+ *   full = { range: [start, end], offsets: [[kg, off, len]], stream, keyCounts: [[name, n]] }
+ *   incremental = { type: 'incremental', range: [start, end], checkpointId, knownCompletedCheckpointId: n | null,
+ *       files: [{ kind: 'base' | 'delta', checkpointId, offsets: [[kg, off, len]], stream }], keyCounts: [[name, n]] }
  *   stream = { type: 'file', path, size, checksum } | { type: 'inline', data, checksum }
  * `path` is relative to the directory holding `_metadata`, with `/` separators.
  */
 import { assert } from '../../core/assert.ts';
 import { checkpointId, jobId } from '../../core/ids.ts';
-import type { KeyGroupsStateHandle, OperatorStateEntry, OperatorStateHandle, StreamStateHandle } from '../../storage/handles.ts';
+import type { IncrementalKeyGroupsStateHandle, IncrementalStateFile, KeyedStateHandle, KeyGroupsStateHandle, OperatorStateEntry, OperatorStateHandle, StreamStateHandle } from '../../storage/handles.ts';
 import { relativePath, resolveRelative } from '../../storage/paths.ts';
 import type { ChannelStateHandle, CheckpointMetadata, CheckpointSummary, OperatorStateMeta, SubtaskStateMeta } from './metadata.ts';
 import { WireCheck } from './wire-check.ts';
@@ -45,12 +48,7 @@ export function writeMetadataV1(meta: CheckpointMetadata, metadataDir: string): 
 function writeSubtask(st: SubtaskStateMeta, dir: string): unknown {
   return {
     subtask: st.subtask,
-    keyed: st.keyed.map((k) => ({
-      range: [k.range.start, k.range.end],
-      offsets: k.offsets.map(([kg, off, len]) => [kg, off, len]),
-      stream: writeStream(k.stream, dir),
-      keyCounts: Object.entries(k.keyCounts),
-    })),
+    keyed: st.keyed.map((k) => writeKeyed(k, dir)),
     operator:
       st.operator === null
         ? null
@@ -65,6 +63,21 @@ function writeSubtask(st: SubtaskStateMeta, dir: string): unknown {
       stream: writeStream(c.stream, dir),
       buffers: c.buffers,
     })),
+  };
+}
+
+function writeKeyed(k: KeyedStateHandle, dir: string): unknown {
+  const offsetsOf = (offsets: ReadonlyArray<readonly [number, number, number]>) => offsets.map(([kg, off, len]) => [kg, off, len]);
+  if (k.type === 'key-groups') {
+    return { range: [k.range.start, k.range.end], offsets: offsetsOf(k.offsets), stream: writeStream(k.stream, dir), keyCounts: Object.entries(k.keyCounts) };
+  }
+  return {
+    type: 'incremental',
+    range: [k.range.start, k.range.end],
+    checkpointId: k.checkpointId,
+    knownCompletedCheckpointId: k.knownCompletedCheckpointId,
+    files: k.files.map((f) => ({ kind: f.kind, checkpointId: f.checkpointId, offsets: offsetsOf(f.offsets), stream: writeStream(f.stream, dir) })),
+    keyCounts: Object.entries(k.keyCounts),
   };
 }
 
@@ -123,39 +136,72 @@ function readSubtask(c: WireCheck, v: unknown, at: string, dir: string): Subtask
   };
 }
 
-function readKeyed(c: WireCheck, v: unknown, at: string, dir: string): KeyGroupsStateHandle {
+function readKeyed(c: WireCheck, v: unknown, at: string, dir: string): KeyedStateHandle {
   const o = c.object(v, at);
-  const range = c.array(o.range, `${at}.range`);
-  if (range.length !== 2) c.fail(`${at}.range`, '[start, end]');
-  const offsets = c.array(o.offsets, `${at}.offsets`).map((t, i) => {
-    const triple = c.array(t, `${at}.offsets[${i}]`);
-    if (triple.length !== 3) c.fail(`${at}.offsets[${i}]`, '[keyGroup, offset, length]');
-    return [
-      c.int(triple[0], `${at}.offsets[${i}][0]`),
-      c.int(triple[1], `${at}.offsets[${i}][1]`),
-      c.int(triple[2], `${at}.offsets[${i}][2]`),
-    ] as const;
+  if (o.type === undefined) return readFullKeyed(c, o, at, dir);
+  c.oneOf(o.type, `${at}.type`, ['incremental'] as const);
+  return readIncrementalKeyed(c, o, at, dir);
+}
+
+function readRange(c: WireCheck, v: unknown, at: string): { start: number; end: number } {
+  const range = c.array(v, at);
+  if (range.length !== 2) c.fail(at, '[start, end]');
+  // end < start is a valid empty range, so it is not rejected; -1 allows [0, -1].
+  return { start: c.int(range[0], `${at}[0]`), end: c.int(range[1], `${at}[1]`, -1) };
+}
+
+function readOffsets(c: WireCheck, v: unknown, at: string): Array<readonly [number, number, number]> {
+  return c.array(v, at).map((t, i) => {
+    const triple = c.array(t, `${at}[${i}]`);
+    if (triple.length !== 3) c.fail(`${at}[${i}]`, '[keyGroup, offset, length]');
+    return [c.int(triple[0], `${at}[${i}][0]`), c.int(triple[1], `${at}[${i}][1]`), c.int(triple[2], `${at}[${i}][2]`)] as const;
   });
+}
+
+function readIncrementalKeyed(c: WireCheck, o: Record<string, unknown>, at: string, dir: string): IncrementalKeyGroupsStateHandle {
+  const files = c.array(o.files, `${at}.files`).map((v, i): IncrementalStateFile => {
+    const f = c.object(v, `${at}.files[${i}]`);
+    return {
+      kind: c.oneOf(f.kind, `${at}.files[${i}].kind`, ['base', 'delta'] as const),
+      checkpointId: c.int(f.checkpointId, `${at}.files[${i}].checkpointId`),
+      offsets: readOffsets(c, f.offsets, `${at}.files[${i}].offsets`),
+      stream: readStream(c, f.stream, `${at}.files[${i}].stream`, dir),
+    };
+  });
+  return {
+    type: 'incremental-key-groups',
+    range: readRange(c, o.range, `${at}.range`),
+    checkpointId: c.int(o.checkpointId, `${at}.checkpointId`),
+    knownCompletedCheckpointId: o.knownCompletedCheckpointId === null ? null : c.int(o.knownCompletedCheckpointId, `${at}.knownCompletedCheckpointId`),
+    files,
+    keyCounts: readKeyCounts(c, o.keyCounts, `${at}.keyCounts`),
+  };
+}
+
+function readFullKeyed(c: WireCheck, o: Record<string, unknown>, at: string, dir: string): KeyGroupsStateHandle {
+  return {
+    type: 'key-groups',
+    range: readRange(c, o.range, `${at}.range`),
+    offsets: readOffsets(c, o.offsets, `${at}.offsets`),
+    stream: readStream(c, o.stream, `${at}.stream`, dir),
+    keyCounts: readKeyCounts(c, o.keyCounts, `${at}.keyCounts`),
+  };
+}
+
+function readKeyCounts(c: WireCheck, v: unknown, at: string): Record<string, number> {
   const keyCounts: Record<string, number> = {};
-  c.array(o.keyCounts, `${at}.keyCounts`).forEach((p, i) => {
-    const pair = c.array(p, `${at}.keyCounts[${i}]`);
-    if (pair.length !== 2) c.fail(`${at}.keyCounts[${i}]`, '[name, count]');
+  c.array(v, at).forEach((p, i) => {
+    const pair = c.array(p, `${at}[${i}]`);
+    if (pair.length !== 2) c.fail(`${at}[${i}]`, '[name, count]');
     // defineProperty, not assignment, so a state named "__proto__" stays an ordinary entry.
-    Object.defineProperty(keyCounts, c.string(pair[0], `${at}.keyCounts[${i}][0]`), {
-      value: c.int(pair[1], `${at}.keyCounts[${i}][1]`),
+    Object.defineProperty(keyCounts, c.string(pair[0], `${at}[${i}][0]`), {
+      value: c.int(pair[1], `${at}[${i}][1]`),
       enumerable: true,
       writable: true,
       configurable: true,
     });
   });
-  return {
-    type: 'key-groups',
-    // end < start is a valid empty range, so it is not rejected; -1 allows [0, -1].
-    range: { start: c.int(range[0], `${at}.range[0]`), end: c.int(range[1], `${at}.range[1]`, -1) },
-    offsets,
-    stream: readStream(c, o.stream, `${at}.stream`, dir),
-    keyCounts,
-  };
+  return keyCounts;
 }
 
 function readOperatorState(c: WireCheck, v: unknown, at: string, dir: string): OperatorStateHandle {

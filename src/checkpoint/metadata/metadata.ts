@@ -4,7 +4,7 @@
  * read into.
  */
 import type { CheckpointId, JobId } from '../../core/ids.ts';
-import type { KeyGroupsStateHandle, OperatorStateHandle, StreamStateHandle } from '../../storage/handles.ts';
+import type { KeyedStateHandle, OperatorStateHandle, StreamStateHandle } from '../../storage/handles.ts';
 
 export type SnapshotKind = 'checkpoint' | 'savepoint';
 
@@ -20,7 +20,7 @@ export interface ChannelStateHandle {
 
 export interface SubtaskStateMeta {
   readonly subtask: number;
-  readonly keyed: readonly KeyGroupsStateHandle[];
+  readonly keyed: readonly KeyedStateHandle[];
   readonly operator: OperatorStateHandle | null;
   /** Channel state of the whole subtask, recorded on the chain's head operator only. */
   readonly channels: readonly ChannelStateHandle[];

@@ -6,7 +6,7 @@
 import { AssertionError, assert, unreachable } from '../../core/assert.ts';
 import { ConfigError, RestoreError, StorageError } from '../../core/errors.ts';
 import type { CheckpointId, KeyGroup } from '../../core/ids.ts';
-import type { KeyGroupsStateHandle } from '../../storage/handles.ts';
+import type { IncrementalKeyGroupsStateHandle, KeyedStateHandle, KeyGroupsStateHandle } from '../../storage/handles.ts';
 import type { CheckpointStreamFactory } from '../../storage/storage.ts';
 import type { KeyedState, KeyedStateBackend, SnapshotRunner, StateChangeListener, StateReader } from '../backend.ts';
 import type { StateDescriptor, StateKind } from '../descriptors.ts';
@@ -17,8 +17,9 @@ import { HeapKeyedSnapshot } from './heap-keyed-snapshot.ts';
 import { HeapListState } from './heap-list-state.ts';
 import { HeapMapState } from './heap-map-state.ts';
 import { KeyContext } from './key-context.ts';
-import { countKeys, StateTable } from './state-table.ts';
+import { StateTable } from './state-table.ts';
 import { decodeKeyedSection } from './keyed-stream.ts';
+import { restoreKeyedHandles } from '../incremental/keyed-handle-reader.ts';
 
 /** A rough size per stored entry, for the sync-phase estimate only. */
 const ESTIMATED_BYTES_PER_ENTRY = 64;
@@ -120,16 +121,12 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
 
   snapshot(checkpointId: CheckpointId, streams: CheckpointStreamFactory): SnapshotRunner<KeyGroupsStateHandle[]> {
     assert(!this.pending.has(checkpointId), () => `${this.uid}/${this.subtask}: checkpoint ${checkpointId} snapshotted twice`);
+    // O(states x key groups) pointer copies; nothing here touches the maps themselves.
     const captured = [];
-    let entries = 0;
-    for (const table of this.tables.values()) {
-      const groups = table.capture();
-      entries += countKeys(groups);
-      captured.push({ table, groups });
-    }
+    for (const table of this.tables.values()) captured.push({ table, groups: table.capture() });
     this.ctx.beginSnapshot();
     const target = { uid: this.uid, subtask: this.subtask, range: this.keyGroupRange, streams };
-    const snapshot = new HeapKeyedSnapshot(checkpointId, captured, target, entries * ESTIMATED_BYTES_PER_ENTRY, (s) => {
+    const snapshot = new HeapKeyedSnapshot(checkpointId, captured, target, ESTIMATED_BYTES_PER_ENTRY, (s) => {
       this.ctx.endSnapshot();
       this.pending.delete(s.checkpointId);
     });
@@ -137,8 +134,12 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     return snapshot;
   }
 
-  async restore(handles: readonly KeyGroupsStateHandle[], read: StateReader): Promise<void> {
+  async restore(handles: readonly KeyedStateHandle[], read: StateReader): Promise<void> {
     for (const handle of handles) {
+      if (handle.type === 'incremental-key-groups') {
+        await this.restoreIncremental(handle, read);
+        continue;
+      }
       if (!rangesIntersect(handle.range, this.keyGroupRange)) continue;
       if (handle.range.end >= this.maxParallelism) {
         throw new RestoreError(`${this.uid}/${this.subtask}: snapshot covers key group ${handle.range.end}, beyond maxParallelism ${this.maxParallelism}`);
@@ -157,6 +158,15 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
         }
       }
     }
+  }
+
+  /** An incremental chain (from the embedded backend): base, then increments with deletions. */
+  private async restoreIncremental(handle: IncrementalKeyGroupsStateHandle, read: StateReader): Promise<void> {
+    const start = this.keyGroupRange.start;
+    await restoreKeyedHandles([handle], this.keyGroupRange, this.maxParallelism, read, {
+      put: (name, kind, keyGroup, key, value) => void this.tableFor(name, kind, 'restore').writable(keyGroup - start).set(key, value),
+      remove: (name, kind, keyGroup, key) => void this.tableFor(name, kind, 'restore').writable(keyGroup - start).delete(key),
+    }, `${this.uid}/${this.subtask}`);
   }
 
   notifyCheckpointComplete(checkpointId: CheckpointId): void {

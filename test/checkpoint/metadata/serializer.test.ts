@@ -12,6 +12,7 @@ import type { StreamStateHandle } from '../../../src/storage/handles.ts';
 import { checkpointDir, jobDir, metadataPath, sharedFilePath } from '../../../src/storage/paths.ts';
 import { inlineHandleFor } from '../../../src/storage/state-file.ts';
 import { patternBytes, sampleMetadata, tempDirs } from '../../storage/fixtures.ts';
+import type { KeyGroupsStateHandle } from '../../../src/storage/handles.ts';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
@@ -50,7 +51,7 @@ describe('metadata serializer', () => {
     const meta = sample();
     const back = deserializeMetadata(serializeMetadata(meta, DIR), FILE);
     expect(back).toEqual(meta);
-    const inline = back.operators[0].subtasks[0].keyed[2].stream;
+    const inline = (back.operators[0].subtasks[0].keyed[2] as KeyGroupsStateHandle).stream;
     expect(inline.type).toBe('inline');
     expect(inline.type === 'inline' && Object.getPrototypeOf(inline.data)).toBe(Uint8Array.prototype);
   });
@@ -110,7 +111,7 @@ describe('metadata serializer', () => {
     await rm(storage.jobDir, { recursive: true });
     const meta = deserializeMetadata(await readFile(path.join(elsewhere, '_metadata')), path.join(elsewhere, '_metadata'));
     for (const p of filePathsOf(meta)) expect(path.dirname(p)).toBe(elsewhere);
-    const read = await Promise.all(meta.operators[0].subtasks[0].keyed.map((k) => storage.readState(k.stream)));
+    const read = await Promise.all(meta.operators[0].subtasks[0].keyed.map((k) => storage.readState((k as KeyGroupsStateHandle).stream)));
     expect(read.map((r) => Array.from(r))).toEqual(data.map((d) => Array.from(d)));
   });
 

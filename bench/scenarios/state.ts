@@ -1,0 +1,324 @@
+/**
+ * state: what checkpoints cost as state grows, and what the embedded backend costs per record.
+ *
+ *   (a) sync_pause     the synchronous part of a heap snapshot (the pause of the record path) with
+ *                      10k, 100k and 1M keys, 1% of them changed between snapshots: median and p99
+ *   (b) checkpoints    the embedded backend with 1M keys of 100-byte values, 1% of the keys changed
+ *                      between checkpoints: bytes persisted and duration per checkpoint, incremental
+ *                      vs full, into a checkpoint directory (files fsynced, as a job writes them)
+ *   (c) restore        that state restored into a fresh embedded backend from the last full
+ *                      checkpoint and from the incremental chain (base + 10 increments)
+ *   (d) throughput     records/s of a keyed count job (ValueState per key, checkpoint every second),
+ *                      heap vs embedded at 100k keys (the cache holds them all), interleaved rounds;
+ *                      then embedded alone at 10M keys (the cache holds 1%: the store serves the rest)
+ *
+ * (a)-(c) drive the backends directly (one subtask owning all 128 key groups) so the figures are
+ * the backend's own; (d) runs whole jobs. Timings are measured, never asserted; correctness is:
+ * restores equal the state written, and every job's sink checksum equals the expected counts.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
+import type { CheckpointStats, KeyedProcessFunction, Sink, ValueState } from '../../src/index.ts';
+import { checkpointId, jobId, keyGroup } from '../../src/core/ids.ts';
+import { SeededRandom } from '../../src/core/time.ts';
+import type { KeyedStateBackend } from '../../src/state/backend.ts';
+import { EmbeddedKeyedStateBackend } from '../../src/state/embedded/embedded-keyed-backend.ts';
+import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-backend.ts';
+import { assignToKeyGroup } from '../../src/state/key-groups.ts';
+import { keyedHandleSizes, type KeyedStateHandle } from '../../src/storage/handles.ts';
+import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
+import { buildResult, median, parseScenarioArgs, printResult, seconds, startTimer, writeResult, type Figures } from '../lib/result.ts';
+
+const SCENARIO = 'state';
+const MAX_PARALLELISM = 128;
+const args = parseScenarioArgs(process.argv.slice(2));
+if (args.variants !== null) throw new Error('state: --variants is not supported');
+const quick = args.quick;
+const params = {
+  quick,
+  maxParallelism: MAX_PARALLELISM,
+  syncPauseKeys: quick ? [10_000, 30_000, 100_000] : [10_000, 100_000, 1_000_000],
+  syncPauseSamples: quick ? 50 : 300,
+  changedShare: 0.01,
+  checkpointKeys: quick ? 50_000 : 1_000_000,
+  valueBytes: 100,
+  incrementalCheckpoints: 10,
+  cacheEntriesMax: 100_000,
+  throughputKeys: quick ? 20_000 : 100_000,
+  throughputRecords: quick ? 300_000 : 5_000_000,
+  throughputRounds: quick ? 1 : 3,
+  throughputCacheEntriesMax: quick ? 40_000 : 200_000,
+  largeKeys: quick ? 200_000 : 10_000_000,
+  largeRecordsPerKey: 1.2,
+  checkpointIntervalMs: 1000,
+  statistic: 'pauses and durations: median and p99 over samples; records/s: median over rounds; ratios: same-run figures',
+};
+
+const log = (line: string) => process.stderr.write(`[${SCENARIO}] ${line}\n`);
+const collectGarbage = () => (globalThis as { gc?: () => void }).gc?.();
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+function setKey(b: KeyedStateBackend, key: string | number): void {
+  b.setCurrentKey(key, keyGroup(assignToKeyGroup(key, MAX_PARALLELISM)));
+}
+
+const ALL_GROUPS = { start: 0, end: MAX_PARALLELISM - 1 };
+
+// ---- (a) sync-phase pause of the heap backend ----
+
+function syncPause(keys: number): { medianMs: number; p99Ms: number } {
+  const b = new HeapKeyedStateBackend({ uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM });
+  const v = b.getState<ValueState<number>>(new ValueStateDescriptor('v'));
+  for (let k = 0; k < keys; k++) {
+    setKey(b, k);
+    v.update(k);
+  }
+  const r = new SeededRandom(keys);
+  const streams = { checkpointId: checkpointId(0), write: async () => ({ type: 'inline' as const, data: new Uint8Array(), checksum: 0 }) };
+  const pauses: number[] = [];
+  const changed = Math.ceil(keys * params.changedShare);
+  for (let s = 1; s <= params.syncPauseSamples; s++) {
+    for (let i = 0; i < changed; i++) {
+      setKey(b, r.int(keys));
+      v.update(s);
+    }
+    const t0 = performance.now();
+    b.snapshot(checkpointId(s), streams);
+    pauses.push(performance.now() - t0);
+    b.notifyCheckpointAborted(checkpointId(s)); // releases the capture; the async part is measured in (b)
+  }
+  b.dispose();
+  return { medianMs: median(pauses), p99Ms: percentile(pauses, 99) };
+}
+
+// ---- (b) incremental vs full checkpoints, (c) restore ----
+
+interface CheckpointFigures {
+  readonly persisted: number[];
+  readonly stateBytes: number[];
+  readonly totalMs: number[];
+  readonly syncMs: number[];
+  readonly last: KeyedStateHandle[];
+}
+
+const valueOf = (k: number, round: number): string => `${round}:${k}:`.padEnd(params.valueBytes, 'x');
+
+async function checkpoints(incremental: boolean, dir: string): Promise<CheckpointFigures> {
+  const storage = new FsCheckpointStorage(dir, jobId(incremental ? 'incremental' : 'full'));
+  await storage.initialize();
+  const b = new EmbeddedKeyedStateBackend({ uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM }, { incremental, cacheEntriesMax: params.cacheEntriesMax, incrementsShareMax: 1 });
+  const v = b.getState<ValueState<string>>(new ValueStateDescriptor('v'));
+  const keys = params.checkpointKeys;
+  const fill = startTimer();
+  for (let k = 0; k < keys; k++) {
+    setKey(b, k);
+    v.update(valueOf(k, 0));
+  }
+  log(`${incremental ? 'incremental' : 'full'}: ${keys.toLocaleString('en-US')} keys written in ${seconds(fill().ms)}`);
+  const figures: CheckpointFigures = { persisted: [], stateBytes: [], totalMs: [], syncMs: [], last: [] };
+  const r = new SeededRandom(99);
+  const changed = Math.ceil(keys * params.changedShare);
+  let last: KeyedStateHandle[] = [];
+  for (let id = 1; id <= params.incrementalCheckpoints + 1; id++) {
+    if (id > 1) {
+      for (let i = 0; i < changed; i++) {
+        const k = r.int(keys);
+        setKey(b, k);
+        v.update(valueOf(k, id));
+      }
+    }
+    const t0 = performance.now();
+    const runner = b.snapshot(checkpointId(id), storage.streamFactory(checkpointId(id)));
+    const syncMs = performance.now() - t0;
+    last = await runner.run();
+    const totalMs = performance.now() - t0;
+    b.notifyCheckpointComplete(checkpointId(id));
+    const sizes = last.map(keyedHandleSizes).reduce((a, s) => ({ persistedBytes: a.persistedBytes + s.persistedBytes, stateBytes: a.stateBytes + s.stateBytes }), { persistedBytes: 0, stateBytes: 0 });
+    if (id > 1) {
+      // The first checkpoint is the base both variants write in full.
+      figures.persisted.push(sizes.persistedBytes);
+      figures.stateBytes.push(sizes.stateBytes);
+      figures.totalMs.push(totalMs);
+      figures.syncMs.push(syncMs);
+    }
+    log(`${incremental ? 'incremental' : 'full'} checkpoint ${id}: ${sizes.persistedBytes.toLocaleString('en-US')} bytes persisted of ${sizes.stateBytes.toLocaleString('en-US')}, sync ${syncMs.toFixed(2)} ms, total ${totalMs.toFixed(0)} ms`);
+  }
+  b.dispose();
+  return { ...figures, last };
+}
+
+async function restoreMs(handles: KeyedStateHandle[], dir: string, label: string): Promise<{ ms: number; keys: number; probe: string | undefined }> {
+  const reader = new FsCheckpointStorage(dir, jobId('reader'));
+  collectGarbage();
+  const b = new EmbeddedKeyedStateBackend({ uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM }, { cacheEntriesMax: params.cacheEntriesMax });
+  const t = startTimer();
+  await b.restore(handles, (h) => reader.readState(h));
+  const ms = t().ms;
+  const keys = b.keyCounts().v ?? 0;
+  setKey(b, 12345 % params.checkpointKeys);
+  const probe = b.getState<ValueState<string>>(new ValueStateDescriptor('v')).value();
+  b.dispose();
+  log(`restore from ${label}: ${keys.toLocaleString('en-US')} keys in ${seconds(ms)}`);
+  return { ms, keys, probe };
+}
+
+// ---- (d) keyed count throughput ----
+
+function keyedCount(): KeyedProcessFunction<string, string, number> {
+  let count: ValueState<number>;
+  return {
+    open(ctx) {
+      count = ctx.getState(new ValueStateDescriptor<number>('count', 0));
+    },
+    processElement(_key, _ctx, out) {
+      const n = (count.value() ?? 0) + 1;
+      count.update(n);
+      out.collect(n);
+    },
+  };
+}
+
+/** Record i's key: a permutation of the key space repeated, so every key appears. */
+const STRIDE = 7_919;
+const keyIndex = (i: number, keys: number): number => (i * STRIDE) % keys;
+
+/** Sum over keys of 1 + 2 + ... + count: what the sink sees summed when every count is emitted. */
+function expectedChecksum(keys: number, records: number): number {
+  const counts = new Uint32Array(keys);
+  for (let i = 0; i < records; i++) counts[keyIndex(i, keys)]!++;
+  let sum = 0;
+  for (const c of counts) sum += (c * (c + 1)) / 2;
+  return sum;
+}
+
+async function runJob(backend: 'heap' | 'embedded', keys: number, records: number, cacheEntriesMax: number): Promise<{ recordsPerSec: number; checkpoints: CheckpointStats[]; checksum: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'weir-bench-state-'));
+  try {
+    const env = StreamEnvironment.create({
+      parallelism: 1,
+      restartStrategy: { type: 'none' },
+      checkpointing: { intervalMs: params.checkpointIntervalMs },
+      checkpointStorage: dir,
+      ...(backend === 'embedded' ? { stateBackend: 'embedded' as const, embeddedState: { cacheEntriesMax } } : {}),
+    });
+    let checksum = 0;
+    const sink: Sink<number> = { name: 'sum', kind: 'plain', createWriter: () => ({ write: (n: number) => void (checksum += n) }) };
+    env
+      .generate({ count: records, seed: 1 }, (i) => `key-${keyIndex(i, keys)}`)
+      .uid('keys')
+      .keyBy((k) => k)
+      .process(keyedCount)
+      .uid('count')
+      .sinkTo(sink)
+      .uid('sink');
+    collectGarbage();
+    const t = startTimer();
+    const result = await env.execute(`bench-state-${backend}`);
+    const ms = t().ms;
+    if (result.status !== 'FINISHED') throw new Error(`${backend} job ended ${result.status}`);
+    return { recordsPerSec: records / (ms / 1000), checkpoints: result.checkpoints.filter((c) => c.status === 'COMPLETED'), checksum };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const metrics: Figures = { load_average_1m_start: loadavg()[0]! };
+  const ratios: Figures = {};
+
+  // (a), after an untimed pass that lets the JIT compile the snapshot path
+  syncPause(params.syncPauseKeys[0]!);
+  const pauses = params.syncPauseKeys.map((keys) => {
+    collectGarbage();
+    const p = syncPause(keys);
+    log(`(a) heap sync pause at ${keys.toLocaleString('en-US')} keys: median ${p.medianMs.toFixed(4)} ms, p99 ${p.p99Ms.toFixed(4)} ms`);
+    return p;
+  });
+  params.syncPauseKeys.forEach((keys, i) => {
+    const tag = keyTag(keys);
+    metrics[`heap_sync_pause_median_ms_${tag}`] = pauses[i]!.medianMs;
+    metrics[`heap_sync_pause_p99_ms_${tag}`] = pauses[i]!.p99Ms;
+  });
+  ratios.sync_pause_p99_1m_vs_10k = pauses[pauses.length - 1]!.p99Ms / pauses[0]!.p99Ms;
+  ratios.sync_pause_median_1m_vs_10k = pauses[pauses.length - 1]!.medianMs / pauses[0]!.medianMs;
+
+  // (b), (c)
+  const dir = mkdtempSync(join(tmpdir(), 'weir-bench-state-'));
+  try {
+    collectGarbage();
+    const incr = await checkpoints(true, dir);
+    collectGarbage();
+    const full = await checkpoints(false, dir);
+    metrics.incremental_persisted_bytes_median = median(incr.persisted);
+    metrics.full_persisted_bytes_median = median(full.persisted);
+    metrics.incremental_state_bytes_median = median(incr.stateBytes);
+    metrics.incremental_checkpoint_ms_median = median(incr.totalMs);
+    metrics.full_checkpoint_ms_median = median(full.totalMs);
+    metrics.incremental_checkpoint_ms_p99 = percentile(incr.totalMs, 99);
+    metrics.full_checkpoint_ms_p99 = percentile(full.totalMs, 99);
+    metrics.embedded_sync_pause_median_ms_incremental = median(incr.syncMs);
+    metrics.embedded_sync_pause_median_ms_full = median(full.syncMs);
+    metrics.embedded_sync_pause_max_ms = Math.max(...incr.syncMs, ...full.syncMs);
+    ratios.incremental_vs_full_bytes = metrics.incremental_persisted_bytes_median / metrics.full_persisted_bytes_median;
+    ratios.incremental_vs_full_checkpoint_ms = metrics.incremental_checkpoint_ms_median / metrics.full_checkpoint_ms_median;
+    const chain = incr.last[0];
+    if (chain?.type !== 'incremental-key-groups') throw new Error('the incremental backend did not return a chain');
+    metrics.chain_files = chain.files.length;
+
+    const fromFull = await restoreMs(full.last, dir, 'the full checkpoint');
+    const fromChain = await restoreMs(incr.last, dir, `base + ${chain.files.length - 1} increments`);
+    if (fromFull.keys !== params.checkpointKeys || fromChain.keys !== params.checkpointKeys) throw new Error(`restored ${fromFull.keys} and ${fromChain.keys} keys, expected ${params.checkpointKeys}`);
+    if (fromFull.probe === undefined || fromChain.probe === undefined || !fromFull.probe.endsWith('x') || !fromChain.probe.endsWith('x')) throw new Error('a restored value is missing');
+    metrics.restore_full_ms = fromFull.ms;
+    metrics.restore_chain_ms = fromChain.ms;
+    ratios.restore_chain_vs_full = fromChain.ms / fromFull.ms;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  // (d)
+  const { throughputKeys: keys, throughputRecords: records } = params;
+  const expected = expectedChecksum(keys, records);
+  const heapRates: number[] = [];
+  const embeddedRates: number[] = [];
+  for (let round = 1; round <= params.throughputRounds; round++) {
+    for (const backend of ['heap', 'embedded'] as const) {
+      const run = await runJob(backend, keys, records, params.throughputCacheEntriesMax);
+      if (run.checksum !== expected) throw new Error(`${backend} (round ${round}): checksum ${run.checksum}, expected ${expected}`);
+      (backend === 'heap' ? heapRates : embeddedRates).push(run.recordsPerSec);
+      log(`(d) round ${round} ${backend} at ${keys.toLocaleString('en-US')} keys: ${Math.round(run.recordsPerSec).toLocaleString('en-US')} records/s, ${run.checkpoints.length} checkpoints`);
+    }
+  }
+  metrics.heap_records_per_sec = median(heapRates);
+  metrics.embedded_records_per_sec = median(embeddedRates);
+  ratios.embedded_vs_heap_throughput = median(embeddedRates.map((e, i) => e / heapRates[i]!));
+
+  const largeRecords = Math.round(params.largeKeys * params.largeRecordsPerKey);
+  const large = await runJob('embedded', params.largeKeys, largeRecords, params.cacheEntriesMax);
+  if (large.checksum !== expectedChecksum(params.largeKeys, largeRecords)) throw new Error('embedded at the large key count: checksum differs from the expected counts');
+  metrics[`embedded_records_per_sec_${keyTag(params.largeKeys)}`] = large.recordsPerSec;
+  metrics.embedded_large_checkpoints_completed = large.checkpoints.length;
+  metrics.embedded_large_checkpoint_persisted_bytes_median = large.checkpoints.length > 0 ? median(large.checkpoints.map((c) => c.persistedBytes)) : 0;
+  log(`(d) embedded at ${params.largeKeys.toLocaleString('en-US')} keys: ${Math.round(large.recordsPerSec).toLocaleString('en-US')} records/s, ${large.checkpoints.length} checkpoints`);
+  metrics.load_average_1m_end = loadavg()[0]!;
+
+  const result = buildResult(SCENARIO, params, metrics, ratios);
+  const path = writeResult(result, args.outDir);
+  printResult(result);
+  console.log(`\nwritten to ${path}`);
+}
+
+function keyTag(keys: number): string {
+  return keys >= 1_000_000 && keys % 1_000_000 === 0 ? `${keys / 1_000_000}m` : `${Math.round(keys / 1000)}k`;
+}
+
+main().catch((err: unknown) => {
+  console.error(`[${SCENARIO}] FAILED:`, err);
+  process.exit(1);
+});

@@ -1,0 +1,60 @@
+/**
+ * `weir savepoint <job>`, `weir stop <job> --savepoint` and `weir cancel <job>`: ask a job running
+ * under `weir run` through its control endpoint. The savepoint's path is the only line on stdout,
+ * so `sp=$(weir stop <job> --savepoint)` works in scripts.
+ */
+import * as path from 'node:path';
+import { callControl, resolveJob } from './control-client.ts';
+import { EXIT_OK, UsageError } from './exit.ts';
+
+export interface SavepointFlags {
+  readonly dir?: string;
+}
+
+export interface StopFlags extends SavepointFlags {
+  readonly savepoint?: boolean;
+}
+
+export type CancelFlags = StopFlags;
+
+/** Where savepoints go when `--dir` is not given, against the caller's working directory. */
+export const DEFAULT_SAVEPOINT_DIR = 'savepoints';
+
+function savepointDir(flags: SavepointFlags): string {
+  return path.resolve(flags.dir ?? DEFAULT_SAVEPOINT_DIR);
+}
+
+function locationOf(answer: Record<string, unknown>): string {
+  if (typeof answer.location !== 'string') throw new Error(`the control endpoint answered without a savepoint location: ${JSON.stringify(answer)}`);
+  return answer.location;
+}
+
+export async function savepointCommand(job: string, flags: SavepointFlags): Promise<number> {
+  const target = resolveJob(job);
+  const answer = await callControl(target, 'POST', '/savepoint', { dir: savepointDir(flags) });
+  process.stdout.write(`${locationOf(answer)}\n`);
+  return EXIT_OK;
+}
+
+export async function stopCommand(job: string, flags: StopFlags): Promise<number> {
+  if (flags.savepoint !== true) {
+    throw new UsageError(`stop needs --savepoint: it stops the job with a savepoint (to end a job without one: weir cancel ${job})`);
+  }
+  const target = resolveJob(job);
+  const answer = await callControl(target, 'POST', '/stop', { dir: savepointDir(flags) });
+  process.stdout.write(`${locationOf(answer)}\n`);
+  return EXIT_OK;
+}
+
+export async function cancelCommand(job: string, flags: CancelFlags): Promise<number> {
+  if (flags.dir !== undefined && flags.savepoint !== true) throw new UsageError('--dir is where a savepoint goes: use it with --savepoint');
+  const target = resolveJob(job);
+  if (flags.savepoint === true) {
+    const answer = await callControl(target, 'POST', '/cancel', { savepoint: true, dir: savepointDir(flags) });
+    process.stdout.write(`${locationOf(answer)}\n`);
+  } else {
+    await callControl(target, 'POST', '/cancel', {});
+    process.stderr.write(`cancelled ${target.label}\n`);
+  }
+  return EXIT_OK;
+}

@@ -1,0 +1,210 @@
+/**
+ * The control endpoint of a job running under `weir run`: a small JSON-over-HTTP server on
+ * 127.0.0.1 (loopback only, an ephemeral port) that `weir savepoint`, `weir stop` and
+ * `weir cancel` talk to.
+ *
+ *   GET  /status                          -> {jobId, status, attempt, recordsIn, recordsOut, lastCheckpoint}
+ *   POST /savepoint {dir}                 -> {jobId, location}            the job goes on
+ *   POST /stop      {dir}                 -> {jobId, location}            stop-with-savepoint; answered once the job finished
+ *   POST /cancel    {savepoint?, dir?}    -> {jobId, location?}           answered once the job is cancelled
+ *
+ * Errors are `{error}` with a 4xx (the request is wrong, or the job cannot do it now) or 500 (it
+ * failed). POSTs must be `application/json` and the Host header must name the loopback address,
+ * so a web page in a local browser can neither post to it nor reach it by DNS rebinding.
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import { sleep } from '../core/adapters.ts';
+import { errorMessage } from '../core/errors.ts';
+import type { JobClient } from '../index.ts';
+import { oneLine } from './format.ts';
+
+export interface ControlServer {
+  /** `http://127.0.0.1:<port>` */
+  readonly address: string;
+  /** The savepoint a `POST /stop` ended the job with, once it completed. */
+  readonly stoppedWithSavepoint: string | null;
+  /** Whether a `POST /cancel` ended the job. */
+  readonly cancelRequested: boolean;
+  /** Stops listening, after the requests in progress got their answer (bounded wait). */
+  close(): Promise<void>;
+}
+
+/** A request's body larger than this is refused: the routes take a few short fields. */
+const BODY_BYTES_MAX = 64 * 1024;
+/** How long `close` waits for requests in progress (a stop answers once the job finished). */
+const CLOSE_GRACE_MS = 5_000;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Reply = { readonly status: number; readonly body: Record<string, unknown> };
+type Route = (body: Record<string, unknown>) => Promise<Reply>;
+
+/** Starts listening for `client` on 127.0.0.1, port 0; resolves once it listens. */
+export async function startControlServer(client: JobClient): Promise<ControlServer> {
+  let stoppedWithSavepoint: string | null = null;
+  let cancelRequested = false;
+  const pending = new Set<Promise<void>>();
+
+  const ensureRunning = (what: string): void => {
+    const status = client.metrics().status;
+    if (status === 'FINISHED' || status === 'FAILED' || status === 'CANCELED') {
+      throw new HttpError(409, `job ${client.jobId} has ended (${status}); cannot ${what}`);
+    }
+  };
+
+  const routes: Record<string, Route> = {
+    'GET /status': async () => ({ status: 200, body: statusOf(client) }),
+    'POST /savepoint': async (body) => {
+      const dir = savepointDirOf(body);
+      ensureRunning('take a savepoint');
+      return { status: 200, body: { jobId: client.jobId, location: await engineCall(() => client.savepoint(dir)) } };
+    },
+    'POST /stop': async (body) => {
+      const dir = savepointDirOf(body);
+      ensureRunning('stop it with a savepoint');
+      const location = await engineCall(() => client.stopWithSavepoint(dir));
+      stoppedWithSavepoint = location;
+      return { status: 200, body: { jobId: client.jobId, location } };
+    },
+    'POST /cancel': async (body) => {
+      const withSavepoint = body.savepoint ?? false;
+      if (typeof withSavepoint !== 'boolean') throw new HttpError(400, "'savepoint' must be true or false");
+      if (!withSavepoint && body.dir !== undefined) throw new HttpError(400, "'dir' is for a savepoint: send savepoint: true with it");
+      const dir = withSavepoint ? savepointDirOf(body) : null;
+      ensureRunning('cancel it');
+      const location = dir === null ? null : await engineCall(() => client.cancelWithSavepoint(dir));
+      if (location === null) await engineCall(() => client.cancel());
+      cancelRequested = true;
+      return { status: 200, body: location === null ? { jobId: client.jobId } : { jobId: client.jobId, location } };
+    },
+  };
+
+  const server = http.createServer((req, res) => {
+    const done = handle(req, res, routes, () => port).catch(() => {});
+    pending.add(done);
+    void done.finally(() => pending.delete(done));
+  });
+  const port = await listen(server);
+  const address = `http://127.0.0.1:${port}`;
+
+  let closing: Promise<void> | null = null;
+  return {
+    address,
+    get stoppedWithSavepoint() {
+      return stoppedWithSavepoint;
+    },
+    get cancelRequested() {
+      return cancelRequested;
+    },
+    close: () => (closing ??= closeServer(server, pending)),
+  };
+}
+
+function listen(server: http.Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      // The job keeps the process alive, not its endpoint: `weir run`'s stall guard needs an empty event loop to notice a lost job.
+      server.unref();
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+async function closeServer(server: http.Server, pending: ReadonlySet<Promise<void>>): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  await Promise.race([Promise.allSettled([...pending]), sleep(CLOSE_GRACE_MS)]);
+  await Promise.race([closed, sleep(CLOSE_GRACE_MS)]);
+  server.closeAllConnections();
+}
+
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, routes: Record<string, Route>, port: () => number): Promise<void> {
+  let reply: Reply;
+  try {
+    checkHost(req, port());
+    const pathname = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+    const route = routes[`${req.method} ${pathname}`];
+    if (route === undefined) {
+      const known = Object.keys(routes).some((r) => r.endsWith(` ${pathname}`));
+      throw new HttpError(known ? 405 : 404, `no route ${req.method} ${pathname}; routes: ${Object.keys(routes).join(', ')}`);
+    }
+    const body = req.method === 'POST' ? await readJsonBody(req) : {};
+    reply = await route(body);
+  } catch (err) {
+    reply = err instanceof HttpError ? { status: err.status, body: { error: err.message } } : { status: 500, body: { error: oneLine(errorMessage(err)) } };
+  }
+  const text = `${JSON.stringify(reply.body)}\n`;
+  res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), connection: 'close' });
+  res.end(text);
+}
+
+/** Only requests addressed to the loopback name of this port: a rebinding DNS name is refused. */
+function checkHost(req: http.IncomingMessage, port: number): void {
+  const host = req.headers.host ?? '';
+  if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) throw new HttpError(403, `Host must be 127.0.0.1:${port}, got '${host}'`);
+}
+
+async function readJsonBody(req: http.IncomingMessage): Promise<Record<string, unknown>> {
+  const type = req.headers['content-type'] ?? '';
+  if (!/^application\/json\b/i.test(type)) throw new HttpError(415, 'POST bodies must be application/json');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.byteLength;
+    if (size > BODY_BYTES_MAX) throw new HttpError(413, `request body over ${BODY_BYTES_MAX} bytes`);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8').trim();
+  if (text === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'request body is not JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new HttpError(400, 'request body must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+/** The savepoint directory of a request: absolute, because this process's cwd is not the caller's. */
+function savepointDirOf(body: Record<string, unknown>): string {
+  const dir = body.dir;
+  if (typeof dir !== 'string' || dir.length === 0) throw new HttpError(400, "'dir' (the savepoint directory, an absolute path) is required");
+  if (!path.isAbsolute(dir)) throw new HttpError(400, `'dir' must be an absolute path, got '${dir}'`);
+  return path.normalize(dir);
+}
+
+/** Runs an engine call; its failure is a 500 whose message is the engine's, on one line. */
+async function engineCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw new HttpError(500, oneLine(errorMessage(err)));
+  }
+}
+
+function statusOf(client: JobClient): Record<string, unknown> {
+  const m = client.metrics();
+  const c = m.lastCheckpoint;
+  return {
+    jobId: client.jobId,
+    status: m.status,
+    attempt: m.attempt,
+    recordsIn: m.recordsIn,
+    recordsOut: m.recordsOut,
+    lastCheckpoint:
+      c === null
+        ? null
+        : { checkpointId: c.checkpointId, kind: c.kind, triggeredAtMs: c.triggeredAtMs, durationMs: c.durationMs, persistedBytes: c.persistedBytes, location: c.location },
+  };
+}

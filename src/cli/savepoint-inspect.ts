@@ -1,0 +1,185 @@
+/**
+ * `weir savepoint inspect <path> [--json]`: what a savepoint (or checkpoint) holds — its format
+ * version, kind, id, job and creation time, and per operator its uid, name, parallelism and
+ * states: name, kind (value/list/map/reducing/aggregating for keyed state, read from the keyed
+ * stream's sections; split/union for operator state), keys or entries, and bytes.
+ */
+import { readFile } from 'node:fs/promises';
+import type { OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
+import { SUPPORTED_METADATA_VERSIONS } from '../checkpoint/metadata/serializer.ts';
+import { StorageError } from '../core/errors.ts';
+import { decodeValue, encodeValue } from '../state/codec.ts';
+import { readOperatorHandle } from '../state/heap/operator-stream.ts';
+import { KEYED_DELTA_STREAM_VERSION } from '../state/incremental/keyed-sections.ts';
+import { KEYED_STREAM_VERSION, readStreamHeader, sectionBytes, streamName } from '../state/stream-format.ts';
+import { decodeEnvelope } from '../storage/file-format.ts';
+import { readCheckpointMetadataAt, resolveCheckpointLocation } from '../storage/fs-storage.ts';
+import { snapshotSizeBytes } from '../storage/fs-inspect.ts';
+import { readStateFs } from '../storage/fs-io.ts';
+import { keyedHandleSizes, streamSize, type KeyGroupsStateHandle, type StreamStateHandle } from '../storage/handles.ts';
+import { metadataPath } from '../storage/paths.ts';
+import { EXIT_OK } from './exit.ts';
+import { groupDigits, humanBytes, isoTime, renderTable } from './format.ts';
+
+export interface StateReport {
+  readonly name: string;
+  readonly scope: 'keyed' | 'operator';
+  /** Keyed: value, list, map, reducing or aggregating (null when no key holds a value); operator: split or union. */
+  readonly kind: string | null;
+  /** Keyed state: the number of keys holding a value. */
+  readonly keys?: number;
+  /** Operator state: the number of list entries over all subtasks. */
+  readonly entries?: number;
+  /** Encoded size of the state's data inside the streams. */
+  readonly bytes: number;
+}
+
+export interface OperatorReport {
+  readonly uid: string;
+  readonly name: string;
+  readonly parallelism: number;
+  readonly maxParallelism: number;
+  /** Sizes of the operator's streams: keyed, operator and in-flight (unaligned checkpoints only). */
+  readonly keyedBytes: number;
+  readonly operatorBytes: number;
+  readonly inflightBytes: number;
+  readonly states: readonly StateReport[];
+}
+
+export interface SnapshotReport {
+  readonly location: string;
+  readonly formatVersion: number;
+  readonly kind: 'checkpoint' | 'savepoint';
+  readonly checkpointId: number;
+  readonly jobId: string;
+  readonly createdAt: string;
+  readonly timestampMs: number;
+  /** Bytes on disk: its files, `_metadata` included. */
+  readonly sizeBytes: number;
+  readonly type: string | null;
+  readonly operators: readonly OperatorReport[];
+}
+
+export async function inspectSnapshot(p: string): Promise<SnapshotReport> {
+  const location = await resolveCheckpointLocation(p);
+  const meta = await readCheckpointMetadataAt(location);
+  const file = metadataPath(location);
+  const raw = await readFile(file);
+  const formatVersion = decodeEnvelope('metadata', new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), file, SUPPORTED_METADATA_VERSIONS).version;
+  const operators: OperatorReport[] = [];
+  for (const op of meta.operators) operators.push(await inspectOperator(op));
+  return {
+    location,
+    formatVersion,
+    kind: meta.kind,
+    checkpointId: meta.checkpointId,
+    jobId: meta.jobId,
+    createdAt: isoTime(meta.timestampMs),
+    timestampMs: meta.timestampMs,
+    sizeBytes: await snapshotSizeBytes(location, meta),
+    type: meta.summary?.type ?? null,
+    operators,
+  };
+}
+
+async function inspectOperator(op: OperatorStateMeta): Promise<OperatorReport> {
+  const keyed = new Map<string, { kind: string | null; keys: number; bytes: number }>();
+  const operator = new Map<string, { kind: string; entries: number; bytes: number }>();
+  let keyedBytes = 0;
+  let operatorBytes = 0;
+  let inflightBytes = 0;
+  for (const st of op.subtasks) {
+    for (const handle of st.keyed) {
+      keyedBytes += keyedHandleSizes(handle).stateBytes;
+      for (const [name, n] of Object.entries(handle.keyCounts)) {
+        const s = keyed.get(name) ?? { kind: null, keys: 0, bytes: 0 };
+        s.keys += n;
+        keyed.set(name, s);
+      }
+      // A savepoint is one full stream per handle; an incremental checkpoint's is a chain of files (bytes: all of them).
+      const streams = handle.type === 'key-groups' ? [{ stream: handle.stream, offsets: handle.offsets }] : handle.files;
+      for (const section of (await Promise.all(streams.map((f) => keyedSections(f.stream, f.offsets)))).flat()) {
+        const s = keyed.get(section.name) ?? { kind: null, keys: 0, bytes: 0 };
+        s.kind ??= section.kind;
+        s.bytes += section.bytes;
+        keyed.set(section.name, s);
+      }
+    }
+    if (st.operator !== null) {
+      operatorBytes += streamSize(st.operator.stream);
+      for (const list of await readOperatorHandle(st.operator, readStateFs)) {
+        const s = operator.get(list.name) ?? { kind: list.mode, entries: 0, bytes: 0 };
+        s.entries += list.entries.length;
+        s.bytes += encodeValue(list.entries).byteLength;
+        operator.set(list.name, s);
+      }
+    }
+    for (const c of st.channels) inflightBytes += streamSize(c.stream);
+  }
+  const states: StateReport[] = [
+    ...[...keyed].map(([name, s]): StateReport => ({ name, scope: 'keyed', kind: s.kind, keys: s.keys, bytes: s.bytes })),
+    ...[...operator].map(([name, s]): StateReport => ({ name, scope: 'operator', kind: s.kind, entries: s.entries, bytes: s.bytes })),
+  ];
+  return { uid: op.uid, name: op.name, parallelism: op.parallelism, maxParallelism: op.maxParallelism, keyedBytes, operatorBytes, inflightBytes, states };
+}
+
+/**
+ * Per state and key group of one keyed stream (full layout, or an increment's delta layout whose
+ * sections carry deletions as a third element): its kind and the encoded size of its entries.
+ */
+async function keyedSections(stream: StreamStateHandle, offsets: KeyGroupsStateHandle['offsets']): Promise<Array<{ name: string; kind: string; bytes: number }>> {
+  const label = streamName(stream);
+  const bytes = await readStateFs(stream);
+  readStreamHeader(bytes, 'keyed', [KEYED_STREAM_VERSION, KEYED_DELTA_STREAM_VERSION], label);
+  const out: Array<{ name: string; kind: string; bytes: number }> = [];
+  for (const [keyGroup, offset, length] of offsets) {
+    const corrupt = (what: string) => new StorageError('CORRUPT_FILE', label, `key group ${keyGroup}: ${what}`);
+    let decoded: unknown;
+    try {
+      decoded = decodeValue(sectionBytes(bytes, offset, length, label));
+    } catch (err) {
+      if (err instanceof StorageError) throw err;
+      throw corrupt('undecodable section');
+    }
+    if (!Array.isArray(decoded) || decoded[0] !== keyGroup || typeof decoded[1] !== 'object' || decoded[1] === null) throw corrupt('section header does not match the offsets');
+    for (const [name, stored] of Object.entries(decoded[1] as Record<string, unknown>)) {
+      if (!Array.isArray(stored) || typeof stored[0] !== 'string' || !Array.isArray(stored[1])) throw corrupt(`state "${name}" is malformed`);
+      out.push({ name, kind: stored[0], bytes: encodeValue(stored[1]).byteLength });
+    }
+  }
+  return out;
+}
+
+export function formatReport(r: SnapshotReport): string {
+  const head = [
+    `${r.kind} ${r.location}`,
+    `  format version  ${r.formatVersion}`,
+    `  kind            ${r.kind}${r.type ? ` (${r.type})` : ''}`,
+    `  checkpoint id   ${r.checkpointId}`,
+    `  job id          ${r.jobId}`,
+    `  created         ${r.createdAt}`,
+    `  size            ${humanBytes(r.sizeBytes)}`,
+    '',
+  ].join('\n');
+  const rows: string[][] = [];
+  for (const op of r.operators) {
+    const opCells = [op.uid, op.name, String(op.parallelism), String(op.maxParallelism)];
+    if (op.states.length === 0) rows.push([...opCells, '-', '-', '-', '-']);
+    for (const s of op.states) {
+      const count = s.scope === 'keyed' ? plural(s.keys ?? 0, 'key', 'keys') : plural(s.entries ?? 0, 'entry', 'entries');
+      rows.push([...opCells, s.name, s.kind === null ? `${s.scope} (empty)` : `${s.scope} ${s.kind}`, count, humanBytes(s.bytes)]);
+    }
+  }
+  const table = renderTable(['UID', 'NAME', 'PARALLELISM', 'MAX PARALLELISM', 'STATE', 'KIND', 'KEYS/ENTRIES', 'BYTES'], rows);
+  return `${head}\n${table}`;
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${groupDigits(n)} ${n === 1 ? one : many}`;
+}
+
+export async function inspectCommand(p: string, flags: { json?: boolean }): Promise<number> {
+  const report = await inspectSnapshot(p);
+  process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
+  return EXIT_OK;
+}

@@ -1,0 +1,52 @@
+/** Starts `weir run` in the background and waits, bounded, for its control endpoint line. */
+import { startCli, type CliOptions, type CliRun } from './run-cli.ts';
+
+export interface RunningJob {
+  readonly cli: CliRun;
+  readonly jobId: string;
+  readonly address: string;
+}
+
+const CONTROL_RE = /^control: (http:\/\/127\.0\.0\.1:\d+) \(job ([A-Za-z0-9._-]+)\)$/m;
+
+/** Rejects with `message()` when `promise` has not settled within `ms`. */
+export async function within<T>(ms: number, promise: Promise<T>, message: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message())), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Resolves once stderr matches `re`; rejects if the command exits first or after `ms`. */
+export async function waitForMatch(cli: CliRun, re: RegExp, ms: number, what: string): Promise<RegExpExecArray> {
+  const found = (async () => {
+    for (;;) {
+      const m = re.exec(cli.output().stderr);
+      if (m) return m;
+      const exited = await Promise.race([cli.done.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 25))]);
+      if (exited) {
+        const again = re.exec(cli.output().stderr);
+        if (again) return again;
+        throw new Error(`weir exited before ${what}; stderr:\n${cli.output().stderr}`);
+      }
+    }
+  })();
+  return within(ms, found, () => `no ${what} within ${ms} ms; stderr so far:\n${cli.output().stderr}`);
+}
+
+/** `weir run <args>` in the background, once its control endpoint listens. */
+export async function startJob(args: readonly string[], options: CliOptions = {}): Promise<RunningJob> {
+  const cli = startCli(['run', ...args], options);
+  try {
+    const m = await waitForMatch(cli, CONTROL_RE, 15_000, "the 'control:' line");
+    return { cli, address: m[1]!, jobId: m[2]! };
+  } catch (err) {
+    cli.child.kill('SIGKILL');
+    throw err;
+  }
+}

@@ -1,0 +1,122 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AssertionError } from '../../../src/core/assert.ts';
+import { ConfigError, WeirError } from '../../../src/core/errors.ts';
+import { SeededRandom } from '../../../src/core/time.ts';
+import { ListStateDescriptor, ValueStateDescriptor } from '../../../src/state/descriptors.ts';
+import { keyGroup } from '../../../src/core/ids.ts';
+import type { StateChangeListener } from '../../../src/state/backend.ts';
+import type { Key } from '../../../src/state/key-groups.ts';
+import type { ValueState } from '../../../src/state/state.ts';
+import { allStates, disposeAll, dump, embedded, fill, heap, keys, randomOp, setKey } from './fixtures.ts';
+
+afterEach(disposeAll);
+
+describe('embedded keyed backend: the same state API as the heap backend', () => {
+  it('every state kind agrees with the heap backend under random operations, state 20x the cache', () => {
+    const r = new SeededRandom(42);
+    const e = embedded({ cacheEntriesMax: 25 });
+    const h = heap();
+    for (let i = 0; i < 20_000; i++) {
+      const [seenE, seenH] = randomOp(r, [e, h], 100);
+      expect(seenE).toEqual(seenH);
+    }
+    expect(dump(e)).toEqual(dump(h));
+    expect(e.keyCounts()).toEqual(h.keyCounts());
+    expect(e.cachedEntries).toBeLessThanOrEqual(25);
+  });
+
+  it('holds 20,000 keys with a cache of 100 entries', () => {
+    const e = embedded({ cacheEntriesMax: 100 });
+    const v = e.getState<ValueState<number>>(new ValueStateDescriptor('v'));
+    for (let i = 0; i < 20_000; i++) {
+      setKey(e, i);
+      v.update(i * 3);
+    }
+    expect(e.cachedEntries).toBeLessThanOrEqual(100);
+    for (let i = 0; i < 20_000; i += 7) {
+      setKey(e, i);
+      expect(v.value()).toBe(i * 3);
+    }
+    expect(e.keyCounts()).toEqual({ v: 20_000 });
+  });
+
+  it('keeps keys apart as the heap backend does: 1, 1n, "1", true; -0 is 0', () => {
+    const e = embedded({ cacheEntriesMax: 1 });
+    const v = e.getState<ValueState<string>>(new ValueStateDescriptor('v'));
+    const ks: Key[] = [1, 1n, '1', true, 2n ** 70n, -(2n ** 64n), 1.5, ''];
+    ks.forEach((k, i) => {
+      setKey(e, k);
+      v.update(`v${i}`);
+    });
+    setKey(e, -0);
+    v.update('zero');
+    setKey(e, 0);
+    expect(v.value()).toBe('zero');
+    ks.forEach((k, i) => {
+      setKey(e, k);
+      expect(v.value()).toBe(`v${i}`);
+    });
+    expect(e.keyCounts()).toEqual({ v: ks.length + 1 });
+  });
+
+  it('says so when a key is too long for the store', () => {
+    const e = embedded();
+    const v = e.getState<ValueState<number>>(new ValueStateDescriptor('v'));
+    setKey(e, 'x'.repeat(3000));
+    expect(() => v.update(1)).toThrow(WeirError);
+    expect(() => v.update(1)).toThrow(/too long for the embedded state backend/);
+  });
+
+  it('rejects a name registered with another kind, and keys outside its range', () => {
+    const e = embedded({}, { start: 0, end: 9 });
+    e.getState(new ValueStateDescriptor('s'));
+    expect(() => e.getState(new ListStateDescriptor('s'))).toThrow(ConfigError);
+    expect(() => e.setCurrentKey('k', keyGroup(10))).toThrow(AssertionError);
+  });
+
+  it('reports every change to the change listener like the heap backend', () => {
+    const log = (into: unknown[]): StateChangeListener => ({ onChange: (...args) => void into.push(structuredClone(args)) });
+    const seenE: unknown[] = [];
+    const seenH: unknown[] = [];
+    const e = embedded({ cacheEntriesMax: 3 });
+    const h = heap();
+    e.setChangeListener(log(seenE));
+    h.setChangeListener(log(seenH));
+    const r = new SeededRandom(7);
+    for (let i = 0; i < 500; i++) randomOp(r, [e, h], 10);
+    expect(seenE).toEqual(seenH);
+  });
+
+  it('works in a directory of its own under localDir, deleted on dispose', () => {
+    const root = mkdtempSync(join(tmpdir(), 'weir-embedded-root-'));
+    try {
+      const e = embedded({ localDir: root, cacheEntriesMax: 2 });
+      fill(e, keys(50));
+      expect(readdirSync(root)).toHaveLength(1);
+      expect(e.directory.startsWith(root)).toBe(true);
+      e.dispose();
+      expect(existsSync(e.directory)).toBe(false);
+      expect(readdirSync(root)).toHaveLength(0);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('entries() returns copies', () => {
+    const e = embedded();
+    fill(e, keys(3));
+    const lists = e.entries('list');
+    (lists[0]![1] as string[]).push('mutated');
+    expect(e.entries('list')).not.toEqual(lists);
+    expect(() => e.getCurrentKey()).not.toThrow();
+  });
+
+  it('asserts a current key was set', () => {
+    const e = embedded();
+    const v = e.getState<ValueState<number>>(new ValueStateDescriptor('v'));
+    expect(() => v.update(1)).toThrow(AssertionError);
+  });
+});
