@@ -72,29 +72,62 @@ const ALL_GROUPS = { start: 0, end: MAX_PARALLELISM - 1 };
 
 // ---- (a) sync-phase pause of the heap backend ----
 
-function syncPause(keys: number): { medianMs: number; p99Ms: number } {
-  const b = new HeapKeyedStateBackend({ uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM });
-  const v = b.getState<ValueState<number>>(new ValueStateDescriptor('v'));
+interface PauseSubject {
+  readonly keys: number;
+  readonly backend: HeapKeyedStateBackend;
+  readonly value: ValueState<number>;
+  readonly random: SeededRandom;
+  /** After 1% of the keys were written (the record path ran since the last snapshot). */
+  readonly pauses: number[];
+  /** Right after another snapshot: the same work with the CPU caches warm. */
+  readonly warmPauses: number[];
+}
+
+const NO_STREAMS = { checkpointId: checkpointId(0), write: async () => ({ type: 'inline' as const, data: new Uint8Array(), checksum: 0 }) };
+
+function pauseSubject(keys: number): PauseSubject {
+  const backend = new HeapKeyedStateBackend({ uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM });
+  const value = backend.getState<ValueState<number>>(new ValueStateDescriptor('v'));
   for (let k = 0; k < keys; k++) {
-    setKey(b, k);
-    v.update(k);
+    setKey(backend, k);
+    value.update(k);
   }
-  const r = new SeededRandom(keys);
-  const streams = { checkpointId: checkpointId(0), write: async () => ({ type: 'inline' as const, data: new Uint8Array(), checksum: 0 }) };
-  const pauses: number[] = [];
-  const changed = Math.ceil(keys * params.changedShare);
-  for (let s = 1; s <= params.syncPauseSamples; s++) {
-    for (let i = 0; i < changed; i++) {
-      setKey(b, r.int(keys));
-      v.update(s);
+  return { keys, backend, value, random: new SeededRandom(keys), pauses: [], warmPauses: [] };
+}
+
+/** Times one sync part; the snapshot is then aborted (its async part is what (b) measures). */
+function timeSyncPart(b: HeapKeyedStateBackend, id: number): number {
+  const t0 = performance.now();
+  b.snapshot(checkpointId(id), NO_STREAMS);
+  const ms = performance.now() - t0;
+  b.notifyCheckpointAborted(checkpointId(id));
+  return ms;
+}
+
+/**
+ * Every size lives at once and the samples go round-robin (10k, 100k, 1M, 10k, ...), so all sizes
+ * share one process heap, one GC and one machine load; the first samples warm the JIT and are dropped.
+ */
+function syncPauses(): PauseSubject[] {
+  const subjects = params.syncPauseKeys.map(pauseSubject);
+  const warmup = 30;
+  let id = 1;
+  for (let s = 0; s < warmup + params.syncPauseSamples; s++) {
+    for (const x of subjects) {
+      const changed = Math.ceil(x.keys * params.changedShare);
+      for (let i = 0; i < changed; i++) {
+        setKey(x.backend, x.random.int(x.keys));
+        x.value.update(s);
+      }
+      const cold = timeSyncPart(x.backend, id++);
+      const warm = timeSyncPart(x.backend, id++);
+      if (s < warmup) continue;
+      x.pauses.push(cold);
+      x.warmPauses.push(warm);
     }
-    const t0 = performance.now();
-    b.snapshot(checkpointId(s), streams);
-    pauses.push(performance.now() - t0);
-    b.notifyCheckpointAborted(checkpointId(s)); // releases the capture; the async part is measured in (b)
   }
-  b.dispose();
-  return { medianMs: median(pauses), p99Ms: percentile(pauses, 99) };
+  for (const x of subjects) x.backend.dispose();
+  return subjects;
 }
 
 // ---- (b) incremental vs full checkpoints, (c) restore ----
@@ -232,21 +265,19 @@ async function main(): Promise<void> {
   const metrics: Figures = { load_average_1m_start: loadavg()[0]! };
   const ratios: Figures = {};
 
-  // (a), after an untimed pass that lets the JIT compile the snapshot path
-  syncPause(params.syncPauseKeys[0]!);
-  const pauses = params.syncPauseKeys.map((keys) => {
-    collectGarbage();
-    const p = syncPause(keys);
-    log(`(a) heap sync pause at ${keys.toLocaleString('en-US')} keys: median ${p.medianMs.toFixed(4)} ms, p99 ${p.p99Ms.toFixed(4)} ms`);
-    return p;
-  });
-  params.syncPauseKeys.forEach((keys, i) => {
-    const tag = keyTag(keys);
-    metrics[`heap_sync_pause_median_ms_${tag}`] = pauses[i]!.medianMs;
-    metrics[`heap_sync_pause_p99_ms_${tag}`] = pauses[i]!.p99Ms;
-  });
-  ratios.sync_pause_p99_1m_vs_10k = pauses[pauses.length - 1]!.p99Ms / pauses[0]!.p99Ms;
-  ratios.sync_pause_median_1m_vs_10k = pauses[pauses.length - 1]!.medianMs / pauses[0]!.medianMs;
+  // (a)
+  const subjects = syncPauses();
+  for (const x of subjects) {
+    const tag = keyTag(x.keys);
+    metrics[`heap_sync_pause_median_ms_${tag}`] = median(x.pauses);
+    metrics[`heap_sync_pause_p99_ms_${tag}`] = percentile(x.pauses, 99);
+    metrics[`heap_sync_pause_warm_median_ms_${tag}`] = median(x.warmPauses);
+    log(`(a) heap sync pause at ${x.keys.toLocaleString('en-US')} keys: median ${median(x.pauses).toFixed(4)} ms, p99 ${percentile(x.pauses, 99).toFixed(4)} ms; right after another snapshot: median ${median(x.warmPauses).toFixed(4)} ms`);
+  }
+  const [smallest, largest] = [subjects[0]!, subjects[subjects.length - 1]!];
+  ratios.sync_pause_p99_1m_vs_10k = percentile(largest.pauses, 99) / percentile(smallest.pauses, 99);
+  ratios.sync_pause_median_1m_vs_10k = median(largest.pauses) / median(smallest.pauses);
+  ratios.sync_pause_warm_median_1m_vs_10k = median(largest.warmPauses) / median(smallest.warmPauses);
 
   // (b), (c)
   const dir = mkdtempSync(join(tmpdir(), 'weir-bench-state-'));

@@ -16,6 +16,7 @@ import { checkOutput } from './checkers/exactly-once.ts';
 import { checkSequences } from './checkers/per-key-sequence.ts';
 import { checkSnapshot } from './checkers/snapshot-consistency.ts';
 import { checkStorage } from './checkers/storage.ts';
+import { isDeletedReuseFailure } from '../checkpoint/coordinator/shared-state.ts';
 import { FaultyStorage } from './faulty-storage.ts';
 import { RandomFaults } from './random-faults.ts';
 import { buildScenario, ScenarioSinks, SequenceLog, type BuiltScenario, type ScenarioName } from './scenarios.ts';
@@ -278,6 +279,8 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
           restarts++;
           if (!isExpectedFailure(e.error)) unexpected.push(`restart caused by an error no fault explains: ${errorMessage(rootCause(e.error))}`);
         }
+        // issue 5: the shared-state registry must never delete a file a later checkpoint still reuses.
+        if (e.type === 'checkpoint-failed' && isDeletedReuseFailure(e.stats.failureMessage)) add('storage', [e.stats.failureMessage!]);
         if (e.type === 'checkpoint-completed' && e.stats.location) {
           const location = e.stats.location;
           snapshotChecks.push(

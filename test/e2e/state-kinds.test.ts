@@ -57,6 +57,7 @@ async function run(faults?: FaultPlan): Promise<string[]> {
     parallelism: 2,
     checkpointStorage: tempDir(),
     checkpointing: { intervalMs: 10 },
+    bufferRecords: 32,
     restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 5 },
   });
   const sink = new CollectSink<string>();
@@ -77,7 +78,7 @@ describe('every kind of keyed state', () => {
   it('survives a failure: output equals the failure-free run', async () => {
     const clean = await run();
     expect(clean.length).toBe(8000);
-    const plan = new FaultPlan([{ site: 'process', vertex: 'all-kinds', subtask: 1, nth: 30 }]);
+    const plan = new FaultPlan([{ site: 'process', vertex: 'all-kinds', subtask: 1, nth: 5 }]);
     const recovered = await run(plan);
     expect(plan.fired.length).toBe(1);
     expect(recovered).toEqual(clean);

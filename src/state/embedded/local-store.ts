@@ -14,6 +14,7 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import * as lmdb from 'lmdb';
 import { open, type RootDatabase } from 'lmdb';
 import { storageIoError } from '../../storage/atomic-write.ts';
 
@@ -127,6 +128,18 @@ export class LocalStore {
     if (db === null) return;
     this.db = null;
     void db.close().catch(() => undefined);
+    forgetClosed(db);
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * lmdb-js registers every store it opens in its exported `allDbs` map and never removes it, so a
+ * process that opens many (a simulator, restarting subtasks) keeps ~16 KB per closed store; measured
+ * 32 MB after 2000 stores. The map is not in lmdb's typings, hence the cast.
+ */
+function forgetClosed(db: RootDatabase<Buffer, Buffer>): void {
+  const registry = (lmdb as unknown as { allDbs?: Map<string, unknown> }).allDbs;
+  if (registry === undefined) return;
+  for (const [name, entry] of registry) if (entry === db) registry.delete(name);
 }

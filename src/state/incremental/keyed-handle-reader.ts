@@ -16,8 +16,8 @@ import { decodeDeltaSection, KEYED_DELTA_STREAM_VERSION } from './keyed-sections
 export interface KeyedRestoreSink {
   put(name: string, kind: StateKind, keyGroup: number, key: Key, value: unknown): void;
   remove(name: string, kind: StateKind, keyGroup: number, key: Key): void;
-  /** Called after each stream, so a sink can write what it collected in one batch. */
-  endStream?(): void;
+  /** Called when a key group of a handle is complete (every file of a chain applied), so a sink can write it in one batch. */
+  endKeyGroup?(): void;
 }
 
 /** Applies `handles` to `sink` for the key groups of `range`; `who` names the restoring backend in errors. */
@@ -34,15 +34,28 @@ export async function restoreKeyedHandles(
     if (handle.range.end >= maxParallelism) {
       throw new RestoreError(`${who}: snapshot covers key group ${handle.range.end}, beyond maxParallelism ${maxParallelism}`);
     }
-    if (handle.type === 'key-groups') {
-      await applyStream(handle.stream, 'full', handle.offsets, handle.range, range, maxParallelism, read, sink);
-      continue;
+    const files = handle.type === 'key-groups' ? [{ kind: 'base' as const, offsets: handle.offsets, stream: handle.stream }] : handle.files;
+    if (handle.type === 'incremental-key-groups') checkChain(handle.files, handle.checkpointId);
+    // Key group by key group, each through the whole chain (base, then increments in order): a
+    // sink sees a key group's final entries together and writes each key once.
+    const opened: OpenedStream[] = [];
+    for (const f of files) {
+      const stream = await openStream(f.stream, f.kind === 'base' ? 'full' : 'delta', f.offsets, handle.range, range, read);
+      if (stream !== null) opened.push(stream);
     }
-    checkChain(handle.files, handle.checkpointId);
-    for (const file of handle.files) {
-      await applyStream(file.stream, file.kind === 'base' ? 'full' : 'delta', file.offsets, handle.range, range, maxParallelism, read, sink);
+    for (let keyGroup = Math.max(range.start, handle.range.start); keyGroup <= Math.min(range.end, handle.range.end); keyGroup++) {
+      for (const stream of opened) applySection(stream, keyGroup, maxParallelism, sink);
+      sink.endKeyGroup?.();
     }
   }
+}
+
+interface OpenedStream {
+  readonly label: string;
+  readonly layout: 'full' | 'delta';
+  readonly bytes: Uint8Array;
+  /** keyGroup -> [offset, length], for the key groups of the restoring range. */
+  readonly sections: Map<number, readonly [number, number]>;
 }
 
 /** A chain starts with its base, has no other base, and no file is newer than the handle's checkpoint. */
@@ -54,37 +67,43 @@ function checkChain(files: readonly IncrementalStateFile[], checkpointId: number
   });
 }
 
-async function applyStream(
+/** Reads and checks one stream of a handle; null when it holds none of the key groups of `range`. */
+async function openStream(
   stream: StreamStateHandle,
   layout: 'full' | 'delta',
   offsets: ReadonlyArray<readonly [number, number, number]>,
   handleRange: KeyGroupRange,
   range: KeyGroupRange,
-  maxParallelism: number,
   read: StateReader,
-  sink: KeyedRestoreSink,
-): Promise<void> {
+): Promise<OpenedStream | null> {
   const label = streamName(stream);
-  if (!offsets.some(([kg]) => rangeContains(range, kg))) return;
-  const bytes = await read(stream);
-  const expected = layout === 'full' ? KEYED_STREAM_VERSION : KEYED_DELTA_STREAM_VERSION;
-  const version = readStreamHeader(bytes, 'keyed', [KEYED_STREAM_VERSION, KEYED_DELTA_STREAM_VERSION], label);
-  if (version !== expected) throw new StorageError('CORRUPT_FILE', label, `keyed stream version ${version}, but its handle names a ${layout === 'full' ? 'full' : 'delta'} file (version ${expected})`);
+  const sections = new Map<number, readonly [number, number]>();
   for (const [keyGroup, offset, length] of offsets) {
     if (!rangeContains(handleRange, keyGroup)) {
       throw new StorageError('CORRUPT_FILE', label, `offsets name key group ${keyGroup}, outside the handle's range [${handleRange.start}, ${handleRange.end}]`);
     }
-    if (!rangeContains(range, keyGroup)) continue;
-    if (layout === 'full') {
-      for (const state of decodeKeyedSection(bytes, keyGroup, offset, length, maxParallelism, label)) {
-        for (const [key, value] of state.entries) sink.put(state.name, state.kind, keyGroup, key, value);
-      }
-    } else {
-      for (const state of decodeDeltaSection(bytes, keyGroup, offset, length, maxParallelism, label)) {
-        for (const key of state.removed) sink.remove(state.name, state.kind, keyGroup, key);
-        for (const [key, value] of state.entries) sink.put(state.name, state.kind, keyGroup, key, value);
-      }
-    }
+    if (rangeContains(range, keyGroup)) sections.set(keyGroup, [offset, length]);
   }
-  sink.endStream?.();
+  if (sections.size === 0) return null;
+  const bytes = await read(stream);
+  const expected = layout === 'full' ? KEYED_STREAM_VERSION : KEYED_DELTA_STREAM_VERSION;
+  const version = readStreamHeader(bytes, 'keyed', [KEYED_STREAM_VERSION, KEYED_DELTA_STREAM_VERSION], label);
+  if (version !== expected) throw new StorageError('CORRUPT_FILE', label, `keyed stream version ${version}, but its handle names a ${layout} file (version ${expected})`);
+  return { label, layout, bytes, sections };
+}
+
+function applySection(stream: OpenedStream, keyGroup: number, maxParallelism: number, sink: KeyedRestoreSink): void {
+  const section = stream.sections.get(keyGroup);
+  if (section === undefined) return;
+  const [offset, length] = section;
+  if (stream.layout === 'full') {
+    for (const state of decodeKeyedSection(stream.bytes, keyGroup, offset, length, maxParallelism, stream.label)) {
+      for (const [key, value] of state.entries) sink.put(state.name, state.kind, keyGroup, key, value);
+    }
+    return;
+  }
+  for (const state of decodeDeltaSection(stream.bytes, keyGroup, offset, length, maxParallelism, stream.label)) {
+    for (const key of state.removed) sink.remove(state.name, state.kind, keyGroup, key);
+    for (const [key, value] of state.entries) sink.put(state.name, state.kind, keyGroup, key, value);
+  }
 }

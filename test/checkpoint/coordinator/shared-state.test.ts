@@ -140,26 +140,36 @@ describe('shared files through the coordinator', () => {
     const h = harness();
     h.coordinator.start();
     await flush();
+    const complete = async (id: number, files: IncrementalStateFile[], known: number | null) => {
+      const done = h.coordinator.triggerNow();
+      h.ack(id, files, known);
+      await done;
+      await flush();
+    };
     const b1 = await h.upload(1, 'base');
-    void h.coordinator.triggerNow();
-    h.ack(1, [b1], null);
-    await flush();
+    await complete(1, [b1], null);
     const d2 = await h.upload(2, 'delta');
-    void h.coordinator.triggerNow();
-    h.ack(2, [b1, d2], 1);
-    await flush();
+    await complete(2, [b1, d2], 1);
     expect(h.sharedFiles()).toEqual(['ckpt-1-base', 'ckpt-2-delta']);
     const b3 = await h.upload(3, 'base');
-    void h.coordinator.triggerNow();
-    h.ack(3, [b3], 2); // a new base: 2 is subsumed, b1 and d2 are released
-    await flush();
-    // The subtask knew only checkpoint 2 when it took 3: a later snapshot could still extend 2's chain.
-    expect(h.sharedFiles()).toEqual(['ckpt-1-base', 'ckpt-2-delta', 'ckpt-3-base']);
-    const d4 = await h.upload(4, 'delta');
-    void h.coordinator.triggerNow();
-    h.ack(4, [b3, d4], 3);
-    await flush();
-    expect(h.sharedFiles()).toEqual(['ckpt-3-base', 'ckpt-4-delta']);
+    await complete(3, [b3], 2); // a new base: 2 is subsumed, so b1 and d2 are released
+    // The subtask never heard that 3 completed (a lost notice) and writes a new base of its own:
+    // it still knows only 2, so it may extend 2's chain next time. b1 and d2 must stay.
+    const b4 = await h.upload(4, 'base');
+    await complete(4, [b4], 2);
+    expect(h.sharedFiles()).toEqual(['ckpt-1-base', 'ckpt-2-delta', 'ckpt-3-base', 'ckpt-4-base']);
+    const d5 = await h.upload(5, 'delta');
+    await complete(5, [b1, d2, d5], 2); // it does: the files are taken back
+    expect(h.coordinator.store.latest()?.checkpointId).toBe(5);
+    // Its stale knowledge also keeps what 3 and 4 released.
+    expect(h.sharedFiles()).toEqual(['ckpt-1-base', 'ckpt-2-delta', 'ckpt-3-base', 'ckpt-4-base', 'ckpt-5-delta']);
+    // Now it learns of 5: once a checkpoint shows it knows 5, everything older may go.
+    const b6 = await h.upload(6, 'base');
+    await complete(6, [b6], 5);
+    expect(h.sharedFiles()).toEqual(['ckpt-1-base', 'ckpt-2-delta', 'ckpt-5-delta', 'ckpt-6-base']);
+    const d7 = await h.upload(7, 'delta');
+    await complete(7, [b6, d7], 6);
+    expect(h.sharedFiles()).toEqual(['ckpt-6-base', 'ckpt-7-delta']);
     await h.coordinator.shutdown(false);
     expect(h.sharedFiles()).toEqual([]);
   });

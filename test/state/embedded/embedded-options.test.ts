@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { resolveOptions } from '../../../src/api/options.ts';
+import { ConfigError } from '../../../src/core/errors.ts';
+
+describe('embedded backend options', () => {
+  it('defaults: incremental on for the embedded backend, off (and refused) for heap', () => {
+    const e = resolveOptions({ stateBackend: 'embedded' });
+    expect(e.incremental).toBe(true);
+    expect(e.embeddedState).toEqual({ localDir: null, cacheEntriesMax: 100_000, incrementsShareMax: 1 });
+    expect(resolveOptions({ stateBackend: 'embedded', incremental: false }).incremental).toBe(false);
+    expect(resolveOptions({}).incremental).toBe(false);
+  });
+
+  it('names the option at fault', () => {
+    const cases: Array<[object, string]> = [
+      [{ incremental: true }, 'incremental'],
+      [{ stateBackend: 'embedded', incremental: 'yes' }, 'incremental'],
+      [{ embeddedState: { cacheEntriesMax: 10 } }, 'embeddedState'],
+      [{ stateBackend: 'embedded', embeddedState: { cacheEntriesMax: 0 } }, 'embeddedState.cacheEntriesMax'],
+      [{ stateBackend: 'embedded', embeddedState: { incrementsShareMax: 0 } }, 'embeddedState.incrementsShareMax'],
+      [{ stateBackend: 'embedded', embeddedState: { localDir: '' } }, 'embeddedState.localDir'],
+      [{ stateBackend: 'embedded', embeddedState: { cache: 5 } }, 'embeddedState.cache'],
+      [{ stateBackend: 'rocksdb' }, 'stateBackend'],
+    ];
+    for (const [options, option] of cases) {
+      let error: unknown;
+      try {
+        resolveOptions(options as never);
+      } catch (e) {
+        error = e;
+      }
+      expect(error, JSON.stringify(options)).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).option).toBe(option);
+    }
+  });
+});
