@@ -144,7 +144,11 @@ function checkChannelStateRescale(graph: JobGraph, metadata: CheckpointMetadata)
   }
 }
 
-export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata | null): Promise<Deployment> {
+/**
+ * `firstCheckpointFull`: the snapshot restored from is not the job's own (no-claim, or a savepoint),
+ * so incremental backends must not build on its files: their first checkpoint is a full base.
+ */
+export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata | null, firstCheckpointFull = false): Promise<Deployment> {
   const { graph } = spec;
   if (restore) {
     checkSnapshotCompatible(graph, restore, spec.allowNonRestoredState);
@@ -184,7 +188,7 @@ export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata |
           operatorBackend: spec.backends.createOperatorBackend({ uid: node.uid, subtask: i }),
         }));
         chains.push(chain);
-        await restoreChain(chain, restoredOps, spec, i, v.parallelism);
+        await restoreChain(chain, restoredOps, spec, i, v.parallelism, firstCheckpointFull);
         chain.forEach((op, k) => {
           op.operator.setup({
             uid: op.uid,
@@ -226,13 +230,13 @@ export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata |
   return { tasks, channels: all };
 }
 
-async function restoreChain(chain: ChainedOperator[], restored: Map<string, OperatorStateMeta>, spec: DeploymentSpec, subtask: number, parallelism: number): Promise<void> {
+async function restoreChain(chain: ChainedOperator[], restored: Map<string, OperatorStateMeta>, spec: DeploymentSpec, subtask: number, parallelism: number, firstCheckpointFull: boolean): Promise<void> {
   const read = (h: Parameters<CheckpointStorage['readState']>[0]) => spec.storage.readState(h);
   for (const op of chain) {
     const meta = restored.get(op.uid);
     if (!meta) continue;
     if (op.keyedBackend) {
-      await op.keyedBackend.restore(meta.subtasks.flatMap((s) => s.keyed), read);
+      await op.keyedBackend.restore(meta.subtasks.flatMap((s) => s.keyed), read, { firstCheckpointFull });
     }
     const operatorHandles = meta.subtasks.map((s) => s.operator);
     await op.operatorBackend.restoreRedistributed(operatorHandles, read, subtask, parallelism);

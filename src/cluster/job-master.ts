@@ -223,7 +223,8 @@ export class JobMaster {
     const reasons: string[] = [];
     for (const candidate of candidates) {
       try {
-        return { deployment: await deploy(spec, candidate.metadata), restoredFrom: candidate };
+        const notOwned = (candidate === this.initialRestore && !this.cfg.claim) || candidate.kind === 'savepoint';
+        return { deployment: await deploy(spec, candidate.metadata, notOwned), restoredFrom: candidate };
       } catch (err) {
         if (!(err instanceof StorageError)) throw err;
         this.coordinator.store.remove(candidate.checkpointId);
