@@ -31,6 +31,7 @@
  * the next delta. Once the deltas would pass `incrementsShareMax` times the base, a new base is
  * written and the chain restarts, which bounds what a restore reads.
  */
+import { registeredState, type StateRegistry } from '../state-registry.ts';
 import { tmpdir } from 'node:os';
 import { AssertionError, assert, unreachable } from '../../core/assert.ts';
 import { ConfigError, RestoreError, StorageError } from '../../core/errors.ts';
@@ -95,7 +96,7 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   private readonly tables = new Map<string, SlotTable>();
   /** Ascending by state id. */
   private readonly tableList: SlotTable[] = [];
-  private readonly states = new Map<string, { readonly kind: StateKind; readonly state: KeyedState }>();
+  private readonly states: StateRegistry = new Map();
   /** Keys with a value, by state id. */
   private readonly counts: number[] = [0];
   private cachedSlots = 0;
@@ -162,18 +163,7 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   }
 
   getState<S>(descriptor: StateDescriptor): S {
-    const existing = this.states.get(descriptor.name);
-    if (existing !== undefined) {
-      if (existing.kind !== descriptor.kind) {
-        throw new ConfigError(`state "${descriptor.name}"`, `registered as ${existing.kind} state, requested as ${descriptor.kind} state`);
-      }
-      return existing.state as S;
-    }
-    if (descriptor.name === '__proto__') throw new ConfigError('state "__proto__"', 'reserved name');
-    const table = this.tableFor(descriptor.name, descriptor.kind, 'register');
-    const state = this.createState(descriptor, table);
-    this.states.set(descriptor.name, { kind: descriptor.kind, state });
-    return state as S;
+    return registeredState<S>(this.states, descriptor, () => this.createState(descriptor, this.tableFor(descriptor.name, descriptor.kind, 'register')));
   }
 
   private createState(descriptor: StateDescriptor, table: SlotTable): KeyedState {

@@ -3,6 +3,7 @@
  * (sync part O(key groups)), one key-group-indexed stream per snapshot, restore from snapshots of
  * any parallelism by decoding only the key groups this backend owns.
  */
+import { registeredState, type StateRegistry } from '../state-registry.ts';
 import { AssertionError, assert, unreachable } from '../../core/assert.ts';
 import { ConfigError, RestoreError, StorageError } from '../../core/errors.ts';
 import type { CheckpointId, KeyGroup } from '../../core/ids.ts';
@@ -40,7 +41,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   private readonly groupCount: number;
   private readonly ctx = new KeyContext();
   private readonly tables = new Map<string, StateTable>();
-  private readonly states = new Map<string, { readonly kind: StateKind; readonly state: KeyedState }>();
+  private readonly states: StateRegistry = new Map();
   private readonly pending = new Map<number, HeapKeyedSnapshot>();
 
   constructor(args: HeapKeyedBackendArgs) {
@@ -74,18 +75,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   }
 
   getState<S>(descriptor: StateDescriptor): S {
-    const existing = this.states.get(descriptor.name);
-    if (existing !== undefined) {
-      if (existing.kind !== descriptor.kind) {
-        throw new ConfigError(`state "${descriptor.name}"`, `registered as ${existing.kind} state, requested as ${descriptor.kind} state`);
-      }
-      return existing.state as S;
-    }
-    if (descriptor.name === '__proto__') throw new ConfigError('state "__proto__"', 'reserved name');
-    const table = this.tableFor(descriptor.name, descriptor.kind, 'register');
-    const state = this.createState(descriptor, table);
-    this.states.set(descriptor.name, { kind: descriptor.kind, state });
-    return state as S;
+    return registeredState<S>(this.states, descriptor, () => this.createState(descriptor, this.tableFor(descriptor.name, descriptor.kind, 'register')));
   }
 
   private createState(descriptor: StateDescriptor, table: StateTable): KeyedState {
