@@ -27,7 +27,7 @@ describe('issue 9: exactly-once output across SIGKILL of weir run', () => {
   it('defect 1: resuming twice from the same checkpoint keeps the committed part files', { timeout: 120_000 }, async () => {
     // Killed right after checkpoint 1 completed; resumed from its job dir and killed before a new
     // checkpoint (after it wrote uncommitted output); resumed from the same job dir again to the end.
-    const trial = await runKillTrial({ root, moments: ['after-complete', 'resumed-no-checkpoint'], env: PAD });
+    const trial = await runKillTrial({ root, steps: [{ moment: 'after-complete', nth: 1 }, { moment: 'resumed-no-checkpoint', nth: 1 }], env: PAD });
     expect(trial.kills.map((k) => k.moment)).toEqual(['after-complete', 'resumed-no-checkpoint']);
     expect(trial.kills[1]!.from).not.toBeNull();
     expect(trial.kills[1]!.completed).toEqual([]);

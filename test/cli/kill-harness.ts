@@ -27,6 +27,12 @@ const POLL_MS = 2;
 export type KillMoment = 'before-first' | 'during' | 'after-complete' | 'resumed-no-checkpoint';
 export const KILL_MOMENTS: readonly KillMoment[] = ['before-first', 'during', 'after-complete', 'resumed-no-checkpoint'];
 
+/** A moment and which checkpoint of the run it waits for (`during` the nth, `after-complete` the nth completed). */
+export interface KillStep {
+  readonly moment: KillMoment;
+  readonly nth: number;
+}
+
 export interface WeirRun {
   readonly cli: CliRun;
   readonly jobDir: string;
@@ -34,6 +40,7 @@ export interface WeirRun {
 
 export interface KillRecord {
   readonly moment: KillMoment;
+  readonly nth: number;
   /** What the directories showed after the kill: the run's completed checkpoints and whether one was half-written. */
   readonly completed: number[];
   readonly incomplete: boolean;
@@ -49,7 +56,7 @@ export interface TrialResult {
 
 export interface TrialOptions {
   readonly root: string;
-  readonly moments: readonly KillMoment[];
+  readonly steps: readonly KillStep[];
   /** Extra environment for every run (KILL_RECORDS, KILL_PAD_BYTES, ...). */
   readonly env?: Readonly<Record<string, string>>;
   /** Called after the kills, before the final run (e.g. to corrupt a checkpoint at rest). */
@@ -121,15 +128,28 @@ function inProgressFiles(outputDir: string): Set<string> {
   return out;
 }
 
-/** Waits for the moment in a started run; false when the run ended before it. */
-async function reachMoment(run: WeirRun, moment: KillMoment, outputDir: string, before: Set<string>): Promise<boolean> {
-  switch (moment) {
+/** Waits for the step's moment in a started run; false when the run ended before it. */
+async function reachMoment(run: WeirRun, step: KillStep, outputDir: string, before: Set<string>): Promise<boolean> {
+  // With one retained checkpoint each completed one stays until the next completes: polling sees them all.
+  const completedSeen = new Set<number>();
+  const completedNow = () => {
+    const now = checkpointsIn(run.jobDir);
+    for (const id of now.completed) completedSeen.add(id);
+    return now;
+  };
+  switch (step.moment) {
     case 'before-first':
       return true;
     case 'during':
-      return waitUntil(run.cli, 'half-written checkpoint', () => checkpointsIn(run.jobDir).incomplete.length > 0);
+      return waitUntil(run.cli, `half-written checkpoint ${step.nth}`, () => {
+        const now = completedNow();
+        return completedSeen.size >= step.nth - 1 && now.incomplete.some((id) => id > Math.max(0, ...completedSeen));
+      });
     case 'after-complete':
-      return waitUntil(run.cli, 'completed checkpoint', () => checkpointsIn(run.jobDir).completed.length > 0);
+      return waitUntil(run.cli, `completed checkpoint ${step.nth}`, () => {
+        completedNow();
+        return completedSeen.size >= step.nth;
+      });
     case 'resumed-no-checkpoint':
       return waitUntil(run.cli, 'uncommitted output of the resumed run', () => [...inProgressFiles(outputDir)].some((n) => !before.has(n)));
   }
@@ -147,19 +167,19 @@ export async function runKillTrial(o: TrialOptions): Promise<TrialResult> {
   let latest: string | null = null;
   let resumes = 0;
   let finished: CliResult | null = null;
-  for (const moment of o.moments) {
+  for (const step of o.steps) {
     const before = inProgressFiles(outputDir);
-    const longInterval = moment === 'resumed-no-checkpoint' ? ['--checkpoint-interval', '600000'] : [];
+    const longInterval = step.moment === 'resumed-no-checkpoint' ? ['--checkpoint-interval', '600000'] : [];
     const run = await startKillJob(o.root, latest, slow, longInterval);
     if (latest !== null) resumes++;
-    const reached = await reachMoment(run, moment, outputDir, before);
+    const reached = await reachMoment(run, step, outputDir, before);
     const result = await killGroup(run.cli);
     if (!reached) {
       finished = result;
       break;
     }
     const seen = checkpointsIn(run.jobDir);
-    kills.push({ moment, completed: seen.completed, incomplete: seen.incomplete.length > 0, from: latest });
+    kills.push({ ...step, completed: seen.completed, incomplete: seen.incomplete.length > 0, from: latest });
     if (seen.completed.length > 0) latest = run.jobDir;
   }
   o.beforeFinal?.(latest);
@@ -172,9 +192,9 @@ export async function runKillTrial(o: TrialOptions): Promise<TrialResult> {
   return { kills, resumes, final: finished, check: checkKillOutput(outputDir, records, KEYS) };
 }
 
-/** Kill moments drawn from a seed; `resumed-no-checkpoint` is drawn twice as often (defect 1's shape). */
-export function drawMoments(seed: number, count: number): KillMoment[] {
+/** Kill steps drawn from a seed; `resumed-no-checkpoint` is drawn twice as often (defect 1's shape). */
+export function drawSteps(seed: number, count: number): KillStep[] {
   const r = new SeededRandom(seed);
   const pool: KillMoment[] = [...KILL_MOMENTS, 'resumed-no-checkpoint'];
-  return Array.from({ length: count }, () => pool[r.int(pool.length)]!);
+  return Array.from({ length: count }, () => ({ moment: pool[r.int(pool.length)]!, nth: 1 + r.int(3) }));
 }

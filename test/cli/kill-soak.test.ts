@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { drawMoments, runKillTrial, type KillMoment } from './kill-harness.ts';
+import { drawSteps, runKillTrial, type KillMoment } from './kill-harness.ts';
 
 const KILLS = Number(process.env.WEIR_SOAK_KILLS ?? 10);
 const FIRST_SEED = Number(process.env.WEIR_SOAK_SEED ?? 1);
@@ -28,11 +28,11 @@ describe('weir run under SIGKILL', () => {
     let resumes = 0;
     const seeds: number[] = [];
     for (let seed = FIRST_SEED; kills < KILLS; seed++) {
-      const moments = drawMoments(seed, Math.min(KILLS_PER_TRIAL, KILLS - kills));
+      const steps = drawSteps(seed, Math.min(KILLS_PER_TRIAL, KILLS - kills));
       const root = await mkdtemp(path.join(os.tmpdir(), `weir-kill-soak-${seed}-`));
       try {
-        const trial = await runKillTrial({ root, moments, env: { KILL_PAD_BYTES: '20000' } });
-        const where = `seed ${seed}, moments ${moments.join(', ')}; kills: ${JSON.stringify(trial.kills)}`;
+        const trial = await runKillTrial({ root, steps, env: { KILL_PAD_BYTES: '20000' } });
+        const where = `seed ${seed}, steps ${steps.map((x) => `${x.moment}#${x.nth}`).join(', ')}; kills: ${JSON.stringify(trial.kills)}`;
         expect(trial.final.code, `${where}\n${trial.final.stderr}`).toBe(0);
         expect(trial.check.problems, where).toEqual([]);
         // A trial whose job finished before its next moment ends early; the next seed goes on counting.
