@@ -24,6 +24,7 @@ import { FsCheckpointStorage, readCheckpointMetadataAt, resolveCheckpointLocatio
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
 import { DataStream } from './data-stream.ts';
+import { preflight } from './preflight.ts';
 import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
 
 export interface GeneratorOptions {
@@ -141,6 +142,9 @@ export class StreamEnvironment {
     const env = run.env ?? realEnvironment();
     const id = toJobId(this.options.jobId ?? defaultJobId(name, env.random.int(0x1000000)));
     const storage = run.storage ?? this.createStorage(id);
+    if (run.storage === undefined) {
+      for (const message of preflight(this.options, storage instanceof FsCheckpointStorage ? storage.jobDir : null)) run.onEvent?.({ type: 'log', message });
+    }
     const restoreFrom = run.restoreFrom ? await loadRestorePoint(run.restoreFrom, storage) : null;
     if (run.claim && restoreFrom?.kind === 'savepoint') {
       throw new ConfigError('claim', `${restoreFrom.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
