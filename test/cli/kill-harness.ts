@@ -192,9 +192,20 @@ export async function runKillTrial(o: TrialOptions): Promise<TrialResult> {
   return { kills, resumes, final: finished, check: checkKillOutput(outputDir, records, KEYS) };
 }
 
-/** Kill steps drawn from a seed; `resumed-no-checkpoint` is drawn twice as often (defect 1's shape). */
+/**
+ * Kill steps drawn from a seed: every run of four steps holds each moment once, in a seeded order,
+ * so even the 10 kills of `npm test` reach every moment; which checkpoint a step waits for is drawn too.
+ */
 export function drawSteps(seed: number, count: number): KillStep[] {
   const r = new SeededRandom(seed);
-  const pool: KillMoment[] = [...KILL_MOMENTS, 'resumed-no-checkpoint'];
-  return Array.from({ length: count }, () => ({ moment: pool[r.int(pool.length)]!, nth: 1 + r.int(3) }));
+  const steps: KillStep[] = [];
+  while (steps.length < count) {
+    const moments = [...KILL_MOMENTS];
+    for (let i = moments.length - 1; i > 0; i--) {
+      const j = r.int(i + 1);
+      [moments[i], moments[j]] = [moments[j]!, moments[i]!];
+    }
+    for (const moment of moments) steps.push({ moment, nth: 1 + r.int(3) });
+  }
+  return steps.slice(0, count);
 }
