@@ -59,8 +59,6 @@ export interface TrialOptions {
   readonly steps: readonly KillStep[];
   /** Extra environment for every run (KILL_RECORDS, KILL_PAD_BYTES, ...). */
   readonly env?: Readonly<Record<string, string>>;
-  /** Called after the kills, before the final run (e.g. to corrupt a checkpoint at rest). */
-  readonly beforeFinal?: (latest: string | null) => void;
 }
 
 /** `weir run kill-job.ts` in a process group of its own, once it printed its job id. */
@@ -172,8 +170,14 @@ export async function runKillTrial(o: TrialOptions): Promise<TrialResult> {
     const longInterval = step.moment === 'resumed-no-checkpoint' ? ['--checkpoint-interval', '600000'] : [];
     const run = await startKillJob(o.root, latest, slow, longInterval);
     if (latest !== null) resumes++;
-    const reached = await reachMoment(run, step, outputDir, before);
-    const result = await killGroup(run.cli);
+    let reached = false;
+    let result!: CliResult;
+    try {
+      reached = await reachMoment(run, step, outputDir, before);
+    } finally {
+      // Killed at the moment, and on a timeout too: a detached group would outlive the test.
+      result = await killGroup(run.cli);
+    }
     if (!reached) {
       finished = result;
       break;
@@ -182,11 +186,14 @@ export async function runKillTrial(o: TrialOptions): Promise<TrialResult> {
     kills.push({ ...step, completed: seen.completed, incomplete: seen.incomplete.length > 0, from: latest });
     if (seen.completed.length > 0) latest = run.jobDir;
   }
-  o.beforeFinal?.(latest);
   if (finished === null) {
     const run = await startKillJob(o.root, latest, { ...o.env, KILL_RATE: '200000' }, ['--quiet']);
     if (latest !== null) resumes++;
-    finished = await within(FINISH_TIMEOUT_MS, run.cli.done, () => `the last run did not finish; stderr:\n${run.cli.output().stderr}`);
+    try {
+      finished = await within(FINISH_TIMEOUT_MS, run.cli.done, () => `the last run did not finish; stderr:\n${run.cli.output().stderr}`);
+    } finally {
+      await killGroup(run.cli);
+    }
   }
   const records = Number(o.env?.KILL_RECORDS ?? 20_000);
   return { kills, resumes, final: finished, check: checkKillOutput(outputDir, records, KEYS) };
