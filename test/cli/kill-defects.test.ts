@@ -43,8 +43,11 @@ describe('issue 9: exactly-once output across SIGKILL of weir run', () => {
       const newest = done.at(-1);
       return done.length >= 2 && readdirSync(outputDirOf(root)).some((n) => n.startsWith('part-') && n.endsWith(`-${newest}`));
     };
-    expect(await waitUntil(first.cli, 'second completed and committed checkpoint', committedNewest)).toBe(true);
-    await killGroup(first.cli);
+    try {
+      expect(await waitUntil(first.cli, 'second completed and committed checkpoint', committedNewest)).toBe(true);
+    } finally {
+      await killGroup(first.cli);
+    }
     // Bit rot at rest: half of the newest checkpoint's largest state file is gone.
     const newest = checkpointsIn(first.jobDir).completed.at(-1)!;
     expect(readdirSync(outputDirOf(root)).some((n) => n.startsWith('part-') && n.endsWith(`-${newest}`))).toBe(true);
