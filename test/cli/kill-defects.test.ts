@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkKillOutput } from './kill-oracle.ts';
-import { checkpointsIn, KILL_JOB, killGroup, runKillTrial, startKillJob, waitUntil } from './kill-harness.ts';
+import { checkpointsIn, KILL_JOB, killWhen, runKillTrial, startKillJob } from './kill-harness.ts';
 import { KEYS, outputDirOf, truncateLargestStateFile } from './fixtures/kill-job.ts';
 import { runCli } from './run-cli.ts';
 
@@ -43,11 +43,7 @@ describe('issue 9: exactly-once output across SIGKILL of weir run', () => {
       const newest = done.at(-1);
       return done.length >= 2 && readdirSync(outputDirOf(root)).some((n) => n.startsWith('part-') && n.endsWith(`-${newest}`));
     };
-    try {
-      expect(await waitUntil(first.cli, 'second completed and committed checkpoint', committedNewest)).toBe(true);
-    } finally {
-      await killGroup(first.cli);
-    }
+    expect(await killWhen(first.cli, 'second completed and committed checkpoint', committedNewest)).toBe(true);
     // Bit rot at rest: half of the newest checkpoint's largest state file is gone.
     const newest = checkpointsIn(first.jobDir).completed.at(-1)!;
     expect(readdirSync(outputDirOf(root)).some((n) => n.startsWith('part-') && n.endsWith(`-${newest}`))).toBe(true);

@@ -97,6 +97,15 @@ export function checkpointsIn(jobDir: string): { completed: number[]; incomplete
   return { completed: completed.sort((a, b) => a - b), incomplete: incomplete.sort((a, b) => a - b) };
 }
 
+/** Waits for `probe` (see `waitUntil`) and kills the run's group either way: a detached group would outlive a failed test. */
+export async function killWhen(cli: CliRun, what: string, probe: () => boolean): Promise<boolean> {
+  try {
+    return await waitUntil(cli, what, probe);
+  } finally {
+    await killGroup(cli);
+  }
+}
+
 /** Polls `probe` until it is true; false when the command exited first (it finished its input). */
 export async function waitUntil(cli: CliRun, what: string, probe: () => boolean): Promise<boolean> {
   let exited = false;
@@ -171,15 +180,14 @@ export async function runKillTrial(o: TrialOptions): Promise<TrialResult> {
     const run = await startKillJob(o.root, latest, slow, longInterval);
     if (latest !== null) resumes++;
     let reached = false;
-    let result!: CliResult;
     try {
       reached = await reachMoment(run, step, outputDir, before);
     } finally {
       // Killed at the moment, and on a timeout too: a detached group would outlive the test.
-      result = await killGroup(run.cli);
+      await killGroup(run.cli);
     }
     if (!reached) {
-      finished = result;
+      finished = await run.cli.done;
       break;
     }
     const seen = checkpointsIn(run.jobDir);
