@@ -188,7 +188,7 @@ export class CheckpointCoordinator {
     this.pending.set(id, p);
     this.history.push(stats);
     if (this.history.length > 100) this.history.shift();
-    p.setTimeout(
+    p.armTimeout(
       this.env.scheduler.schedule(this.config.timeoutMs, () => {
         if (this.pending.get(id) === p && p.state === 'collecting') this.abort(p, 'EXPIRED');
       }),

@@ -73,7 +73,7 @@ export class PendingCheckpoint {
   }
 
   /** Expires the checkpoint after `timeout` unless it completes first; the handle is cancelled on finalize or abort. */
-  setTimeout(timeout: Cancellable): void {
+  armTimeout(timeout: Cancellable): void {
     assert(this.lifecycle === 'collecting' && this.timeout === null, () => `checkpoint ${this.checkpointId}: timeout set in ${this.lifecycle}`);
     this.timeout = timeout;
   }
