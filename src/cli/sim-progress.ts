@@ -1,6 +1,6 @@
 /**
- * Progress of a long `weir sim` run on stderr: seeds done of all, failures so far, seeds per second
- * and the time left, one line every few seconds (never more often), so a 10,000-seed run shows it
+ * Progress of a long `weir sim` run on stderr: seeds done of all, failures so far, the rate and the
+ * time left, one line every few seconds (never more often), so a 10,000-seed run shows it
  * is alive without flooding the terminal.
  */
 import { humanDuration } from './format.ts';
@@ -40,6 +40,8 @@ export class SimProgress {
     const elapsedMs = Math.max(1, now - this.startMs);
     const perSec = (this.done * 1000) / elapsedMs;
     const left = perSec > 0 ? humanDuration(((this.o.total - this.done) / perSec) * 1000) : 'unknown';
-    return `sim: ${this.done}/${this.o.total} seeds, ${this.failed} failed so far, ${perSec.toFixed(1)} seeds/s, about ${left} left`;
+    // Slow seeds (a large job module) read better as seconds per seed than as 0.0 seeds/s.
+    const rate = perSec >= 1 ? `${perSec.toFixed(1)} seeds/s` : `${(1 / perSec).toFixed(1)} s per seed`;
+    return `sim: ${this.done}/${this.o.total} seeds, ${this.failed} failed so far, ${rate}, about ${left} left`;
   }
 }

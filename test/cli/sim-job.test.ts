@@ -69,11 +69,17 @@ describe('SimProgress', () => {
     p.seedDone(false);
     now = 6_000;
     p.seedDone(true);
-    expect(lines).toEqual(['sim: 2/10 seeds, 1 failed so far, 0.4 seeds/s, about 20.0 s left']);
+    expect(lines).toEqual(['sim: 2/10 seeds, 1 failed so far, 2.5 s per seed, about 20.0 s left']);
     now = 20_000;
     for (let i = 0; i < 7; i++) p.seedDone(true);
     expect(lines).toHaveLength(2);
-    expect(lines[1]).toBe('sim: 4/10 seeds, 1 failed so far, 0.2 seeds/s, about 30.0 s left');
+    expect(lines[1]).toBe('sim: 4/10 seeds, 1 failed so far, 5.0 s per seed, about 30.0 s left');
+    const fast = new SimProgress({ total: 100, now: () => now, write: (l) => lines.push(l), everyMs: 1_000 });
+    for (let i = 0; i < 20; i++) {
+      now += 100;
+      fast.seedDone(true);
+    }
+    expect(lines.slice(2)).toEqual(['sim: 10/100 seeds, 0 failed so far, 10.0 seeds/s, about 9.0 s left', 'sim: 20/100 seeds, 0 failed so far, 10.0 seeds/s, about 8.0 s left']);
   });
 });
 
