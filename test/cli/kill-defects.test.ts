@@ -51,6 +51,9 @@ describe('issue 9: exactly-once output across SIGKILL of weir run', () => {
 
     const resumed = await runCli(['run', KILL_JOB, '--checkpoint-dir', root, '--from', first.jobDir, '--quiet'], { env: { ...env, KILL_RATE: '200000' } });
     expect(resumed.code, resumed.stderr).toBe(0);
+    // The older retained checkpoint was restored and the sink took back what the newer one had committed.
+    expect(resumed.stderr).toContain(`committed output after checkpoint ${newest - 1}, which the job restores: moved`);
+    expect(readdirSync(path.join(outputDirOf(root), '.rolled-back', `after-checkpoint-${newest - 1}`)).some((n) => n.endsWith(`-${newest}`))).toBe(true);
     expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
   });
 
@@ -62,6 +65,8 @@ describe('issue 9: exactly-once output across SIGKILL of weir run', () => {
     expect(readFileSync(path.join(root, 'corrupted'), 'utf8')).toMatch(/^\d+ \S+/);
     expect(run.stderr).toMatch(/planted failure/);
     expect(run.code, run.stderr).toBe(0);
+    const corrupted = Number(readFileSync(path.join(root, 'corrupted'), 'utf8').split(' ')[0]);
+    expect(run.stderr).toContain(`committed output after checkpoint ${corrupted - 1}, which the job restores: moved`);
     expect(checkKillOutput(outputDirOf(root), 8_000, KEYS).problems).toEqual([]);
   });
 });
