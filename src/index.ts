@@ -47,8 +47,10 @@ export type { FileCommittable, FileSinkOptions } from './connectors/files/file-s
 export { uniformAt } from './connectors/generator/indexed-source.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';
+export { CHECKPOINT_FAILURE_MESSAGES } from './checkpoint/failure-reason.ts';
+export type { CheckpointFailureReason } from './checkpoint/failure-reason.ts';
 export type { SubtaskCheckpointMetrics, TaskId } from './runtime/task-gateway.ts';
-export type { CheckpointId } from './core/ids.ts';
+export type { Brand, CheckpointId } from './core/ids.ts';
 export type { Clock } from './core/time.ts';
 export { CheckpointFailedError } from './checkpoint/coordinator/coordinator.ts';
 export {

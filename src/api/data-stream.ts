@@ -125,7 +125,7 @@ export class DataStream<T> extends OperatorHandle {
   /**
    * Partitions the stream by key: every record with the same key goes to the same subtask, whose
    * keyed state is per key. `keySelector` must return the same key for the same record in every
-   * process (a string, number, boolean, bigint or an array of them).
+   * process (a string, number, boolean or bigint).
    */
   keyBy<K extends Key>(keySelector: (value: T) => K): KeyedStream<T, K> {
     return new KeyedStream<T, K>(this.graph, this.partition({ type: 'hash', keySelector }), keySelector);

@@ -45,15 +45,30 @@ export interface CheckpointingOptions {
  * used up the job fails with a `JobFailedError`.
  */
 export type RestartStrategyOptions =
-  /** Never restart: the first failure fails the job. */
-  | { type: 'none' }
-  /** Up to `attempts` restarts (default 3), `delayMs` milliseconds apart (default 1000). */
-  | { type: 'fixed-delay'; attempts?: number; delayMs?: number }
-  /**
-   * Up to `attempts` restarts (default 10); the delay starts at `initialDelayMs` (default 1000) and is
-   * multiplied by `multiplier` (default 2) after each, up to `maxDelayMs` (default 60000).
-   */
-  | { type: 'exponential-delay'; attempts?: number; initialDelayMs?: number; maxDelayMs?: number; multiplier?: number };
+  | {
+      /** Never restart: the first failure fails the job. */
+      type: 'none';
+    }
+  | {
+      /** Up to `attempts` restarts, `delayMs` apart. */
+      type: 'fixed-delay';
+      /** Restarts allowed (>= 0); default 3. */
+      attempts?: number;
+      /** Milliseconds before each restart; default 1000. */
+      delayMs?: number;
+    }
+  | {
+      /** Up to `attempts` restarts with a delay that grows by `multiplier` after each, up to `maxDelayMs`. */
+      type: 'exponential-delay';
+      /** Restarts allowed (>= 0); default 10. */
+      attempts?: number;
+      /** Milliseconds before the first restart; default 1000. */
+      initialDelayMs?: number;
+      /** The longest delay in milliseconds (>= initialDelayMs); default 60000. */
+      maxDelayMs?: number;
+      /** Factor the delay grows by (>= 1); default 2. */
+      multiplier?: number;
+    };
 
 /**
  * Options of `StreamEnvironment.create`. Every field is optional; an unknown field or a bad value

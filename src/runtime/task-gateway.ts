@@ -4,8 +4,11 @@ import type { CheckpointFailureReason } from '../checkpoint/failure-reason.ts';
 import type { ChannelStateHandle } from '../checkpoint/metadata/metadata.ts';
 import type { KeyedStateHandle, OperatorStateHandle } from '../storage/handles.ts';
 
+/** One subtask of the job graph: its vertex (chained operator group) and its index. */
 export interface TaskId {
+  /** The vertex's index in the job graph. */
   readonly vertex: number;
+  /** The subtask's index within the vertex. */
   readonly subtask: number;
 }
 
@@ -18,8 +21,11 @@ export interface OperatorSubtaskState {
 
 /** Per-subtask figures of one checkpoint. */
 export interface SubtaskCheckpointMetrics {
+  /** Milliseconds of the sync phase (the pause that captured a consistent view of state). */
   readonly syncMs: number;
+  /** Milliseconds of the async phase (writing the snapshot, off the record path). */
   readonly asyncMs: number;
+  /** Milliseconds from the first barrier to the last on this subtask's inputs. */
   readonly alignmentMs: number;
   /** Records processed on channels that were not yet aligned, between the first and last barrier. */
   readonly alignmentRecords: number;
@@ -29,6 +35,7 @@ export interface SubtaskCheckpointMetrics {
   readonly stateBytes: number;
   /** Bytes of in-flight data persisted (unaligned checkpoints). */
   readonly channelStateBytes: number;
+  /** Whether this subtask took the checkpoint unaligned. */
   readonly unaligned: boolean;
 }
 

@@ -34,9 +34,18 @@ export interface CoordinatorContext {
   log(message: string): void;
 }
 
+/** A checkpoint or savepoint failed: what `JobClient.triggerCheckpoint` and the savepoint calls reject with. */
 export class CheckpointFailedError extends WeirError {
+  /**
+   * Creates the error.
+   * @param checkpointId the checkpoint that failed.
+   * @param reason why, as a code.
+   * @param cause the underlying error, if any.
+   */
   constructor(
+    /** The checkpoint that failed. */
     readonly checkpointId: CheckpointId,
+    /** Why it failed, as a code. */
     readonly reason: CheckpointFailureReason,
     cause?: unknown,
   ) {
