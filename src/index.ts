@@ -49,8 +49,8 @@ export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-e
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';
 export { CHECKPOINT_FAILURE_MESSAGES } from './checkpoint/failure-reason.ts';
 export type { CheckpointFailureReason } from './checkpoint/failure-reason.ts';
-export type { SubtaskCheckpointMetrics, TaskId } from './runtime/task-gateway.ts';
-export type { Brand, CheckpointId } from './core/ids.ts';
+export type { SubtaskCheckpointMetrics } from './checkpoint/ack.ts';
+export type { Brand, CheckpointId, TaskId } from './core/ids.ts';
 export type { Clock } from './core/time.ts';
 export { CheckpointFailedError } from './checkpoint/coordinator/coordinator.ts';
 export {

@@ -1,6 +1,7 @@
 /** Figures of each checkpoint, kept for the CLI, tests and (later) the dashboard. */
 import type { CheckpointId } from '../../core/ids.ts';
-import type { SubtaskCheckpointMetrics, TaskId } from '../../runtime/task-gateway.ts';
+import type { SubtaskCheckpointMetrics } from '../ack.ts';
+import type { TaskId } from '../../core/ids.ts';
 import type { CheckpointFailureReason } from '../failure-reason.ts';
 
 /** Where a checkpoint is: collecting acknowledgements, completed (durable), or failed. */
@@ -35,30 +36,4 @@ export interface CheckpointStats {
   persistedBytes: number;
   /** Location of the completed checkpoint. */
   location: string | null;
-}
-
-/** The per-subtask figures of a checkpoint, reduced to its slowest phases and total bytes. */
-export function summarizeStats(stats: CheckpointStats): {
-  syncMsMax: number;
-  asyncMsMax: number;
-  alignmentMsMax: number;
-  alignmentRecords: number;
-  channelStateBytes: number;
-  unaligned: boolean;
-} {
-  let syncMsMax = 0;
-  let asyncMsMax = 0;
-  let alignmentMsMax = 0;
-  let alignmentRecords = 0;
-  let channelStateBytes = 0;
-  let unaligned = false;
-  for (const { metrics } of stats.subtasks) {
-    syncMsMax = Math.max(syncMsMax, metrics.syncMs);
-    asyncMsMax = Math.max(asyncMsMax, metrics.asyncMs);
-    alignmentMsMax = Math.max(alignmentMsMax, metrics.alignmentMs);
-    alignmentRecords += metrics.alignmentRecords;
-    channelStateBytes += metrics.channelStateBytes;
-    unaligned ||= metrics.unaligned;
-  }
-  return { syncMsMax, asyncMsMax, alignmentMsMax, alignmentRecords, channelStateBytes, unaligned };
 }
