@@ -14,7 +14,8 @@ export type WeirErrorCode =
   | 'CHECKPOINT_FAILED'
   | 'JOB_FAILED'
   | 'JOB_CANCELLED'
-  | 'INJECTED_FAULT';
+  | 'INJECTED_FAULT'
+  | 'CORRUPT_FRAME';
 
 /** The base of every error Weir throws for an operating problem; `cause` holds the underlying error. */
 export class WeirError extends Error {
