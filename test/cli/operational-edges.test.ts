@@ -5,16 +5,13 @@
  * counts every checkpoint.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StreamEnvironment } from '../../src/index.ts';
-import type { StateBackendFactory } from '../../src/state/backend.ts';
-import { ConfigError } from '../../src/core/errors.ts';
-import { HeapStateBackendFactory } from '../../src/state/heap/heap-backend-factory.ts';
 import { finalStatusLine, superviseJob } from '../../src/cli/supervise.ts';
 import { checkpointsIn, KILL_JOB, killGroup, killWhen, startKillJob, waitUntil } from './kill-harness.ts';
 import { REPO, runCli } from './run-cli.ts';
@@ -75,13 +72,10 @@ describe('operational edges of weir run', () => {
     expect(r.stderr).not.toMatch(/restarting/);
   });
 
-  it('a ConfigError while deploying fails the job at once instead of restarting', async () => {
-    class MissingDirBackends extends HeapStateBackendFactory {
-      override createKeyedBackend(): never {
-        throw new ConfigError('embeddedState.localDir', '/gone does not exist or is not a directory');
-      }
-    }
-    const env = StreamEnvironment.create({ parallelism: 1, stateBackend: new MissingDirBackends() as StateBackendFactory, restartStrategy: { type: 'fixed-delay', attempts: 5, delayMs: 1 } });
+  it('an embeddedState.localDir that vanishes after the start check fails the job at once instead of restarting', async () => {
+    const local = path.join(root, 'local');
+    mkdirSync(local);
+    const env = StreamEnvironment.create({ parallelism: 1, stateBackend: 'embedded', embeddedState: { localDir: local }, restartStrategy: { type: 'fixed-delay', attempts: 5, delayMs: 1 } });
     env
       .generate({ count: 10 }, (i) => i)
       .uid('n')
@@ -89,7 +83,14 @@ describe('operational edges of weir run', () => {
       .process(() => ({ processElement: () => {} }))
       .uid('p');
     const restarts: string[] = [];
-    await expect(env.execute('config-error', { onEvent: (e) => e.type === 'restarting' && restarts.push(e.cause) })).rejects.toThrow(/embeddedState\.localDir: \/gone does not exist/);
+    const run = env.execute('vanishing-local-dir', {
+      // Called after the start check and before the first deployment: the directory goes away in between.
+      onJobMaster: () => rmSync(local, { recursive: true }),
+      onEvent: (e) => {
+        if (e.type === 'restarting') restarts.push(e.cause);
+      },
+    });
+    await expect(run).rejects.toThrow(`embeddedState.localDir: ${local} does not exist or is not a directory`);
     expect(restarts).toEqual([]);
   });
 
