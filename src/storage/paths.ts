@@ -139,7 +139,7 @@ export function parseSavepointDirName(name: string): { readonly checkpointId: Ch
   const m = SAVEPOINT_DIR_RE.exec(name);
   if (m === null) return null;
   const n = Number(m[1]);
-  return Number.isSafeInteger(n) ? { checkpointId: checkpointId(n), rand: m[2] } : null;
+  return Number.isSafeInteger(n) ? { checkpointId: checkpointId(n), rand: m[2]! } : null;
 }
 
 /**
