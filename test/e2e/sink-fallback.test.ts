@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { FileSink, InjectedFault, readCommittedLines, StreamEnvironment } from '../../src/index.ts';
 import type { JobEvent } from '../../src/index.ts';
 import type { FaultContext, FaultInjector, FaultSite } from '../../src/runtime/faults.ts';
-import { keyedCount, tempDir } from '../support/jobs.ts';
+import { buildKeyedCountJob, expectedRunningCounts, tempDir, until } from '../support/jobs.ts';
 
 const KEYS = 500;
 
@@ -22,37 +22,12 @@ function job(root: string, jobId: string, count: number, ratePerSec?: number) {
     jobId,
   });
   const sink = new FileSink({ directory: join(root, 'out') });
-  env
-    .generate({ count, ratePerSec }, (i) => `key-${(i * 7919) % KEYS}`)
-    .uid('gen')
-    .keyBy((k) => k)
-    .process(keyedCount)
-    .uid('count')
-    .name('count')
-    .sinkTo(sink)
-    .uid('out');
+  buildKeyedCountJob(env, sink, { count, ratePerSec, keys: KEYS });
   return { env, sink };
 }
 
-/** Every key's running counts, each exactly once: what `count` records produce. */
 function expected(count: number): string[] {
-  const per = new Map<string, number>();
-  const out: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const k = `key-${(i * 7919) % KEYS}`;
-    const n = (per.get(k) ?? 0) + 1;
-    per.set(k, n);
-    out.push(`${k}:${n}`);
-  }
-  return out.sort();
-}
-
-async function until(what: string, test: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
-  const start = performance.now();
-  while (!(await test())) {
-    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  return expectedRunningCounts(count, KEYS);
 }
 
 /** The largest file of a checkpoint directory other than `_metadata`, with a byte flipped. */

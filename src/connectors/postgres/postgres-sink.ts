@@ -69,7 +69,7 @@ export class PostgresSink<T> implements TwoPhaseCommitSink<T, string> {
     if (!this.settings.exactlyOnce) return null;
     const c = this.settings.connection;
     let lost: Error | null = null;
-    const client = await connect(c, `sink ${this.settings.sinkId} recovery`, (err) => {
+    const client = await connect(c, `sink ${this.settings.sinkId} bookkeeping`, (err) => {
       lost = err;
     });
     try {
