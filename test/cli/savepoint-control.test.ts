@@ -75,10 +75,11 @@ describe('weir cancel, weir savepoint dispose and the control endpoint', () => {
 
   it('cancel --savepoint leaves a savepoint; dispose refuses checkpoints and other directories, and deletes the savepoint', async () => {
     const chk = path.join(dir, 'chk');
-    const job = await startJob([path.join(FIXTURES, 'counts-job.ts'), '--checkpoint-dir', chk]);
+    // Held at 1,000 records a source subtask: the job is still running when the cancel arrives.
+    const job = await startJob([path.join(FIXTURES, 'counts-job.ts'), '--checkpoint-dir', chk], { env: { COUNTS_HOLD: '1000' } });
     let savepoint: string;
     try {
-      await waitForMatch(job.cli, /\| checkpoint \d+:/, 10_000, 'a completed checkpoint');
+      await waitForMatch(job.cli, /\| checkpoint \d+:/, 30_000, 'a completed checkpoint');
       const cancelled = await runCli(['cancel', job.jobId, '--savepoint', '--dir', path.join(dir, 'sp')]);
       expect(cancelled.code, cancelled.stderr).toBe(0);
       savepoint = lines(cancelled.stdout).at(-1)!;
