@@ -64,7 +64,7 @@ describe('weir cancel, weir savepoint dispose and the control endpoint', () => {
       const cancelled = await runCli(['cancel', job.jobId]);
       expect(cancelled.code, cancelled.stderr).toBe(0);
       expect(cancelled.stderr).toContain(`cancelled job ${job.jobId}`);
-      const run = await within(15_000, job.cli.done, () => `weir run did not end after weir cancel; stderr:\n${job.cli.output().stderr}`);
+      const run = await within(30_000, job.cli.done, () => `weir run did not end after weir cancel; stderr:\n${job.cli.output().stderr}`);
       expect(run.code, run.stderr).toBe(130);
       expect(lines(run.stderr).at(-1)).toMatch(/^CANCELED \| job slow-/);
       expect(existsSync(entryFile)).toBe(false);
@@ -84,7 +84,7 @@ describe('weir cancel, weir savepoint dispose and the control endpoint', () => {
       expect(cancelled.code, cancelled.stderr).toBe(0);
       savepoint = lines(cancelled.stdout).at(-1)!;
       expect(existsSync(path.join(savepoint, '_metadata'))).toBe(true);
-      const run = await within(15_000, job.cli.done, () => `weir run did not end after weir cancel --savepoint; stderr:\n${job.cli.output().stderr}`);
+      const run = await within(30_000, job.cli.done, () => `weir run did not end after weir cancel --savepoint; stderr:\n${job.cli.output().stderr}`);
       expect(run.code, run.stderr).toBe(130);
     } finally {
       job.cli.child.kill('SIGKILL');
