@@ -15,3 +15,9 @@ export const keyGroup = (n: number): KeyGroup => n as KeyGroup;
 export const operatorUid = (s: string): OperatorUid => s as OperatorUid;
 export const vertexId = (n: number): VertexId => n as VertexId;
 export const jobId = (s: string): JobId => s as JobId;
+
+/** One subtask of the job graph: vertex index and subtask index. */
+export interface TaskId {
+  readonly vertex: number;
+  readonly subtask: number;
+}

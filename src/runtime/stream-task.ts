@@ -17,12 +17,15 @@ import type { KeyedStateBackend, OperatorStateBackend, SnapshotRunner } from '..
 import type { CheckpointStreamFactory } from '../storage/storage.ts';
 import type { KeyedStateHandle, OperatorStateHandle } from '../storage/handles.ts';
 import { keyedHandleSizes, streamSize } from '../storage/handles.ts';
-import { END_OF_DATA, END_OF_PARTITION, type CheckpointBarrier, type StreamElement } from './elements.ts';
+import type { CheckpointBarrier } from '../checkpoint/barrier/barrier.ts';
+import { END_OF_DATA, END_OF_PARTITION, type StreamElement } from './elements.ts';
 import type { FaultInjector, FaultSite } from './faults.ts';
 import type { InputGate } from './input-gate.ts';
 import { isSourceOperator, type SourceOperator, type StreamOperator } from './operator.ts';
 import type { RecordWriter } from './record-writer.ts';
-import type { OperatorSubtaskState, TaskGateway, TaskId } from './task-gateway.ts';
+import type { OperatorSubtaskState } from '../checkpoint/ack.ts';
+import type { TaskId } from '../core/ids.ts';
+import type { TaskGateway } from './task-gateway.ts';
 
 /** A step yields after this long even with budget left, so mails and other tasks are not starved. */
 const STEP_SLICE_MS = 2;

@@ -1,6 +1,7 @@
 /** Figures of each checkpoint, kept for the CLI, tests and (later) the dashboard. */
 import type { CheckpointId } from '../../core/ids.ts';
-import type { SubtaskCheckpointMetrics, TaskId } from '../../runtime/task-gateway.ts';
+import type { SubtaskCheckpointMetrics } from '../ack.ts';
+import type { TaskId } from '../../core/ids.ts';
 import type { CheckpointFailureReason } from '../failure-reason.ts';
 
 export type CheckpointStatus = 'IN_PROGRESS' | 'COMPLETED' | 'FAILED';

@@ -7,8 +7,9 @@
 import { errorMessage, WeirError } from '../../core/errors.ts';
 import { checkpointId as toCheckpointId, type CheckpointId, type JobId } from '../../core/ids.ts';
 import type { Cancellable, Environment } from '../../core/time.ts';
-import type { CheckpointBarrier, CheckpointOptions } from '../../runtime/elements.ts';
-import type { CheckpointAck, TaskId } from '../../runtime/task-gateway.ts';
+import type { CheckpointBarrier, CheckpointOptions } from '../barrier/barrier.ts';
+import type { CheckpointAck } from '../ack.ts';
+import type { TaskId } from '../../core/ids.ts';
 import type { CheckpointStorage, CheckpointStreamFactory } from '../../storage/storage.ts';
 import type { SavepointTarget } from '../../storage/savepoint-target.ts';
 import { CHECKPOINT_FAILURE_MESSAGES, countsAsCheckpointFailure, type CheckpointFailureReason } from '../failure-reason.ts';

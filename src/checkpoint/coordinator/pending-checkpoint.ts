@@ -4,8 +4,9 @@
  */
 import { assert } from '../../core/assert.ts';
 import type { CheckpointId, JobId } from '../../core/ids.ts';
-import type { CheckpointOptions } from '../../runtime/elements.ts';
-import type { CheckpointAck, TaskId } from '../../runtime/task-gateway.ts';
+import type { CheckpointOptions } from '../barrier/barrier.ts';
+import type { CheckpointAck } from '../ack.ts';
+import type { TaskId } from '../../core/ids.ts';
 import type { CheckpointMetadata, OperatorStateMeta, SubtaskStateMeta } from '../metadata/metadata.ts';
 import type { CheckpointStats } from './checkpoint-stats.ts';
 
