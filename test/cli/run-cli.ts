@@ -5,6 +5,11 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const FIXTURES = path.join(REPO, 'test/cli/fixtures');
+/**
+ * Timeout of a test that runs many `weir` commands: each starts Node and loads the code through
+ * tsx, seconds apiece on a loaded machine (one such test took 51 s under `npm run test:loaded`).
+ */
+export const CLI_TEST_TIMEOUT_MS = 180_000;
 
 export interface CliResult {
   readonly code: number | null;

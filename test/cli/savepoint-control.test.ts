@@ -5,7 +5,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, lines, runCli, type CliResult } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, FIXTURES, lines, runCli, type CliResult } from './run-cli.ts';
 import { startJob, waitForMatch, within } from './running-job.ts';
 
 const REGISTRY = path.join(os.tmpdir(), 'weir-jobs');
@@ -32,7 +32,7 @@ function request(address: string, method: string, route: string, body: string | 
   });
 }
 
-describe('weir cancel, weir savepoint dispose and the control endpoint', () => {
+describe('weir cancel, weir savepoint dispose and the control endpoint', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'weir-cli-control-'));

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCommittedLines } from '../../src/index.ts';
 import { expectedLines, KEYS, RECORDS } from './fixtures/counts-job.ts';
-import { FIXTURES, lines, runCli } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, FIXTURES, lines, runCli } from './run-cli.ts';
 import { startJob, waitForMatch, within } from './running-job.ts';
 
 interface InspectJson {
@@ -19,7 +19,7 @@ interface InspectJson {
 
 const COUNTS = path.join(FIXTURES, 'counts-job.ts');
 
-describe('weir savepoint, stop --savepoint and resume from it', () => {
+describe('weir savepoint, stop --savepoint and resume from it', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'weir-cli-savepoint-'));
