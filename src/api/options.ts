@@ -4,7 +4,7 @@
 import { ConfigError } from '../core/errors.ts';
 import type { CheckpointingConfig } from '../checkpoint/coordinator/config.ts';
 import type { RestartStrategyConfig } from '../cluster/restart-strategy.ts';
-import { MAX_PARALLELISM_LIMIT } from '../state/key-groups.ts';
+import { DEFAULT_MAX_PARALLELISM, MAX_PARALLELISM_LIMIT } from '../state/key-groups.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
 
 export interface CheckpointingOptions {
@@ -192,7 +192,7 @@ function resolveStateOptions(backend: ResolvedOptions['stateBackend'], options: 
 export function resolveOptions(options: StreamEnvironmentOptions = {}): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new ConfigError('options', 'must be an object');
   rejectUnknown(options, KNOWN_TOP, '');
-  const maxParallelism = int(options.maxParallelism, 'maxParallelism', 1, 128, MAX_PARALLELISM_LIMIT);
+  const maxParallelism = int(options.maxParallelism, 'maxParallelism', 1, DEFAULT_MAX_PARALLELISM, MAX_PARALLELISM_LIMIT);
   const parallelism = int(options.parallelism, 'parallelism', 1, 1);
   if (parallelism > maxParallelism) throw new ConfigError('parallelism', `${parallelism} exceeds maxParallelism ${maxParallelism}`);
   const stateBackend = options.stateBackend ?? 'heap';

@@ -16,13 +16,3 @@ export type CheckpointFailureReason = keyof typeof CHECKPOINT_FAILURE_MESSAGES;
 export function countsAsCheckpointFailure(reason: CheckpointFailureReason): boolean {
   return reason !== 'JOB_FAILOVER' && reason !== 'COORDINATOR_SHUTDOWN' && reason !== 'SUBSUMED_BY_NEWER_BARRIER';
 }
-
-/** Why a trigger attempt did not start a checkpoint now. */
-export const TRIGGER_SKIP_MESSAGES = {
-  TOO_MANY_CONCURRENT: 'maxConcurrent checkpoints are already in progress',
-  MIN_PAUSE: 'minPause since the last completed checkpoint has not passed',
-  NOT_ALL_RUNNING: 'not all subtasks are running',
-  SHUT_DOWN: 'the coordinator is shut down',
-} as const;
-
-export type TriggerSkipReason = keyof typeof TRIGGER_SKIP_MESSAGES;

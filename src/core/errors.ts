@@ -13,7 +13,8 @@ export type WeirErrorCode =
   | 'CHECKPOINT_FAILED'
   | 'JOB_FAILED'
   | 'JOB_CANCELLED'
-  | 'INJECTED_FAULT';
+  | 'INJECTED_FAULT'
+  | 'CORRUPT_FRAME';
 
 export class WeirError extends Error {
   readonly code: WeirErrorCode;

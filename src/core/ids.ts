@@ -5,15 +5,11 @@ export type Brand<T, B extends string> = T & { readonly [brand]: B };
 export type CheckpointId = Brand<number, 'CheckpointId'>;
 export type SubtaskIndex = Brand<number, 'SubtaskIndex'>;
 export type KeyGroup = Brand<number, 'KeyGroup'>;
-export type OperatorUid = Brand<string, 'OperatorUid'>;
-export type VertexId = Brand<number, 'VertexId'>;
 export type JobId = Brand<string, 'JobId'>;
 
 export const checkpointId = (n: number): CheckpointId => n as CheckpointId;
 export const subtaskIndex = (n: number): SubtaskIndex => n as SubtaskIndex;
 export const keyGroup = (n: number): KeyGroup => n as KeyGroup;
-export const operatorUid = (s: string): OperatorUid => s as OperatorUid;
-export const vertexId = (n: number): VertexId => n as VertexId;
 export const jobId = (s: string): JobId => s as JobId;
 
 /** One subtask of the job graph: vertex index and subtask index. */

@@ -23,28 +23,3 @@ export interface CheckpointStats {
   /** Location of the completed checkpoint. */
   location: string | null;
 }
-
-export function summarizeStats(stats: CheckpointStats): {
-  syncMsMax: number;
-  asyncMsMax: number;
-  alignmentMsMax: number;
-  alignmentRecords: number;
-  channelStateBytes: number;
-  unaligned: boolean;
-} {
-  let syncMsMax = 0;
-  let asyncMsMax = 0;
-  let alignmentMsMax = 0;
-  let alignmentRecords = 0;
-  let channelStateBytes = 0;
-  let unaligned = false;
-  for (const { metrics } of stats.subtasks) {
-    syncMsMax = Math.max(syncMsMax, metrics.syncMs);
-    asyncMsMax = Math.max(asyncMsMax, metrics.asyncMs);
-    alignmentMsMax = Math.max(alignmentMsMax, metrics.alignmentMs);
-    alignmentRecords += metrics.alignmentRecords;
-    channelStateBytes += metrics.channelStateBytes;
-    unaligned ||= metrics.unaligned;
-  }
-  return { syncMsMax, asyncMsMax, alignmentMsMax, alignmentRecords, channelStateBytes, unaligned };
-}
