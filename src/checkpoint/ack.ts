@@ -12,8 +12,11 @@ export interface OperatorSubtaskState {
 
 /** Per-subtask figures of one checkpoint. */
 export interface SubtaskCheckpointMetrics {
+  /** Milliseconds of the sync phase (the pause that captured a consistent view of state). */
   readonly syncMs: number;
+  /** Milliseconds of the async phase (writing the snapshot, off the record path). */
   readonly asyncMs: number;
+  /** Milliseconds from the first barrier to the last on this subtask's inputs. */
   readonly alignmentMs: number;
   /** Records processed on channels that were not yet aligned, between the first and last barrier. */
   readonly alignmentRecords: number;
@@ -23,6 +26,7 @@ export interface SubtaskCheckpointMetrics {
   readonly stateBytes: number;
   /** Bytes of in-flight data persisted (unaligned checkpoints). */
   readonly channelStateBytes: number;
+  /** Whether this subtask took the checkpoint unaligned. */
   readonly unaligned: boolean;
 }
 

@@ -1,15 +1,24 @@
 /** The one list of reasons a checkpoint fails or is not triggered: a closed union of codes, each with a message. */
 export const CHECKPOINT_FAILURE_MESSAGES = {
+  /** Timed out (`checkpointing.timeoutMs`). */
   EXPIRED: 'the checkpoint did not complete within the timeout',
+  /** A newer barrier overtook it during alignment. */
   SUBSUMED_BY_NEWER_BARRIER: 'a newer checkpoint barrier arrived before this one was aligned',
+  /** An upstream subtask cancelled it. */
   CANCELLED_UPSTREAM: 'an upstream subtask cancelled the checkpoint',
+  /** A subtask's snapshot threw. */
   SNAPSHOT_FAILED: 'a subtask failed while taking its snapshot',
+  /** Writing state files failed. */
   UPLOAD_FAILED: 'writing the snapshot to checkpoint storage failed',
+  /** Writing `_metadata` failed. */
   METADATA_WRITE_FAILED: 'writing the checkpoint metadata failed',
+  /** The job failed over while it was in progress. */
   JOB_FAILOVER: 'the job is restarting after a failure',
+  /** The job ended while it was in progress. */
   COORDINATOR_SHUTDOWN: 'the job is shutting down',
 } as const;
 
+/** Why a checkpoint failed, as a code (`CHECKPOINT_FAILURE_MESSAGES` holds each one's message). */
 export type CheckpointFailureReason = keyof typeof CHECKPOINT_FAILURE_MESSAGES;
 
 /** Reasons that count against tolerableFailures (failures of checkpointing itself, not of the job). */

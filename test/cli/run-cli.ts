@@ -1,15 +1,24 @@
 /** Spawns the real `weir` command (node bin/weir.mjs) and collects its exit code and output. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const FIXTURES = path.join(REPO, 'test/cli/fixtures');
 /**
- * Timeout of a test that runs many `weir` commands: each starts Node and loads the code through
- * tsx, seconds apiece on a loaded machine (one such test took 51 s under `npm run test:loaded`).
+ * Timeout of a test that runs many `weir` commands: each starts Node and loads the CLI and the job
+ * module, seconds apiece on a loaded machine (one such test took 51 s under `npm run test:loaded`).
  */
 export const CLI_TEST_TIMEOUT_MS = 180_000;
+/**
+ * WEIR_HOME of every command this test file starts, so its job registry (`<WEIR_HOME>/jobs`) is its
+ * own: tests never see another file's jobs or the user's.
+ */
+export const WEIR_HOME = mkdtempSync(path.join(os.tmpdir(), 'weir-home-test-'));
+export const REGISTRY = path.join(WEIR_HOME, 'jobs');
+process.on('exit', () => rmSync(WEIR_HOME, { recursive: true, force: true }));
 
 export interface CliResult {
   readonly code: number | null;
@@ -30,15 +39,18 @@ export interface CliRun {
 export interface CliOptions {
   /** Working directory of the command (default: the repository). */
   readonly cwd?: string;
-  /** Extra environment variables. */
+  /** Extra environment variables (WEIR_HOME defaults to this file's own). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Start the command in a process group of its own (kill it whole with `process.kill(-pid, ...)`). */
+  readonly detached?: boolean;
 }
 
 export function startCli(args: readonly string[], options: CliOptions = {}): CliRun {
   const child = spawn(process.execPath, [path.join(REPO, 'bin/weir.mjs'), ...args], {
     cwd: options.cwd ?? REPO,
-    env: { ...process.env, NO_COLOR: '1', ...options.env },
+    env: { ...process.env, NO_COLOR: '1', WEIR_HOME, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached === true,
   });
   let stdout = '';
   let stderr = '';

@@ -23,10 +23,21 @@ export interface OperatorInfo {
   readonly maxParallelism: number;
 }
 
-/** Why a checkpoint did not complete; what a requester of that checkpoint is rejected with. */
+/**
+ * Why a checkpoint did not complete; what a requester of that checkpoint is rejected with
+ * (`JobClient.triggerCheckpoint`, the savepoint calls).
+ */
 export class CheckpointFailedError extends WeirError {
+  /**
+   * Creates the error.
+   * @param checkpointId the checkpoint that failed.
+   * @param reason why, as a code.
+   * @param cause the underlying error, if any.
+   */
   constructor(
+    /** The checkpoint that failed. */
     readonly checkpointId: CheckpointId,
+    /** Why it failed, as a code. */
     readonly reason: CheckpointFailureReason,
     cause?: unknown,
   ) {
