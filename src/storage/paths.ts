@@ -16,6 +16,8 @@ import { checkpointId, type CheckpointId, type JobId } from '../core/ids.ts';
 export const METADATA_FILE_NAME = '_metadata';
 export const SHARED_DIR_NAME = 'shared';
 export const TASK_OWNED_DIR_NAME = 'taskowned';
+/** Which process runs (or ran) a job directory: `{ pid, host }`, so a later run can tell a dead run's leftovers. */
+export const RUN_OWNER_FILE_NAME = '_run';
 export const MEMORY_SCHEME = 'memory:';
 
 // Canonical numbers only (no leading zeros), so each id has exactly one directory name.
@@ -116,6 +118,10 @@ export function sharedDir(jobDirPath: string): string {
 export function sharedFilePath(jobDirPath: string, fileName: string): string {
   assertSafeName(fileName, 'state file name');
   return joinPath(sharedDir(jobDirPath), fileName);
+}
+
+export function runOwnerPath(jobDirPath: string): string {
+  return joinPath(jobDirPath, RUN_OWNER_FILE_NAME);
 }
 
 export function taskOwnedDir(jobDirPath: string): string {
