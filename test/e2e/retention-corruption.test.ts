@@ -75,7 +75,7 @@ class CorruptThenCrash implements FaultInjector {
       .sort((a, b) => statSync(b).size - statSync(a).size);
     const victim = files[0]!;
     const bytes = readFileSync(victim);
-    bytes[bytes.length - 10] ^= 0xff;
+    bytes[bytes.length - 10]! ^= 0xff;
     writeFileSync(victim, bytes);
     this.corrupted = victim;
     throw new InjectedFault('process');

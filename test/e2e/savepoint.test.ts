@@ -134,7 +134,7 @@ describe('savepoints', () => {
     const location = await client.stopWithSavepoint(join(root, 'sp'));
     const victim = readdirSync(location).filter((n) => n !== '_metadata').map((n) => join(location, n))[0]!;
     const bytes = readFileSync(victim);
-    bytes[bytes.length - 3] ^= 0x55;
+    bytes[bytes.length - 3]! ^= 0x55;
     writeFileSync(victim, bytes);
     const again = countingJob({ parallelism: 1, checkpointStorage: join(root, 'chk2') });
     const error = await again.env.execute('corrupt2', { restoreFrom: location }).catch((e: unknown) => e);
