@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { StreamEnvironment } from '../../src/index.ts';
 import type { RuntimeContext, TwoPhaseCommitSink, TwoPhaseCommitWriter } from '../../src/index.ts';
+import { whenRunning } from '../support/clients.ts';
+import { heldGenerate, SourceGate } from '../support/held-source.ts';
 import { until } from '../support/jobs.ts';
 
 /** Records commit into `committed`; each pre-commit waits for `release` (or is rejected when `reject` says so). */
@@ -44,15 +46,17 @@ class GatedSink implements TwoPhaseCommitSink<number, number[]> {
 function job(count: number) {
   const env = StreamEnvironment.create({ parallelism: 1, restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 5 } });
   const sink = new GatedSink();
-  env.generate({ count, ratePerSec: 20_000 }, (i) => i).uid('gen').sinkTo(sink).uid('out');
-  return { env, sink };
+  const gate = new SourceGate(1_000);
+  heldGenerate(env, { count }, (i) => i, { gate }).uid('gen').sinkTo(sink).uid('out');
+  return { env, sink, gate };
 }
 
 describe('asynchronous pre-commit', () => {
   it('the checkpoint completes only after the pre-commit is durable', async () => {
-    const { env, sink } = job(4_000);
+    const { env, sink, gate } = job(4_000);
     const client = await env.executeAsync('gated');
-    await until('the job to run', () => client.metrics().status === 'RUNNING');
+    await whenRunning(client);
+    await gate.reached(1);
     let completed = false;
     const checkpoint = client.triggerCheckpoint().then((c) => {
       completed = true;
@@ -65,6 +69,7 @@ describe('asynchronous pre-commit', () => {
     sink.waiting[0]!.release();
     expect((await checkpoint).checkpointId).toBe(1);
     // the final checkpoint's pre-commit is released as it comes
+    gate.open();
     const releaser = setInterval(() => sink.waiting.splice(0).forEach((w) => w.release()), 2);
     const result = await client.result.finally(() => clearInterval(releaser));
     expect(result.status).toBe('FINISHED');
@@ -72,13 +77,15 @@ describe('asynchronous pre-commit', () => {
   });
 
   it('a failed pre-commit fails the subtask; recovery brings its records back exactly once', async () => {
-    const { env, sink } = job(4_000);
+    const { env, sink, gate } = job(4_000);
     const client = await env.executeAsync('gated-fail');
-    await until('the job to run', () => client.metrics().status === 'RUNNING');
+    await whenRunning(client);
+    await gate.reached(1);
     const failing = client.triggerCheckpoint().catch((e: unknown) => e);
     await until('the pre-commit of checkpoint 1', () => sink.waiting.length === 1);
     sink.waiting.shift()!.fail(new Error('prepare failed'));
     expect(await failing).toBeInstanceOf(Error);
+    gate.open();
     const releaser = setInterval(() => sink.waiting.splice(0).forEach((w) => w.release()), 2);
     const result = await client.result.finally(() => clearInterval(releaser));
     expect(result.status).toBe('FINISHED');

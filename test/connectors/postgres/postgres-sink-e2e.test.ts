@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InjectedFault, PostgresSink, StreamEnvironment } from '../../../src/index.ts';
 import type { FaultContext, FaultInjector, FaultSite } from '../../../src/runtime/faults.ts';
+import { checkpointInSteps } from '../../support/clients.ts';
+import { SourceGate } from '../../support/held-source.ts';
 import { buildKeyedCountJob, expectedRunningCounts, tempDir, until } from '../../support/jobs.ts';
 import { CONNECTION, freshSchema, preparedOf, rowsOf } from './pg-support.ts';
 
@@ -25,7 +27,8 @@ interface JobSpec {
   readonly schema: string;
   readonly jobId: string;
   readonly count: number;
-  readonly ratePerSec?: number;
+  /** Holds the input (default: not at all), so the job still runs while the test acts. */
+  readonly gate?: SourceGate;
   readonly restarts: number;
   readonly port?: number;
 }
@@ -46,8 +49,9 @@ function job(spec: JobSpec) {
     batchRows: 100,
     connection: spec.port === undefined ? CONNECTION : { ...CONNECTION, port: spec.port },
   });
-  buildKeyedCountJob(env, sink, { count: spec.count, ratePerSec: spec.ratePerSec, keys: KEYS });
-  return { env, sink };
+  const gate = spec.gate ?? new SourceGate(Infinity);
+  buildKeyedCountJob(env, sink, { count: spec.count, keys: KEYS, gate });
+  return { env, sink, gate };
 }
 
 function expected(count: number): string[] {
@@ -86,16 +90,15 @@ describe('PostgresSink in jobs', () => {
   it('writes every row exactly once through a task failure and a failure between PREPARE and COMMIT, leaving no prepared transaction', async () => {
     const { schema, admin, root } = await setup();
     const count = 30_000;
-    const { env, sink } = job({ root, schema, jobId: 'eo', count, ratePerSec: 15_000, restarts: 3 });
+    const { env, sink, gate } = job({ root, schema, jobId: 'eo', count, restarts: 3, gate: new SourceGate() });
     const crash = new Fault('process', (ctx) => ctx.attempt === 0);
     const commitCrash = new Fault('commit', (ctx) => ctx.attempt === 1 && ctx.subtask === 0);
     const client = await env.executeAsync('eo', { faults: new Faults([crash, commitCrash]) });
-    await until('the job to run', () => client.metrics().status === 'RUNNING');
-    await client.triggerCheckpoint();
-    const second = await client.triggerCheckpoint();
+    const second = (await checkpointInSteps(client, gate, { count: 2, step: 3_000, subtasks: 2 }))[1]!;
     await until('checkpoint 2 to be committed', async () => (await sink.newestCommitted()) === second.checkpointId);
     crash.armed = true;
     commitCrash.armed = true;
+    gate.open();
     const result = await client.result;
     expect(crash.fired).toBe(true);
     expect(commitCrash.fired).toBe(true);
@@ -111,15 +114,16 @@ describe('PostgresSink in jobs', () => {
   ])('%s', async (_name, site) => {
     const { schema, admin, root } = await setup();
     const count = 20_000;
-    const first = job({ root, schema, jobId: 'first', count, ratePerSec: 10_000, restarts: 0 });
+    const first = job({ root, schema, jobId: 'first', count, restarts: 0, gate: new SourceGate() });
     // 'commit': checkpoint 2 completes, subtask 0 dies before COMMIT PREPARED; 'before-ack': checkpoint 2 is prepared everywhere but never completes.
     const fault = new Fault(site, (ctx) => ctx.subtask === 0 && ctx.checkpointId === 2);
     fault.armed = true;
     const client = await first.env.executeAsync('first', { faults: fault });
-    await until('the job to run', () => client.metrics().status === 'RUNNING');
-    const one = await client.triggerCheckpoint();
-    expect(one.checkpointId).toBe(1);
+    const [one] = await checkpointInSteps(client, first.gate, { count: 1, step: 3_000, subtasks: 2 });
+    expect(one!.checkpointId).toBe(1);
     await until('checkpoint 1 to be committed', async () => (await first.sink.newestCommitted()) === 1);
+    first.gate.allowUpTo(6_000);
+    await first.gate.reached(2);
     await client.triggerCheckpoint().catch(() => {});
     const firstResult = await client.result.catch((e: unknown) => e);
     expect(fault.fired).toBe(true);
@@ -136,11 +140,9 @@ describe('PostgresSink in jobs', () => {
 
   it('refuses to restore a checkpoint older than the newest one it committed, naming the sink and both checkpoints', async () => {
     const { schema, admin, root } = await setup();
-    const first = job({ root, schema, jobId: 'first', count: 20_000, ratePerSec: 5_000, restarts: 0 });
+    const first = job({ root, schema, jobId: 'first', count: 20_000, restarts: 0, gate: new SourceGate() });
     const client = await first.env.executeAsync('first');
-    await until('the job to run', () => client.metrics().status === 'RUNNING');
-    await client.triggerCheckpoint();
-    const newest = await client.triggerCheckpoint();
+    const newest = (await checkpointInSteps(client, first.gate, { count: 2, step: 2_000, subtasks: 2 }))[1]!;
     await until('the newest checkpoint to be committed', async () => (await first.sink.newestCommitted()) === newest.checkpointId);
     await client.cancel();
     truncateSync(join(newest.location, '_metadata'), 20);
