@@ -37,6 +37,8 @@ export class PostgresSinkWriter implements TwoPhaseCommitWriter<unknown, string>
   private epochRows = 0;
   private subtask = 0;
   private runId = '';
+  /** The committables of the restored checkpoint: never rolled back. */
+  private restored: ReadonlySet<string> = new Set();
   private readonly keyIndexes: number[];
 
   constructor(private readonly s: WriterSettings) {
@@ -46,6 +48,7 @@ export class PostgresSinkWriter implements TwoPhaseCommitWriter<unknown, string>
   async open(ctx: RuntimeContext, restored: readonly string[]): Promise<void> {
     this.subtask = ctx.subtaskIndex;
     this.runId = ctx.runId;
+    this.restored = new Set(restored);
     const onError = (err: ConnectorError): void => {
       this.failure ??= err;
     };
@@ -54,11 +57,10 @@ export class PostgresSinkWriter implements TwoPhaseCommitWriter<unknown, string>
     if (!this.s.exactlyOnce) return;
     try {
       await ensureBookkeeping(this.control, this.s.target.schema);
-      const prepared = await preparedWithPrefix(this.control, gidPrefix(this.s.sinkId));
-      for (const gid of lingeringGids(prepared, this.s.sinkId, ctx.runId, new Set(restored))) await this.finishPrepared('ROLLBACK', gid);
     } catch (err) {
-      throw this.failed('recovering prepared transactions', err);
+      throw this.failed('creating the bookkeeping table', err);
     }
+    await this.rollBackOtherRuns();
   }
 
   write(record: unknown): void {
@@ -95,6 +97,22 @@ export class PostgresSinkWriter implements TwoPhaseCommitWriter<unknown, string>
       newest = Math.max(newest, parseGid(gid, this.s.sinkId)?.checkpointId ?? 0);
     }
     if (newest > 0) await pruneBookkeeping(this.control!, this.s.target.schema, this.s.sinkId, newest);
+    if (this.subtask === 0 && gids.length > 0) await this.rollBackOtherRuns();
+  }
+
+  /**
+   * Rolls back this sink's prepared transactions of other runs that the restored checkpoint does
+   * not name (those the operator commits, each by one subtask, maybe later than this one). At open
+   * that cleans up after dead runs; on a commit it also catches a PREPARE a dying attempt had
+   * already sent, which the server may finish after the new attempt looked.
+   */
+  private async rollBackOtherRuns(): Promise<void> {
+    try {
+      const prepared = await preparedWithPrefix(this.control!, gidPrefix(this.s.sinkId));
+      for (const gid of lingeringGids(prepared, this.s.sinkId, this.runId, this.restored)) await this.finishPrepared('ROLLBACK', gid);
+    } catch (err) {
+      throw this.failed('rolling back prepared transactions of other runs', err);
+    }
   }
 
   /** COMMIT or ROLLBACK PREPARED; false when the gid does not exist (finished before). */

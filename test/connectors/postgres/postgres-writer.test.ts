@@ -72,6 +72,48 @@ describe('PostgresSink writer', () => {
     next.close!();
   });
 
+  it("subtask 0 committing its share of the restored transactions leaves the other subtasks' share for them", async () => {
+    const { schema, admin, sink } = await setup();
+    const s = sink();
+    const dead = [s.createWriter(), s.createWriter()];
+    const gids: string[] = [];
+    for (const [i, w] of dead.entries()) {
+      await w.open(writerContext(i, 'dead-a0'), []);
+      writeAll(w, [{ k: `s${i}`, n: 1 }]);
+      gids.push(w.preCommit(3)!);
+      await w.whenPreCommitted!(3);
+      w.dispose!();
+    }
+    const next = [s.createWriter(), s.createWriter()];
+    for (const [i, w] of next.entries()) await w.open(writerContext(i, 'next-a0'), gids);
+    await next[0]!.commit([gids[0]!]);
+    expect(await preparedOf(admin, schema)).toEqual([gids[1]]);
+    await next[1]!.commit([gids[1]!]);
+    expect(await rowsOf(admin, schema)).toEqual(['s0:1', 's1:1']);
+    for (const w of next) w.close!();
+  });
+
+  it('a PREPARE of a dying attempt that the server finishes after the new attempt opened is rolled back at the next commit', async () => {
+    const { schema, admin, sink } = await setup();
+    const s = sink();
+    const next = s.createWriter();
+    await next.open(writerContext(0, 'next-a1'), []);
+    const dying = s.createWriter();
+    await dying.open(writerContext(1, 'next-a0'), []);
+    writeAll(dying, [{ k: 'late', n: 1 }]);
+    const late = dying.preCommit(4)!;
+    await dying.whenPreCommitted!(4);
+    dying.dispose!();
+    writeAll(next, [{ k: 'a', n: 1 }]);
+    const mine = next.preCommit(5)!;
+    await next.whenPreCommitted!(5);
+    expect(await preparedOf(admin, schema)).toEqual([late, mine].sort());
+    await next.commit([mine]);
+    expect(await preparedOf(admin, schema)).toEqual([]);
+    expect(await rowsOf(admin, schema)).toEqual(['a:1']);
+    next.close!();
+  });
+
   it('committing a prepared transaction that was rolled back is an error saying the rows are lost', async () => {
     const { schema, admin, sink } = await setup();
     const w = sink().createWriter();
