@@ -46,7 +46,7 @@ export { FileSink, readCommittedLines } from './connectors/files/file-sink.ts';
 export type { FileCommittable, FileSinkOptions } from './connectors/files/file-sink.ts';
 export { PostgresSink } from './connectors/postgres/postgres-sink.ts';
 export type { PostgresSinkOptions } from './connectors/postgres/postgres-sink.ts';
-export type { PostgresConnectionOptions } from './connectors/postgres/connection.ts';
+export type { PostgresConnectionOptions } from './connectors/postgres/settings.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';

@@ -16,7 +16,8 @@
 import { ConfigError } from '../../core/errors.ts';
 import type { TwoPhaseCommitSink, TwoPhaseCommitWriter } from '../../runtime/sink.ts';
 import { newestCommittedCheckpoint } from './bookkeeping.ts';
-import { connect, connectorError, type PostgresConnectionOptions, resolveConnection } from './connection.ts';
+import { connect } from './connection.ts';
+import { connectorError, type PostgresConnectionOptions, resolveConnection } from './settings.ts';
 import { MAX_PARAMETERS } from './sql.ts';
 import { PostgresSinkWriter, type WriterSettings } from './postgres-writer.ts';
 

@@ -11,7 +11,8 @@ import type { ConnectorError } from '../../core/errors.ts';
 import type { RuntimeContext } from '../../runtime/functions.ts';
 import type { TwoPhaseCommitWriter } from '../../runtime/sink.ts';
 import { ensureBookkeeping, isRecorded, preparedWithPrefix, pruneBookkeeping, recordStatement } from './bookkeeping.ts';
-import { connect, connectorError, type ResolvedConnection, sqlState } from './connection.ts';
+import { connect } from './connection.ts';
+import { connectorError, type ResolvedConnection, sqlState } from './settings.ts';
 import { formatGid, gidLiteral, gidPrefix, type InsertTarget, insertStatement, lastPerKey, lingeringGids, parseGid } from './sql.ts';
 
 /** What a writer needs from its sink: everything resolved and validated. */

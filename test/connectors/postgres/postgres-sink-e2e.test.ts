@@ -9,6 +9,7 @@ import { truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InjectedFault, PostgresSink, StreamEnvironment } from '../../../src/index.ts';
+import type { PostgresSinkOptions } from '../../../src/index.ts';
 import type { FaultContext, FaultInjector, FaultSite } from '../../../src/runtime/faults.ts';
 import { checkpointInSteps } from '../../support/clients.ts';
 import { SourceGate } from '../../support/held-source.ts';
@@ -31,6 +32,7 @@ interface JobSpec {
   readonly gate?: SourceGate;
   readonly restarts: number;
   readonly port?: number;
+  readonly sink?: Partial<PostgresSinkOptions<string>>;
 }
 
 function job(spec: JobSpec) {
@@ -48,6 +50,7 @@ function job(spec: JobSpec) {
     toRow: (s) => [s.slice(0, s.lastIndexOf(':')), Number(s.slice(s.lastIndexOf(':') + 1))],
     batchRows: 100,
     connection: spec.port === undefined ? CONNECTION : { ...CONNECTION, port: spec.port },
+    ...spec.sink,
   });
   const gate = spec.gate ?? new SourceGate(Infinity);
   buildKeyedCountJob(env, sink, { count: spec.count, keys: KEYS, gate });
@@ -80,8 +83,8 @@ class Faults implements FaultInjector {
   }
 }
 
-async function setup() {
-  const s = await freshSchema();
+async function setup(ddl?: string) {
+  const s = await freshSchema(ddl);
   cleanups.push(s.drop);
   return { ...s, root: tempDir('weir-pg-') };
 }
@@ -155,6 +158,51 @@ describe('PostgresSink in jobs', () => {
     expect(message).toContain(`restore checkpoint ${newest.checkpointId - 1}`);
     expect(message).toContain('--accept-duplicates');
     expect(await rowsOf(admin, schema)).toEqual(rowsBefore);
+    expect(await preparedOf(admin, schema)).toEqual([]);
+  });
+
+  it.each([
+    ['upsert mode, exactly-once: one row per key with its final count', { upsertKey: ['k'] }],
+    ['upsert mode, at-least-once: one row per key with its final count', { upsertKey: ['k'], guarantee: 'at-least-once' as const }],
+  ])('through a task failure, %s', async (_name, options) => {
+    const { schema, admin, root } = await setup('k text PRIMARY KEY, n integer NOT NULL');
+    const count = 20_000;
+    const { env, gate } = job({ root, schema, jobId: 'upsert', count, restarts: 2, gate: new SourceGate(), sink: options });
+    const crash = new Fault('process', (ctx) => ctx.attempt === 0);
+    const client = await env.executeAsync('upsert', { faults: crash });
+    await checkpointInSteps(client, gate, { count: 1, step: 3_000, subtasks: 2 });
+    crash.armed = true;
+    gate.open();
+    const result = await client.result;
+    expect(crash.fired).toBe(true);
+    expect(result.restarts).toBe(1);
+    const finalCounts = new Map<string, number>();
+    for (const row of expected(count)) {
+      const k = row.slice(0, row.lastIndexOf(':'));
+      finalCounts.set(k, Math.max(finalCounts.get(k) ?? 0, Number(row.slice(row.lastIndexOf(':') + 1))));
+    }
+    expect(await rowsOf(admin, schema)).toEqual([...finalCounts].map(([k, n]) => `${k}:${n}`).sort());
+    expect(await preparedOf(admin, schema)).toEqual([]);
+  });
+
+  it('at-least-once mode writes every row at least once through a task failure, and repeats some', async () => {
+    const { schema, admin, root } = await setup();
+    const count = 20_000;
+    const { env, gate } = job({ root, schema, jobId: 'alo', count, restarts: 2, gate: new SourceGate(), sink: { guarantee: 'at-least-once' } });
+    // the crash comes after records past checkpoint 1 were flushed (a full batch), so they come again
+    const crash = new Fault('process', (ctx) => ctx.attempt === 0);
+    const client = await env.executeAsync('alo', { faults: crash });
+    await checkpointInSteps(client, gate, { count: 1, step: 3_000, subtasks: 2 });
+    gate.allowUpTo(4_000);
+    await gate.reached(2);
+    await until('rows after checkpoint 1 to be written', async () => (await rowsOf(admin, schema)).length >= 6_000 + 1_000);
+    crash.armed = true;
+    gate.open();
+    const result = await client.result;
+    expect(result.restarts).toBe(1);
+    const rows = await rowsOf(admin, schema);
+    expect([...new Set(rows)].sort()).toEqual(expected(count));
+    expect(rows.length).toBeGreaterThan(count);
     expect(await preparedOf(admin, schema)).toEqual([]);
   });
 
