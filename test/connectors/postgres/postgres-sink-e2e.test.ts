@@ -161,6 +161,26 @@ describe('PostgresSink in jobs', () => {
     expect(await preparedOf(admin, schema)).toEqual([]);
   });
 
+  it("survives the server dropping the sink's connections mid-run: the job fails over and every row is written once", async () => {
+    const { schema, admin, root } = await setup();
+    const count = 20_000;
+    const { env, sink, gate } = job({ root, schema, jobId: 'dropped', count, restarts: 3, gate: new SourceGate() });
+    const client = await env.executeAsync('dropped');
+    const [first] = await checkpointInSteps(client, gate, { count: 1, step: 3_000, subtasks: 2 });
+    await until('checkpoint 1 to be committed', async () => (await sink.newestCommitted()) === first!.checkpointId);
+    gate.allowUpTo(5_000);
+    await gate.reached(2);
+    // as a server restart would: every connection of the sink goes, with the open transactions
+    const dropped = await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE $1", [`weir sink ${schema}.t %`]);
+    expect(dropped.rowCount).toBe(4);
+    gate.open();
+    const result = await client.result;
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBeGreaterThanOrEqual(1);
+    expect(await rowsOf(admin, schema)).toEqual(expected(count));
+    expect(await preparedOf(admin, schema)).toEqual([]);
+  });
+
   it.each([
     ['upsert mode, exactly-once: one row per key with its final count', { upsertKey: ['k'] }],
     ['upsert mode, at-least-once: one row per key with its final count', { upsertKey: ['k'], guarantee: 'at-least-once' as const }],
