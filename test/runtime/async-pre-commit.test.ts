@@ -70,7 +70,9 @@ describe('asynchronous pre-commit', () => {
     expect((await checkpoint).checkpointId).toBe(1);
     // the final checkpoint's pre-commit is released as it comes
     gate.open();
-    const releaser = setInterval(() => sink.waiting.splice(0).forEach((w) => w.release()), 2);
+    const releaser = setInterval(() => {
+      for (const w of sink.waiting.splice(0)) w.release();
+    }, 2);
     const result = await client.result.finally(() => clearInterval(releaser));
     expect(result.status).toBe('FINISHED');
     expect([...sink.committed].sort((a, b) => a - b)).toEqual(Array.from({ length: 4_000 }, (_, i) => i));
@@ -86,7 +88,9 @@ describe('asynchronous pre-commit', () => {
     sink.waiting.shift()!.fail(new Error('prepare failed'));
     expect(await failing).toBeInstanceOf(Error);
     gate.open();
-    const releaser = setInterval(() => sink.waiting.splice(0).forEach((w) => w.release()), 2);
+    const releaser = setInterval(() => {
+      for (const w of sink.waiting.splice(0)) w.release();
+    }, 2);
     const result = await client.result.finally(() => clearInterval(releaser));
     expect(result.status).toBe('FINISHED');
     expect(result.restarts).toBe(1);

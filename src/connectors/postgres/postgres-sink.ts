@@ -17,7 +17,7 @@ import { ConfigError } from '../../core/errors.ts';
 import type { TwoPhaseCommitSink, TwoPhaseCommitWriter } from '../../runtime/sink.ts';
 import { newestCommittedCheckpoint } from './bookkeeping.ts';
 import { connect } from './connection.ts';
-import { connectorError, type PostgresConnectionOptions, resolveConnection } from './settings.ts';
+import { connectorError, type PostgresConnectionOptions, type ResolvedConnection, resolveConnection } from './settings.ts';
 import { MAX_PARAMETERS } from './sql.ts';
 import { PostgresSinkWriter, type WriterSettings } from './postgres-writer.ts';
 
@@ -83,6 +83,14 @@ export class PostgresSink<T> implements TwoPhaseCommitSink<T, string> {
   }
 }
 
+function checkedConnection(options: PostgresConnectionOptions | undefined): ResolvedConnection {
+  try {
+    return resolveConnection(options);
+  } catch (err) {
+    throw new ConfigError('PostgresSink.connection', (err as Error).message);
+  }
+}
+
 function settingsOf(o: PostgresSinkOptions<unknown>): WriterSettings {
   const where = 'PostgresSink';
   if (typeof o.table !== 'string' || o.table.length === 0) throw new ConfigError(`${where}.table`, 'must name a table');
@@ -104,12 +112,7 @@ function settingsOf(o: PostgresSinkOptions<unknown>): WriterSettings {
     if (row.length !== columns.length) throw new ConfigError(`${where}.toRow`, `returned ${row.length} value(s) for ${columns.length} column(s) (${columns.join(', ')})`);
     return row;
   };
-  let connection;
-  try {
-    connection = resolveConnection(o.connection);
-  } catch (err) {
-    throw new ConfigError(`${where}.connection`, (err as Error).message);
-  }
+  const connection = checkedConnection(o.connection);
   return {
     sinkId: o.id ?? `${schema}.${o.table}`,
     target: { schema, table: o.table, columns, upsertKey: o.upsertKey },
