@@ -4,6 +4,12 @@
  * storage, and runs the job in this process until it finishes, fails or is cancelled.
  */
 import { realEnvironment } from '../core/adapters.ts';
+import type { Environment } from '../core/time.ts';
+import type { Deployer } from '../cluster/attempt-deployment.ts';
+import { placeSubtasks } from '../cluster/placement.ts';
+import { remoteDeployer } from '../cluster/remote-deployment.ts';
+import { launchWorkerTaskManagers } from '../cluster/worker-task-managers.ts';
+import { buildExecutionPlan } from '../graph/execution-plan.ts';
 import { ConfigError } from '../core/errors.ts';
 import { jobId as toJobId, type CheckpointId } from '../core/ids.ts';
 import type { CompletedCheckpoint } from '../checkpoint/coordinator/completed-checkpoint.ts';
@@ -128,8 +134,14 @@ export class StreamEnvironment {
   /** The validated options, with defaults applied. */
   readonly options: ResolvedOptions;
   private readonly graph = new LogicalGraph();
+  /** The job module this environment's job comes from (set by `weir run`), or null for a plain script. */
+  private jobModulePath: string | null = null;
 
-  private constructor(options: ResolvedOptions) {
+  private constructor(
+    options: ResolvedOptions,
+    /** The options as given, for task managers that rebuild the job in their own thread. */
+    private readonly given: StreamEnvironmentOptions,
+  ) {
     this.options = options;
   }
 
@@ -138,7 +150,16 @@ export class StreamEnvironment {
    * @throws ConfigError naming the first option at fault (unknown option, bad value).
    */
   static create(options?: StreamEnvironmentOptions): StreamEnvironment {
-    return new StreamEnvironment(resolveOptions(options));
+    return new StreamEnvironment(resolveOptions(options), options ?? {});
+  }
+
+  /**
+   * The job module that builds this job (its default export called with an environment created
+   * from the same options): task managers in worker threads load it to build the same job graph.
+   * @internal
+   */
+  setJobModule(path: string): void {
+    this.jobModulePath = path;
   }
 
   /** A stream read from a source (splits assigned to subtasks, positions checkpointed); `name` defaults to the source's. */
@@ -255,6 +276,7 @@ export class StreamEnvironment {
         allowNonRestoredState: run.allowNonRestoredState ?? false,
         acceptDuplicates: run.acceptDuplicates ?? false,
         claim: run.claim ?? false,
+        ...this.taskManagerDeployer(id, graph, env, run),
       },
       env,
       run,
@@ -278,6 +300,42 @@ export class StreamEnvironment {
         return sp.location;
       },
     };
+  }
+
+  /**
+   * With taskManagers > 1, subtasks run in worker threads that build the job from its module; a
+   * job without a known module runs in this thread, and says so.
+   */
+  private taskManagerDeployer(id: ReturnType<typeof toJobId>, graph: JobGraph, env: Environment, run: InternalRunOptions): { deployer?: Deployer } {
+    const count = this.options.taskManagers;
+    if (count <= 1) return {};
+    const modulePath = this.jobModulePath;
+    if (modulePath === null) {
+      const message = `taskManagers: ${count} needs the job to come from a job module (weir run <module>) that every task manager can load; this job was built by a script, so all its subtasks run in this thread`;
+      process.emitWarning(message, { code: 'WEIR_TASK_MANAGERS_IN_THREAD' });
+      run.onEvent?.({ type: 'log', message });
+      return {};
+    }
+    const slots = this.options.slotsPerTaskManager;
+    placeSubtasks(buildExecutionPlan(graph), count, slots); // a ConfigError now rather than at the first deploy
+    const launch = launchWorkerTaskManagers(count, {
+      modulePath,
+      options: this.given,
+      jobId: id,
+      allowNonRestoredState: run.allowNonRestoredState ?? false,
+      elementsPerStep: run.elementsPerStep ?? 64,
+      sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
+    });
+    return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env) };
+  }
+
+  /**
+   * What a task manager in a worker thread runs this job with: the job graph, the state backends
+   * and the checkpoint storage, built from the same options as the job master's.
+   * @internal
+   */
+  taskManagerParts(id: ReturnType<typeof toJobId>): { graph: JobGraph; backends: StateBackendFactory; storage: CheckpointStorage } {
+    return { graph: this.jobGraph(), backends: this.backendFactory(), storage: this.createStorage(id) };
   }
 
   private backendFactory(): StateBackendFactory {

@@ -51,6 +51,7 @@ export async function runCommand(modulePath: string, flags: RunFlags): Promise<n
   if (flags.claim === true && flags.from === undefined) throw new UsageError('--claim takes ownership of the checkpoint named by --from: give --from too');
   const job = await loadJobModule(modulePath);
   const env = StreamEnvironment.create(mergeOptions(job.options, flags));
+  env.setJobModule(job.path);
   try {
     await job.build(env);
   } catch (err) {

@@ -304,9 +304,12 @@ export class StreamTask {
         }
         return;
       }
-      case 'barrier':
+      case 'barrier': {
         this.checkpoints.barriers!.barrierReceived(channel, element);
+        const overtaken = gate.channels[channel]!.channel.takeOvertaken?.(element.checkpointId);
+        if (overtaken) this.checkpoints.overtakenOnInput(channel, element.checkpointId, overtaken);
         return;
+      }
       case 'cancel':
         this.checkpoints.barriers!.cancelReceived(element.checkpointId);
         return;
