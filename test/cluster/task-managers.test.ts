@@ -50,13 +50,13 @@ describe('task managers on worker threads (issue 11)', () => {
   it('exactly-once through a failure thrown in user code in a worker: every subtask restores from the same checkpoint', async () => {
     const out = tempDir('weir-tm-out-');
     const marker = join(tempDir('weir-tm-marker-'), 'failed');
-    configure({ TM_RECORDS: 6_000, TM_RATE: 10_000, TM_OUT: out, TM_FAIL_AT: 3_001, TM_FAIL_MARKER: marker });
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_FAIL_AT: 3_001, TM_FAIL_MARKER: marker });
     const events: JobEvent[] = [];
     const result = await environment().execute('tm-counts', { onEvent: (e) => events.push(e) });
     expect(result.status).toBe('FINISHED');
     expect(result.restarts).toBe(1);
     const restarting = events.find((e) => e.type === 'restarting');
-    expect(restarting && restarting.type === 'restarting' && restarting.cause).toContain('injected failure at record 3001');
+    expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(/injected failure at record \d+/);
     const running = events.filter((e) => e.type === 'running');
     expect(running).toHaveLength(2);
     expect(running[1]!.type === 'running' && running[1]!.restoredFrom).toBeGreaterThan(0);
@@ -66,11 +66,12 @@ describe('task managers on worker threads (issue 11)', () => {
   it('exactly-once through a worker thread that exits mid-run', async () => {
     const out = tempDir('weir-tm-out-');
     const marker = join(tempDir('weir-tm-marker-'), 'exited');
-    configure({ TM_RECORDS: 6_000, TM_RATE: 10_000, TM_OUT: out, TM_EXIT_AT: 2_500, TM_EXIT_MARKER: marker });
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_EXIT_AT: 2_500, TM_EXIT_MARKER: marker });
     const events: JobEvent[] = [];
     const result = await environment().execute('tm-counts', { onEvent: (e) => events.push(e) });
     expect(result.status).toBe('FINISHED');
     expect(result.restarts).toBe(1);
+    expect(events.filter((e) => e.type === 'running').map((e) => e.type === 'running' && e.restoredFrom! > 0)).toEqual([false, true]);
     const restarting = events.find((e) => e.type === 'restarting');
     expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(/task manager \d died: its worker thread exited with code 7/);
     expect(committed(out)).toEqual(expectedLines(6_000));
@@ -80,7 +81,7 @@ describe('task managers on worker threads (issue 11)', () => {
     configure({ TM_OUT: tempDir('weir-tm-out-'), TM_UID_DRIFT: 1 });
     const run = environment().execute('tm-counts');
     await expect(run).rejects.toThrow(JobFailedError);
-    await expect(run).rejects.toThrow(/task manager \d built a different job graph than the job master: uid 'count' \(vertex 1, 'process'\) is missing; that vertex has uids 'count-drifted'/);
+    await expect(run).rejects.toThrow(/task manager \d built a different job graph than the job master: uid 'count' \(vertex 1, 'keyed-process -> file-sink'\) is missing; that vertex has uids 'count-drifted', 'sink'/);
   });
 
   it('backpressure crosses threads: a slow consumer in one worker holds back a fast producer in the other', async () => {
@@ -96,12 +97,12 @@ describe('task managers on worker threads (issue 11)', () => {
       await new Promise((r) => setTimeout(r, 600));
       const tasks = master!.tasks;
       const produced = tasks.reduce((n, t) => n + t.sourceRecordsOut, 0);
-      const counted = tasks.filter((t) => t.name.includes('process')).length;
-      expect(counted).toBe(2);
       const sunk = tasks.reduce((n, t) => n + t.sinkRecordsIn, 0);
       if (sunk > 0) gaps.push(produced - sunk);
     }
     await client.cancel();
+    expect(master!.tasks.filter((t) => t.name.startsWith('keyed-process'))).toHaveLength(0); // torn down
     expect(Math.max(...gaps)).toBeLessThanOrEqual(bound);
+    expect(Math.min(...gaps)).toBeGreaterThan(0);
   });
 });
