@@ -9,6 +9,9 @@ import type { Deployer } from '../cluster/attempt-deployment.ts';
 import { placeSubtasks } from '../cluster/placement.ts';
 import { remoteDeployer } from '../cluster/remote-deployment.ts';
 import { launchWorkerTaskManagers } from '../cluster/worker-task-managers.ts';
+import { launchInMemoryTaskManagers } from '../cluster/in-memory-task-managers.ts';
+import type { TaskManagerContext } from '../cluster/task-manager.ts';
+import { NO_FAULTS } from '../runtime/faults.ts';
 import { buildExecutionPlan } from '../graph/execution-plan.ts';
 import { ConfigError } from '../core/errors.ts';
 import { jobId as toJobId, type CheckpointId } from '../core/ids.ts';
@@ -83,6 +86,12 @@ export interface InternalRunOptions extends RunOptions, ExecutionHooks {
   readonly storage?: CheckpointStorage;
   /** Called with the job master before it starts. */
   readonly onJobMaster?: (master: JobMaster) => void;
+  /**
+   * Runs the subtasks in this many task managers in this thread, over the in-memory transport
+   * (serialized channels, the control protocol), on the environment's scheduler: for the simulator
+   * and tests. Overrides `taskManagers`.
+   */
+  readonly inMemoryTaskManagers?: number;
 }
 
 /** A checkpoint that completed: durably written, restorable with `RunOptions.restoreFrom: location`. */
@@ -261,14 +270,15 @@ export class StreamEnvironment {
     if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
       throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
     }
-    const master = new JobMaster(
+    const backends = this.backendFactory();
+    const master: JobMaster = new JobMaster(
       {
         jobId: id,
         name,
         graph,
         checkpointing: this.options.checkpointing,
         restartStrategy: this.options.restartStrategy,
-        backends: this.backendFactory(),
+        backends,
         storage,
         bufferRecords: this.options.bufferRecords,
         channelCapacity: this.options.channelCapacity,
@@ -276,7 +286,7 @@ export class StreamEnvironment {
         allowNonRestoredState: run.allowNonRestoredState ?? false,
         acceptDuplicates: run.acceptDuplicates ?? false,
         claim: run.claim ?? false,
-        ...this.taskManagerDeployer(id, graph, env, run),
+        ...(run.inMemoryTaskManagers === undefined ? this.taskManagerDeployer(id, graph, env, run) : this.inMemoryDeployer(run.inMemoryTaskManagers, graph, env, run, storage, backends, () => master)),
       },
       env,
       run,
@@ -300,6 +310,28 @@ export class StreamEnvironment {
         return sp.location;
       },
     };
+  }
+
+  /** Task managers in this thread over in-memory links, sharing the graph, backends, storage and fault injector. */
+  private inMemoryDeployer(count: number, graph: JobGraph, env: Environment, run: InternalRunOptions, storage: CheckpointStorage, backends: StateBackendFactory, master: () => JobMaster): { deployer: Deployer } {
+    if (!Number.isInteger(count) || count < 1) throw new ConfigError('inMemoryTaskManagers', `must be an integer >= 1, got ${count}`);
+    const slots = this.options.slotsPerTaskManager;
+    placeSubtasks(buildExecutionPlan(graph), count, slots);
+    const context = (index: number): TaskManagerContext => ({
+      index,
+      graph,
+      env,
+      backends,
+      storage,
+      streams: (id) => master().checkpointCoordinator.streamFactory(id),
+      faults: run.faults ?? NO_FAULTS,
+      bufferRecords: this.options.bufferRecords,
+      channelCapacity: this.options.channelCapacity,
+      elementsPerStep: run.elementsPerStep ?? 64,
+      sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
+      allowNonRestoredState: run.allowNonRestoredState ?? false,
+    });
+    return { deployer: remoteDeployer(launchInMemoryTaskManagers(count, context, env.scheduler), (plan) => placeSubtasks(plan, count, slots), env) };
   }
 
   /**
