@@ -397,7 +397,7 @@ export class JobMaster {
   private async finish(): Promise<void> {
     if (this.isTerminal()) return;
     this.status = 'FINISHED';
-    this.teardown(); // every subtask finished; task managers, if any, end
+    this.deployment?.teardown(); // every subtask finished; task managers, if any, end (their figures stay for metrics())
     const result = this.resultOf('FINISHED');
     await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
     this.emit({ type: 'finished' });

@@ -86,9 +86,13 @@ export class TaskManager {
         return;
       case 'heartbeat':
         this.control.send({ type: 'heartbeat', seq: m.seq });
-        this.control.send({ type: 'metrics', tasks: this.tasks.map((t) => ({ task: t.id, sourceRecordsOut: t.sourceRecordsOut, sinkRecordsIn: t.sinkRecordsIn })) });
+        this.sendMetrics();
         return;
     }
+  }
+
+  private sendMetrics(): void {
+    this.control.send({ type: 'metrics', tasks: this.tasks.map((t) => ({ task: t.id, sourceRecordsOut: t.sourceRecordsOut, sinkRecordsIn: t.sinkRecordsIn })) });
   }
 
   private onData(m: DataMessage): void {
@@ -185,7 +189,10 @@ export class TaskManager {
       acknowledgeCheckpoint: (ack) => send({ type: 'ack', ack }),
       declineCheckpoint: (task, checkpointId, reason, cause) => send({ type: 'decline', task, checkpointId, reason, cause: cause === undefined ? null : toWireError(cause) }),
       reachedEndOfData: (task) => send({ type: 'end-of-data', task }),
-      taskFinished: (task) => send({ type: 'task-finished', task }),
+      taskFinished: (task) => {
+        this.sendMetrics(); // the final figures, before the job master hears the subtask finished
+        send({ type: 'task-finished', task });
+      },
       taskFailed: (task, error) => send({ type: 'task-failed', task, error: toWireError(error) }),
     };
   }
