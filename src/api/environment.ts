@@ -33,6 +33,7 @@ import { FsCheckpointStorage, readCheckpointMetadataAt, resolveCheckpointLocatio
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
 import { DataStream } from './data-stream.ts';
+import { preflight } from './preflight.ts';
 import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
 
 /** What `StreamEnvironment.generate` produces. */
@@ -266,6 +267,9 @@ export class StreamEnvironment {
     const env = run.env ?? realEnvironment();
     const id = toJobId(this.options.jobId ?? defaultJobId(name, env.random.int(0x1000000)));
     const storage = run.storage ?? this.createStorage(id);
+    if (run.storage === undefined) {
+      for (const message of preflight(this.options, storage instanceof FsCheckpointStorage ? storage.jobDir : null)) run.onEvent?.({ type: 'log', message });
+    }
     const restoreCandidates = run.restoreFrom ? await storage.restoreCandidates(run.restoreFrom) : [];
     if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
       throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);

@@ -12,7 +12,7 @@ import { jobId } from '../core/ids.ts';
 import { SeededRandom } from '../core/time.ts';
 import type { JobMaster } from '../cluster/job-master.ts';
 import type { JobEvent, JobResult } from '../cluster/job-events.ts';
-import { checkOutput } from './checkers/exactly-once.ts';
+import { checkOutput, type OutputRule } from './checkers/exactly-once.ts';
 import { checkSequences } from './checkers/per-key-sequence.ts';
 import { checkSnapshot } from './checkers/snapshot-consistency.ts';
 import { checkStorage } from './checkers/storage.ts';
@@ -40,6 +40,8 @@ export interface SimJobModule {
   readonly path: string;
   readonly options: StreamEnvironmentOptions;
   readonly build: (env: StreamEnvironment) => void | Promise<void>;
+  /** How its committed output is compared with the fault-free run (default: multiset). */
+  readonly outputRule?: OutputRule;
 }
 
 /** What a seed runs: a built-in scenario or a user's job module. */
@@ -208,7 +210,8 @@ async function runOnce(o: RunOptions): Promise<RawRun> {
   const user = typeof o.scenario === 'string' ? null : o.scenario;
   const drawn: Drawn = {
     parallelism: user?.options.parallelism ?? parallelism,
-    maxParallelism: [parallelism, 8, 128][params.int(3)]!,
+    // At least the job's own parallelism (a module may fix it above the drawn one).
+    maxParallelism: Math.max([parallelism, 8, 128][params.int(3)]!, user?.options.parallelism ?? parallelism),
     intervalMs: 5 + params.int(40),
     timeoutMs: 60 + params.int(300),
     maxConcurrent: 1 + params.int(2),
@@ -367,7 +370,7 @@ export async function runSeed(seed: number, scenario: SimJob, mode: SimMode, tra
     failures.push({ checker: 'crash', messages: [`the job failed: ${errorMessage(run.settled.error)}`] });
     kind = 'crash';
   } else {
-    const output = checkOutput(guarantee(mode), run.committed, oracle);
+    const output = checkOutput(guarantee(mode), run.committed, oracle, typeof scenario === 'string' ? undefined : scenario.outputRule);
     if (output.length > 0) run.problems.set('exactly-once-output', output);
   }
   for (const [checker, messages] of run.problems) {

@@ -16,6 +16,8 @@ export interface SimRunOptions {
   readonly verbose?: boolean;
   /** Print the job events of every run (for replaying one seed). */
   readonly trace?: boolean;
+  /** Called after every seed (progress display). */
+  readonly onSeedDone?: (outcome: SeedOutcome) => void;
 }
 
 export interface SimSummary {
@@ -73,6 +75,7 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
       };
     }
     byKind[outcome.kind]++;
+    o.onSeedDone?.(outcome);
     restarts += outcome.stats.restarts;
     checkpoints += outcome.stats.checkpointsCompleted;
     faults += outcome.stats.taskFaults + outcome.stats.storageFaults + outcome.stats.messagesLost;

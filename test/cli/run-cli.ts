@@ -36,6 +36,8 @@ export interface CliOptions {
   readonly cwd?: string;
   /** Extra environment variables (WEIR_HOME defaults to this file's own). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Start the command in a process group of its own (kill it whole with `process.kill(-pid, ...)`). */
+  readonly detached?: boolean;
 }
 
 export function startCli(args: readonly string[], options: CliOptions = {}): CliRun {
@@ -43,6 +45,7 @@ export function startCli(args: readonly string[], options: CliOptions = {}): Cli
     cwd: options.cwd ?? REPO,
     env: { ...process.env, NO_COLOR: '1', WEIR_HOME, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached === true,
   });
   let stdout = '';
   let stderr = '';
