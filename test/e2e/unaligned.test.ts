@@ -1,19 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { CollectSink, ConfigError, StreamEnvironment } from '../../src/index.ts';
-import type { FaultSite } from '../../src/runtime/faults.ts';
-import { FaultPlan, type PlannedFault } from '../support/fault-plan.ts';
+import { FaultPlan, TWO_INPUT_JOB_FAULTS } from '../support/fault-plan.ts';
 import { baseOptions, buildTwoInputJob, expectedCounts, sortedCopy, tempDir, type TwoInputJobOptions } from '../support/jobs.ts';
 
 const JOB: TwoInputJobOptions = { countA: 40_000, countB: 12_000, keys: 50, slowBMicros: 20 };
-const f = (site: FaultSite, vertex: string, nth: number, subtask?: number): PlannedFault => ({ site, vertex, nth, subtask });
-const FAULTS: PlannedFault[] = [
-  f('process', 'keyed-co-process', 40, 1),
-  f('process', 'map-b', 25, 1),
-  f('sync-phase', 'keyed-co-process', 2, 2),
-  f('async-phase', 'keyed-co-process', 1, 1),
-  f('before-ack', 'map-b', 2, 1),
-  f('commit', 'keyed-co-process', 2, 1),
-];
+const FAULTS = TWO_INPUT_JOB_FAULTS;
 
 type Variant = { name: string; unaligned: true; alignedCheckpointTimeoutMs: number };
 const VARIANTS: Variant[] = [
