@@ -105,6 +105,11 @@ export class JobMaster {
     return this.coordinator;
   }
 
+  /** Whether subtasks run in task managers rather than in this thread. */
+  get runsOnTaskManagers(): boolean {
+    return this.cfg.deployer !== undefined;
+  }
+
   get tasks(): readonly TaskHandle[] {
     return this.deployment?.tasks ?? [];
   }
@@ -362,7 +367,8 @@ export class JobMaster {
   // ---- messages from tasks ----
 
   private gateway(attempt: number): TaskGateway {
-    const live = () => attempt === this.attempt && !this.isTerminal();
+    // A message a subtask sent before its attempt was torn down may arrive after: it is dropped.
+    const live = () => attempt === this.attempt && !this.isTerminal() && this.deployment !== null;
     const send = (kind: Parameters<Rpc['send']>[0], fn: () => void) => this.rpc.send(kind, () => live() && fn());
     return {
       acknowledgeCheckpoint: (ack) => send('ack', () => this.coordinator.receiveAck(ack)),
