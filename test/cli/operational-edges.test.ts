@@ -17,6 +17,8 @@ import { checkpointsIn, KILL_JOB, killGroup, killWhen, startKillJob, waitUntil }
 import { REPO, runCli } from './run-cli.ts';
 
 const FAST = { KILL_RECORDS: '2000', KILL_RATE: '200000' };
+/** A run that must still be live when the test ends, however loaded the machine: 20,000 records at 50/s take 400 s, past any timeout here. */
+const LIVE_RATE = '50';
 
 /** Whether this machine lets us make a read-only bind mount in a user namespace (`unshare -rm`). */
 const canUnshare = spawnSync('unshare', ['-rm', 'true']).status === 0;
@@ -98,7 +100,7 @@ describe('operational edges of weir run', () => {
     const slow = { KILL_PAD_BYTES: '20000', KILL_RATE: '500' };
     // Each run writes its own output: runs sharing a sink directory would be one job run twice at once.
     const output = (run: string) => ({ KILL_OUTPUT: path.join(root, `output-${run}`) });
-    const live = await startKillJob(root, null, { ...slow, ...output('live') });
+    const live = await startKillJob(root, null, { ...slow, KILL_RATE: LIVE_RATE, ...output('live') });
     try {
       // A checkpoint the live run is still writing, as far as anyone else can tell.
       const liveInProgress = path.join(live.jobDir, 'chk-999');
@@ -136,7 +138,7 @@ describe('operational edges of weir run', () => {
     mkdirSync(local);
     const embedded = { KILL_LOCAL_DIR: local, KILL_RATE: '500' };
     const stores = () => new Set(readdirSync(local));
-    const live = await startKillJob(path.join(root, 'a'), null, embedded);
+    const live = await startKillJob(path.join(root, 'a'), null, { ...embedded, KILL_RATE: LIVE_RATE });
     try {
       await waitUntil(live.cli, 'a completed checkpoint of the live run', () => checkpointsIn(live.jobDir).completed.length > 0);
       const liveStores = stores();

@@ -8,6 +8,11 @@ import { fileURLToPath } from 'node:url';
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const FIXTURES = path.join(REPO, 'test/cli/fixtures');
 /**
+ * Timeout of a test that runs many `weir` commands: each starts Node and loads the CLI and the job
+ * module, seconds apiece on a loaded machine (one such test took 51 s under `npm run test:loaded`).
+ */
+export const CLI_TEST_TIMEOUT_MS = 180_000;
+/**
  * WEIR_HOME of every command this test file starts, so its job registry (`<WEIR_HOME>/jobs`) is its
  * own: tests never see another file's jobs or the user's.
  */

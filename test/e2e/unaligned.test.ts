@@ -3,7 +3,9 @@ import { CollectSink, ConfigError, StreamEnvironment } from '../../src/index.ts'
 import { FaultPlan, TWO_INPUT_JOB_FAULTS } from '../support/fault-plan.ts';
 import { baseOptions, buildTwoInputJob, expectedCounts, sortedCopy, tempDir, type TwoInputJobOptions } from '../support/jobs.ts';
 
-const JOB: TwoInputJobOptions = { countA: 40_000, countB: 12_000, keys: 50, slowBMicros: 20 };
+// Paced by checkpoints: neither input (13,333 and 4,000 records a subtask) can end before three of
+// them. A's pace is loose enough that A still outruns the keyed operator: barriers find full queues.
+const JOB: TwoInputJobOptions = { countA: 40_000, countB: 12_000, keys: 50, slowBMicros: 20, recordsPerCheckpoint: { a: 4_000, b: 1_000 } };
 const FAULTS = TWO_INPUT_JOB_FAULTS;
 
 type Variant = { name: string; unaligned: true; alignedCheckpointTimeoutMs: number };
