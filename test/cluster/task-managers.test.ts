@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JobFailedError, readCommittedLines, StreamEnvironment, type JobEvent, type StreamEnvironmentOptions } from '../../src/index.ts';
+import { ConfigError, JobFailedError, readCommittedLines, StreamEnvironment, type JobEvent, type StreamEnvironmentOptions } from '../../src/index.ts';
 import type { JobMaster } from '../../src/internal.ts';
 import { tempDir } from '../support/jobs.ts';
 import build, { expectedLines } from './fixtures/tm-counts-job.ts';
@@ -105,5 +105,42 @@ describe('task managers on worker threads (issue 11)', () => {
     expect(master!.tasks.filter((t) => t.name.startsWith('keyed-process'))).toHaveLength(0); // torn down
     expect(Math.max(...gaps)).toBeLessThanOrEqual(bound);
     expect(Math.min(...gaps)).toBeGreaterThan(0);
+  });
+
+  it('options: taskManagers and slotsPerTaskManager are validated naming the option', async () => {
+    const fails = (f: () => unknown) => {
+      try {
+        f();
+      } catch (err) {
+        return err;
+      }
+      return null;
+    };
+    const zero = fails(() => StreamEnvironment.create({ taskManagers: 0 }));
+    expect(zero).toBeInstanceOf(ConfigError);
+    expect((zero as ConfigError).option).toBe('taskManagers');
+    const memory = fails(() => StreamEnvironment.create({ taskManagers: 2 }));
+    expect((memory as ConfigError).option).toBe('taskManagers');
+    expect((memory as Error).message).toContain("worker threads cannot share 'memory' storage");
+    configure({ TM_OUT: tempDir('weir-tm-out-') });
+    const env = environment({ parallelism: 3, slotsPerTaskManager: 1 });
+    const refused = await env.execute('tm-counts').catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).option).toBe('slotsPerTaskManager');
+    expect((refused as Error).message).toContain('2 task managers x 1 slots hold 2 subtasks of a vertex, the job\'s highest parallelism is 3');
+  });
+
+  it('a job built by a script (no job module) runs in this thread, and says so', async () => {
+    const out = tempDir('weir-tm-out-');
+    configure({ TM_RECORDS: 2_000, TM_OUT: out });
+    const env = StreamEnvironment.create({ parallelism: 2, taskManagers: 2, checkpointStorage: tempDir('weir-tm-chk-') });
+    build(env);
+    const events: JobEvent[] = [];
+    let master: JobMaster | null = null;
+    const result = await env.execute('tm-counts', { onEvent: (e) => events.push(e), onJobMaster: (m) => (master = m) });
+    expect(result.status).toBe('FINISHED');
+    expect(master!.runsOnTaskManagers).toBe(false);
+    expect(events).toContainEqual({ type: 'log', message: expect.stringContaining('taskManagers: 2 needs the job to come from a job module') });
+    expect(committed(out)).toEqual(expectedLines(2_000));
   });
 });
