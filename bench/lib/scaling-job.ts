@@ -3,7 +3,7 @@
  * shuffle. Record i is key `k<(i * 7919) mod KEYS>`; the count emits [key, n]; the sink counts what
  * it gets. SCALING_RECORDS sets the number of records.
  */
-import { StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
+import { type StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
 import type { Sink, ValueState } from '../../src/index.ts';
 
 export const KEYS = 10_000;

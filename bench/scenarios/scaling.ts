@@ -28,6 +28,8 @@ const params = {
   records: args.quick ? 400_000 : 4_000_000,
   rounds: args.quick ? 1 : 3,
   keys: 10_000,
+  /** Buffers per channel (SCALING_CAPACITY, default the option's 8): a cross-thread channel needs enough to cover the credit round trip. */
+  channelCapacity: Number(process.env.SCALING_CAPACITY ?? 8),
   statistic: 'records/s from running to finished: median over rounds; ratio: median of per-round ratios',
 };
 
@@ -41,7 +43,7 @@ async function runVariant(variant: string): Promise<Outcome> {
   process.env.SCALING_RECORDS = String(params.records);
   const dir = await mkdtemp(join(tmpdir(), 'weir-scaling-'));
   const p2 = variant === 'p2_two_tms';
-  const env = StreamEnvironment.create({ parallelism: p2 ? 2 : 1, taskManagers: p2 ? 2 : 1, checkpointStorage: dir });
+  const env = StreamEnvironment.create({ parallelism: p2 ? 2 : 1, taskManagers: p2 ? 2 : 1, checkpointStorage: dir, channelCapacity: params.channelCapacity });
   build(env);
   env.setJobModule(JOB_MODULE);
   const start = performance.now();
@@ -73,7 +75,9 @@ async function main(): Promise<void> {
       globalThis.gc?.();
       const o = await runVariant(v);
       runs.get(v)!.push(o);
-      console.error(`round ${round + 1} ${v}: ${seconds(o.ms)} (${Math.round(params.records / (o.ms / 1000)).toLocaleString('en-US')} records/s, cpu ${seconds(o.cpuMs)}, startup ${seconds(o.startupMs)}) load ${loadavg()[0]!.toFixed(1)}`);
+      console.error(
+        `round ${round + 1} ${v}: ${seconds(o.ms)} (${Math.round(params.records / (o.ms / 1000)).toLocaleString('en-US')} records/s, cpu ${seconds(o.cpuMs)}, startup ${seconds(o.startupMs)}) load ${loadavg()[0]!.toFixed(1)}`,
+      );
     }
   }
   if (args.variants !== null) return;

@@ -16,7 +16,9 @@ export function fingerprintOf(graph: JobGraph): GraphFingerprint {
 export function checkFingerprint(graph: JobGraph, expected: GraphFingerprint, where: string): void {
   const own = fingerprintOf(graph);
   const differ = (what: string): never => {
-    throw new JobFailedError(`${where} built a different job graph than the job master: ${what}; a job module must build the same graph in every task manager (no randomness or thread-dependent choices in uids, names or parallelism)`);
+    throw new JobFailedError(
+      `${where} built a different job graph than the job master: ${what}; a job module must build the same graph in every task manager (no randomness or thread-dependent choices in uids, names or parallelism)`,
+    );
   };
   if (own.vertices.length !== expected.vertices.length) differ(`${own.vertices.length} vertices, the job master has ${expected.vertices.length}`);
   expected.vertices.forEach((e, i) => {

@@ -10,7 +10,10 @@ import type { Placement } from './transport/protocol.ts';
 export function placeSubtasks(plan: ExecutionPlan, taskManagers: number, slotsPerTaskManager: number | null): Placement {
   const slotsNeeded = Math.max(1, ...plan.subtasks.map((s) => s.subtask + 1));
   if (slotsPerTaskManager !== null && slotsPerTaskManager * taskManagers < slotsNeeded) {
-    throw new ConfigError('slotsPerTaskManager', `${taskManagers} task managers x ${slotsPerTaskManager} slots hold ${taskManagers * slotsPerTaskManager} subtasks of a vertex, the job's highest parallelism is ${slotsNeeded}`);
+    throw new ConfigError(
+      'slotsPerTaskManager',
+      `${taskManagers} task managers x ${slotsPerTaskManager} slots hold ${taskManagers * slotsPerTaskManager} subtasks of a vertex, the job's highest parallelism is ${slotsNeeded}`,
+    );
   }
   return { taskManagers, ofSubtask: plan.subtasks.map((s) => s.subtask % taskManagers) };
 }

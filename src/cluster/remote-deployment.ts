@@ -112,7 +112,15 @@ class RemoteAttempt implements AttemptDeployment {
             }
           } else this.onMessage(m);
         });
-        link.send({ type: 'deploy', attempt: spec.attempt, runId: spec.runId, fingerprint: fingerprintOf(spec.graph), placement, restore, firstCheckpointFull });
+        link.send({
+          type: 'deploy',
+          attempt: spec.attempt,
+          runId: spec.runId,
+          fingerprint: fingerprintOf(spec.graph),
+          placement,
+          restore,
+          firstCheckpointFull,
+        });
       });
     });
   }

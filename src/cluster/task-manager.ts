@@ -92,7 +92,10 @@ export class TaskManager {
   }
 
   private sendMetrics(): void {
-    this.control.send({ type: 'metrics', tasks: this.tasks.map((t) => ({ task: t.id, sourceRecordsOut: t.sourceRecordsOut, sinkRecordsIn: t.sinkRecordsIn })) });
+    this.control.send({
+      type: 'metrics',
+      tasks: this.tasks.map((t) => ({ task: t.id, sourceRecordsOut: t.sourceRecordsOut, sinkRecordsIn: t.sinkRecordsIn })),
+    });
   }
 
   private onData(m: DataMessage): void {
@@ -187,7 +190,8 @@ export class TaskManager {
     const send = (m: ToJobMaster) => this.control.send(m);
     return {
       acknowledgeCheckpoint: (ack) => send({ type: 'ack', ack }),
-      declineCheckpoint: (task, checkpointId, reason, cause) => send({ type: 'decline', task, checkpointId, reason, cause: cause === undefined ? null : toWireError(cause) }),
+      declineCheckpoint: (task, checkpointId, reason, cause) =>
+        send({ type: 'decline', task, checkpointId, reason, cause: cause === undefined ? null : toWireError(cause) }),
       reachedEndOfData: (task) => send({ type: 'end-of-data', task }),
       taskFinished: (task) => {
         this.sendMetrics(); // the final figures, before the job master hears the subtask finished

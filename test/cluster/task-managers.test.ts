@@ -81,7 +81,9 @@ describe('task managers on worker threads (issue 11)', () => {
     configure({ TM_OUT: tempDir('weir-tm-out-'), TM_UID_DRIFT: 1 });
     const run = environment().execute('tm-counts');
     await expect(run).rejects.toThrow(JobFailedError);
-    await expect(run).rejects.toThrow(/task manager \d built a different job graph than the job master: uid 'count' \(vertex 1, 'keyed-process -> file-sink'\) is missing; that vertex has uids 'count-drifted', 'sink'/);
+    await expect(run).rejects.toThrow(
+      /task manager \d built a different job graph than the job master: uid 'count' \(vertex 1, 'keyed-process -> file-sink'\) is missing; that vertex has uids 'count-drifted', 'sink'/,
+    );
   });
 
   it('backpressure crosses threads: a slow consumer in one worker holds back a fast producer in the other', async () => {
@@ -127,7 +129,7 @@ describe('task managers on worker threads (issue 11)', () => {
     const refused = await env.execute('tm-counts').catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(ConfigError);
     expect((refused as ConfigError).option).toBe('slotsPerTaskManager');
-    expect((refused as Error).message).toContain('2 task managers x 1 slots hold 2 subtasks of a vertex, the job\'s highest parallelism is 3');
+    expect((refused as Error).message).toContain("2 task managers x 1 slots hold 2 subtasks of a vertex, the job's highest parallelism is 3");
   });
 
   it('a job built by a script (no job module) runs in this thread, and says so', async () => {

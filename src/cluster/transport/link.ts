@@ -36,8 +36,14 @@ export function inMemoryLinkPair<A, B>(scheduler: Scheduler): [Link<A, B>, Link<
     },
   });
   return [
-    end<A, B>(() => handlers.b, (h) => (handlers.a = h)),
-    end<B, A>(() => handlers.a, (h) => (handlers.b = h)),
+    end<A, B>(
+      () => handlers.b,
+      (h) => (handlers.a = h),
+    ),
+    end<B, A>(
+      () => handlers.a,
+      (h) => (handlers.b = h),
+    ),
   ];
 }
 

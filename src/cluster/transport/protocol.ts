@@ -58,10 +58,20 @@ export interface TaskFigures {
 
 /** Task manager -> job master. */
 export type ToJobMaster =
-  | { readonly type: 'deployed'; readonly attempt: number; readonly tasks: ReadonlyArray<{ readonly task: TaskId; readonly name: string; readonly isSource: boolean }> }
+  | {
+      readonly type: 'deployed';
+      readonly attempt: number;
+      readonly tasks: ReadonlyArray<{ readonly task: TaskId; readonly name: string; readonly isSource: boolean }>;
+    }
   | { readonly type: 'deploy-failed'; readonly attempt: number; readonly error: WireError }
   | { readonly type: 'ack'; readonly ack: CheckpointAck }
-  | { readonly type: 'decline'; readonly task: TaskId; readonly checkpointId: CheckpointId; readonly reason: CheckpointFailureReason; readonly cause: WireError | null }
+  | {
+      readonly type: 'decline';
+      readonly task: TaskId;
+      readonly checkpointId: CheckpointId;
+      readonly reason: CheckpointFailureReason;
+      readonly cause: WireError | null;
+    }
   | { readonly type: 'end-of-data'; readonly task: TaskId }
   | { readonly type: 'task-finished'; readonly task: TaskId }
   | { readonly type: 'task-failed'; readonly task: TaskId; readonly error: WireError }
@@ -80,7 +90,13 @@ export type DataMessage =
 export function toWireError(err: unknown): WireError {
   if (err instanceof Error) {
     const { code, file } = err as { code?: unknown; file?: unknown };
-    return { name: err.name, message: err.message, code: typeof code === 'string' ? code : null, file: typeof file === 'string' ? file : null, stack: err.stack ?? null };
+    return {
+      name: err.name,
+      message: err.message,
+      code: typeof code === 'string' ? code : null,
+      file: typeof file === 'string' ? file : null,
+      stack: err.stack ?? null,
+    };
   }
   return { name: 'Error', message: String(err), code: null, file: null, stack: null };
 }
