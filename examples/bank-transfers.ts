@@ -177,6 +177,7 @@ export function buildJob(env: StreamEnvironment, job: BankJobOptions): void {
     .name('transfers')
     .flatMap<Posting>((t, out) => {
       for (const leg of legsOf(t)) out.collect(leg);
+      return undefined;
     })
     .uid('split-legs')
     .name('split-legs')

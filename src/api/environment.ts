@@ -15,7 +15,6 @@ import { NO_FAULTS } from '../runtime/faults.ts';
 import { buildExecutionPlan } from '../graph/execution-plan.ts';
 import { ConfigError, WeirError } from '../core/errors.ts';
 import { jobId as toJobId, type CheckpointId } from '../core/ids.ts';
-import type { CompletedCheckpoint } from '../checkpoint/coordinator/completed-checkpoint.ts';
 import { JobMaster, type ExecutionHooks } from '../cluster/job-master.ts';
 import type { JobEvent, JobMetrics, JobResult } from '../cluster/job-events.ts';
 import { IndexedSource } from '../connectors/generator/indexed-source.ts';
@@ -29,7 +28,7 @@ import { TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.
 import type { StateBackendFactory } from '../state/backend.ts';
 import { HeapStateBackendFactory } from '../state/heap/heap-backend-factory.ts';
 import { EmbeddedStateBackendFactory } from '../state/embedded/embedded-backend-factory.ts';
-import { FsCheckpointStorage, readCheckpointMetadataAt, resolveCheckpointLocation } from '../storage/fs-storage.ts';
+import { FsCheckpointStorage, } from '../storage/fs-storage.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
 import { DataStream } from './data-stream.ts';

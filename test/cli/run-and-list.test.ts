@@ -68,7 +68,7 @@ describe('weir run and weir checkpoints', { timeout: CLI_TEST_TIMEOUT_MS }, () =
 
   it('cancels on SIGINT and exits 130, keeping the checkpoints', async () => {
     const cli = startCli(['run', path.join(FIXTURES, 'slow-job.ts'), '--checkpoint-dir', dir]);
-    let r;
+    let r: Awaited<typeof cli.done>;
     try {
       await cli.waitForStderr('| checkpoint ');
       cli.child.kill('SIGINT');

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CollectSink, StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
+import { type CollectSink, type StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
 import { heldGenerate } from './held-source.ts';
 import type { KeyedCoProcessFunction, KeyedProcessFunction, StreamEnvironmentOptions, ValueState } from '../../src/index.ts';
 
@@ -66,7 +66,7 @@ export function buildTwoInputJob(env: StreamEnvironment, sink: CollectSink<strin
           attempt = ctx.attempt;
           subtask = ctx.subtaskIndex;
         },
-        processElement1(r, ctx, out) {
+        processElement1(_r, ctx, out) {
           if (o.throwAtRecord !== undefined && attempt === 0 && subtask === 0 && ++seen === o.throwAtRecord) {
             throw new Error(`user function failed at record ${seen}`);
           }
@@ -74,7 +74,7 @@ export function buildTwoInputJob(env: StreamEnvironment, sink: CollectSink<strin
           countA.update(n);
           out.collect(`A:${ctx.currentKey}:${n}`);
         },
-        processElement2(r, ctx, out) {
+        processElement2(_r, ctx, out) {
           const n = (countB.value() ?? 0) + 1;
           countB.update(n);
           out.collect(`B:${ctx.currentKey}:${n}`);

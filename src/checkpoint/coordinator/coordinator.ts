@@ -217,14 +217,14 @@ export class CheckpointCoordinator {
 
   receiveAck(ack: CheckpointAck): void {
     const p = this.pending.get(ack.checkpointId);
-    if (!p || p.state !== 'collecting') return; // late ack of an aborted or finished checkpoint
+    if (p?.state !== 'collecting') return; // late ack of an aborted or finished checkpoint
     if (p.acknowledge(ack) !== 'accepted') return;
     if (p.isFullyAcknowledged) this.complete(p);
   }
 
   receiveDecline(task: TaskId, checkpointId: CheckpointId, reason: CheckpointFailureReason, cause?: unknown): void {
     const p = this.pending.get(checkpointId);
-    if (!p || p.state !== 'collecting') return;
+    if (p?.state !== 'collecting') return;
     this.abort(p, reason, cause ?? `subtask ${task.vertex}/${task.subtask}`);
   }
 

@@ -34,7 +34,7 @@ const REUSED_DELETED = 'which was already deleted';
 
 /** Whether a checkpoint failed because it reused a shared file the coordinator had deleted (a bug: the simulator flags it). */
 export function isDeletedReuseFailure(message: string | null): boolean {
-  return message !== null && message.includes(REUSED_DELETED);
+  return message?.includes(REUSED_DELETED) === true;
 }
 
 /** Remembered deleted files and discarded checkpoints, newest kept: enough to catch a stale reuse. */
