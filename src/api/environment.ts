@@ -4,7 +4,16 @@
  * storage, and runs the job in this process until it finishes, fails or is cancelled.
  */
 import { realEnvironment } from '../core/adapters.ts';
-import { ConfigError } from '../core/errors.ts';
+import type { Environment } from '../core/time.ts';
+import type { Deployer } from '../cluster/attempt-deployment.ts';
+import { placeSubtasks } from '../cluster/placement.ts';
+import { remoteDeployer } from '../cluster/remote-deployment.ts';
+import { launchWorkerTaskManagers } from '../cluster/worker-task-managers.ts';
+import { launchInMemoryTaskManagers } from '../cluster/in-memory-task-managers.ts';
+import type { TaskManagerContext } from '../cluster/task-manager.ts';
+import { NO_FAULTS } from '../runtime/faults.ts';
+import { buildExecutionPlan } from '../graph/execution-plan.ts';
+import { ConfigError, WeirError } from '../core/errors.ts';
 import { jobId as toJobId, type CheckpointId } from '../core/ids.ts';
 import { JobMaster, type ExecutionHooks } from '../cluster/job-master.ts';
 import type { JobEvent, JobMetrics, JobResult } from '../cluster/job-events.ts';
@@ -77,6 +86,12 @@ export interface InternalRunOptions extends RunOptions, ExecutionHooks {
   readonly storage?: CheckpointStorage;
   /** Called with the job master before it starts. */
   readonly onJobMaster?: (master: JobMaster) => void;
+  /**
+   * Runs the subtasks in this many task managers in this thread, over the in-memory transport
+   * (serialized channels, the control protocol), on the environment's scheduler: for the simulator
+   * and tests. Overrides `taskManagers`.
+   */
+  readonly inMemoryTaskManagers?: number;
 }
 
 /** A checkpoint that completed: durably written, restorable with `RunOptions.restoreFrom: location`. */
@@ -128,8 +143,14 @@ export class StreamEnvironment {
   /** The validated options, with defaults applied. */
   readonly options: ResolvedOptions;
   private readonly graph = new LogicalGraph();
+  /** The job module this environment's job comes from (set by `weir run`), or null for a plain script. */
+  private jobModulePath: string | null = null;
 
-  private constructor(options: ResolvedOptions) {
+  private constructor(
+    options: ResolvedOptions,
+    /** The options as given, for task managers that rebuild the job in their own thread. */
+    private readonly given: StreamEnvironmentOptions,
+  ) {
     this.options = options;
   }
 
@@ -138,7 +159,16 @@ export class StreamEnvironment {
    * @throws ConfigError naming the first option at fault (unknown option, bad value).
    */
   static create(options?: StreamEnvironmentOptions): StreamEnvironment {
-    return new StreamEnvironment(resolveOptions(options));
+    return new StreamEnvironment(resolveOptions(options), options ?? {});
+  }
+
+  /**
+   * The job module that builds this job (its default export called with an environment created
+   * from the same options): task managers in worker threads load it to build the same job graph.
+   * @internal
+   */
+  setJobModule(path: string): void {
+    this.jobModulePath = path;
   }
 
   /** A stream read from a source (splits assigned to subtasks, positions checkpointed); `name` defaults to the source's. */
@@ -243,14 +273,15 @@ export class StreamEnvironment {
     if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
       throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
     }
-    const master = new JobMaster(
+    const backends = this.backendFactory();
+    const master: JobMaster = new JobMaster(
       {
         jobId: id,
         name,
         graph,
         checkpointing: this.options.checkpointing,
         restartStrategy: this.options.restartStrategy,
-        backends: this.backendFactory(),
+        backends,
         storage,
         bufferRecords: this.options.bufferRecords,
         channelCapacity: this.options.channelCapacity,
@@ -258,11 +289,17 @@ export class StreamEnvironment {
         allowNonRestoredState: run.allowNonRestoredState ?? false,
         acceptDuplicates: run.acceptDuplicates ?? false,
         claim: run.claim ?? false,
+        ...(run.inMemoryTaskManagers === undefined ? this.taskManagerDeployer(id, graph, env, run) : this.inMemoryDeployer(run.inMemoryTaskManagers, graph, env, run, storage, backends, () => master)),
       },
       env,
       run,
     );
     run.onJobMaster?.(master);
+    const onWorkers = run.inMemoryTaskManagers === undefined && master.runsOnTaskManagers;
+    const refuseSavepointOnWorkers = (): void => {
+      // Subtasks in worker threads write state where checkpoints go; a savepoint's own directory is not known to them yet.
+      if (onWorkers) throw new WeirError('CHECKPOINT_FAILED', `savepoints of a job on task managers in worker threads are not supported yet (issue 11): run it with taskManagers: 1 to take one`);
+    };
     master.start();
     return {
       jobId: id,
@@ -273,14 +310,79 @@ export class StreamEnvironment {
         const c = await master.triggerCheckpoint();
         return { checkpointId: c.checkpointId, location: c.location, kind: c.kind };
       },
-      savepoint: async (dir) => (await master.savepoint(dir)).location,
-      stopWithSavepoint: async (dir) => (await master.stopWithSavepoint(dir)).location,
+      savepoint: async (dir) => {
+        refuseSavepointOnWorkers();
+        return (await master.savepoint(dir)).location;
+      },
+      stopWithSavepoint: async (dir) => {
+        refuseSavepointOnWorkers();
+        return (await master.stopWithSavepoint(dir)).location;
+      },
       cancelWithSavepoint: async (dir) => {
+        refuseSavepointOnWorkers();
         const sp = await master.savepoint(dir);
         await master.cancel();
         return sp.location;
       },
     };
+  }
+
+  /** Task managers in this thread over in-memory links, sharing the graph, backends, storage and fault injector. */
+  private inMemoryDeployer(count: number, graph: JobGraph, env: Environment, run: InternalRunOptions, storage: CheckpointStorage, backends: StateBackendFactory, master: () => JobMaster): { deployer: Deployer } {
+    if (!Number.isInteger(count) || count < 1) throw new ConfigError('inMemoryTaskManagers', `must be an integer >= 1, got ${count}`);
+    const slots = this.options.slotsPerTaskManager;
+    placeSubtasks(buildExecutionPlan(graph), count, slots);
+    const context = (index: number): TaskManagerContext => ({
+      index,
+      graph,
+      env,
+      backends,
+      storage,
+      streams: (id) => master().checkpointCoordinator.streamFactory(id),
+      faults: run.faults ?? NO_FAULTS,
+      bufferRecords: this.options.bufferRecords,
+      channelCapacity: this.options.channelCapacity,
+      elementsPerStep: run.elementsPerStep ?? 64,
+      sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
+      allowNonRestoredState: run.allowNonRestoredState ?? false,
+    });
+    return { deployer: remoteDeployer(launchInMemoryTaskManagers(count, context, env.scheduler), (plan) => placeSubtasks(plan, count, slots), env) };
+  }
+
+  /**
+   * With taskManagers > 1, subtasks run in worker threads that build the job from its module; a
+   * job without a known module runs in this thread, and says so.
+   */
+  private taskManagerDeployer(id: ReturnType<typeof toJobId>, graph: JobGraph, env: Environment, run: InternalRunOptions): { deployer?: Deployer } {
+    const count = this.options.taskManagers;
+    if (count <= 1) return {};
+    const modulePath = this.jobModulePath;
+    if (modulePath === null) {
+      const message = `taskManagers: ${count} needs the job to come from a job module (weir run <module>) that every task manager can load; this job was built by a script, so all its subtasks run in this thread`;
+      process.emitWarning(message, { code: 'WEIR_TASK_MANAGERS_IN_THREAD' });
+      run.onEvent?.({ type: 'log', message });
+      return {};
+    }
+    const slots = this.options.slotsPerTaskManager;
+    placeSubtasks(buildExecutionPlan(graph), count, slots); // a ConfigError now rather than at the first deploy
+    const launch = launchWorkerTaskManagers(count, {
+      modulePath,
+      options: this.given,
+      jobId: id,
+      allowNonRestoredState: run.allowNonRestoredState ?? false,
+      elementsPerStep: run.elementsPerStep ?? 64,
+      sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
+    });
+    return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env) };
+  }
+
+  /**
+   * What a task manager in a worker thread runs this job with: the job graph, the state backends
+   * and the checkpoint storage, built from the same options as the job master's.
+   * @internal
+   */
+  taskManagerParts(id: ReturnType<typeof toJobId>): { graph: JobGraph; backends: StateBackendFactory; storage: CheckpointStorage } {
+    return { graph: this.jobGraph(), backends: this.backendFactory(), storage: this.createStorage(id) };
   }
 
   private backendFactory(): StateBackendFactory {

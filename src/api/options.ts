@@ -106,6 +106,18 @@ export interface StreamEnvironmentOptions {
   channelCapacity?: number;
   /** Job id used in the checkpoint directory (letters, digits, `.`, `_`, `-`); default: the job name plus a random suffix. */
   jobId?: string;
+  /**
+   * Task managers, each a worker thread hosting subtasks in slots (>= 1). Default 1: every subtask
+   * runs in the thread that executes the job. Above 1 the job must be run from a job module
+   * (`weir run`), whose default export every task manager calls to build the same job graph, and
+   * checkpointStorage must be a directory. A plain script falls back to one task manager with a notice.
+   */
+  taskManagers?: number;
+  /**
+   * Slots per task manager (>= 1): each slot holds subtask i of every operator, so taskManagers x
+   * slotsPerTaskManager must reach the job's highest parallelism. Default: as many as needed.
+   */
+  slotsPerTaskManager?: number;
 }
 
 /** Settings of the embedded state backend: `StreamEnvironmentOptions.embeddedState`. */
@@ -152,9 +164,13 @@ export interface ResolvedOptions {
   readonly channelCapacity: number;
   /** The job id, or null to derive one from the job name. */
   readonly jobId: string | null;
+  /** Task managers (1: all subtasks in the executing thread). */
+  readonly taskManagers: number;
+  /** Slots per task manager, or null: as many as the job needs. */
+  readonly slotsPerTaskManager: number | null;
 }
 
-const KNOWN_TOP = ['parallelism', 'maxParallelism', 'checkpointing', 'stateBackend', 'incremental', 'embeddedState', 'checkpointStorage', 'restartStrategy', 'bufferRecords', 'channelCapacity', 'jobId'];
+const KNOWN_TOP = ['parallelism', 'maxParallelism', 'checkpointing', 'stateBackend', 'incremental', 'embeddedState', 'checkpointStorage', 'restartStrategy', 'bufferRecords', 'channelCapacity', 'jobId', 'taskManagers', 'slotsPerTaskManager'];
 const KNOWN_EMBEDDED = ['localDir', 'cacheEntriesMax', 'incrementsShareMax'];
 const KNOWN_CHECKPOINTING = ['intervalMs', 'mode', 'timeoutMs', 'maxConcurrent', 'minPauseMs', 'tolerableFailures', 'retained', 'retention', 'unaligned', 'alignedCheckpointTimeoutMs'];
 
@@ -257,6 +273,15 @@ function resolveStateOptions(backend: ResolvedOptions['stateBackend'], options: 
   };
 }
 
+function resolveTaskManagers(options: StreamEnvironmentOptions, checkpointStorage: string): Pick<ResolvedOptions, 'taskManagers' | 'slotsPerTaskManager'> {
+  const taskManagers = int(options.taskManagers, 'taskManagers', 1, 1, 256);
+  const slotsPerTaskManager = options.slotsPerTaskManager === undefined ? null : int(options.slotsPerTaskManager, 'slotsPerTaskManager', 1, 1);
+  if (taskManagers > 1 && checkpointStorage === 'memory') {
+    throw new ConfigError('taskManagers', `${taskManagers} task managers need checkpointStorage to be a directory: worker threads cannot share 'memory' storage`);
+  }
+  return { taskManagers, slotsPerTaskManager };
+}
+
 /**
  * Validates options and applies the defaults.
  * @throws ConfigError naming the first option at fault.
@@ -290,5 +315,6 @@ export function resolveOptions(options: StreamEnvironmentOptions = {}): Resolved
     bufferRecords: int(options.bufferRecords, 'bufferRecords', 1, 512),
     channelCapacity: int(options.channelCapacity, 'channelCapacity', 1, 8),
     jobId,
+    ...resolveTaskManagers(options, checkpointStorage),
   };
 }

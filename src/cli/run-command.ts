@@ -51,6 +51,7 @@ export async function runCommand(modulePath: string, flags: RunFlags): Promise<n
   if (flags.claim === true && flags.from === undefined) throw new UsageError('--claim takes ownership of the checkpoint named by --from: give --from too');
   const job = await loadJobModule(modulePath);
   const env = StreamEnvironment.create(mergeOptions(job.options, flags));
+  env.setJobModule(job.path);
   try {
     await job.build(env);
   } catch (err) {
@@ -110,5 +111,6 @@ function describeStart(name: string, jobId: string, env: StreamEnvironment): str
   const o = env.options;
   const every = o.checkpointing.intervalMs === null ? 'final checkpoint only' : `checkpoints every ${o.checkpointing.intervalMs} ms`;
   const where = o.checkpointStorage === 'memory' ? 'in memory' : `in ${o.checkpointStorage}`;
-  return `running job '${name}' as ${jobId}: parallelism ${o.parallelism}, ${every} ${where}`;
+  const tms = o.taskManagers > 1 ? `, on ${o.taskManagers} task managers (worker threads)` : '';
+  return `running job '${name}' as ${jobId}: parallelism ${o.parallelism}${tms}, ${every} ${where}`;
 }

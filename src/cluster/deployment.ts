@@ -8,9 +8,9 @@ import { decodeBuffers } from '../checkpoint/channel/channel-state.ts';
 import type { DataBuffer } from '../checkpoint/channel/buffer.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import type { CheckpointMetadata, OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
-import { buildExecutionPlan, type SubtaskPlan } from '../graph/execution-plan.ts';
+import { buildExecutionPlan, type ChannelPlan, type ExecutionPlan, type SubtaskPlan } from '../graph/execution-plan.ts';
 import type { JobGraph, JobVertex } from '../graph/job-graph.ts';
-import { LocalChannel } from '../runtime/channel.ts';
+import { LocalChannel, type InputChannel, type OutputChannel } from '../runtime/channel.ts';
 import { InputGate, type InputChannelSpec } from '../runtime/input-gate.ts';
 import type { Output, StreamOperator } from '../runtime/operator.ts';
 import { RecordWriter } from '../runtime/record-writer.ts';
@@ -43,7 +43,26 @@ export interface DeploymentSpec {
 
 export interface Deployment {
   readonly tasks: StreamTask[];
-  readonly channels: LocalChannel[];
+  /** Every channel end the deployment built, cleared when it is torn down. */
+  readonly channels: ReadonlyArray<InputChannel | OutputChannel>;
+}
+
+/**
+ * Which subtasks of the plan one deployment builds, and where the ends of their channels come
+ * from: all of them with local channels (one task manager in this thread), or a task manager's
+ * share with remote ends for the channels that cross to another task manager.
+ */
+export interface DeploymentPart {
+  readonly includes: (subtask: SubtaskPlan, index: number) => boolean;
+  readonly input: (channel: ChannelPlan) => InputChannel;
+  readonly output: (channel: ChannelPlan) => OutputChannel;
+  readonly channels: () => ReadonlyArray<InputChannel | OutputChannel>;
+}
+
+/** Every subtask, every channel a LocalChannel. */
+function wholeJob(plan: ExecutionPlan, capacity: number): DeploymentPart {
+  const channels = new Map(plan.channels.map((c) => [c.id, new LocalChannel(c.id, capacity)]));
+  return { includes: () => true, input: (c) => channels.get(c.id)!, output: (c) => channels.get(c.id)!, channels: () => [...channels.values()] };
 }
 
 /** Checks that a snapshot fits the job (uids, maxParallelism) before anything is read. */
@@ -83,8 +102,8 @@ function chainOutput(next: StreamOperator | null, writers: RecordWriter[]): Outp
 export interface ChannelTargets {
   readonly headUid: string;
   readonly subtask: number;
-  readonly inputs: readonly LocalChannel[];
-  readonly outputs: ReadonlyArray<readonly LocalChannel[]>;
+  readonly inputs: readonly InputChannel[];
+  readonly outputs: ReadonlyArray<readonly OutputChannel[]>;
 }
 
 /**
@@ -93,8 +112,8 @@ export interface ChannelTargets {
  * barrier overtook (newer), each in its original order.
  */
 export async function restoreChannelState(targets: readonly ChannelTargets[], restored: Map<string, OperatorStateMeta>, storage: CheckpointStorage): Promise<void> {
-  const fill = new Map<LocalChannel, { input: DataBuffer[]; output: DataBuffer[] }>();
-  const slot = (ch: LocalChannel) => {
+  const fill = new Map<InputChannel | OutputChannel, { input: DataBuffer[]; output: DataBuffer[] }>();
+  const slot = (ch: InputChannel | OutputChannel) => {
     let f = fill.get(ch);
     if (!f) fill.set(ch, (f = { input: [], output: [] }));
     return f;
@@ -126,7 +145,7 @@ function checkChannelStateRescale(graph: JobGraph, metadata: CheckpointMetadata)
  * `firstCheckpointFull`: the snapshot restored from is not the job's own (no-claim, or a savepoint),
  * so incremental backends must not build on its files: their first checkpoint is a full base.
  */
-export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata | null, firstCheckpointFull = false): Promise<Deployment> {
+export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata | null, firstCheckpointFull = false, part?: (plan: ExecutionPlan) => DeploymentPart): Promise<Deployment> {
   const { graph } = spec;
   if (restore) {
     checkSnapshotCompatible(graph, restore, spec.allowNonRestoredState);
@@ -134,12 +153,14 @@ export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata |
   }
   const restored = new Map<string, OperatorStateMeta>((restore?.operators ?? []).map((o) => [o.uid, o]));
   const plan = buildExecutionPlan(graph);
-  const channels = new Map(plan.channels.map((c) => [c.id, new LocalChannel(c.id, spec.channelCapacity)]));
+  const share = part ? part(plan) : wholeJob(plan, spec.channelCapacity);
+  const byId = new Map(plan.channels.map((c) => [c.id, c]));
   const built: BuiltSubtask[] = [];
   try {
-    for (const sub of plan.subtasks) {
-      const inputs: InputChannelSpec[] = sub.inputs.map((x) => ({ channel: channels.get(x.channel)!, input: x.input }));
-      const outputs = sub.outputs.map((ids) => ids.map((id) => channels.get(id)!));
+    for (const [index, sub] of plan.subtasks.entries()) {
+      if (!share.includes(sub, index)) continue;
+      const inputs: InputChannelSpec[] = sub.inputs.map((x) => ({ channel: share.input(byId.get(x.channel)!), input: x.input }));
+      const outputs = sub.outputs.map((ids) => ids.map((id) => share.output(byId.get(id)!)));
       built.push(await deploySubtask(spec, sub, inputs, outputs, restored, firstCheckpointFull));
     }
     if (restore) await restoreChannelState(built.map((b) => b.target), restored, spec.storage);
@@ -147,7 +168,7 @@ export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata |
     for (const b of built) disposeChain(b.chain);
     throw err;
   }
-  return { tasks: built.map((b) => b.task), channels: [...channels.values()] };
+  return { tasks: built.map((b) => b.task), channels: share.channels() };
 }
 
 interface BuiltSubtask {
@@ -161,7 +182,7 @@ async function deploySubtask(
   spec: DeploymentSpec,
   sub: SubtaskPlan,
   inputs: InputChannelSpec[],
-  outputs: LocalChannel[][],
+  outputs: OutputChannel[][],
   restored: Map<string, OperatorStateMeta>,
   firstCheckpointFull: boolean,
 ): Promise<BuiltSubtask> {

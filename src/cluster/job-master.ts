@@ -17,14 +17,14 @@ import type { JobGraph } from '../graph/job-graph.ts';
 import type { FaultInjector } from '../runtime/faults.ts';
 import { NO_FAULTS } from '../runtime/faults.ts';
 import { directRpc, type Rpc } from '../runtime/rpc.ts';
-import type { StreamTask } from '../runtime/stream-task.ts';
 import type { TaskId } from '../core/ids.ts';
 import type { TaskGateway } from '../runtime/task-gateway.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
 import type { CheckpointStorage, RestoreCandidate } from '../storage/storage.ts';
 import { baseName, parseSavepointDirName } from '../storage/paths.ts';
 import type { TwoPhaseCommitSink } from '../runtime/sink.ts';
-import { deploy, type Deployment, type DeploymentSpec } from './deployment.ts';
+import type { DeploymentSpec } from './deployment.ts';
+import { inThreadDeployer, type AttemptDeployment, type Deployer, type TaskHandle } from './attempt-deployment.ts';
 import { decideSinkRecovery, type SinkCommitView, type SkippedCheckpoint } from './sink-recovery.ts';
 import type { JobEvent, JobMetrics, JobResult, JobStatus } from './job-events.ts';
 import { decideRestart, type RestartStrategyConfig } from './restart-strategy.ts';
@@ -49,6 +49,8 @@ export interface JobMasterConfig {
    * it. Default (no claim): it is never touched, and the job's first checkpoint is a full one.
    */
   readonly claim: boolean;
+  /** Where subtasks run: in this thread (default) or in task managers (remote-deployment.ts). */
+  readonly deployer?: Deployer;
 }
 
 /** Test and simulation hooks; production leaves them unset. */
@@ -65,7 +67,8 @@ export class JobMaster {
   private status: JobStatus = 'CREATED';
   private attempt = 0;
   private restarts = 0;
-  private deployment: Deployment | null = null;
+  private deployment: AttemptDeployment | null = null;
+  private readonly deployer: Deployer;
   private readonly coordinator: CheckpointCoordinator;
   private readonly rpc: Rpc;
   private readonly faults: FaultInjector;
@@ -89,6 +92,7 @@ export class JobMaster {
   ) {
     this.rpc = hooks.rpc ?? directRpc(env.scheduler);
     this.faults = hooks.faults ?? NO_FAULTS;
+    this.deployer = cfg.deployer ?? inThreadDeployer;
     this.initialCandidates = [...cfg.restoreCandidates];
     this.processTag = randomTag(env.random);
     const firstId = Math.max(0, ...cfg.restoreCandidates.map((c) => c.checkpointId)) + 1;
@@ -101,7 +105,12 @@ export class JobMaster {
     return this.coordinator;
   }
 
-  get tasks(): readonly StreamTask[] {
+  /** Whether subtasks run in task managers rather than in this thread. */
+  get runsOnTaskManagers(): boolean {
+    return this.cfg.deployer !== undefined;
+  }
+
+  get tasks(): readonly TaskHandle[] {
     return this.deployment?.tasks ?? [];
   }
 
@@ -178,7 +187,7 @@ export class JobMaster {
     this.endedData = new Set();
     this.finished = new Set();
     this.running = new Set();
-    let deployment: Deployment;
+    let deployment: AttemptDeployment;
     let restoredFrom: CompletedCheckpoint | null;
     try {
       const { highestCheckpointId } = await this.cfg.storage.initialize();
@@ -189,22 +198,20 @@ export class JobMaster {
       return;
     }
     if (this.isTerminal() || attempt !== this.attempt) {
-      for (const t of deployment.tasks) t.cancel();
+      deployment.teardown();
       return;
     }
     this.deployment = deployment;
     try {
-      for (const task of deployment.tasks) await task.open();
+      await deployment.open();
     } catch (err) {
       this.onAttemptFailure(attempt, err);
       return;
     }
     if (this.isTerminal() || attempt !== this.attempt) return;
     this.status = 'RUNNING';
-    for (const task of deployment.tasks) {
-      task.start();
-      this.running.add(key(task.id));
-    }
+    deployment.start();
+    for (const task of deployment.tasks) this.running.add(key(task.id));
     this.coordinator.start();
     this.emit({ type: 'running', attempt, restoredFrom: restoredFrom?.checkpointId ?? null });
   }
@@ -214,16 +221,16 @@ export class JobMaster {
    * reconciles the sinks with the choice (sink-recovery.ts): a restore that would repeat committed
    * output is rolled back by the sink or refused.
    */
-  private async deployFromLatest(attempt: number): Promise<{ deployment: Deployment; restoredFrom: CompletedCheckpoint | null }> {
+  private async deployFromLatest(attempt: number): Promise<{ deployment: AttemptDeployment; restoredFrom: CompletedCheckpoint | null }> {
     const spec = this.deploymentSpec(attempt);
     const skipped: SkippedCheckpoint[] = [];
     for (const candidate of this.restoreCandidates()) {
       let restored: CompletedCheckpoint;
-      let deployment: Deployment;
+      let deployment: AttemptDeployment;
       try {
         restored = await candidate.load();
         const notOwned = (candidate.initial && !this.cfg.claim) || restored.kind === 'savepoint';
-        deployment = await deploy(spec, restored.metadata, notOwned);
+        deployment = await this.deployer(spec, restored.metadata, notOwned);
       } catch (err) {
         if (!(err instanceof StorageError)) throw err;
         this.coordinator.store.remove(candidate.checkpointId);
@@ -244,7 +251,7 @@ export class JobMaster {
     if (skipped.length > 0) {
       throw new JobFailedError(`nothing to restore job '${this.cfg.name}' from verifies: ${skipped.map((s) => `checkpoint ${s.checkpointId}: ${s.reason}`).join('; ')}`);
     }
-    const deployment = await deploy(spec, null);
+    const deployment = await this.deployer(spec, null, false);
     await this.reconcileSinks(null, skipped, deployment);
     return { deployment, restoredFrom: null };
   }
@@ -269,7 +276,7 @@ export class JobMaster {
   }
 
   /** Asks every two-phase-commit sink what it committed and carries out the sink-aware rule. */
-  private async reconcileSinks(restoreId: number | null, skipped: readonly SkippedCheckpoint[], deployment: Deployment): Promise<void> {
+  private async reconcileSinks(restoreId: number | null, skipped: readonly SkippedCheckpoint[], deployment: AttemptDeployment): Promise<void> {
     const sinks = twoPhaseSinksOf(this.cfg.graph);
     const views: SinkCommitView[] = [];
     for (const { uid, name, sink } of sinks) {
@@ -278,7 +285,7 @@ export class JobMaster {
     }
     const decision = decideSinkRecovery({ restoreId, skipped, acceptDuplicates: this.cfg.acceptDuplicates }, views);
     if (decision.kind === 'refuse') {
-      for (const task of deployment.tasks) task.cancel();
+      deployment.teardown();
       throw new JobFailedError(decision.message);
     }
     for (const warning of decision.warnings) this.emit({ type: 'log', message: warning });
@@ -333,8 +340,7 @@ export class JobMaster {
   }
 
   private teardown(): void {
-    for (const task of this.deployment?.tasks ?? []) task.cancel();
-    for (const ch of this.deployment?.channels ?? []) ch.clear();
+    this.deployment?.teardown();
     this.deployment = null;
   }
 
@@ -361,7 +367,8 @@ export class JobMaster {
   // ---- messages from tasks ----
 
   private gateway(attempt: number): TaskGateway {
-    const live = () => attempt === this.attempt && !this.isTerminal();
+    // A message a subtask sent before its attempt was torn down may arrive after: it is dropped.
+    const live = () => attempt === this.attempt && !this.isTerminal() && this.deployment !== null;
     const send = (kind: Parameters<Rpc['send']>[0], fn: () => void) => this.rpc.send(kind, () => live() && fn());
     return {
       acknowledgeCheckpoint: (ack) => send('ack', () => this.coordinator.receiveAck(ack)),
@@ -397,6 +404,7 @@ export class JobMaster {
   private async finish(): Promise<void> {
     if (this.isTerminal()) return;
     this.status = 'FINISHED';
+    this.deployment?.teardown(); // every subtask finished; task managers, if any, end (their figures stay for metrics())
     const result = this.resultOf('FINISHED');
     await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
     this.emit({ type: 'finished' });
@@ -409,7 +417,7 @@ export class JobMaster {
       expectedTasks: (): TaskId[] => (this.deployment?.tasks ?? []).map((t) => t.id),
       operators: (): OperatorInfo[] =>
         this.cfg.graph.vertices.flatMap((v) => v.chain.map((n) => ({ uid: n.uid, name: n.name, parallelism: v.parallelism, maxParallelism: v.maxParallelism }))),
-      triggerSources: (barrier: Parameters<StreamTask['triggerCheckpoint']>[0]) => {
+      triggerSources: (barrier: Parameters<TaskHandle['triggerCheckpoint']>[0]) => {
         for (const task of this.deployment?.tasks ?? []) {
           if (task.isSourceTask) this.rpc.send('trigger', () => task.triggerCheckpoint(barrier));
         }
@@ -452,7 +460,7 @@ function twoPhaseSinksOf(graph: JobGraph): Array<{ uid: string; name: string; si
 
 const key = (t: TaskId): string => `${t.vertex}/${t.subtask}`;
 
-function withTask(task: TaskId, deployment: Deployment | null, error: unknown): Error {
+function withTask(task: TaskId, deployment: AttemptDeployment | null, error: unknown): Error {
   const name = deployment?.tasks.find((t) => t.id.vertex === task.vertex && t.id.subtask === task.subtask)?.name ?? `vertex ${task.vertex}`;
   const message = `subtask ${task.subtask} of '${name}': ${errorMessage(error)}`;
   return error instanceof WeirError ? new WeirError(error.code, message, { cause: error }) : new Error(message, { cause: error });

@@ -18,7 +18,39 @@ export interface ChannelListener {
   onBarrierQueued?(barrier: CheckpointBarrier): void;
 }
 
-export class LocalChannel {
+/** The producer's end of a channel, as a record writer and the checkpoint's barrier emission see it. */
+export interface OutputChannel {
+  readonly id: string;
+  push(element: StreamElement): void;
+  /** Whether one more data buffer fits (the producer stops while any of its channels has none). */
+  hasCredit(): boolean;
+  setProducer(listener: ChannelListener): void;
+  /** An unaligned barrier goes ahead of what is queued on the producer's side; returns the data buffers it overtook. */
+  overtakeWith(barrier: CheckpointBarrier): DataBuffer[];
+  clear(): void;
+}
+
+/** The consumer's end of a channel, as an input gate and the barrier handler see it. */
+export interface InputChannel {
+  readonly id: string;
+  setConsumer(listener: ChannelListener): void;
+  peek(): StreamElement | undefined;
+  poll(): StreamElement | undefined;
+  readonly size: number;
+  pullForward(checkpointId: number): DataBuffer[] | null;
+  /** Restored in-flight data, put back before anything new arrives. */
+  push(element: StreamElement): void;
+  /**
+   * Data buffers an unaligned barrier overtook on the consumer's side (it arrived behind them over
+   * a remote channel), taken once: in-flight data of that checkpoint on this channel. A local
+   * channel has none (its producer's end did the overtaking).
+   */
+  takeOvertaken?(checkpointId: number): DataBuffer[] | null;
+  clear(): void;
+}
+
+/** Both ends in one: the channel between two subtasks of the same task manager. */
+export class LocalChannel implements OutputChannel, InputChannel {
   private readonly queue: StreamElement[] = [];
   private head = 0;
   private buffered = 0;

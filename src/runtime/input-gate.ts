@@ -4,11 +4,11 @@
  * closed, taking channels in turn so that no input starves.
  */
 import { assert } from '../core/assert.ts';
-import type { LocalChannel } from './channel.ts';
+import type { InputChannel } from './channel.ts';
 import type { StreamElement } from './elements.ts';
 
 export interface InputChannelSpec {
-  readonly channel: LocalChannel;
+  readonly channel: InputChannel;
   /** Logical input of the head operator: 0, or 1 on two-input operators. */
   readonly input: number;
 }

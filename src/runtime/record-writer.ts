@@ -6,7 +6,7 @@
 import { assert } from '../core/assert.ts';
 import { assignToKeyGroup, subtaskForKeyGroup } from '../state/key-groups.ts';
 import type { Key } from '../state/key-groups.ts';
-import type { LocalChannel } from './channel.ts';
+import type { OutputChannel } from './channel.ts';
 import type { StreamElement } from './elements.ts';
 import type { PartitionerSpec } from './partitioner.ts';
 
@@ -18,7 +18,7 @@ export class RecordWriter {
   recordsOut = 0;
 
   constructor(
-    readonly channels: readonly LocalChannel[],
+    readonly channels: readonly OutputChannel[],
     private readonly partitioner: PartitionerSpec,
     private readonly bufferRecords: number,
     private readonly maxParallelism: number,

@@ -305,7 +305,7 @@ export class StreamTask {
         return;
       }
       case 'barrier':
-        this.checkpoints.barriers!.barrierReceived(channel, element);
+        this.barrierReceived(channel, element, gate);
         return;
       case 'cancel':
         this.checkpoints.barriers!.cancelReceived(element.checkpointId);
@@ -320,6 +320,13 @@ export class StreamTask {
         this.tryFinish();
         return;
     }
+  }
+
+  /** A barrier from a remote channel may have overtaken buffers on arrival: they are in-flight data of its checkpoint. */
+  private barrierReceived(channel: number, barrier: CheckpointBarrier, gate: InputGate): void {
+    this.checkpoints.barriers!.barrierReceived(channel, barrier);
+    const overtaken = gate.channels[channel]!.channel.takeOvertaken?.(barrier.checkpointId);
+    if (overtaken) this.checkpoints.overtakenOnInput(channel, barrier.checkpointId, overtaken);
   }
 
   /** Every input ended: end the chained operators in order, pass the end on, report it. */

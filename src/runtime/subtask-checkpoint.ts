@@ -129,6 +129,14 @@ export class SubtaskCheckpoint {
     };
   }
 
+  /**
+   * Buffers an unaligned barrier overtook on arriving over a remote channel: they came before it,
+   * so they are in-flight data of its checkpoint on that channel (still processed as usual).
+   */
+  overtakenOnInput(channel: number, checkpointId: CheckpointId, buffers: readonly DataBuffer[]): void {
+    if (buffers.length > 0 && this.inflight?.checkpointId === checkpointId) this.inflight.input[channel]!.push(...buffers);
+  }
+
   private abort(checkpointId: CheckpointId, reason: CheckpointFailureReason): void {
     if (this.inflight?.checkpointId === checkpointId) {
       this.inflight.abort();

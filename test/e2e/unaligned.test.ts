@@ -1,21 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { CollectSink, ConfigError, StreamEnvironment } from '../../src/index.ts';
-import type { FaultSite } from '../../src/runtime/faults.ts';
-import { FaultPlan, type PlannedFault } from '../support/fault-plan.ts';
+import { FaultPlan, TWO_INPUT_JOB_FAULTS } from '../support/fault-plan.ts';
 import { baseOptions, buildTwoInputJob, expectedCounts, sortedCopy, tempDir, type TwoInputJobOptions } from '../support/jobs.ts';
 
 // Paced by checkpoints: neither input (13,333 and 4,000 records a subtask) can end before three of
 // them. A's pace is loose enough that A still outruns the keyed operator: barriers find full queues.
 const JOB: TwoInputJobOptions = { countA: 40_000, countB: 12_000, keys: 50, slowBMicros: 20, recordsPerCheckpoint: { a: 4_000, b: 1_000 } };
-const f = (site: FaultSite, vertex: string, nth: number, subtask?: number): PlannedFault => ({ site, vertex, nth, subtask });
-const FAULTS: PlannedFault[] = [
-  f('process', 'keyed-co-process', 40, 1),
-  f('process', 'map-b', 25, 1),
-  f('sync-phase', 'keyed-co-process', 2, 2),
-  f('async-phase', 'keyed-co-process', 1, 1),
-  f('before-ack', 'map-b', 2, 1),
-  f('commit', 'keyed-co-process', 2, 1),
-];
+const FAULTS = TWO_INPUT_JOB_FAULTS;
 
 type Variant = { name: string; unaligned: true; alignedCheckpointTimeoutMs: number };
 const VARIANTS: Variant[] = [

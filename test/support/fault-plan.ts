@@ -31,3 +31,15 @@ export class FaultPlan implements FaultInjector {
     }
   }
 }
+
+const planned = (site: FaultSite, vertex: string, nth: number, subtask?: number): PlannedFault => ({ site, vertex, nth, subtask });
+
+/** One fault per site of the two-input job (jobs.ts buildTwoInputJob), each to recover from exactly once. */
+export const TWO_INPUT_JOB_FAULTS: readonly PlannedFault[] = [
+  planned('process', 'keyed-co-process', 40, 1),
+  planned('process', 'map-b', 25, 1),
+  planned('sync-phase', 'keyed-co-process', 2, 2),
+  planned('async-phase', 'keyed-co-process', 1, 1),
+  planned('before-ack', 'map-b', 2, 1),
+  planned('commit', 'keyed-co-process', 2, 1),
+];

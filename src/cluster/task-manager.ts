@@ -1,0 +1,212 @@
+/**
+ * TaskManager: hosts the subtasks the job master placed on it, each in a slot. It deploys them
+ * from its own job graph (built from the same job module), wires channels to subtasks of the same
+ * task manager as LocalChannels and to those of other task managers as remote channel ends over a
+ * data link per peer, and speaks the control protocol with the job master over one link. It knows
+ * nothing of the transport: the same class runs in a worker thread and in memory.
+ */
+import type { CheckpointId, TaskId } from '../core/ids.ts';
+import type { Environment } from '../core/time.ts';
+import type { ChannelPlan, ExecutionPlan } from '../graph/execution-plan.ts';
+import type { JobGraph } from '../graph/job-graph.ts';
+import { LocalChannel, type InputChannel, type OutputChannel } from '../runtime/channel.ts';
+import type { FaultInjector } from '../runtime/faults.ts';
+import { RemoteInputChannel, RemoteOutputChannel } from '../runtime/remote-channel.ts';
+import type { StreamTask } from '../runtime/stream-task.ts';
+import type { TaskGateway } from '../runtime/task-gateway.ts';
+import type { StateBackendFactory } from '../state/backend.ts';
+import type { CheckpointStorage, CheckpointStreamFactory } from '../storage/storage.ts';
+import { deploy, type Deployment, type DeploymentPart } from './deployment.ts';
+import { checkFingerprint } from './graph-fingerprint.ts';
+import type { Link } from './transport/link.ts';
+import { toWireError, type DataMessage, type Placement, type ToJobMaster, type ToTaskManager } from './transport/protocol.ts';
+
+/** What a task manager runs its subtasks with: its graph, state backends, storage and settings. */
+export interface TaskManagerContext {
+  readonly index: number;
+  readonly graph: JobGraph;
+  readonly env: Environment;
+  readonly backends: StateBackendFactory;
+  readonly storage: CheckpointStorage;
+  readonly streams: (checkpointId: CheckpointId) => CheckpointStreamFactory;
+  readonly faults: FaultInjector;
+  readonly bufferRecords: number;
+  readonly channelCapacity: number;
+  readonly elementsPerStep: number;
+  readonly sourceBatchRecords: number;
+  readonly allowNonRestoredState: boolean;
+}
+
+type DeployMessage = Extract<ToTaskManager, { type: 'deploy' }>;
+
+export class TaskManager {
+  private deployment: Deployment | null = null;
+  private readonly remoteInputs = new Map<number, RemoteInputChannel>();
+  private readonly remoteOutputs = new Map<number, RemoteOutputChannel>();
+
+  constructor(
+    private readonly ctx: TaskManagerContext,
+    private readonly control: Link<ToJobMaster, ToTaskManager>,
+    /** Data links to the other task managers, by their index. */
+    private readonly peers: ReadonlyMap<number, Link<DataMessage, DataMessage>>,
+  ) {
+    control.onMessage((m) => this.onControl(m));
+    for (const link of peers.values()) link.onMessage((m) => this.onData(m));
+  }
+
+  get tasks(): readonly StreamTask[] {
+    return this.deployment?.tasks ?? [];
+  }
+
+  /** Channel ends to other task managers, for tests and benchmarks. */
+  get remoteChannels(): { readonly inputs: readonly RemoteInputChannel[]; readonly outputs: readonly RemoteOutputChannel[] } {
+    return { inputs: [...this.remoteInputs.values()], outputs: [...this.remoteOutputs.values()] };
+  }
+
+  private onControl(m: ToTaskManager): void {
+    switch (m.type) {
+      case 'deploy':
+        void this.deploy(m);
+        return;
+      case 'start':
+        for (const out of this.remoteOutputs.values()) out.open();
+        for (const task of this.tasks) task.start();
+        return;
+      case 'trigger':
+        this.task(m.task)?.triggerCheckpoint(m.barrier);
+        return;
+      case 'notify-complete':
+        this.task(m.task)?.notifyCheckpointComplete(m.checkpointId);
+        return;
+      case 'notify-aborted':
+        this.task(m.task)?.notifyCheckpointAborted(m.checkpointId);
+        return;
+      case 'cancel':
+        this.cancel();
+        return;
+      case 'heartbeat':
+        this.control.send({ type: 'heartbeat', seq: m.seq });
+        this.sendMetrics();
+        return;
+    }
+  }
+
+  private sendMetrics(): void {
+    this.control.send({
+      type: 'metrics',
+      tasks: this.tasks.map((t) => ({ task: t.id, sourceRecordsOut: t.sourceRecordsOut, sinkRecordsIn: t.sinkRecordsIn })),
+    });
+  }
+
+  private onData(m: DataMessage): void {
+    if (m.type === 'frame') this.remoteInputs.get(m.channel)?.receive(m.frame);
+    else this.remoteOutputs.get(m.channel)?.addCredit(m.buffers);
+  }
+
+  private task(id: TaskId): StreamTask | undefined {
+    return this.tasks.find((t) => t.id.vertex === id.vertex && t.id.subtask === id.subtask);
+  }
+
+  /** Builds and restores this task manager's subtasks and opens them; they start on `start`. */
+  private async deploy(m: DeployMessage): Promise<void> {
+    this.cancel();
+    const ctx = this.ctx;
+    try {
+      checkFingerprint(ctx.graph, m.fingerprint, `task manager ${ctx.index}`);
+      const spec = {
+        graph: ctx.graph,
+        attempt: m.attempt,
+        runId: m.runId,
+        backends: ctx.backends,
+        storage: ctx.storage,
+        streams: ctx.streams,
+        env: ctx.env,
+        faults: ctx.faults,
+        gateway: this.gateway(),
+        bufferRecords: ctx.bufferRecords,
+        channelCapacity: ctx.channelCapacity,
+        elementsPerStep: ctx.elementsPerStep,
+        sourceBatchRecords: ctx.sourceBatchRecords,
+        allowNonRestoredState: ctx.allowNonRestoredState,
+      };
+      const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement));
+      this.deployment = deployment;
+      for (const task of deployment.tasks) await task.open();
+      this.control.send({ type: 'deployed', attempt: m.attempt, tasks: deployment.tasks.map((t) => ({ task: t.id, name: t.name, isSource: t.isSourceTask })) });
+    } catch (err) {
+      this.cancel();
+      this.control.send({ type: 'deploy-failed', attempt: m.attempt, error: toWireError(err) });
+    }
+  }
+
+  /** This task manager's subtasks, with local channels among them and remote ends to the others. */
+  private share(plan: ExecutionPlan, placement: Placement): DeploymentPart {
+    const tmOf = new Map(plan.subtasks.map((s, i) => [`${s.vertex}.${s.subtask}`, placement.ofSubtask[i]!]));
+    const self = this.ctx.index;
+    const local = new Map<string, LocalChannel>();
+    const channelIndex = new Map(plan.channels.map((c, i) => [c.id, i]));
+    const ends: Array<InputChannel | OutputChannel> = [];
+    const capacity = this.ctx.channelCapacity;
+    const input = (c: ChannelPlan): InputChannel => {
+      const producerTm = tmOf.get(`${c.producer.vertex}.${c.producer.subtask}`)!;
+      if (producerTm === self) return this.localChannel(local, c, ends);
+      const k = channelIndex.get(c.id)!;
+      const link = this.peer(producerTm);
+      const end = new RemoteInputChannel(c.id, capacity, (buffers) => link.send({ type: 'credit', channel: k, buffers }));
+      this.remoteInputs.set(k, end);
+      ends.push(end);
+      return end;
+    };
+    const output = (c: ChannelPlan): OutputChannel => {
+      const consumerTm = tmOf.get(`${c.consumer.vertex}.${c.consumer.subtask}`)!;
+      if (consumerTm === self) return this.localChannel(local, c, ends);
+      const k = channelIndex.get(c.id)!;
+      const link = this.peer(consumerTm);
+      const end = new RemoteOutputChannel(c.id, capacity, (frame) => link.send({ type: 'frame', channel: k, frame }, [frame.buffer as ArrayBuffer]));
+      this.remoteOutputs.set(k, end);
+      ends.push(end);
+      return end;
+    };
+    return { includes: (_s, i) => placement.ofSubtask[i] === self, input, output, channels: () => ends };
+  }
+
+  private localChannel(local: Map<string, LocalChannel>, c: ChannelPlan, ends: Array<InputChannel | OutputChannel>): LocalChannel {
+    let ch = local.get(c.id);
+    if (!ch) {
+      ch = new LocalChannel(c.id, this.ctx.channelCapacity);
+      local.set(c.id, ch);
+      ends.push(ch);
+    }
+    return ch;
+  }
+
+  private peer(index: number): Link<DataMessage, DataMessage> {
+    const link = this.peers.get(index);
+    if (!link) throw new Error(`task manager ${this.ctx.index} has no data link to task manager ${index}`);
+    return link;
+  }
+
+  private gateway(): TaskGateway {
+    const send = (m: ToJobMaster) => this.control.send(m);
+    return {
+      acknowledgeCheckpoint: (ack) => send({ type: 'ack', ack }),
+      declineCheckpoint: (task, checkpointId, reason, cause) =>
+        send({ type: 'decline', task, checkpointId, reason, cause: cause === undefined ? null : toWireError(cause) }),
+      reachedEndOfData: (task) => send({ type: 'end-of-data', task }),
+      taskFinished: (task) => {
+        this.sendMetrics(); // the final figures, before the job master hears the subtask finished
+        send({ type: 'task-finished', task });
+      },
+      taskFailed: (task, error) => send({ type: 'task-failed', task, error: toWireError(error) }),
+    };
+  }
+
+  /** Tears down the deployed subtasks (the attempt ended); frames still arriving for them are dropped. */
+  cancel(): void {
+    for (const task of this.deployment?.tasks ?? []) task.cancel();
+    for (const ch of this.deployment?.channels ?? []) ch.clear();
+    this.deployment = null;
+    this.remoteInputs.clear();
+    this.remoteOutputs.clear();
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * A link: one ordered, bidirectional message connection between two ends (job master and task
+ * manager, or two task managers). Messages are plain data (structured-clone safe); a transport
+ * only moves them. Implementations: in memory (through the scheduler, deterministic under the
+ * simulator) and MessagePorts of worker threads; a TCP link would frame the same messages.
+ */
+import type { Scheduler } from '../../core/time.ts';
+
+export interface Link<Out, In> {
+  /** Sends a message; `transfer` lists ArrayBuffers whose ownership moves with it (not copied). */
+  send(message: Out, transfer?: readonly ArrayBuffer[]): void;
+  /** The one handler of incoming messages, in the order they were sent. */
+  onMessage(handler: (message: In) => void): void;
+  /** Stops delivering in both directions; messages in flight are dropped. */
+  close(): void;
+}
+
+/**
+ * Two ends of an in-memory link: each message is delivered later through the scheduler, never
+ * inline, as if it crossed a thread. Objects are handed over as they are (the sender must not
+ * touch them again, as with a transfer).
+ */
+export function inMemoryLinkPair<A, B>(scheduler: Scheduler): [Link<A, B>, Link<B, A>] {
+  const state = { closed: false };
+  const handlers: { a: ((m: B) => void) | null; b: ((m: A) => void) | null } = { a: null, b: null };
+  const end = <Out, In>(deliverTo: () => ((m: Out) => void) | null, setOwn: (h: (m: In) => void) => void): Link<Out, In> => ({
+    send: (message) => {
+      if (state.closed) return;
+      scheduler.execute(() => {
+        if (!state.closed) deliverTo()?.(message);
+      });
+    },
+    onMessage: setOwn,
+    close: () => {
+      state.closed = true;
+    },
+  });
+  return [
+    end<A, B>(
+      () => handlers.b,
+      (h) => (handlers.a = h),
+    ),
+    end<B, A>(
+      () => handlers.a,
+      (h) => (handlers.b = h),
+    ),
+  ];
+}
+
+/** What a MessagePort, a Worker and a worker's parentPort have in common. */
+export interface PortLike {
+  postMessage(value: unknown, transferList?: readonly ArrayBuffer[]): void;
+  on(event: 'message', listener: (value: unknown) => void): unknown;
+  off(event: 'message', listener: (value: unknown) => void): unknown;
+  close?(): void;
+}
+
+/** A link over a worker-thread port: postMessage with the frames' buffers in the transfer list. */
+export function portLink<Out, In>(port: PortLike): Link<Out, In> {
+  let listener: ((value: unknown) => void) | null = null;
+  let closed = false;
+  return {
+    send: (message, transfer) => {
+      if (!closed) port.postMessage(message, transfer);
+    },
+    onMessage: (handler) => {
+      if (listener) port.off('message', listener);
+      listener = (value) => {
+        if (!closed) handler(value as In);
+      };
+      port.on('message', listener);
+    },
+    close: () => {
+      closed = true;
+      if (listener) port.off('message', listener);
+      port.close?.();
+    },
+  };
+}

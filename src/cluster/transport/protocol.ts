@@ -1,0 +1,135 @@
+/**
+ * The messages between the job master and its task managers, and between task managers on the
+ * data plane: discriminated unions of plain data (structured-clone safe, no class instances, no
+ * functions), so every transport (in memory, worker threads, later TCP) carries the same protocol.
+ */
+import type { CheckpointAck } from '../../checkpoint/ack.ts';
+import type { CheckpointBarrier } from '../../checkpoint/barrier/barrier.ts';
+import type { CheckpointFailureReason } from '../../checkpoint/failure-reason.ts';
+import type { CheckpointMetadata } from '../../checkpoint/metadata/metadata.ts';
+import type { CheckpointId, TaskId } from '../../core/ids.ts';
+import { JobFailedError, RestoreError, StorageError, WeirError, type WeirErrorCode } from '../../core/errors.ts';
+
+/** The operators a job master expects a task manager's job graph to have, vertex by vertex. */
+export interface GraphFingerprint {
+  readonly vertices: ReadonlyArray<{ readonly name: string; readonly parallelism: number; readonly uids: readonly string[] }>;
+}
+
+/** Which task manager runs each subtask of the plan (index = position in ExecutionPlan.subtasks). */
+export interface Placement {
+  readonly taskManagers: number;
+  readonly ofSubtask: readonly number[];
+}
+
+/** Job master -> task manager. */
+export type ToTaskManager =
+  | {
+      readonly type: 'deploy';
+      readonly attempt: number;
+      readonly runId: string;
+      readonly fingerprint: GraphFingerprint;
+      readonly placement: Placement;
+      readonly restore: CheckpointMetadata | null;
+      readonly firstCheckpointFull: boolean;
+    }
+  | { readonly type: 'start' }
+  | { readonly type: 'trigger'; readonly task: TaskId; readonly barrier: CheckpointBarrier }
+  | { readonly type: 'notify-complete'; readonly task: TaskId; readonly checkpointId: CheckpointId }
+  | { readonly type: 'notify-aborted'; readonly task: TaskId; readonly checkpointId: CheckpointId }
+  | { readonly type: 'cancel' }
+  | { readonly type: 'heartbeat'; readonly seq: number };
+
+/** An error as data: enough to name it and rebuild a WeirError of the same code on the other side. */
+export interface WireError {
+  readonly name: string;
+  readonly message: string;
+  readonly code: string | null;
+  /** The file at fault of a StorageError. */
+  readonly file: string | null;
+  readonly stack: string | null;
+}
+
+/** Live figures of one subtask, for `weir run` progress and JobMetrics. */
+export interface TaskFigures {
+  readonly task: TaskId;
+  readonly sourceRecordsOut: number;
+  readonly sinkRecordsIn: number;
+}
+
+/** Task manager -> job master. */
+export type ToJobMaster =
+  | {
+      readonly type: 'deployed';
+      readonly attempt: number;
+      readonly tasks: ReadonlyArray<{ readonly task: TaskId; readonly name: string; readonly isSource: boolean }>;
+    }
+  | { readonly type: 'deploy-failed'; readonly attempt: number; readonly error: WireError }
+  | { readonly type: 'ack'; readonly ack: CheckpointAck }
+  | {
+      readonly type: 'decline';
+      readonly task: TaskId;
+      readonly checkpointId: CheckpointId;
+      readonly reason: CheckpointFailureReason;
+      readonly cause: WireError | null;
+    }
+  | { readonly type: 'end-of-data'; readonly task: TaskId }
+  | { readonly type: 'task-finished'; readonly task: TaskId }
+  | { readonly type: 'task-failed'; readonly task: TaskId; readonly error: WireError }
+  | { readonly type: 'heartbeat'; readonly seq: number }
+  | { readonly type: 'metrics'; readonly tasks: readonly TaskFigures[] };
+
+/**
+ * Task manager <-> task manager, per channel of the execution plan (`channel` is its index in
+ * ExecutionPlan.channels). A frame is one element in the wire format (element-codec.ts); credit
+ * says how many more data buffers the consumer can hold.
+ */
+export type DataMessage =
+  | { readonly type: 'frame'; readonly channel: number; readonly frame: Uint8Array }
+  | { readonly type: 'credit'; readonly channel: number; readonly buffers: number };
+
+export function toWireError(err: unknown): WireError {
+  if (err instanceof Error) {
+    const { code, file } = err as { code?: unknown; file?: unknown };
+    return {
+      name: err.name,
+      message: err.message,
+      code: typeof code === 'string' ? code : null,
+      file: typeof file === 'string' ? file : null,
+      stack: err.stack ?? null,
+    };
+  }
+  return { name: 'Error', message: String(err), code: null, file: null, stack: null };
+}
+
+/**
+ * The error again, of the class its code stands for, so the job master decides as it would in one
+ * thread: a StorageError falls back to an older checkpoint, a JobFailedError or RestoreError is
+ * not retried.
+ */
+export function fromWireError(wire: WireError): Error {
+  let err: Error;
+  switch (wire.code) {
+    case 'JOB_FAILED':
+      err = new JobFailedError(wire.message);
+      break;
+    case 'RESTORE_FAILED':
+      err = new RestoreError(wire.message);
+      break;
+    case 'CORRUPT_FILE':
+    case 'MISSING_FILE':
+    case 'UNSUPPORTED_VERSION':
+    case 'STORAGE_IO': {
+      const file = wire.file ?? '';
+      const prefix = `${file}: `;
+      err = new StorageError(wire.code, file, wire.message.startsWith(prefix) ? wire.message.slice(prefix.length) : wire.message);
+      break;
+    }
+    case null:
+      err = new Error(wire.message);
+      break;
+    default:
+      err = new WeirError(wire.code as WeirErrorCode, wire.message);
+  }
+  if (wire.stack !== null) err.stack = wire.stack;
+  return err;
+}

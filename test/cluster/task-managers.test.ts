@@ -1,0 +1,148 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, JobFailedError, readCommittedLines, StreamEnvironment, type JobEvent, type StreamEnvironmentOptions } from '../../src/index.ts';
+import type { JobMaster } from '../../src/internal.ts';
+import { tempDir } from '../support/jobs.ts';
+import build, { expectedLines } from './fixtures/tm-counts-job.ts';
+
+const MODULE = join(import.meta.dirname, 'fixtures', 'tm-counts-job.ts');
+const VARS = ['TM_RECORDS', 'TM_RATE', 'TM_OUT', 'TM_FAIL_AT', 'TM_FAIL_MARKER', 'TM_EXIT_AT', 'TM_EXIT_MARKER', 'TM_SLOW_MICROS', 'TM_UID_DRIFT'];
+
+afterEach(() => {
+  for (const v of VARS) delete process.env[v];
+});
+
+/** Sets the fixture's variables (workers copy the environment when they start). */
+function configure(vars: Record<string, string | number>): void {
+  for (const [k, v] of Object.entries(vars)) process.env[k] = String(v);
+}
+
+function environment(extra: StreamEnvironmentOptions = {}): StreamEnvironment {
+  const env = StreamEnvironment.create({
+    parallelism: 2,
+    taskManagers: 2,
+    checkpointStorage: tempDir('weir-tm-chk-'),
+    checkpointing: { intervalMs: 100 },
+    restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 50 },
+    ...extra,
+  });
+  build(env);
+  env.setJobModule(MODULE);
+  return env;
+}
+
+function committed(dir: string): string[] {
+  return readdirSync(dir).length === 0 ? [] : [...readCommittedLines(dir)].sort();
+}
+
+describe('task managers on worker threads (issue 11)', () => {
+  it('a keyed count at parallelism 2 on two task managers commits exactly the expected output', async () => {
+    const out = tempDir('weir-tm-out-');
+    configure({ TM_RECORDS: 20_000, TM_OUT: out });
+    const events: JobEvent[] = [];
+    const result = await environment().execute('tm-counts', { onEvent: (e) => events.push(e) });
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(0);
+    expect(committed(out)).toEqual(expectedLines(20_000));
+  });
+
+  it('exactly-once through a failure thrown in user code in a worker: every subtask restores from the same checkpoint', async () => {
+    const out = tempDir('weir-tm-out-');
+    const marker = join(tempDir('weir-tm-marker-'), 'failed');
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_FAIL_AT: 3_001, TM_FAIL_MARKER: marker });
+    const events: JobEvent[] = [];
+    const result = await environment().execute('tm-counts', { onEvent: (e) => events.push(e) });
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(1);
+    const restarting = events.find((e) => e.type === 'restarting');
+    expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(/injected failure at record \d+/);
+    const running = events.filter((e) => e.type === 'running');
+    expect(running).toHaveLength(2);
+    expect(running[1]!.type === 'running' && running[1]!.restoredFrom).toBeGreaterThan(0);
+    expect(committed(out)).toEqual(expectedLines(6_000));
+  });
+
+  it('exactly-once through a worker thread that exits mid-run', async () => {
+    const out = tempDir('weir-tm-out-');
+    const marker = join(tempDir('weir-tm-marker-'), 'exited');
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_EXIT_AT: 2_500, TM_EXIT_MARKER: marker });
+    const events: JobEvent[] = [];
+    const result = await environment().execute('tm-counts', { onEvent: (e) => events.push(e) });
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(1);
+    expect(events.filter((e) => e.type === 'running').map((e) => e.type === 'running' && e.restoredFrom! > 0)).toEqual([false, true]);
+    const restarting = events.find((e) => e.type === 'restarting');
+    expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(/task manager \d died: its worker thread exited with code 7/);
+    expect(committed(out)).toEqual(expectedLines(6_000));
+  });
+
+  it('a task manager whose job module builds another uid is named, and the job fails without retrying', async () => {
+    configure({ TM_OUT: tempDir('weir-tm-out-'), TM_UID_DRIFT: 1 });
+    const run = environment().execute('tm-counts');
+    await expect(run).rejects.toThrow(JobFailedError);
+    await expect(run).rejects.toThrow(
+      /task manager \d built a different job graph than the job master: uid 'count' \(vertex 1, 'keyed-process -> file-sink'\) is missing; that vertex has uids 'count-drifted', 'sink'/,
+    );
+  });
+
+  it('backpressure crosses threads: a slow consumer in one worker holds back a fast producer in the other', async () => {
+    configure({ TM_RECORDS: 100_000_000, TM_OUT: tempDir('weir-tm-out-'), TM_SLOW_MICROS: 200 });
+    let master: JobMaster | null = null;
+    const env = environment({ bufferRecords: 32, channelCapacity: 2, checkpointing: {} });
+    const client = await env.executeAsync('tm-counts', { onJobMaster: (m) => (master = m) });
+    // Records between the sources and the counts: pending in writers, queued on the producers' side
+    // (at most the credit), and received; bounded by channels x (capacity + 2) x bufferRecords.
+    const bound = 8 * (2 + 2) * 32;
+    const gaps: number[] = [];
+    while (gaps.length < 5) {
+      await new Promise((r) => setTimeout(r, 600));
+      const tasks = master!.tasks;
+      const produced = tasks.reduce((n, t) => n + t.sourceRecordsOut, 0);
+      const sunk = tasks.reduce((n, t) => n + t.sinkRecordsIn, 0);
+      if (sunk > 0) gaps.push(produced - sunk);
+    }
+    await expect(client.savepoint(tempDir())).rejects.toThrow(/savepoints of a job on task managers in worker threads are not supported yet/);
+    await client.cancel();
+    expect(master!.tasks.filter((t) => t.name.startsWith('keyed-process'))).toHaveLength(0); // torn down
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(bound);
+    expect(Math.min(...gaps)).toBeGreaterThan(0);
+  });
+
+  it('options: taskManagers and slotsPerTaskManager are validated naming the option', async () => {
+    const fails = (f: () => unknown) => {
+      try {
+        f();
+      } catch (err) {
+        return err;
+      }
+      return null;
+    };
+    const zero = fails(() => StreamEnvironment.create({ taskManagers: 0 }));
+    expect(zero).toBeInstanceOf(ConfigError);
+    expect((zero as ConfigError).option).toBe('taskManagers');
+    const memory = fails(() => StreamEnvironment.create({ taskManagers: 2 }));
+    expect((memory as ConfigError).option).toBe('taskManagers');
+    expect((memory as Error).message).toContain("worker threads cannot share 'memory' storage");
+    configure({ TM_OUT: tempDir('weir-tm-out-') });
+    const env = environment({ parallelism: 3, slotsPerTaskManager: 1 });
+    const refused = await env.execute('tm-counts').catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).option).toBe('slotsPerTaskManager');
+    expect((refused as Error).message).toContain("2 task managers x 1 slots hold 2 subtasks of a vertex, the job's highest parallelism is 3");
+  });
+
+  it('a job built by a script (no job module) runs in this thread, and says so', async () => {
+    const out = tempDir('weir-tm-out-');
+    configure({ TM_RECORDS: 2_000, TM_OUT: out });
+    const env = StreamEnvironment.create({ parallelism: 2, taskManagers: 2, checkpointStorage: tempDir('weir-tm-chk-') });
+    build(env);
+    const events: JobEvent[] = [];
+    let master: JobMaster | null = null;
+    const result = await env.execute('tm-counts', { onEvent: (e) => events.push(e), onJobMaster: (m) => (master = m) });
+    expect(result.status).toBe('FINISHED');
+    expect(master!.runsOnTaskManagers).toBe(false);
+    expect(events).toContainEqual({ type: 'log', message: expect.stringContaining('taskManagers: 2 needs the job to come from a job module') });
+    expect(committed(out)).toEqual(expectedLines(2_000));
+  });
+});
