@@ -5,6 +5,7 @@ export const CHECKPOINT_FAILURE_MESSAGES = {
   CANCELLED_UPSTREAM: 'an upstream subtask cancelled the checkpoint',
   SNAPSHOT_FAILED: 'a subtask failed while taking its snapshot',
   UPLOAD_FAILED: 'writing the snapshot to checkpoint storage failed',
+  SHARED_FILE_DELETED: 'the checkpoint reuses a shared file that was already deleted',
   METADATA_WRITE_FAILED: 'writing the checkpoint metadata failed',
   JOB_FAILOVER: 'the job is restarting after a failure',
   COORDINATOR_SHUTDOWN: 'the job is shutting down',

@@ -243,7 +243,7 @@ export class CheckpointCoordinator {
     const reuseProblem = target ? null : this.sharedState.registerCompleting(metadata);
     if (reuseProblem !== null) {
       p.finalizing = false;
-      this.abort(p, 'UPLOAD_FAILED', reuseProblem);
+      this.abort(p, 'SHARED_FILE_DELETED', reuseProblem);
       return;
     }
     const work = (target ? target.commitMetadata(metadata) : this.storage.commitMetadata(metadata)).then(
