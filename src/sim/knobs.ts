@@ -64,6 +64,8 @@ export interface SeedKnobs {
   readonly channelCapacity: number;
   readonly elementsPerStep: number;
   readonly sourceBatchRecords: number;
+  /** Virtual ms a step may cost; the slow worlds build up backpressure, so barriers overtake data. */
+  readonly stepCostMsMax: number;
   readonly faults: {
     readonly task: FaultProbabilities;
     readonly maxTaskFaults: number;
@@ -91,9 +93,10 @@ export interface KnobInputs {
 }
 
 /** A tiny cache forces eviction to the store; a small share forces frequent new bases. */
-function drawBackend(seed: number): SimBackend {
+function drawBackend(seed: number, job: string): SimBackend {
   const r = new SeededRandom(seed ^ 0x0bac4e7d);
-  const kind = (['heap', 'embedded-full', 'embedded-incremental'] as const)[r.int(3)]!;
+  const drawn = (['heap', 'embedded-full', 'embedded-incremental'] as const)[r.int(3)]!;
+  const kind = job === 'state-kinds' ? 'embedded-incremental' : drawn;
   if (kind === 'heap') return { kind };
   return { kind, cacheEntriesMax: 2 + r.int(40), incrementsShareMax: [0.25, 1, 4][r.int(3)]! };
 }
@@ -115,15 +118,19 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
   const count = 200 + r.int(1000);
   const keysPerSplit = 1 + r.int(6);
   const durationMs = 100 + r.int(300);
+  // Half the seeds run in a slow world with sources that never wait: channels stay full.
+  const backpressured = r.next() < (inputs.mode === 'aligned-timeout' ? 0.8 : 0.5);
   const maxParallelism = inputs.userOptions?.maxParallelism ?? [Math.max(parallelism, drawnParallelism), 8, 128][r.int(3)]!;
   const intervalMs = 5 + r.int(40);
   const aligned = inputs.mode === 'exactly-once' || inputs.mode === 'at-least-once';
+  // state-kinds runs two concurrent checkpoints with aborts (short timeouts) on the embedded incremental backend.
+  const concurrentIncremental = inputs.job === 'state-kinds' && aligned;
   const checkpointing = {
     intervalMs,
-    timeoutMs: 60 + r.int(300),
-    maxConcurrent: aligned ? 1 + r.int(2) : 1,
+    timeoutMs: concurrentIncremental ? 15 + r.int(60) : 60 + r.int(300),
+    maxConcurrent: concurrentIncremental ? 2 : aligned ? 1 + r.int(2) : 1,
     retained: 1 + r.int(3),
-    alignedTimeoutMs: 1 + r.int(20),
+    alignedTimeoutMs: r.next() < 0.5 ? r.int(3) : 1 + r.int(20),
   };
   const knobs = {
     restartDelayMs: r.int(20),
@@ -131,6 +138,7 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
     channelCapacity: 1 + r.int(4),
     elementsPerStep: 1 + (seed % 4),
     sourceBatchRecords: 1 + (seed % 8),
+    stepCostMsMax: backpressured ? 0.5 : 0.05,
   };
   const faults = {
     task: { process: 0.01, 'sync-phase': 0.05, 'async-phase': 0.05, 'before-ack': 0.05, commit: 0.05 },
@@ -143,22 +151,23 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
   };
   const restartsAtMs = Array.from({ length: r.int(3) }, () => r.next() * durationMs);
   const kills = r.next() < 0.5 ? Array.from({ length: 1 + r.int(2) }, () => drawKill(r, durationMs, intervalMs)) : [];
+  // Only with two or more retained checkpoints is there one to fall back to.
   const corruption: CorruptionPlan | null =
-    r.next() < 0.4
+    r.next() < 0.4 && checkpointing.retained >= 2
       ? { afterMs: r.next() * durationMs, target: r.next() < 0.5 ? 'metadata' : 'state-file', how: r.next() < 0.5 ? 'truncate' : 'flip', then: r.next() < 0.5 ? 'restart' : 'kill' }
       : null;
   const rescaleTo = 1 + r.int(Math.min(4, maxParallelism));
   const rescaleAtMs = r.next() * durationMs;
   const changeJob = inputs.builtIn && r.next() < 0.5;
-  const rescale = r.next() < 0.35 && (rescaleTo !== parallelism || changeJob) ? { atMs: rescaleAtMs, to: rescaleTo, changeJob } : null;
+  const rescale = r.next() < 0.5 && (rescaleTo !== parallelism || changeJob) ? { atMs: rescaleAtMs, to: rescaleTo, changeJob } : null;
   return {
     seed,
     job: inputs.job,
     mode: inputs.mode,
-    backend: drawBackend(seed),
+    backend: drawBackend(seed, inputs.job),
     parallelism,
     maxParallelism,
-    source: { count, keysPerSplit, ratePerSec: Math.ceil((count * 1000) / durationMs), durationMs },
+    source: { count, keysPerSplit, ratePerSec: Math.ceil((count * 1000) / (backpressured ? 1 : durationMs)), durationMs },
     checkpointing,
     ...knobs,
     faults,

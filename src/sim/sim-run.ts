@@ -36,6 +36,8 @@ const MAX_KILLS = 6;
 const JOB_ID = jobId('sim');
 const JOB_DIR = memoryJobDir(JOB_ID);
 const SAVEPOINT_ROOT = 'memory:savepoints';
+const STOP_TRIES = 5;
+const STOP_RETRY_MS = 10;
 const NO_STORAGE_FAULTS = { writeFailProbability: 0, tornWriteProbability: 0, renameFailProbability: 0, latencyMsMax: 2 };
 const NO_RPC_FAULTS = { delayProbability: 0, delayMsMax: 0, lossProbability: 0 };
 
@@ -130,7 +132,7 @@ export class SimRun {
     private readonly withFaults: boolean,
     private readonly trace?: (line: string) => void,
   ) {
-    this.world = new SimWorld(k.seed, { stepCostMsMax: 0.05, slowProbability: withFaults ? k.faults.slowProbability : 0, slowDelayMsMax: 3 });
+    this.world = new SimWorld(k.seed, { stepCostMsMax: k.stepCostMsMax, slowProbability: withFaults ? k.faults.slowProbability : 0, slowDelayMsMax: 3 });
     this.world.slowActive = false;
     this.sinkDir = job === 'file-sink' ? mkdtempSync(join(tmpdir(), 'weir-sim-')) : null;
     this.sinks = new ScenarioSinks(this.sinkDir);
@@ -297,16 +299,17 @@ export class SimRun {
     for (const at of this.k.restartsAtMs) w.schedule(at, () => this.faultsActive && this.current?.master?.failGlobal(new InjectedFault('coordinator restarts the job')));
     for (const plan of this.armed) if (plan.point.at === 'time') w.schedule(plan.point.afterMs, () => this.current && this.killBy(this.current, plan, 'at a drawn moment'));
     if (this.k.corruption) w.schedule(this.k.corruption.afterMs, () => this.tryCorrupt());
-    const r = this.k.rescale;
-    if (r) {
-      w.schedule(r.atMs, () => {
-        const proc = this.current;
-        proc?.client?.stopWithSavepoint(SAVEPOINT_ROOT).then(
-          (location) => (this.savepoint = location),
-          () => {}, // the stop failed (a fault): the job goes on
-        );
-      });
-    }
+    if (this.k.rescale) w.schedule(this.k.rescale.atMs, () => this.stopWithSavepoint(STOP_TRIES));
+  }
+
+  /** The user stops the job with a savepoint; when a fault makes the stop fail, the job goes on and the user tries again. */
+  private stopWithSavepoint(tries: number): void {
+    const client = this.current?.client;
+    if (!client || tries === 0 || this.resumedFromSavepoint) return;
+    client.stopWithSavepoint(SAVEPOINT_ROOT).then(
+      (location) => (this.savepoint = location),
+      () => this.world.schedule(STOP_RETRY_MS, () => this.stopWithSavepoint(tries - 1)),
+    );
   }
 
   private setFaults(on: boolean): void {
