@@ -91,27 +91,31 @@ function sequenceSource(env: StreamEnvironment, spec: SeqSourceSpec, ratePerSec:
     .name(`source-${spec.src}`);
 }
 
-const SEEN = new ListStateDescriptor<number>('seen');
+const SEEN = new ListStateDescriptor<{ uid: string; n: number }>('seen');
 
-/** A pass-through keeping a count in operator state; `mustStartEmpty` when the savepoint has nothing for its uid. */
-function counting(stream: DataStream<SeqRecord>, uid: string, log: SequenceLog, mustStartEmpty: boolean): DataStream<SeqRecord> {
+/**
+ * A pass-through keeping a count in operator state, tagged with its uid: state restored into an
+ * operator under another uid (an added or renamed one given someone else's state) is a violation.
+ */
+function counting(stream: DataStream<SeqRecord>, uid: string, log: SequenceLog): DataStream<SeqRecord> {
   return stream
     .process((): ProcessFunction<SeqRecord, SeqRecord> => {
-      let seen!: ListState<number>;
+      let seen!: ListState<{ uid: string; n: number }>;
       let n = 0;
       return {
         open(ctx) {
           seen = ctx.getOperatorListState(SEEN);
-          const restored = seen.get();
-          if (mustStartEmpty && restored.length > 0) log.violations.push(`${uid} subtask ${ctx.subtaskIndex} is new or renamed but started with state [${restored.join(',')}]`);
-          n = restored.reduce((a, b) => a + b, 0);
+          for (const entry of seen.get()) {
+            if (entry.uid !== uid) log.violations.push(`${uid} subtask ${ctx.subtaskIndex} was restored with the state of ${entry.uid}`);
+            n += entry.n;
+          }
         },
         processElement(r, _ctx, out) {
           n++;
           out.collect(r);
         },
         snapshotState() {
-          seen.update([n]);
+          seen.update([{ uid, n }]);
         },
       };
     })
@@ -121,8 +125,8 @@ function counting(stream: DataStream<SeqRecord>, uid: string, log: SequenceLog, 
 
 /** The stateful stage before the keyed operator: `sim-tag`, or after the change `sim-added` then `sim-tag-v2`. */
 function tagStage(stream: DataStream<SeqRecord>, src: string, variant: JobVariant, log: SequenceLog): DataStream<SeqRecord> {
-  if (variant === 'original') return counting(stream, `sim-tag-${src}`, log, false);
-  return counting(counting(stream, `sim-added-${src}`, log, true), `sim-tag-v2-${src}`, log, true);
+  if (variant === 'original') return counting(stream, `sim-tag-${src}`, log);
+  return counting(counting(stream, `sim-added-${src}`, log), `sim-tag-v2-${src}`, log);
 }
 
 function keyedSequence(stream: DataStream<SeqRecord>, log: SequenceLog, mode: SequenceMode, stateName: (key: string) => string): DataStream<string> {
