@@ -125,7 +125,7 @@ export class DataStream<T> extends OperatorHandle {
       sink.kind === 'two-phase-commit'
         ? () => new TwoPhaseCommitSinkOperator(sink.createWriter())
         : () => new PlainSinkOperator(sink.createWriter() as import('../runtime/sink.ts').SinkWriter<unknown>);
-    const node = this.graph.add({ kind: 'sink', name: sink.name, inputs: [this.refs], keySelectors: [null], createOperator });
+    const node = this.graph.add({ kind: 'sink', name: sink.name, inputs: [this.refs], keySelectors: [null], createOperator, sink });
     return new DataStreamSink(this.graph, node);
   }
 

@@ -36,9 +36,18 @@ export interface GeneratorOptions {
 }
 
 export interface RunOptions extends ExecutionHooks {
-  /** A checkpoint or savepoint directory (or a job's checkpoint directory: its newest) to start from. */
+  /**
+   * A checkpoint or savepoint directory to start from, or a job's checkpoint directory: then its
+   * newest retained checkpoint that verifies, falling back to older ones as recovery does.
+   */
   readonly restoreFrom?: string;
   readonly allowNonRestoredState?: boolean;
+  /**
+   * Restore even where a sink has committed output of a newer checkpoint than the one restored and
+   * cannot roll it back, accepting that this output is committed a second time. Default false: the
+   * job fails with an error naming the sink and both checkpoints.
+   */
+  readonly acceptDuplicates?: boolean;
   /**
    * Take ownership of the checkpoint named by `restoreFrom`: retention may delete it once newer
    * checkpoints exist. Without it the restored checkpoint is never touched.
@@ -122,6 +131,7 @@ export class StreamEnvironment {
       const uid = node.uid;
       const sink = create(uid, node.name);
       node.createOperator = () => new TwoPhaseCommitSinkOperator(sink.createWriter());
+      node.sink = sink;
     }
   }
 
@@ -141,9 +151,9 @@ export class StreamEnvironment {
     const env = run.env ?? realEnvironment();
     const id = toJobId(this.options.jobId ?? defaultJobId(name, env.random.int(0x1000000)));
     const storage = run.storage ?? this.createStorage(id);
-    const restoreFrom = run.restoreFrom ? await loadRestorePoint(run.restoreFrom, storage) : null;
-    if (run.claim && restoreFrom?.kind === 'savepoint') {
-      throw new ConfigError('claim', `${restoreFrom.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
+    const restoreCandidates = run.restoreFrom ? await storage.restoreCandidates(run.restoreFrom) : [];
+    if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
+      throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
     }
     const master = new JobMaster(
       {
@@ -156,8 +166,9 @@ export class StreamEnvironment {
         storage,
         bufferRecords: this.options.bufferRecords,
         channelCapacity: this.options.channelCapacity,
-        restoreFrom,
+        restoreCandidates,
         allowNonRestoredState: run.allowNonRestoredState ?? false,
+        acceptDuplicates: run.acceptDuplicates ?? false,
         claim: run.claim ?? false,
       },
       env,
@@ -203,16 +214,6 @@ export class StreamEnvironment {
 function defaultJobId(name: string, suffix: number): string {
   const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'job';
   return `${slug}-${suffix.toString(16).padStart(6, '0')}`;
-}
-
-async function loadRestorePoint(path: string, storage: CheckpointStorage): Promise<CompletedCheckpoint> {
-  if (path.startsWith('memory:')) {
-    const metadata = await storage.readMetadata(path);
-    return { checkpointId: metadata.checkpointId, metadata, location: path, kind: metadata.kind };
-  }
-  const location = await resolveCheckpointLocation(path);
-  const metadata = await readCheckpointMetadataAt(location);
-  return { checkpointId: metadata.checkpointId, metadata, location, kind: metadata.kind };
 }
 
 export type { JobEvent };

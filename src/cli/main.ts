@@ -48,9 +48,10 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .option('-p, --parallelism <n>', 'default parallelism of the job', positiveInt('parallelism'))
     .option('--checkpoint-dir <dir>', 'store checkpoints in this directory (retained when the job ends)')
     .option('--checkpoint-interval <ms>', 'milliseconds between checkpoints', positiveInt('checkpoint interval'))
-    .option('--from <checkpoint>', 'start from a checkpoint, savepoint or job checkpoint directory (its newest)')
+    .option('--from <checkpoint>', 'start from a checkpoint, savepoint or job checkpoint directory (its newest that verifies)')
     .option('--allow-non-restored-state', 'allow state in --from that no operator of the job claims')
     .option('--claim', 'take ownership of the --from checkpoint: retention may delete it later (default: never touched)')
+    .option('--accept-duplicates', 'restore even where a sink committed output of a newer checkpoint and cannot roll it back (that output is committed again)')
     .option('-q, --quiet', 'no live progress display')
     .action(async (modulePath: string, flags: RunFlags) => setExit(await runCommand(modulePath, flags)));
 

@@ -19,6 +19,8 @@ export interface RunFlags {
   readonly allowNonRestoredState?: boolean;
   /** Take ownership of the `--from` checkpoint (no-claim by default). */
   readonly claim?: boolean;
+  /** Restore even where a sink would commit output a second time. */
+  readonly acceptDuplicates?: boolean;
   readonly quiet?: boolean;
 }
 
@@ -60,7 +62,12 @@ export async function runCommand(modulePath: string, flags: RunFlags): Promise<n
   const outcome = await superviseJob(
     env,
     job.name,
-    { restoreFrom: flags.from, allowNonRestoredState: flags.allowNonRestoredState, ...(flags.claim === true ? { claim: true } : {}) },
+    {
+      restoreFrom: flags.from,
+      allowNonRestoredState: flags.allowNonRestoredState,
+      ...(flags.claim === true ? { claim: true } : {}),
+      ...(flags.acceptDuplicates === true ? { acceptDuplicates: true } : {}),
+    },
     {
       quiet,
       onStarted: (client, log) => {

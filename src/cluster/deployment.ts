@@ -24,6 +24,8 @@ import type { TaskGateway } from '../runtime/task-gateway.ts';
 export interface DeploymentSpec {
   readonly graph: JobGraph;
   readonly attempt: number;
+  /** Unique across processes and attempts; handed to operators as `runId`. */
+  readonly runId: string;
   readonly backends: StateBackendFactory;
   readonly storage: CheckpointStorage;
   /** Where subtasks write the state of checkpoint or savepoint n. */
@@ -197,6 +199,7 @@ export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata |
             parallelism: v.parallelism,
             maxParallelism: v.maxParallelism,
             attempt: spec.attempt,
+            runId: spec.runId,
             output: chainOutput(chain[k + 1]?.operator ?? null, writers),
             keyedBackend: op.keyedBackend,
             operatorState: op.operatorBackend,

@@ -9,6 +9,7 @@ export type JobEvent =
   | { readonly type: 'checkpoint-failed'; readonly stats: CheckpointStats }
   | { readonly type: 'restarting'; readonly attempt: number; readonly delayMs: number; readonly cause: string; readonly error: unknown }
   | { readonly type: 'restore-fallback'; readonly checkpointId: number; readonly location: string; readonly reason: string }
+  | { readonly type: 'sink-rolled-back'; readonly uid: string; readonly after: number; readonly description: string }
   | { readonly type: 'log'; readonly message: string }
   | { readonly type: 'finished' }
   | { readonly type: 'failed'; readonly error: Error }

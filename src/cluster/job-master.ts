@@ -20,8 +20,11 @@ import { directRpc, type Rpc } from '../runtime/rpc.ts';
 import type { StreamTask } from '../runtime/stream-task.ts';
 import type { TaskGateway, TaskId } from '../runtime/task-gateway.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
-import type { CheckpointStorage } from '../storage/storage.ts';
-import { deploy, type Deployment } from './deployment.ts';
+import type { CheckpointStorage, RestoreCandidate } from '../storage/storage.ts';
+import { baseName, parseSavepointDirName } from '../storage/paths.ts';
+import type { TwoPhaseCommitSink } from '../runtime/sink.ts';
+import { deploy, type Deployment, type DeploymentSpec } from './deployment.ts';
+import { decideSinkRecovery, type SinkCommitView, type SkippedCheckpoint } from './sink-recovery.ts';
 import type { JobEvent, JobMetrics, JobResult, JobStatus } from './job-events.ts';
 import { decideRestart, type RestartStrategyConfig } from './restart-strategy.ts';
 
@@ -35,9 +38,11 @@ export interface JobMasterConfig {
   readonly storage: CheckpointStorage;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
-  /** A completed checkpoint or savepoint to start from. */
-  readonly restoreFrom: CompletedCheckpoint | null;
+  /** What the job may start from, newest first (`storage.restoreCandidates` of `--from`); empty: start from nothing. */
+  readonly restoreCandidates: readonly RestoreCandidate[];
   readonly allowNonRestoredState: boolean;
+  /** Restore even where a sink would commit output a second time (see sink-recovery.ts). */
+  readonly acceptDuplicates: boolean;
   /**
    * Claim mode: the job takes ownership of the checkpoint it restores from, and retention may delete
    * it. Default (no claim): it is never touched, and the job's first checkpoint is a full one.
@@ -69,8 +74,12 @@ export class JobMaster {
   private settle!: { resolve(r: JobResult): void; reject(e: Error): void };
   readonly result: Promise<JobResult>;
   private lastCheckpoint: CheckpointStats | null = null;
-  private initialRestore: CompletedCheckpoint | null;
+  /** The `--from` candidates not yet found unusable; they stay the last resort until the job has checkpoints of its own. */
+  private initialCandidates: RestoreCandidate[];
+  private claimed = false;
   private failedAttempt = -1;
+  /** Drawn once per JobMaster, i.e. per process: run ids stay unique across processes that restore the same checkpoint. */
+  private readonly processTag: string;
 
   constructor(
     private readonly cfg: JobMasterConfig,
@@ -79,10 +88,10 @@ export class JobMaster {
   ) {
     this.rpc = hooks.rpc ?? directRpc(env.scheduler);
     this.faults = hooks.faults ?? NO_FAULTS;
-    this.initialRestore = cfg.restoreFrom;
-    const firstId = cfg.restoreFrom ? cfg.restoreFrom.checkpointId + 1 : 1;
+    this.initialCandidates = [...cfg.restoreCandidates];
+    this.processTag = randomTag(env.random);
+    const firstId = Math.max(0, ...cfg.restoreCandidates.map((c) => c.checkpointId)) + 1;
     this.coordinator = new CheckpointCoordinator(cfg.jobId, cfg.checkpointing, cfg.storage, env, this.coordinatorContext(), firstId);
-    if (cfg.claim && cfg.restoreFrom?.kind === 'checkpoint') this.coordinator.claim(cfg.restoreFrom);
     this.result = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
     this.result.catch(() => {}); // observed by callers; avoid an unhandled rejection when nobody awaits
   }
@@ -199,14 +208,92 @@ export class JobMaster {
     this.emit({ type: 'running', attempt, restoredFrom: restoredFrom?.checkpointId ?? null });
   }
 
-  /** Deploys from the newest checkpoint that verifies, falling back to older retained ones. */
+  /**
+   * Deploys from the newest checkpoint that verifies, falling back to older retained ones, then
+   * reconciles the sinks with the choice (sink-recovery.ts): a restore that would repeat committed
+   * output is rolled back by the sink or refused.
+   */
   private async deployFromLatest(attempt: number): Promise<{ deployment: Deployment; restoredFrom: CompletedCheckpoint | null }> {
-    // Newest first; the snapshot the job was started from stays the last resort until it has its own.
-    const candidates: CompletedCheckpoint[] = [...this.coordinator.store.all()];
-    if (this.initialRestore && !candidates.some((c) => c.checkpointId === this.initialRestore!.checkpointId)) candidates.push(this.initialRestore);
-    const spec = {
+    const spec = this.deploymentSpec(attempt);
+    const skipped: SkippedCheckpoint[] = [];
+    for (const candidate of this.restoreCandidates()) {
+      let restored: CompletedCheckpoint;
+      let deployment: Deployment;
+      try {
+        restored = await candidate.load();
+        const notOwned = (candidate.initial && !this.cfg.claim) || restored.kind === 'savepoint';
+        deployment = await deploy(spec, restored.metadata, notOwned);
+      } catch (err) {
+        if (!(err instanceof StorageError)) throw err;
+        this.coordinator.store.remove(candidate.checkpointId);
+        this.initialCandidates = this.initialCandidates.filter((c) => c.location !== candidate.location);
+        const reason = `${candidate.kind} ${candidate.checkpointId} at ${candidate.location} does not verify: ${err.message}`;
+        skipped.push({ checkpointId: candidate.checkpointId, reason: err.message });
+        this.emit({ type: 'restore-fallback', checkpointId: candidate.checkpointId, location: candidate.location, reason });
+        this.emit({ type: 'log', message: `${reason}; falling back to an older retained checkpoint` });
+        continue;
+      }
+      await this.reconcileSinks(restored.checkpointId, skipped, deployment);
+      if (candidate.initial && this.cfg.claim && restored.kind === 'checkpoint' && !this.claimed) {
+        this.claimed = true;
+        this.coordinator.claim(restored);
+      }
+      return { deployment, restoredFrom: restored };
+    }
+    if (skipped.length > 0) {
+      throw new JobFailedError(`nothing to restore job '${this.cfg.name}' from verifies: ${skipped.map((s) => `checkpoint ${s.checkpointId}: ${s.reason}`).join('; ')}`);
+    }
+    const deployment = await deploy(spec, null);
+    await this.reconcileSinks(null, skipped, deployment);
+    return { deployment, restoredFrom: null };
+  }
+
+  /** Newest first: the job's own retained checkpoints, then the `--from` candidates it has no copy of. */
+  private restoreCandidates(): Array<{ checkpointId: number; location: string; kind: string; initial: boolean; load(): Promise<CompletedCheckpoint> }> {
+    const own = this.coordinator.store.all().map((c) => ({ checkpointId: c.checkpointId, location: c.location, kind: c.kind, initial: false, load: async () => c }));
+    const held = new Set(own.map((c) => c.location));
+    const initial = this.initialCandidates
+      .filter((c) => !held.has(c.location))
+      .map((c) => ({
+        checkpointId: c.checkpointId,
+        location: c.location,
+        kind: parseSavepointDirName(baseName(c.location)) === null ? 'checkpoint' : 'savepoint',
+        initial: true,
+        load: async (): Promise<CompletedCheckpoint> => {
+          const metadata = await c.load();
+          return { checkpointId: metadata.checkpointId, metadata, location: c.location, kind: metadata.kind };
+        },
+      }));
+    return [...own, ...initial];
+  }
+
+  /** Asks every two-phase-commit sink what it committed and carries out the sink-aware rule. */
+  private async reconcileSinks(restoreId: number | null, skipped: readonly SkippedCheckpoint[], deployment: Deployment): Promise<void> {
+    const sinks = twoPhaseSinksOf(this.cfg.graph);
+    const views: SinkCommitView[] = [];
+    for (const { uid, name, sink } of sinks) {
+      const newestCommitted = sink.newestCommitted ? await sink.newestCommitted() : undefined;
+      views.push({ uid, name, newestCommitted, canRollBack: sink.rollBackAfter !== undefined });
+    }
+    const decision = decideSinkRecovery({ restoreId, skipped, acceptDuplicates: this.cfg.acceptDuplicates }, views);
+    if (decision.kind === 'refuse') {
+      for (const task of deployment.tasks) task.cancel();
+      throw new JobFailedError(decision.message);
+    }
+    for (const warning of decision.warnings) this.emit({ type: 'log', message: warning });
+    for (const rollBack of decision.rollBacks) {
+      const sink = sinks.find((s) => s.uid === rollBack.uid)!.sink;
+      const what = await sink.rollBackAfter!(rollBack.after);
+      this.emit({ type: 'sink-rolled-back', uid: rollBack.uid, after: rollBack.after, description: what });
+      this.emit({ type: 'log', message: `sink '${rollBack.name}' (uid '${rollBack.uid}') committed output after checkpoint ${rollBack.after}, which the job restores: ${what}` });
+    }
+  }
+
+  private deploymentSpec(attempt: number): DeploymentSpec {
+    return {
       graph: this.cfg.graph,
       attempt,
+      runId: `${this.processTag}-a${attempt}`,
       backends: this.cfg.backends,
       storage: this.cfg.storage,
       streams: (id: CheckpointId) => this.coordinator.streamFactory(id),
@@ -219,23 +306,6 @@ export class JobMaster {
       sourceBatchRecords: this.hooks.sourceBatchRecords ?? this.cfg.bufferRecords,
       allowNonRestoredState: this.cfg.allowNonRestoredState,
     };
-    if (candidates.length === 0) return { deployment: await deploy(spec, null), restoredFrom: null };
-    const reasons: string[] = [];
-    for (const candidate of candidates) {
-      try {
-        const notOwned = (candidate === this.initialRestore && !this.cfg.claim) || candidate.kind === 'savepoint';
-        return { deployment: await deploy(spec, candidate.metadata, notOwned), restoredFrom: candidate };
-      } catch (err) {
-        if (!(err instanceof StorageError)) throw err;
-        this.coordinator.store.remove(candidate.checkpointId);
-        if (candidate === this.initialRestore) this.initialRestore = null;
-        const reason = `${candidate.kind} ${candidate.checkpointId} at ${candidate.location} does not verify: ${err.message}`;
-        reasons.push(reason);
-        this.emit({ type: 'restore-fallback', checkpointId: candidate.checkpointId, location: candidate.location, reason });
-        this.emit({ type: 'log', message: `${reason}; falling back to an older retained checkpoint` });
-      }
-    }
-    throw new JobFailedError(`nothing to restore job '${this.cfg.name}' from verifies: ${reasons.join('; ')}`);
   }
 
   private onAttemptFailure(attempt: number, err: unknown): void {
@@ -363,6 +433,20 @@ export class JobMaster {
 }
 
 const FINAL_NOTIFY_RESEND_MS = 200;
+
+/** Eight base-36 characters from the random seam (about 41 bits). */
+function randomTag(random: Environment['random']): string {
+  return (random.int(0x100000) * 0x200000 + random.int(0x200000)).toString(36).padStart(8, '0');
+}
+
+/** The two-phase-commit sinks of a job graph with their uids. */
+function twoPhaseSinksOf(graph: JobGraph): Array<{ uid: string; name: string; sink: TwoPhaseCommitSink<unknown, unknown> }> {
+  const out: Array<{ uid: string; name: string; sink: TwoPhaseCommitSink<unknown, unknown> }> = [];
+  for (const v of graph.vertices) {
+    for (const node of v.chain) if (node.sink?.kind === 'two-phase-commit') out.push({ uid: node.uid, name: node.name, sink: node.sink });
+  }
+  return out;
+}
 
 const key = (t: TaskId): string => `${t.vertex}/${t.subtask}`;
 

@@ -4,6 +4,7 @@
  */
 import type { StreamOperator } from '../runtime/operator.ts';
 import type { PartitionerSpec } from '../runtime/partitioner.ts';
+import type { Sink, TwoPhaseCommitSink } from '../runtime/sink.ts';
 import type { Key } from '../state/key-groups.ts';
 
 export type NodeKind = 'source' | 'operator' | 'sink';
@@ -29,6 +30,8 @@ export interface LogicalNode {
   readonly keySelectors: ReadonlyArray<((record: any) => Key) | null>;
   createOperator: () => StreamOperator;
   chainable: boolean;
+  /** The sink a sink node writes to: recovery asks it what it committed. */
+  sink?: Sink<any> | TwoPhaseCommitSink<any, any>;
 }
 
 /** The nodes of a job in creation order. */

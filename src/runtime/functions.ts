@@ -25,6 +25,12 @@ export interface RuntimeContext {
   readonly maxParallelism: number;
   /** How many times the job restarted before this attempt (0 on the first run). */
   readonly attempt: number;
+  /**
+   * Names this run of the subtask uniquely across attempts, processes and restores (a random part
+   * drawn once per process plus the attempt). Name anything a run creates and a later run must not
+   * mistake for its own — in-progress files, transaction ids — with it.
+   */
+  readonly runId: string;
   /** Whether this operator's state was restored from a snapshot (it may still be empty). */
   readonly restored: boolean;
   /** The job's clock (virtual under the simulator): use it instead of Date.now. */

@@ -17,6 +17,8 @@ export interface OperatorContext {
   readonly parallelism: number;
   readonly maxParallelism: number;
   readonly attempt: number;
+  /** Unique per process and attempt (see RuntimeContext.runId). */
+  readonly runId: string;
   readonly output: Output;
   readonly keyedBackend: KeyedStateBackend | null;
   readonly operatorState: OperatorStateBackend;

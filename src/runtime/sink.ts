@@ -19,8 +19,12 @@ export interface Sink<T> {
 }
 
 export interface TwoPhaseCommitWriter<T, C> {
-  /** `pending` are committables restored from the checkpoint; clean up anything else left by a crash. */
-  open(ctx: RuntimeContext, pending: readonly C[]): Promise<void> | void;
+  /**
+   * `restored` are the committables of every subtask in the checkpoint restored from (the
+   * operator commits them afterwards, each by one subtask). Clean up anything else a dead run left
+   * — but only what carries another run's `ctx.runId`: other subtasks of this run may already write.
+   */
+  open(ctx: RuntimeContext, restored: readonly C[]): Promise<void> | void;
   write(record: T): void;
   /** Closes the open transaction durably and returns its committable, or null when it holds nothing. */
   preCommit(checkpointId: number): C | null;
@@ -35,4 +39,17 @@ export interface TwoPhaseCommitSink<T, C> {
   readonly name: string;
   readonly kind: 'two-phase-commit';
   createWriter(): TwoPhaseCommitWriter<T, C>;
+  /**
+   * The newest checkpoint whose transactions this sink committed, read from the external system
+   * (null: none). Recovery uses it never to restore, silently, to an older checkpoint than that.
+   * Leave it out when the sink cannot tell: then recovery refuses to fall back past a newer
+   * completed checkpoint unless duplicates are accepted.
+   */
+  newestCommitted?(): Promise<number | null>;
+  /**
+   * Takes back the visible output of every checkpoint after `checkpointId` (moving it aside, never
+   * deleting it) so the job can restore that checkpoint without repeating output. Returns a
+   * sentence saying what moved where. Leave it out when the sink cannot roll back.
+   */
+  rollBackAfter?(checkpointId: number): Promise<string>;
 }

@@ -9,7 +9,7 @@ import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
 import { filePathsOf } from '../checkpoint/metadata/walk.ts';
 import type { StreamStateHandle } from '../storage/handles.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
-import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory } from '../storage/storage.ts';
+import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, RestoreCandidate } from '../storage/storage.ts';
 import type { SavepointTarget } from '../storage/savepoint-target.ts';
 import type { Random, Scheduler } from '../core/time.ts';
 
@@ -116,6 +116,10 @@ export class FaultyStorage implements CheckpointStorage {
 
   readMetadata(location: string): Promise<CheckpointMetadata> {
     return this.inner.readMetadata(location);
+  }
+
+  restoreCandidates(p: string): Promise<RestoreCandidate[]> {
+    return this.inner.restoreCandidates(p);
   }
 
   listCheckpoints(): Promise<CheckpointListing[]> {

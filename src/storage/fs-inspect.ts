@@ -8,6 +8,7 @@ import type { CheckpointMetadata, CheckpointSummary, SnapshotKind } from '../che
 import { StorageError, errorMessage } from '../core/errors.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import { dirFilesSize, listDir, pathKind, readMetadataFile } from './fs-io.ts';
+import type { RestoreCandidate } from './storage.ts';
 import { isInside, joinPath, METADATA_FILE_NAME, metadataPath, parseCheckpointDirName, parseSavepointDirName } from './paths.ts';
 
 /** A snapshot directory found on disk, whatever its state. */
@@ -92,6 +93,24 @@ export async function resolveCheckpointLocation(p: string): Promise<string> {
   if (chks.length > 0) throw new StorageError('MISSING_FILE', abs, `no completed checkpoint: ${chks.length} checkpoint director${chks.length === 1 ? 'y has' : 'ies have'} no ${METADATA_FILE_NAME}`);
   const what = parseCheckpointDirName(path.basename(abs)) !== null ? 'incomplete checkpoint' : 'not a checkpoint';
   throw new StorageError('MISSING_FILE', abs, `${what}: no ${METADATA_FILE_NAME} in this directory`);
+}
+
+/**
+ * Restore candidates for a path a person gave, newest first: every checkpoint of a job directory
+ * that has `_metadata` (read lazily, so a corrupt newest one can be skipped), or the one snapshot
+ * the path names (read now: there is nothing to fall back to, and its errors belong at the start).
+ */
+export async function fsRestoreCandidates(p: string): Promise<RestoreCandidate[]> {
+  const abs = path.resolve(p);
+  if ((await pathKind(abs)) === 'dir' && (await pathKind(metadataPath(abs))) !== 'file') {
+    const complete = (await checkpointDirsOf(abs)).filter((c) => c.hasMetadata);
+    if (complete.length > 0) {
+      return complete.reverse().map((c) => ({ checkpointId: c.id, location: c.dir, load: () => readCheckpointDirMetadata(c.dir, c.id) }));
+    }
+  }
+  const location = await resolveCheckpointLocation(abs);
+  const metadata = await readMetadataFile(metadataPath(location));
+  return [{ checkpointId: metadata.checkpointId, location, load: async () => metadata }];
 }
 
 /** Reads and verifies the metadata of the snapshot at `p` (see `resolveCheckpointLocation`). */

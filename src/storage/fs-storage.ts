@@ -12,7 +12,7 @@ import { assert } from '../core/assert.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
 import { errnoCode, fsyncDir, storageIoError, writeFileAtomic } from './atomic-write.ts';
 import { listDir, makeDir, pathKind, readStateFs, readMetadataFile, removeDirIfEmpty, writeNewFile } from './fs-io.ts';
-import { readCheckpointDirMetadata, snapshotSizeBytes } from './fs-inspect.ts';
+import { fsRestoreCandidates, readCheckpointDirMetadata, snapshotSizeBytes } from './fs-inspect.ts';
 import type { StreamStateHandle } from './handles.ts';
 import {
   checkpointDir,
@@ -28,7 +28,7 @@ import {
   taskOwnedDir,
 } from './paths.ts';
 import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, encodeStateFile, fileHandleFor, inlineHandleFor } from './state-file.ts';
-import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, StateScope } from './storage.ts';
+import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, RestoreCandidate, StateScope } from './storage.ts';
 import type { SavepointTarget } from './savepoint-target.ts';
 import { FsSavepointWriter } from './fs-savepoint.ts';
 
@@ -146,6 +146,10 @@ export class FsCheckpointStorage implements CheckpointStorage {
 
   readMetadata(location: string): Promise<CheckpointMetadata> {
     return readMetadataFile(metadataPath(location));
+  }
+
+  restoreCandidates(p: string): Promise<RestoreCandidate[]> {
+    return fsRestoreCandidates(p);
   }
 
   /** Complete checkpoints, ascending by id; a `_metadata` that does not verify is an error, not skipped. */

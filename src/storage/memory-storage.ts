@@ -29,7 +29,8 @@ import {
   METADATA_FILE_NAME,
 } from './paths.ts';
 import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, decodeStateFile, encodeStateFile, fileHandleFor, inlineHandleFor, verifyInline } from './state-file.ts';
-import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, StateScope } from './storage.ts';
+import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, RestoreCandidate, StateScope } from './storage.ts';
+import { fsRestoreCandidates } from './fs-inspect.ts';
 import type { SavepointTarget } from './savepoint-target.ts';
 import { FsSavepointWriter } from './fs-savepoint.ts';
 import { MemorySavepointWriter } from './memory-savepoint.ts';
@@ -135,6 +136,35 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     const file = metadataPath(location);
     if (!isMemoryPath(location)) return readMetadataFile(file);
     return deserializeMetadata(this.get(file, 'checkpoint metadata'), file);
+  }
+
+  /** A `memory:` job directory gives its checkpoints newest first; a `memory:` snapshot itself; other paths go to the filesystem. */
+  async restoreCandidates(p: string): Promise<RestoreCandidate[]> {
+    if (!isMemoryPath(p)) return fsRestoreCandidates(p);
+    const dir = baseName(p) === METADATA_FILE_NAME ? parentDir(p) : p;
+    if (this.files.has(metadataPath(dir))) {
+      const metadata = await this.readMetadata(dir);
+      return [{ checkpointId: metadata.checkpointId, location: dir, load: async () => metadata }];
+    }
+    const ids = new Set<CheckpointId>();
+    for (const file of this.files.keys()) {
+      const chk = parentDir(file);
+      const id = baseName(file) === METADATA_FILE_NAME && parentDir(chk) === dir ? parseCheckpointDirName(baseName(chk)) : null;
+      if (id !== null) ids.add(id);
+    }
+    if (ids.size === 0) throw new StorageError('MISSING_FILE', p, 'no completed checkpoint or snapshot here');
+    return [...ids]
+      .sort((a, b) => b - a)
+      .map((id) => {
+        const location = joinPath(dir, baseName(checkpointDir(dir, id)));
+        return { checkpointId: id, location, load: () => this.readCheckedMetadata(location, id) };
+      });
+  }
+
+  private async readCheckedMetadata(location: string, id: CheckpointId): Promise<CheckpointMetadata> {
+    const meta = await this.readMetadata(location);
+    if (meta.checkpointId !== id) throw new StorageError('CORRUPT_FILE', metadataPath(location), `metadata is for checkpoint ${meta.checkpointId} but its directory is chk-${id}`);
+    return meta;
   }
 
   /** Complete checkpoints, ascending by id; sizes count as `snapshotSizeBytes` does on disk. */

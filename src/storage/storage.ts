@@ -28,6 +28,18 @@ export interface CheckpointListing {
   readonly kind: 'checkpoint' | 'savepoint';
 }
 
+/**
+ * A snapshot a job may restore from, found by `restoreCandidates`. Its metadata is read only when
+ * needed, so a candidate whose `_metadata` does not verify is skipped in favour of an older one.
+ */
+export interface RestoreCandidate {
+  /** From the directory name (a checkpoint of a job directory) or from the metadata. */
+  readonly checkpointId: CheckpointId;
+  readonly location: string;
+  /** Reads and verifies the metadata; a StorageError names the file when it does not verify. */
+  load(): Promise<CheckpointMetadata>;
+}
+
 export interface CheckpointStorage {
   /** `memory` or the job's checkpoint directory; shown to people. */
   readonly description: string;
@@ -47,6 +59,12 @@ export interface CheckpointStorage {
   readMetadata(location: string): Promise<CheckpointMetadata>;
   /** Completed checkpoints of this job, ascending by id. */
   listCheckpoints(): Promise<CheckpointListing[]>;
+  /**
+   * What a path a person gave (`--from`) can restore from, newest first: one snapshot for a
+   * checkpoint or savepoint directory or `_metadata` file; every checkpoint with `_metadata` for a
+   * job directory. A path that names no snapshot is a StorageError naming it.
+   */
+  restoreCandidates(path: string): Promise<RestoreCandidate[]>;
   /**
    * Deletes everything exclusive to checkpoint n (its folder), complete or not. Later writes for
    * checkpoint n fail, so a late async phase of an aborted checkpoint leaves no orphan behind.

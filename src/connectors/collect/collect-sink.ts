@@ -8,13 +8,17 @@ import type { TwoPhaseCommitSink, TwoPhaseCommitWriter } from '../../runtime/sin
 
 interface CollectTransaction<T> {
   readonly id: string;
+  readonly checkpointId: number;
   readonly records: T[];
 }
 
+/** A transactional in-memory sink (see the module comment); it can tell and roll back what it committed. */
 export class CollectSink<T> implements TwoPhaseCommitSink<T, CollectTransaction<T>> {
   readonly kind = 'two-phase-commit' as const;
-  private readonly committed = new Map<string, T[]>();
-  private readonly order: string[] = [];
+  private readonly committed = new Map<string, { checkpointId: number; records: T[] }>();
+  private order: string[] = [];
+  /** Records of transactions taken back by `rollBackAfter`, in the order they had been committed. */
+  readonly rolledBack: T[] = [];
   /** How many commit calls arrived for an already committed transaction (recovery re-commits). */
   recommits = 0;
 
@@ -33,7 +37,7 @@ export class CollectSink<T> implements TwoPhaseCommitSink<T, CollectTransaction<
       },
       preCommit: (checkpointId) => {
         if (open.length === 0) return null;
-        const txn = { id: `${subtask}:${checkpointId}`, records: open };
+        const txn = { id: `${subtask}:${checkpointId}`, checkpointId, records: open };
         open = [];
         return txn;
       },
@@ -43,7 +47,7 @@ export class CollectSink<T> implements TwoPhaseCommitSink<T, CollectTransaction<
             this.recommits++;
             continue;
           }
-          this.committed.set(txn.id, [...txn.records]);
+          this.committed.set(txn.id, { checkpointId: txn.checkpointId, records: [...txn.records] });
           this.order.push(txn.id);
         }
       },
@@ -55,7 +59,24 @@ export class CollectSink<T> implements TwoPhaseCommitSink<T, CollectTransaction<
 
   /** Every committed record, transaction by transaction in commit order. */
   results(): T[] {
-    return this.order.flatMap((id) => this.committed.get(id)!);
+    return this.order.flatMap((id) => this.committed.get(id)!.records);
+  }
+
+  async newestCommitted(): Promise<number | null> {
+    let newest: number | null = null;
+    for (const txn of this.committed.values()) newest = Math.max(newest ?? 0, txn.checkpointId);
+    return newest;
+  }
+
+  /** Takes back the transactions of checkpoints after `checkpointId` (kept in `rolledBack`). */
+  async rollBackAfter(checkpointId: number): Promise<string> {
+    const later = this.order.filter((id) => this.committed.get(id)!.checkpointId > checkpointId);
+    for (const id of later) {
+      this.rolledBack.push(...this.committed.get(id)!.records);
+      this.committed.delete(id);
+    }
+    this.order = this.order.filter((id) => this.committed.has(id));
+    return `took back ${later.length} committed transaction(s) of checkpoints after ${checkpointId}`;
   }
 
   get transactions(): number {

@@ -21,6 +21,7 @@ export function createRuntimeContext(ctx: OperatorContext): RuntimeContext {
     parallelism: ctx.parallelism,
     maxParallelism: ctx.maxParallelism,
     attempt: ctx.attempt,
+    runId: ctx.runId,
     restored: ctx.restored,
     clock: ctx.clock,
     getState: (d) => keyed(d).getState(d),

@@ -28,12 +28,16 @@ interface PendingCommit {
   readonly committable: unknown;
 }
 
-const PENDING = new ListStateDescriptor<PendingCommit>('pending-commits');
+const PENDING = new ListStateDescriptor<PendingCommit>('pending-commits-v2');
+/** Milestone 1 kept pending commits as split list state under this name; still restored. */
+const PENDING_V1 = new ListStateDescriptor<PendingCommit>('pending-commits');
 
 /**
  * Two-phase commit: pre-commit on the barrier, keep the committable in operator state, commit on
  * notifyCheckpointComplete. Restored committables belong to a completed checkpoint and are committed
- * again on open (commits are idempotent).
+ * again on open (commits are idempotent). They are union state: every subtask sees all of them, so
+ * each can tell a dead run's leftovers from what the checkpoint still needs, at any parallelism;
+ * subtask i commits the restored committables at positions i, i+p, i+2p, ...
  */
 export class TwoPhaseCommitSinkOperator extends AbstractStreamOperator {
   sinkRecordsIn = 0;
@@ -45,10 +49,15 @@ export class TwoPhaseCommitSinkOperator extends AbstractStreamOperator {
   }
 
   override async open(): Promise<void> {
-    this.state = this.ctx.operatorState.getListState(PENDING);
-    const restored = [...this.state.get()];
-    await this.writer.open(createRuntimeContext(this.ctx), restored.map((p) => p.committable));
-    if (restored.length > 0) await this.writer.commit(restored.map((p) => p.committable));
+    this.state = this.ctx.operatorState.getUnionListState(PENDING);
+    const legacy = this.ctx.operatorState.getListState(PENDING_V1);
+    const legacyMine = [...legacy.get()].map((p) => p.committable);
+    legacy.clear();
+    const restored = [...this.state.get()].map((p) => p.committable);
+    await this.writer.open(createRuntimeContext(this.ctx), [...restored, ...legacyMine]);
+    const { subtaskIndex, parallelism } = this.ctx;
+    const mine = [...restored.filter((_, i) => i % parallelism === subtaskIndex), ...legacyMine];
+    if (mine.length > 0) await this.writer.commit(mine);
     this.pending = [];
     this.state.clear();
   }
