@@ -4,7 +4,7 @@
  * and only while an older one is on the disk too, so recovery has something to fall back to.
  */
 import type { CheckpointId } from '../core/ids.ts';
-import { baseName, checkpointDir, metadataPath, METADATA_FILE_NAME, parentDir, parseCheckpointDirName } from '../storage/paths.ts';
+import { baseName, checkpointDir, metadataPath, METADATA_FILE_NAME, parentDir, parseCheckpointDirName, parseSavepointDirName } from '../storage/paths.ts';
 import type { CorruptionPlan } from './knobs.ts';
 
 export interface Corrupted {
@@ -22,6 +22,17 @@ export function completedOnDisk(files: ReadonlyMap<string, Uint8Array>, jobDir: 
     if (id !== null) ids.push(id);
   }
   return ids.sort((a, b) => a - b);
+}
+
+/** The newest complete savepoint under `root` on the disk, or null. */
+export function newestSavepoint(files: ReadonlyMap<string, Uint8Array>, root: string): string | null {
+  let best: { id: number; dir: string } | null = null;
+  for (const file of files.keys()) {
+    if (baseName(file) !== METADATA_FILE_NAME || parentDir(parentDir(file)) !== root) continue;
+    const sp = parseSavepointDirName(baseName(parentDir(file)));
+    if (sp !== null && (best === null || sp.checkpointId > best.id)) best = { id: sp.checkpointId, dir: parentDir(file) };
+  }
+  return best?.dir ?? null;
 }
 
 /** Corrupts a file of the newest completed checkpoint; null when fewer than two are on the disk. */

@@ -109,7 +109,7 @@ class ExternalSinkWriter implements TwoPhaseCommitWriter<unknown, ExternalCommit
   ) {}
 
   open(ctx: RuntimeContext, pending: readonly ExternalCommittable[]): void {
-    this.prefix = `${this.uid}-${ctx.subtaskIndex}of${ctx.parallelism}-a${ctx.attempt}`;
+    this.prefix = `${this.uid}-${ctx.subtaskIndex}of${ctx.parallelism}-${ctx.runId}`;
     this.recovery.opened(pending.map((p) => p.transaction));
   }
 

@@ -11,18 +11,14 @@ import type { TwoPhaseCommitSink, TwoPhaseCommitWriter } from '../runtime/sink.t
 import { RecoveryCommits, type CommitLedger } from './checkers/commit-once.ts';
 
 export function observeFileSink(sink: FileSink, ledger: CommitLedger): TwoPhaseCommitSink<unknown, FileCommittable> {
-  const observed: TwoPhaseCommitSink<unknown, FileCommittable> & Partial<Record<'newestCommitted' | 'rollBackAfter', unknown>> = {
+  return {
     kind: 'two-phase-commit',
     name: sink.name,
     createWriter: () => observeWriter(sink.createWriter(), ledger),
+    // The sink-aware recovery rule asks the sink itself.
+    newestCommitted: () => sink.newestCommitted(),
+    rollBackAfter: (checkpointId) => sink.rollBackAfter(checkpointId),
   };
-  // The sink-aware recovery rule asks the sink itself (when it can tell).
-  const s = sink as unknown as Record<string, unknown>;
-  for (const m of ['newestCommitted', 'rollBackAfter'] as const) {
-    const f = s[m];
-    if (typeof f === 'function') observed[m] = (...args: unknown[]) => (f as (...a: unknown[]) => unknown).apply(sink, args);
-  }
-  return observed;
 }
 
 function observeWriter(inner: TwoPhaseCommitWriter<unknown, FileCommittable>, ledger: CommitLedger): TwoPhaseCommitWriter<unknown, FileCommittable> {

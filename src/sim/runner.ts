@@ -100,8 +100,8 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
 export function describeRecovery(r: RecoveryCounts): string {
   return (
     `${r.restoresFromCheckpoint} restores from a checkpoint (${r.restoresWithInflight} with in-flight data), ${r.kills} process kills, ` +
-    `${r.corruptions} corruptions at rest / ${r.fallbacks} fallbacks, ${r.timeoutSwitchesWithData} timeout switches with data, ` +
-    `${r.rescales} savepoint rescales, ${r.changedJobResumes} changed-job resumes, ${r.incrementalConcurrentAborts} concurrent incremental aborts`
+    `${r.corruptions} corruptions at rest / ${r.fallbacks} fallbacks / ${r.rollbacks} sink roll-backs, ${r.timeoutSwitchesWithData} timeout switches with data, ` +
+    `${r.rescales} savepoint rescales, ${r.changedJobResumes} changed-job resumes, ${r.incrementalConcurrentAborts} concurrent incremental aborts, ${r.abandonedCheckpoints} checkpoints of dead processes left unclaimed`
   );
 }
 

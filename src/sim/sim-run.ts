@@ -13,12 +13,14 @@ import type { JobEvent, JobResult } from '../cluster/job-events.ts';
 import { yieldToEventLoop } from '../core/adapters.ts';
 import { errorMessage, InjectedFault } from '../core/errors.ts';
 import { jobId } from '../core/ids.ts';
-import { baseName, memoryJobDir, parseSavepointDirName } from '../storage/paths.ts';
+import { filePathsOf } from '../checkpoint/metadata/walk.ts';
+import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
+import { baseName, checkpointDir, memoryJobDir, metadataPath, parseSavepointDirName } from '../storage/paths.ts';
 import { checkCommits } from './checkers/commit-once.ts';
 import { checkSequences } from './checkers/per-key-sequence.ts';
 import { checkSnapshot } from './checkers/snapshot-consistency.ts';
 import { checkStorage } from './checkers/storage.ts';
-import { completedOnDisk, corruptAtRest } from './corruption.ts';
+import { completedOnDisk, corruptAtRest, newestSavepoint } from './corruption.ts';
 import { describeEvent, isExpectedFailure } from './events.ts';
 import { FaultyStorage, type StorageKillSite } from './faulty-storage.ts';
 import { guarantee, type KillPlan, type SeedKnobs } from './knobs.ts';
@@ -52,14 +54,18 @@ export interface RecoveryCounts {
   kills: number;
   corruptions: number;
   fallbacks: number;
+  /** Sinks that rolled back committed output of checkpoints newer than the one restored. */
+  rollbacks: number;
   rescales: number;
   changedJobResumes: number;
   /** Checkpoints aborted on the embedded incremental backend with two allowed at once. */
   incrementalConcurrentAborts: number;
+  /** Complete checkpoints a killed process retained and no later process claimed: left on the disk. */
+  abandonedCheckpoints: number;
 }
 
 export function noRecovery(): RecoveryCounts {
-  return { restoresFromCheckpoint: 0, restoresWithInflight: 0, timeoutSwitchesWithData: 0, inflightCheckpoints: 0, kills: 0, corruptions: 0, fallbacks: 0, rescales: 0, changedJobResumes: 0, incrementalConcurrentAborts: 0 };
+  return { restoresFromCheckpoint: 0, restoresWithInflight: 0, timeoutSwitchesWithData: 0, inflightCheckpoints: 0, kills: 0, corruptions: 0, fallbacks: 0, rollbacks: 0, rescales: 0, changedJobResumes: 0, incrementalConcurrentAborts: 0, abandonedCheckpoints: 0 };
 }
 
 export type Settled = { result: JobResult } | { error: unknown } | null;
@@ -125,6 +131,9 @@ export class SimRun {
   private readonly snapshotChecks: Array<Promise<void>> = [];
   private readonly inflightIds = new Set<number>();
   private readonly corruptedDirs = new Set<string>();
+  private readonly corruptedFiles = new Set<string>();
+  /** Checkpoints a dead process retained that its successor did not restore (nor claim). */
+  private readonly abandoned = new Set<string>();
 
   constructor(
     private readonly k: SeedKnobs,
@@ -146,7 +155,7 @@ export class SimRun {
       await this.start({ parallelism: this.k.parallelism, variant: 'original', claim: false, again: { left: 0, afterMs: 0, downMs: 0 }, startedFrom: null });
       await this.drive();
       await Promise.all(this.snapshotChecks);
-      return this.record();
+      return await this.record();
     } finally {
       if (this.sinkDir) rmSync(this.sinkDir, { recursive: true, force: true });
     }
@@ -232,6 +241,9 @@ export class SimRun {
       case 'restore-fallback':
         this.recovery.fallbacks++;
         return;
+      case 'sink-rolled-back':
+        this.recovery.rollbacks++;
+        return;
       case 'checkpoint-failed':
         // issue 5: the shared-state registry must never delete a file a later checkpoint still reuses.
         if (e.stats.failureReason === 'SHARED_FILE_DELETED') this.add('storage', [e.stats.failureMessage ?? `checkpoint ${e.stats.checkpointId} reused a deleted shared file`]);
@@ -298,7 +310,7 @@ export class SimRun {
     w.schedule(this.k.faults.maxWindowMs, () => this.setFaults(false));
     for (const at of this.k.restartsAtMs) w.schedule(at, () => this.faultsActive && this.current?.master?.failGlobal(new InjectedFault('coordinator restarts the job')));
     for (const plan of this.armed) if (plan.point.at === 'time') w.schedule(plan.point.afterMs, () => this.current && this.killBy(this.current, plan, 'at a drawn moment'));
-    if (this.k.corruption) w.schedule(this.k.corruption.afterMs, () => this.tryCorrupt());
+    if (this.k.corruption) w.schedule(this.k.corruption.afterMs, () => void this.tryCorrupt());
     if (this.k.rescale) w.schedule(this.k.rescale.atMs, () => this.stopWithSavepoint(STOP_TRIES));
   }
 
@@ -319,14 +331,18 @@ export class SimRun {
     for (const p of this.procs) p.storage.active = p.rpc.active = on;
   }
 
-  private tryCorrupt(): void {
+  private async tryCorrupt(): Promise<void> {
     if (!this.faultsActive) return;
     const plan = this.k.corruption!;
-    const hit = corruptAtRest(this.files, JOB_DIR, plan, (n) => this.world.random.int(n));
-    if (hit === null) {
-      this.world.schedule(5, () => this.tryCorrupt());
+    const onDisk = completedOnDisk(this.files, JOB_DIR);
+    if (onDisk.length < 2) {
+      this.world.schedule(5, () => void this.tryCorrupt());
       return;
     }
+    // What the checkpoint refers to stays as it is (for inspection), so the leftover check keeps it.
+    const meta = await new MemoryCheckpointStorage(JOB_ID, { files: this.files }).readMetadata(checkpointDir(JOB_DIR, onDisk[onDisk.length - 1]!));
+    const hit = corruptAtRest(this.files, JOB_DIR, plan, (n) => this.world.random.int(n))!;
+    for (const f of [...filePathsOf(meta), metadataPath(hit.dir)]) this.corruptedFiles.add(f);
     this.recovery.corruptions++;
     this.corruptedDirs.add(hit.dir);
     this.trace?.(`${this.world.now().toFixed(1)}ms corrupted ${hit.file} (${plan.how}) at rest`);
@@ -369,10 +385,13 @@ export class SimRun {
   }
 
   private async resumeAfterKill(dead: Proc, again: Proc['again']): Promise<void> {
-    // The job's checkpoint directory, as `weir run --from <job dir>`; before its first checkpoint, the savepoint the run started from.
+    // The job's checkpoint directory, as `weir run --from <job dir>`; before its first checkpoint,
+    // the newest savepoint the user took, or the one the run started from.
     const onDisk = completedOnDisk(this.files, JOB_DIR);
     const fromDisk = onDisk.length > 0;
-    const restoreFrom = fromDisk ? `${JOB_DIR}/chk-${onDisk[onDisk.length - 1]}` /* TEMP until restoreFrom takes a job dir */ : (dead.startedFrom ?? undefined);
+    // Only the checkpoint restored is claimed; the older ones the dead process retained stay on the disk, unowned.
+    for (const id of onDisk.slice(0, -1)) this.abandoned.add(checkpointDir(JOB_DIR, id));
+    const restoreFrom = fromDisk ? JOB_DIR : (newestSavepoint(this.files, SAVEPOINT_ROOT) ?? dead.startedFrom ?? undefined);
     await this.start({ parallelism: dead.parallelism, variant: dead.variant, restoreFrom, claim: fromDisk, again, startedFrom: dead.startedFrom });
   }
 
@@ -382,12 +401,12 @@ export class SimRun {
     if (messages.length > 0) this.problems.set(checker, [...(this.problems.get(checker) ?? []), ...messages].slice(0, 20));
   }
 
-  private record(): RunRecord {
+  private async record(): Promise<RunRecord> {
     const finished = this.settled !== null && 'result' in this.settled;
     const committed = finished ? this.sinks.committed(typeof this.job !== 'string') : [];
     this.add('per-key-sequence', checkSequences(this.log));
     this.add('commit-once', checkCommits(this.sinks.ledger));
-    if (finished) this.add('storage', this.storageProblems());
+    if (finished) this.add('storage', await this.storageProblems());
     return {
       settled: this.settled,
       committed,
@@ -403,8 +422,18 @@ export class SimRun {
     };
   }
 
-  private storageProblems(): string[] {
-    const kept = (f: string) => f.startsWith(`${SAVEPOINT_ROOT}/`) || [...this.corruptedDirs].some((d) => f.startsWith(`${d}/`));
+  /** Checker (d), keeping savepoints, checkpoints corrupted at rest and what abandoned checkpoints refer to. */
+  private async storageProblems(): Promise<string[]> {
+    const disk = new MemoryCheckpointStorage(JOB_ID, { files: this.files });
+    const abandonedFiles = new Set<string>();
+    for (const dir of this.abandoned) {
+      const meta = await disk.readMetadata(dir).catch(() => null);
+      if (meta === null) continue;
+      this.recovery.abandonedCheckpoints++;
+      abandonedFiles.add(metadataPath(dir));
+      for (const f of filePathsOf(meta)) abandonedFiles.add(f);
+    }
+    const kept = (f: string) => f.startsWith(`${SAVEPOINT_ROOT}/`) || abandonedFiles.has(f) || this.corruptedFiles.has(f) || [...this.corruptedDirs].some((d) => f.startsWith(`${d}/`));
     return checkStorage(
       this.procs.flatMap((p) => p.storage.violations),
       this.files.keys(),
