@@ -35,6 +35,18 @@ export function newestSavepoint(files: ReadonlyMap<string, Uint8Array>, root: st
   return best?.dir ?? null;
 }
 
+/** The newest id of a checkpoint of the job or a savepoint under `savepointRoot` whose `_metadata` is on the disk (0: none). */
+export function newestDurableId(files: ReadonlyMap<string, Uint8Array>, jobDir: string, savepointRoot: string): number {
+  let newest = 0;
+  for (const file of files.keys()) {
+    if (baseName(file) !== METADATA_FILE_NAME) continue;
+    const dir = parentDir(file);
+    const id = parentDir(dir) === jobDir ? parseCheckpointDirName(baseName(dir)) : parentDir(dir) === savepointRoot ? (parseSavepointDirName(baseName(dir))?.checkpointId ?? null) : null;
+    if (id !== null) newest = Math.max(newest, id);
+  }
+  return newest;
+}
+
 /** Corrupts a file of the newest completed checkpoint; null when fewer than two are on the disk. */
 export function corruptAtRest(files: Map<string, Uint8Array>, jobDir: string, plan: CorruptionPlan, pick: (n: number) => number): Corrupted | null {
   const ids = completedOnDisk(files, jobDir);

@@ -131,7 +131,7 @@ class ExternalSinkWriter implements TwoPhaseCommitWriter<unknown, ExternalCommit
 
   async commit(committables: readonly ExternalCommittable[]): Promise<void> {
     const mayRepeat = this.recovery.startCommit();
-    for (const c of committables) this.store.ledger.committed(c.transaction, this.store.commit(c.transaction), mayRepeat(c.transaction));
+    for (const c of committables) this.store.ledger.committed(c.transaction, this.store.commit(c.transaction), mayRepeat(c.transaction), c.checkpointId);
   }
 
   dispose(): void {

@@ -80,6 +80,8 @@ export interface SeedKnobs {
   readonly restartsAtMs: readonly number[];
   readonly kills: readonly KillPlan[];
   readonly corruption: CorruptionPlan | null;
+  /** Right after each of the first checkpoints holding in-flight data completes, the job restarts or the process is killed, so it restores that data. */
+  readonly afterInflight: 'restart' | 'kill' | null;
   /** Stop with a savepoint this long after the job runs and resume from it at `to` (and, with changeJob, as a changed job). */
   readonly rescale: { readonly atMs: number; readonly to: number; readonly changeJob: boolean } | null;
 }
@@ -156,6 +158,8 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
     r.next() < 0.4 && checkpointing.retained >= 2
       ? { afterMs: r.next() * durationMs, target: r.next() < 0.5 ? 'metadata' : 'state-file', how: r.next() < 0.5 ? 'truncate' : 'flip', then: r.next() < 0.5 ? 'restart' : 'kill' }
       : null;
+  const afterInflightRoll = r.next();
+  const afterInflight = aligned ? null : afterInflightRoll < 0.3 ? 'restart' : afterInflightRoll < 0.6 ? 'kill' : null;
   const rescaleTo = 1 + r.int(Math.min(4, maxParallelism));
   const rescaleAtMs = r.next() * durationMs;
   const changeJob = inputs.builtIn && r.next() < 0.5;
@@ -174,6 +178,7 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
     restartsAtMs,
     kills,
     corruption,
+    afterInflight,
     rescale,
   };
 }
@@ -194,6 +199,7 @@ export function describeKnobs(k: SeedKnobs): string[] {
     `  faults until ${k.faults.untilCheckpoints} checkpoints completed (at most ${k.faults.maxWindowMs}ms); restarts at ${k.restartsAtMs.map((t) => `+${t.toFixed(1)}ms`).join(', ') || 'none'}`,
     `  kills: ${k.kills.map(describeKill).join('; ') || 'none'}`,
     `  corruption: ${k.corruption ? `${k.corruption.how} a ${k.corruption.target} at +${k.corruption.afterMs.toFixed(1)}ms, then ${k.corruption.then}` : 'none'}`,
+    `  after the first checkpoints with in-flight data: ${k.afterInflight ?? 'nothing'}`,
     `  savepoint: ${k.rescale ? `stop at +${k.rescale.atMs.toFixed(1)}ms, resume at parallelism ${k.rescale.to}${k.rescale.changeJob ? ' as a changed job' : ''}` : 'none'}`,
   ];
 }

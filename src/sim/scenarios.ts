@@ -63,10 +63,17 @@ export const KEYED_UID = 'sim-keyed';
  * same place, as real jobs do). Each process builds its own sink objects over them.
  */
 export class ScenarioSinks {
-  readonly ledger = new CommitLedger();
-  readonly store = new ExternalTransactionStore(this.ledger);
+  readonly ledger: CommitLedger;
+  readonly store: ExternalTransactionStore;
 
-  constructor(readonly fileDir: string | null) {}
+  /** `newestDurable`: the newest checkpoint or savepoint id whose `_metadata` is on the disk. */
+  constructor(
+    readonly fileDir: string | null,
+    newestDurable?: () => number,
+  ) {
+    this.ledger = new CommitLedger(newestDurable);
+    this.store = new ExternalTransactionStore(this.ledger);
+  }
 
   /** A sink over the external transactional store, standing in for sink `uid`. */
   forUid(uid: string): TwoPhaseCommitSink<unknown, unknown> {

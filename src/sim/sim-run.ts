@@ -12,7 +12,7 @@ import type { JobMaster } from '../cluster/job-master.ts';
 import type { JobEvent, JobResult } from '../cluster/job-events.ts';
 import { yieldToEventLoop } from '../core/adapters.ts';
 import { errorMessage, InjectedFault } from '../core/errors.ts';
-import { jobId } from '../core/ids.ts';
+import { checkpointId as toCheckpointId, jobId } from '../core/ids.ts';
 import { filePathsOf } from '../checkpoint/metadata/walk.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import { baseName, checkpointDir, memoryJobDir, metadataPath, parseSavepointDirName } from '../storage/paths.ts';
@@ -20,7 +20,7 @@ import { checkCommits } from './checkers/commit-once.ts';
 import { checkSequences } from './checkers/per-key-sequence.ts';
 import { checkSnapshot } from './checkers/snapshot-consistency.ts';
 import { checkStorage } from './checkers/storage.ts';
-import { completedOnDisk, corruptAtRest, newestSavepoint } from './corruption.ts';
+import { completedOnDisk, corruptAtRest, newestDurableId, newestSavepoint } from './corruption.ts';
 import { describeEvent, isExpectedFailure } from './events.ts';
 import { FaultyStorage, type StorageKillSite } from './faulty-storage.ts';
 import { guarantee, type KillPlan, type SeedKnobs } from './knobs.ts';
@@ -35,6 +35,8 @@ const MAX_STEPS = 3_000_000;
 const MAX_VIRTUAL_MS = 120_000;
 /** Kills per seed at most, so the job always gets to finish. */
 const MAX_KILLS = 6;
+/** Checkpoints with in-flight data after which the job is made to restore, per seed. */
+const AFTER_INFLIGHT_MAX = 3;
 const JOB_ID = jobId('sim');
 const JOB_DIR = memoryJobDir(JOB_ID);
 const SAVEPOINT_ROOT = 'memory:savepoints';
@@ -96,6 +98,8 @@ interface Proc {
   readonly again: { left: number; afterMs: number; downMs: number };
   /** The savepoint this run of the job started from, if any. */
   readonly startedFrom: string | null;
+  /** Complete checkpoints this process knows of: on the disk when it started from the job dir, then those it completed. */
+  readonly known: Set<number>;
   master: JobMaster | null;
   client: JobClient | null;
 }
@@ -144,7 +148,7 @@ export class SimRun {
     this.world = new SimWorld(k.seed, { stepCostMsMax: k.stepCostMsMax, slowProbability: withFaults ? k.faults.slowProbability : 0, slowDelayMsMax: 3 });
     this.world.slowActive = false;
     this.sinkDir = job === 'file-sink' ? mkdtempSync(join(tmpdir(), 'weir-sim-')) : null;
-    this.sinks = new ScenarioSinks(this.sinkDir);
+    this.sinks = new ScenarioSinks(this.sinkDir, () => newestDurableId(this.files, JOB_DIR, SAVEPOINT_ROOT));
     this.taskFaults = new RandomFaults(this.world.random, k.faults.task, k.faults.maxTaskFaults);
     this.taskFaults.active = false;
     this.armed = new Set(withFaults ? k.kills : []);
@@ -193,7 +197,8 @@ export class SimRun {
     const storage = new FaultyStorage(JOB_ID, process, this.world.random, this.withFaults ? this.k.faults.storage : NO_STORAGE_FAULTS, this.files);
     const rpc = new SimRpc(process, this.world.random, this.withFaults ? this.k.faults.rpc : NO_RPC_FAULTS);
     storage.active = rpc.active = this.faultsActive;
-    const proc: Proc = { process, storage, rpc, parallelism: spec.parallelism, variant: spec.variant, again: spec.again, startedFrom: spec.startedFrom, master: null, client: null };
+    const known = new Set<number>(spec.restoreFrom === JOB_DIR ? completedOnDisk(this.files, JOB_DIR) : []);
+    const proc: Proc = { process, storage, rpc, parallelism: spec.parallelism, variant: spec.variant, again: spec.again, startedFrom: spec.startedFrom, known, master: null, client: null };
     this.procs.push(proc);
     this.current = proc;
     storage.kill = (site) => this.storageKill(proc, site);
@@ -258,6 +263,7 @@ export class SimRun {
 
   private onRunning(proc: Proc, restoredFrom: number | null): void {
     if (this.withFaults && !this.faultsStarted) this.startFaults();
+    this.checkRestoredNewest(proc, restoredFrom);
     if (restoredFrom !== null && !this.isSavepointRestore(restoredFrom)) {
       this.recovery.restoresFromCheckpoint++;
       if (this.inflightIds.has(restoredFrom)) this.recovery.restoresWithInflight++;
@@ -268,6 +274,16 @@ export class SimRun {
     }
   }
 
+  /** Checker (f): recovery restores the newest completed checkpoint that verifies (one corrupted at rest does not). */
+  private checkRestoredNewest(proc: Proc, restoredFrom: number | null): void {
+    const verifying = [...proc.known].filter((id) => !this.corruptedDirs.has(checkpointDir(JOB_DIR, toCheckpointId(id))));
+    if (verifying.length === 0) return;
+    const newest = Math.max(...verifying);
+    if (restoredFrom === null || restoredFrom < newest) {
+      this.add('restore-newest', [`process ${proc.process.pid} restored ${restoredFrom === null ? 'nothing' : `checkpoint ${restoredFrom}`} although checkpoint ${newest} completed and verifies`]);
+    }
+  }
+
   private isSavepointRestore(restoredFrom: number): boolean {
     const sp = this.savepoint === null ? null : parseSavepointDirName(baseName(this.savepoint));
     return this.resumedFromSavepoint && sp?.checkpointId === restoredFrom;
@@ -275,17 +291,27 @@ export class SimRun {
 
   private onCompleted(proc: Proc, scenario: BuiltScenario, stats: Extract<JobEvent, { type: 'checkpoint-completed' }>['stats']): void {
     this.counts.checkpoints++;
+    if (stats.kind === 'checkpoint') proc.known.add(stats.checkpointId);
     const inflight = stats.subtasks.some((st) => st.metrics.channelStateBytes > 0);
     if (inflight) {
       this.inflightIds.add(stats.checkpointId);
       this.recovery.inflightCheckpoints++;
       if (this.k.mode === 'aligned-timeout') this.recovery.timeoutSwitchesWithData++;
+      if (this.withFaults && this.k.afterInflight !== null && this.inflightIds.size <= AFTER_INFLIGHT_MAX) this.failAfterInflight(proc, stats.checkpointId);
     }
     if (stats.location) this.checkSnapshotAt(proc, scenario, stats.location);
     if (this.faultsActive && ++this.counts.completedInWindow >= this.k.faults.untilCheckpoints) this.setFaults(false);
     for (const plan of this.armed) {
       if (plan.point.at === 'checkpoint-complete' && plan.point.nth === this.counts.completedInWindow) this.killBy(proc, plan, `as checkpoint ${stats.checkpointId} completed, before its commits`);
     }
+  }
+
+  /** Makes the job restore the checkpoint that just completed with in-flight data (after its notifications go out). */
+  private failAfterInflight(proc: Proc, id: number): void {
+    this.world.schedule(0, () => {
+      if (this.k.afterInflight === 'kill') this.kill(proc, `after checkpoint ${id} with in-flight data completed`, { left: 0, afterMs: 0, downMs: 1 }, true);
+      else if (proc === this.current) proc.master?.failGlobal(new InjectedFault(`restart after checkpoint ${id} with in-flight data`));
+    });
   }
 
   private checkSnapshotAt(proc: Proc, scenario: BuiltScenario, location: string): void {
@@ -372,8 +398,8 @@ export class SimRun {
   }
 
   /** Kills the process: its memory is gone; the disk and the sinks' external side stay. A new process follows. */
-  private kill(proc: Proc, why: string, again: Proc['again']): boolean {
-    if (proc !== this.current || !proc.process.isAlive || !this.faultsActive || this.recovery.kills >= MAX_KILLS || this.settled !== null) return false;
+  private kill(proc: Proc, why: string, again: Proc['again'], outsideWindow = false): boolean {
+    if (proc !== this.current || !proc.process.isAlive || !(this.faultsActive || outsideWindow) || this.recovery.kills >= MAX_KILLS || this.settled !== null) return false;
     proc.process.kill();
     // What the operating system does for a dead process: close its files and store handles. Nothing is flushed.
     for (const task of proc.master?.tasks ?? []) task.cancel();

@@ -1,8 +1,9 @@
 /**
- * Checker (e): each transaction commits once. A transaction is committed again only by a writer
- * that restored it from a checkpoint, in the commit that follows its restore (a repeat on
- * recovery, counted); any other repeat, a commit that changes committed output, or a commit of a
- * transaction never prepared is a violation.
+ * Checker (e): each transaction commits once, and only once its checkpoint is durable. A
+ * transaction is committed again only by a writer that restored it from a checkpoint, in the
+ * commit that follows its restore (a repeat on recovery, counted); any other repeat, a commit that
+ * changes committed output, a commit of a transaction never prepared, or a first commit before any
+ * `_metadata` of its checkpoint or a later one is on the disk is a violation.
  */
 export class CommitLedger {
   readonly violations: string[] = [];
@@ -10,10 +11,16 @@ export class CommitLedger {
   /** Repeats by writers that restored the transaction (idempotent re-commits on recovery). */
   recoveryRepeats = 0;
 
-  /** `key` was made visible (`already` false) or found already visible; `byRecovery` when the writer restored it. */
-  committed(key: string, already: boolean, byRecovery: boolean): void {
-    if (!already) this.firstCommits++;
-    else if (byRecovery) this.recoveryRepeats++;
+  /** `newestDurable` gives the newest checkpoint or savepoint id whose `_metadata` is on the disk. */
+  constructor(private readonly newestDurable: () => number = () => Infinity) {}
+
+  /** `key` (of checkpoint `checkpointId`) was made visible (`already` false) or found already visible; `byRecovery` when the writer restored it. */
+  committed(key: string, already: boolean, byRecovery: boolean, checkpointId: number): void {
+    if (!already) {
+      this.firstCommits++;
+      const durable = this.newestDurable();
+      if (checkpointId > durable) this.violate(`transaction ${key} of checkpoint ${checkpointId} was committed while the newest durable _metadata is of checkpoint ${durable}`);
+    } else if (byRecovery) this.recoveryRepeats++;
     else this.violate(`transaction ${key} was committed again outside recovery`);
   }
 
