@@ -142,8 +142,11 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
     sourceBatchRecords: 1 + (seed % 8),
     stepCostMsMax: backpressured ? 0.5 : 0.05,
   };
+  // A fifth of the seeds only kill the process, repeatedly (as the SIGKILL trials of issue 9 did): no
+  // other fault moves the attempt numbers apart, so every process starts at attempt 0.
+  const killsOnly = r.next() < 0.2;
   const faults = {
-    task: { process: 0.01, 'sync-phase': 0.05, 'async-phase': 0.05, 'before-ack': 0.05, commit: 0.05 },
+    task: killsOnly ? { process: 0, 'sync-phase': 0, 'async-phase': 0, 'before-ack': 0, commit: 0 } : { process: 0.01, 'sync-phase': 0.05, 'async-phase': 0.05, 'before-ack': 0.05, commit: 0.05 },
     maxTaskFaults: 8,
     storage: { writeFailProbability: 0.04, tornWriteProbability: 0.04, renameFailProbability: 0.05, latencyMsMax: 2 },
     rpc: { delayProbability: 0.1, delayMsMax: 20, lossProbability: 0.04 },
@@ -151,8 +154,9 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
     untilCheckpoints: 2 + r.int(5),
     maxWindowMs: 300 + durationMs * 2,
   };
-  const restartsAtMs = Array.from({ length: r.int(3) }, () => r.next() * durationMs);
-  const kills = r.next() < 0.5 ? Array.from({ length: 1 + r.int(2) }, () => drawKill(r, durationMs, intervalMs)) : [];
+  const restartsAtMs = Array.from({ length: r.int(3) }, () => r.next() * durationMs).filter(() => !killsOnly);
+  const drawn = r.next() < 0.5 || killsOnly ? Array.from({ length: 1 + r.int(2) }, () => drawKill(r, durationMs, intervalMs)) : [];
+  const kills = killsOnly ? drawn.map((k, i) => (i === 0 ? { ...k, point: { at: 'checkpoint-complete' as const, nth: 1 + (k.again % 2) }, again: Math.max(1, k.again) } : k)) : drawn;
   // Only with two or more retained checkpoints is there one to fall back to.
   const corruption: CorruptionPlan | null =
     r.next() < 0.4 && checkpointing.retained >= 2

@@ -17,6 +17,19 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
   { seed: 410, job: 'union', mode: 'aligned-timeout', bug: 'same as seed 6692, with a union' },
   { seed: 471, job: 'file-sink', mode: 'aligned-timeout', bug: 'same as seed 6692 with the file sink: the fresh start deleted the savepoint\'s pre-committed files, and the run resumed from the savepoint could never commit them' },
   { seed: 9673, job: 'join', mode: 'aligned-timeout', bug: 'same as seed 6692, with a join' },
+  // Issue 9 defect 1 (scripts/plant-bugs/defects/defect-1-names-per-attempt.patch puts it back; these seeds then fail):
+  // a process killed and resumed twice from the same checkpoint, whose FileSink pending list names an
+  // in-progress file the killed run had created under the same per-attempt name; its commit replaced committed output.
+  { seed: 47, job: 'file-sink', mode: 'at-least-once', bug: 'issue 9 defect 1: resuming twice from the same checkpoint overwrote committed part files (kills only)' },
+  { seed: 60, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 1, parallelism 2: 132 records lost' },
+  { seed: 67, job: 'file-sink', mode: 'at-least-once', bug: 'issue 9 defect 1 after in-process restarts (attempt 1 in two processes)' },
+  { seed: 144, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 1: 23 records duplicated' },
+  // Issue 9 defect 2 (defect-2-no-sink-aware-fallback.patch puts it back): a checkpoint corrupted at rest, recovery
+  // fell back to an older one, and the output the sinks had committed after it was committed a second time.
+  { seed: 23, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 2 with the FileSink (now rolled back into .rolled-back/)' },
+  { seed: 35, job: 'keyed-counts', mode: 'aligned-timeout', bug: 'issue 9 defect 2: fallback past a committed checkpoint repeated 76 records' },
+  { seed: 1, job: 'join', mode: 'exactly-once', bug: 'issue 9 defect 2 with a join: 680 records repeated' },
+  { seed: 112, job: 'union', mode: 'unaligned', bug: 'issue 9 defect 2 with an unaligned union' },
 ];
 
 describe('simulator regression seeds', () => {
