@@ -4,7 +4,7 @@
 # test is never touched: everything happens in the temporary copy.
 #
 # Usage: scripts/plant-bugs/run.sh [SEEDS=1000] [PATCH-NAME...]
-# Results: scripts/plant-bugs/RESULTS.md (one row per bug, appended as each finishes);
+# Results: scripts/plant-bugs/RESULTS.md or $PLANT_RESULTS (one row per bug, appended as each finishes);
 #          the full simulator output of each bug in scripts/plant-bugs/out/NAME.txt.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +18,7 @@ fi
 modules=$(readlink -f "$repo/node_modules")
 out="$here/out"
 mkdir -p "$out"
-results="$here/RESULTS.md"
+results="${PLANT_RESULTS:-$here/RESULTS.md}"
 {
   echo "# Planted bugs: seeds caught by the simulator"
   echo
