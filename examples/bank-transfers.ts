@@ -25,7 +25,7 @@ import {
   type StreamEnvironment,
   type StreamEnvironmentOptions,
   type ValueState,
-} from '../src/index.ts';
+} from 'weir';
 
 export const name = 'bank-transfers';
 

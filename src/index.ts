@@ -1,7 +1,20 @@
-/** Weir's public API. Everything else is internal and may change. */
+/**
+ * Weir's public API: everything a job, a connector or an embedding application uses. Everything
+ * else is internal and may change in any release.
+ * @packageDocumentation
+ */
 export { StreamEnvironment } from './api/environment.ts';
-export type { GeneratorOptions, JobClient, RunOptions } from './api/environment.ts';
-export type { CheckpointingOptions, RestartStrategyOptions, StreamEnvironmentOptions } from './api/options.ts';
+export type { CompletedCheckpointInfo, GeneratorOptions, JobClient, RunOptions } from './api/environment.ts';
+export type {
+  CheckpointingOptions,
+  EmbeddedStateOptions,
+  ResolvedEmbeddedState,
+  ResolvedOptions,
+  RestartStrategyOptions,
+  StreamEnvironmentOptions,
+} from './api/options.ts';
+export type { CheckpointingConfig } from './checkpoint/coordinator/config.ts';
+export type { RestartStrategyConfig } from './cluster/restart-strategy.ts';
 export { DataStream, DataStreamSink, KeyedStream, ConnectedStreams } from './api/data-stream.ts';
 export type {
   Collector,
@@ -28,11 +41,18 @@ export type { AggregateFunction } from './state/descriptors.ts';
 export type { AggregatingState, ListState, MapState, ReducingState, ValueState } from './state/state.ts';
 export type { Key } from './state/key-groups.ts';
 export { CollectSink } from './connectors/collect/collect-sink.ts';
+export type { CollectTransaction } from './connectors/collect/collect-sink.ts';
 export { FileSink, readCommittedLines } from './connectors/files/file-sink.ts';
-export type { FileSinkOptions } from './connectors/files/file-sink.ts';
+export type { FileCommittable, FileSinkOptions } from './connectors/files/file-sink.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
-export type { CheckpointStats } from './checkpoint/coordinator/checkpoint-stats.ts';
+export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';
+export { CHECKPOINT_FAILURE_MESSAGES } from './checkpoint/failure-reason.ts';
+export type { CheckpointFailureReason } from './checkpoint/failure-reason.ts';
+export type { SubtaskCheckpointMetrics } from './checkpoint/ack.ts';
+export type { Brand, CheckpointId, TaskId } from './core/ids.ts';
+export type { Clock } from './core/time.ts';
+export { CheckpointFailedError } from './checkpoint/coordinator/coordinator.ts';
 export {
   ConfigError,
   InjectedFault,

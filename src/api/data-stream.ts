@@ -33,7 +33,11 @@ class OperatorHandle {
     return this.node;
   }
 
-  /** Stable id that maps this operator's state across restarts, upgrades and rescaling. */
+  /**
+   * Stable id that maps this operator's state across restarts, upgrades and rescaling: give one to
+   * every operator that keeps state.
+   * @throws JobDefinitionError when it is empty, or the stream is a union or repartitioning.
+   */
   uid(uid: string): this {
     if (typeof uid !== 'string' || uid.length === 0) throw new JobDefinitionError(`uid must be a non-empty string, got ${JSON.stringify(uid)}`);
     const node = this.target('uid()');
@@ -42,28 +46,48 @@ class OperatorHandle {
     return this;
   }
 
+  /** Display name of this operator in events, metrics and the CLI (default: the kind of operator, e.g. `map`). */
   name(name: string): this {
     this.target('name()').name = name;
     return this;
   }
 
+  /**
+   * Subtasks of this operator (default: the environment's `parallelism`).
+   * @throws JobDefinitionError when it is not an integer >= 1, or the stream is a union or repartitioning.
+   */
   setParallelism(parallelism: number): this {
     if (!Number.isInteger(parallelism) || parallelism < 1) throw new JobDefinitionError(`setParallelism: must be an integer >= 1, got ${parallelism}`);
     this.target('setParallelism()').parallelism = parallelism;
     return this;
   }
 
+  /** Runs this operator in its own task instead of chained into its upstream's (records then cross a channel). */
   disableChaining(): this {
     this.target('disableChaining()').chainable = false;
     return this;
   }
 }
 
-export class DataStreamSink extends OperatorHandle {}
+/** The end of a stream: the sink operator `sinkTo` or `print` added, to set its uid, name and parallelism. */
+export class DataStreamSink extends OperatorHandle {
+  /** @internal */
+  constructor(graph: LogicalGraph, node: LogicalNode) {
+    super(graph, node);
+  }
+}
 
+/**
+ * A stream of records of type `T` in a job being defined. Each method adds an operator (or a
+ * repartitioning) and returns the stream it produces; nothing runs until the environment executes.
+ * Functions passed in run in the subtasks, so they must not rely on state outside them: keep state
+ * in keyed state (`keyBy(...).process(...)`) to have it checkpointed.
+ */
 export class DataStream<T> extends OperatorHandle {
+  /** @internal */
   constructor(
     graph: LogicalGraph,
+    /** @internal */
     readonly refs: readonly StreamRef[],
     node: LogicalNode | null,
   ) {
@@ -75,35 +99,49 @@ export class DataStream<T> extends OperatorHandle {
     return new DataStream<R>(this.graph, [{ node, partitioner: null }], node);
   }
 
+  /** One output record per input record. */
   map<R>(fn: (value: T) => R): DataStream<R> {
     return this.apply('map', () => new MapOperator(fn));
   }
 
+  /** Keeps the records for which `fn` returns true. */
   filter(fn: (value: T) => boolean): DataStream<T> {
     return this.apply('filter', () => new FilterOperator(fn));
   }
 
+  /** Zero or more output records per input record, emitted through `out.collect`. */
   flatMap<R>(fn: (value: T, out: Collector<R>) => void): DataStream<R> {
     return this.apply('flatMap', () => new FlatMapOperator(fn));
   }
 
-  /** `create` is called once per subtask and attempt, so each gets its own function object. */
+  /**
+   * A process function (open/close, operator state through its context). `create` is called once per
+   * subtask and attempt, so each gets its own function object.
+   */
   process<R>(create: () => ProcessFunction<T, R>): DataStream<R> {
     return this.apply('process', () => new ProcessOperator(create(), [null]));
   }
 
+  /**
+   * Partitions the stream by key: every record with the same key goes to the same subtask, whose
+   * keyed state is per key. `keySelector` must return the same key for the same record in every
+   * process (a string, number, boolean or bigint).
+   */
   keyBy<K extends Key>(keySelector: (value: T) => K): KeyedStream<T, K> {
     return new KeyedStream<T, K>(this.graph, this.partition({ type: 'hash', keySelector }), keySelector);
   }
 
+  /** Spreads records round-robin over the next operator's subtasks. */
   rebalance(): DataStream<T> {
     return new DataStream<T>(this.graph, this.partition({ type: 'rebalance' }), null);
   }
 
+  /** Sends every record to every subtask of the next operator. */
   broadcast(): DataStream<T> {
     return new DataStream<T>(this.graph, this.partition({ type: 'broadcast' }), null);
   }
 
+  /** Sends each subtask's records to the next operator's subtask of the same index (same parallelism needed). */
   forward(): DataStream<T> {
     return new DataStream<T>(this.graph, this.partition({ type: 'forward' }), null);
   }
@@ -112,14 +150,20 @@ export class DataStream<T> extends OperatorHandle {
     return this.refs.map((r) => ({ node: r.node, partitioner }));
   }
 
+  /** Merges streams of the same type into one (no order between them). */
   union(...others: DataStream<T>[]): DataStream<T> {
     return new DataStream<T>(this.graph, [...this.refs, ...others.flatMap((o) => o.refs)], null);
   }
 
+  /** Pairs this stream with another, for a two-input `process` function. */
   connect<U>(other: DataStream<U>): ConnectedStreams<T, U> {
     return new ConnectedStreams<T, U>(this.graph, this, other);
   }
 
+  /**
+   * Writes the stream to a sink. A `TwoPhaseCommitSink` (CollectSink, FileSink) makes the output
+   * exactly-once: it commits only what a completed checkpoint covers.
+   */
   sinkTo(sink: Sink<T> | TwoPhaseCommitSink<T, any>): DataStreamSink {
     const createOperator =
       sink.kind === 'two-phase-commit'
@@ -148,10 +192,13 @@ export class DataStream<T> extends OperatorHandle {
   }
 }
 
+/** A stream partitioned by key (`keyBy`): its `process` functions have keyed state. */
 export class KeyedStream<T, K extends Key> extends DataStream<T> {
+  /** @internal */
   constructor(
     graph: LogicalGraph,
     refs: readonly StreamRef[],
+    /** The function that gives each record's key. */
     readonly keySelector: (value: T) => K,
   ) {
     super(graph, refs, null);
@@ -188,12 +235,15 @@ export class KeyedStream<T, K extends Key> extends DataStream<T> {
     return stream.name('reduce');
   }
 
+  /** Pairs this keyed stream with another; when that one is keyed too, the two-input function has keyed state. */
   override connect<U>(other: DataStream<U>): ConnectedStreams<T, U> {
     return new ConnectedStreams<T, U>(this.graph, this, other);
   }
 }
 
+/** Two streams paired by `connect`, for a two-input process function. */
 export class ConnectedStreams<A, B> {
+  /** @internal */
   constructor(
     private readonly graph: LogicalGraph,
     private readonly first: DataStream<A>,
@@ -203,6 +253,7 @@ export class ConnectedStreams<A, B> {
   /**
    * A two-input function. When both inputs are keyed streams the function has keyed state, shared by
    * both inputs for the same key; `create` is called once per subtask and attempt.
+   * @throws JobDefinitionError when only one of the two inputs is keyed.
    */
   process<R>(create: () => CoProcessFunction<A, B, R> | KeyedCoProcessFunction<any, A, B, R>): DataStream<R> {
     const k1 = this.first instanceof KeyedStream ? (this.first.keySelector as (r: any) => Key) : null;

@@ -5,7 +5,7 @@
  */
 import { realEnvironment } from '../core/adapters.ts';
 import { ConfigError } from '../core/errors.ts';
-import { jobId as toJobId } from '../core/ids.ts';
+import { jobId as toJobId, type CheckpointId } from '../core/ids.ts';
 import type { CompletedCheckpoint } from '../checkpoint/coordinator/completed-checkpoint.ts';
 import { JobMaster, type ExecutionHooks } from '../cluster/job-master.ts';
 import type { JobEvent, JobMetrics, JobResult } from '../cluster/job-events.ts';
@@ -26,21 +26,29 @@ import type { CheckpointStorage } from '../storage/storage.ts';
 import { DataStream } from './data-stream.ts';
 import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
 
+/** What `StreamEnvironment.generate` produces. */
 export interface GeneratorOptions {
-  /** Number of records; Infinity for an unbounded stream. */
+  /** Number of records (>= 0); Infinity for an unbounded stream. */
   readonly count: number;
   /** Records per second over all subtasks; omit for as fast as possible. */
   readonly ratePerSec?: number;
-  /** Seed passed to the record function, so the same seed gives the same records. */
+  /** Seed passed to the record function, so the same seed gives the same records; default 0. */
   readonly seed?: number;
 }
 
-export interface RunOptions extends ExecutionHooks {
+/** How one run of a job starts: {@link StreamEnvironment.execute} and {@link StreamEnvironment.executeAsync}. */
+export interface RunOptions {
   /**
-   * A checkpoint or savepoint directory to start from, or a job's checkpoint directory: then its
-   * newest retained checkpoint that verifies, falling back to older ones as recovery does.
+   * A checkpoint or savepoint directory (a `chk-N` or `savepoint-...` directory) to start from, or a
+   * job's checkpoint directory: then its newest retained checkpoint that verifies, falling back to
+   * older ones as recovery does. Default: start empty. A path that holds no usable checkpoint rejects
+   * the run with a `RestoreError`.
    */
   readonly restoreFrom?: string;
+  /**
+   * Start even if `restoreFrom` holds state of an operator uid the job no longer has (that state is
+   * dropped). Default false: the run is rejected with a `RestoreError` naming the uid.
+   */
   readonly allowNonRestoredState?: boolean;
   /**
    * Restore even where a sink has committed output of a newer checkpoint than the one restored and
@@ -50,31 +58,74 @@ export interface RunOptions extends ExecutionHooks {
   readonly acceptDuplicates?: boolean;
   /**
    * Take ownership of the checkpoint named by `restoreFrom`: retention may delete it once newer
-   * checkpoints exist. Without it the restored checkpoint is never touched.
+   * checkpoints exist. Without it the restored checkpoint is never touched. A savepoint cannot be
+   * claimed (`ConfigError`). Default false.
    */
   readonly claim?: boolean;
+  /** Called with every event of the job (attempts, restarts, checkpoints, the end), on the job's own loop: keep it quick. */
+  readonly onEvent?: (event: JobEvent) => void;
+}
+
+/**
+ * RunOptions plus the hooks of the simulator and of tests that inspect internals (a seeded
+ * environment, fault injection, a lossy RPC, faulty storage, the job master). Not public: reached
+ * through `src/internal.ts`.
+ * @internal
+ */
+export interface InternalRunOptions extends RunOptions, ExecutionHooks {
   /** Checkpoint storage to use instead of the one the options name (the simulator's faulty storage). */
   readonly storage?: CheckpointStorage;
-  /** Called with the job master before it starts (for the simulator and tests that inspect internals). */
+  /** Called with the job master before it starts. */
   readonly onJobMaster?: (master: JobMaster) => void;
 }
 
-/** A job running in this process. */
+/** A checkpoint that completed: durably written, restorable with `RunOptions.restoreFrom: location`. */
+export interface CompletedCheckpointInfo {
+  /** Its number within the job (1, 2, ...). */
+  readonly checkpointId: CheckpointId;
+  /** Its directory (or `memory:` key with in-memory storage). */
+  readonly location: string;
+  /** A checkpoint (owned by Weir, subject to retention) or a savepoint (owned by you). */
+  readonly kind: 'checkpoint' | 'savepoint';
+}
+
+/** A job running in this process, as `StreamEnvironment.executeAsync` returns it. */
 export interface JobClient {
+  /** The job's id: its directory name under the checkpoint storage. */
   readonly jobId: string;
+  /** Resolves when the job FINISHED or was CANCELED; rejects with a `JobFailedError` when it failed for good. */
   readonly result: Promise<JobResult>;
+  /** A snapshot of the job's status and counters now. */
   metrics(): JobMetrics;
+  /** Cancels the job; resolves once every task stopped (the result then resolves with status CANCELED). */
   cancel(): Promise<void>;
-  triggerCheckpoint(): Promise<CompletedCheckpoint>;
-  /** Takes a savepoint under `dir` (a directory; `memory:...` with memory storage); resolves with its location. */
+  /**
+   * Takes a checkpoint now, besides the periodic ones; resolves once it completed.
+   * @throws CheckpointFailedError when it fails (timeout, a task declined, storage error).
+   */
+  triggerCheckpoint(): Promise<CompletedCheckpointInfo>;
+  /**
+   * Takes a savepoint under `dir` (a directory; `memory:...` with memory storage); the job goes on.
+   * Resolves with the savepoint's location.
+   * @throws CheckpointFailedError when it fails.
+   */
   savepoint(dir: string): Promise<string>;
-  /** Stop-with-savepoint: the job finishes after the savepoint committed the sinks. */
+  /**
+   * Stop-with-savepoint: sources stop at the savepoint's barrier, sinks commit everything up to it,
+   * and the job finishes. Resolves with the savepoint's location.
+   * @throws CheckpointFailedError when the savepoint fails (the job then goes on).
+   */
   stopWithSavepoint(dir: string): Promise<string>;
-  /** Takes a savepoint, then cancels the job. */
+  /** Takes a savepoint, then cancels the job; resolves with the savepoint's location. */
   cancelWithSavepoint(dir: string): Promise<string>;
 }
 
+/**
+ * Where a job is defined and run: create one with options, add sources and transformations, then
+ * `execute` it. Each environment holds one job.
+ */
 export class StreamEnvironment {
+  /** The validated options, with defaults applied. */
   readonly options: ResolvedOptions;
   private readonly graph = new LogicalGraph();
 
@@ -82,10 +133,15 @@ export class StreamEnvironment {
     this.options = options;
   }
 
+  /**
+   * A new environment.
+   * @throws ConfigError naming the first option at fault (unknown option, bad value).
+   */
   static create(options?: StreamEnvironmentOptions): StreamEnvironment {
     return new StreamEnvironment(resolveOptions(options));
   }
 
+  /** A stream read from a source (splits assigned to subtasks, positions checkpointed); `name` defaults to the source's. */
   fromSource<T>(source: Source<T>, name = source.name): DataStream<T> {
     const node = this.graph.add({
       kind: 'source',
@@ -97,16 +153,22 @@ export class StreamEnvironment {
     return new DataStream<T>(this.graph, [{ node, partitioner: null }], node);
   }
 
+  /** A bounded stream of the given records, read by one subtask, in order. */
   fromElements<T>(...elements: T[]): DataStream<T> {
     return this.fromCollection(elements);
   }
 
+  /** A bounded stream of a copy of `elements`, read by one subtask, in order. */
   fromCollection<T>(elements: readonly T[]): DataStream<T> {
     const copy = [...elements];
     return this.fromSource(new IndexedSource('collection', { count: copy.length }, (i): T => copy[i] as T)).setParallelism(1);
   }
 
-  /** A deterministic generated stream: record i is `produce(i, seed)`. */
+  /**
+   * A deterministic generated stream: record i is `produce(i, seed)`; indices are split over the
+   * source's subtasks and the position is checkpointed, so a restore continues where it left off.
+   * @throws ConfigError when `count` is not a number >= 0 or `ratePerSec` is not > 0.
+   */
   generate<T>(options: GeneratorOptions, produce: (index: number, seed: number) => T): DataStream<T> {
     if (typeof options.count !== 'number' || !(options.count >= 0)) throw new ConfigError('generate.count', `must be a number >= 0 or Infinity, got ${JSON.stringify(options.count)}`);
     if (options.ratePerSec !== undefined && !(options.ratePerSec > 0)) throw new ConfigError('generate.ratePerSec', `must be > 0, got ${options.ratePerSec}`);
@@ -114,7 +176,10 @@ export class StreamEnvironment {
     return this.fromSource(new IndexedSource('generate', { count: options.count, ratePerSec: options.ratePerSec }, (i) => produce(i, seed)));
   }
 
-  /** Lines of text files; each file is read by one subtask and its position is checkpointed. */
+  /**
+   * Lines of text files (UTF-8); each file is read by one subtask and its position is checkpointed.
+   * @throws ConfigError when no path is given. A missing file fails the job when it runs.
+   */
   readTextFile(...paths: string[]): DataStream<string> {
     if (paths.length === 0) throw new ConfigError('readTextFile', 'needs at least one path');
     return this.fromSource(new TextFileSource(paths));
@@ -135,18 +200,38 @@ export class StreamEnvironment {
     }
   }
 
-  /** The job graph the current definition compiles to (operators after chaining). */
+  /**
+   * The job graph the current definition compiles to (operators after chaining).
+   * @internal
+   */
   jobGraph(): JobGraph {
     return buildJobGraph(this.graph, this.options.parallelism, this.options.maxParallelism);
   }
 
-  /** Runs the job to the end; rejects with JobFailedError when it fails for good. */
-  async execute(name = 'weir-job', run: RunOptions = {}): Promise<JobResult> {
+  /** @internal (first, so the simulator's callbacks get their types) */
+  execute(name: string, run: InternalRunOptions): Promise<JobResult>;
+  /**
+   * Runs the job in this process to its end and resolves with its result (status FINISHED or CANCELED).
+   * @param name the job's name, in events and the default job id; default `'weir-job'`.
+   * @throws JobFailedError when it fails for good (its restart strategy gave up); RestoreError or
+   * ConfigError, before it starts, when `restoreFrom` cannot be used.
+   */
+  execute(name?: string, run?: RunOptions): Promise<JobResult>;
+  async execute(name = 'weir-job', run: InternalRunOptions = {}): Promise<JobResult> {
     const client = await this.executeAsync(name, run);
     return client.result;
   }
 
-  async executeAsync(name = 'weir-job', run: RunOptions = {}): Promise<JobClient> {
+  /** @internal (first, so the simulator's callbacks get their types) */
+  executeAsync(name: string, run: InternalRunOptions): Promise<JobClient>;
+  /**
+   * Starts the job in this process and resolves once it runs, with a client to watch it, take
+   * checkpoints and savepoints, stop or cancel it.
+   * @param name the job's name, in events and the default job id; default `'weir-job'`.
+   * @throws RestoreError or ConfigError when `restoreFrom` cannot be used.
+   */
+  executeAsync(name?: string, run?: RunOptions): Promise<JobClient>;
+  async executeAsync(name = 'weir-job', run: InternalRunOptions = {}): Promise<JobClient> {
     const graph = this.jobGraph();
     const env = run.env ?? realEnvironment();
     const id = toJobId(this.options.jobId ?? defaultJobId(name, env.random.int(0x1000000)));
@@ -181,7 +266,10 @@ export class StreamEnvironment {
       result: master.result,
       metrics: () => master.metrics(),
       cancel: () => master.cancel(),
-      triggerCheckpoint: () => master.triggerCheckpoint(),
+      triggerCheckpoint: async () => {
+        const c = await master.triggerCheckpoint();
+        return { checkpointId: c.checkpointId, location: c.location, kind: c.kind };
+      },
       savepoint: async (dir) => (await master.savepoint(dir)).location,
       stopWithSavepoint: async (dir) => (await master.stopWithSavepoint(dir)).location,
       cancelWithSavepoint: async (dir) => {
@@ -193,9 +281,7 @@ export class StreamEnvironment {
   }
 
   private backendFactory(): StateBackendFactory {
-    const b = this.options.stateBackend;
-    if (b === 'heap') return new HeapStateBackendFactory();
-    if (b !== 'embedded') return b;
+    if (this.options.stateBackend === 'heap') return new HeapStateBackendFactory();
     const e = this.options.embeddedState;
     return new EmbeddedStateBackendFactory({
       ...(e.localDir === null ? {} : { localDir: e.localDir }),

@@ -4,41 +4,91 @@
 import { ConfigError } from '../core/errors.ts';
 import type { CheckpointingConfig } from '../checkpoint/coordinator/config.ts';
 import type { RestartStrategyConfig } from '../cluster/restart-strategy.ts';
-import { MAX_PARALLELISM_LIMIT } from '../state/key-groups.ts';
-import type { StateBackendFactory } from '../state/backend.ts';
+import { DEFAULT_MAX_PARALLELISM, MAX_PARALLELISM_LIMIT } from '../state/key-groups.ts';
 
+/** How and when checkpoints are taken: `StreamEnvironmentOptions.checkpointing`. Every field is optional. */
 export interface CheckpointingOptions {
-  /** Milliseconds between checkpoints; omit to take only the final checkpoint of a bounded job. */
+  /** Milliseconds between checkpoints (>= 1); omit to take only the final checkpoint of a bounded job. */
   intervalMs?: number;
+  /**
+   * `'exactly-once'` (default): barriers are aligned, so state reflects each record exactly once.
+   * `'at-least-once'`: no alignment (lower latency); after a recovery some records count twice.
+   */
   mode?: 'exactly-once' | 'at-least-once';
+  /** Milliseconds a checkpoint may take before it is aborted and counted as failed; default 600000 (10 min). */
   timeoutMs?: number;
+  /** Checkpoints in progress at once; default 1. */
   maxConcurrent?: number;
+  /** Milliseconds between the end of one checkpoint and the start of the next; default 0. */
   minPauseMs?: number;
+  /** Consecutive failed checkpoints tolerated; one more fails the job over (restart strategy). Default 3. */
   tolerableFailures?: number;
-  /** Completed checkpoints kept (default 1). */
+  /** Completed checkpoints kept (>= 1); older ones are deleted once subsumed. Default 1. */
   retained?: number;
-  /** What happens to retained checkpoints when the job is cancelled or finishes. */
+  /**
+   * What happens to retained checkpoints when the job is cancelled or finishes:
+   * `'delete-on-cancel'` (default) or `'retain-on-cancel'` (keep them, to restart from later).
+   */
   retention?: 'delete-on-cancel' | 'retain-on-cancel';
   /**
    * Unaligned checkpoints: barriers overtake queued buffers, which are persisted with the checkpoint,
-   * so checkpoints finish under backpressure. Exactly-once only, with maxConcurrent 1.
+   * so checkpoints finish under backpressure. Exactly-once only, with maxConcurrent 1. Default false.
    */
   unaligned?: boolean;
-  /** With `unaligned`: start each checkpoint aligned and switch to unaligned after this many ms (0: always unaligned). */
+  /** With `unaligned`: start each checkpoint aligned and switch to unaligned after this many ms (0, the default: always unaligned). */
   alignedCheckpointTimeoutMs?: number;
 }
 
+/**
+ * What happens when a task fails: `{ type: 'fixed-delay', attempts: 3, delayMs: 1000 }` by default.
+ * Every restart resumes all subtasks from the latest completed checkpoint; once the attempts are
+ * used up the job fails with a `JobFailedError`.
+ */
 export type RestartStrategyOptions =
-  | { type: 'none' }
-  | { type: 'fixed-delay'; attempts?: number; delayMs?: number }
-  | { type: 'exponential-delay'; attempts?: number; initialDelayMs?: number; maxDelayMs?: number; multiplier?: number };
+  | {
+      /** Never restart: the first failure fails the job. */
+      type: 'none';
+    }
+  | {
+      /** Up to `attempts` restarts, `delayMs` apart. */
+      type: 'fixed-delay';
+      /** Restarts allowed (>= 0); default 3. */
+      attempts?: number;
+      /** Milliseconds before each restart; default 1000. */
+      delayMs?: number;
+    }
+  | {
+      /** Up to `attempts` restarts with a delay that grows by `multiplier` after each, up to `maxDelayMs`. */
+      type: 'exponential-delay';
+      /** Restarts allowed (>= 0); default 10. */
+      attempts?: number;
+      /** Milliseconds before the first restart; default 1000. */
+      initialDelayMs?: number;
+      /** The longest delay in milliseconds (>= initialDelayMs); default 60000. */
+      maxDelayMs?: number;
+      /** Factor the delay grows by (>= 1); default 2. */
+      multiplier?: number;
+    };
 
+/**
+ * Options of `StreamEnvironment.create`. Every field is optional; an unknown field or a bad value
+ * is a `ConfigError` naming the option.
+ */
 export interface StreamEnvironmentOptions {
+  /** Default number of subtasks per operator (operators may `setParallelism`); default 1, at most maxParallelism. */
   parallelism?: number;
+  /**
+   * Number of key groups, the unit keyed state is redistributed in: the highest parallelism any
+   * restore of this job's state can use. Default 128; keep it fixed for the life of the job.
+   */
   maxParallelism?: number;
+  /** When and how checkpoints are taken; default: only the final checkpoint of a bounded job. */
   checkpointing?: CheckpointingOptions;
-  /** 'heap' (default) or a custom factory. */
-  stateBackend?: 'heap' | 'embedded' | StateBackendFactory;
+  /**
+   * Where working keyed state lives: `'heap'` (default, in memory) or `'embedded'` (a local lmdb
+   * store per subtask behind a bounded cache, for state larger than memory).
+   */
+  stateBackend?: 'heap' | 'embedded';
   /**
    * Checkpoint only what changed since the last completed checkpoint (shared files, reference
    * counted). The embedded backend only; default true there.
@@ -46,17 +96,19 @@ export interface StreamEnvironmentOptions {
   incremental?: boolean;
   /** Settings of the embedded backend (stateBackend: 'embedded'). */
   embeddedState?: EmbeddedStateOptions;
-  /** 'memory' (default) or a directory path. */
+  /** Where checkpoints are persisted: `'memory'` (default; lost with the process) or a directory path. */
   checkpointStorage?: string;
+  /** What happens when a task fails; default fixed-delay, 3 attempts, 1000 ms apart. */
   restartStrategy?: RestartStrategyOptions;
-  /** Records per buffer on channels between subtasks. */
+  /** Records per buffer on channels between subtasks; default 512. */
   bufferRecords?: number;
-  /** Buffers a channel holds before its producer is backpressured. */
+  /** Buffers a channel holds before its producer is backpressured; default 8. */
   channelCapacity?: number;
-  /** Job id used in the checkpoint directory; derived from the job name when omitted. */
+  /** Job id used in the checkpoint directory (letters, digits, `.`, `_`, `-`); default: the job name plus a random suffix. */
   jobId?: string;
 }
 
+/** Settings of the embedded state backend: `StreamEnvironmentOptions.embeddedState`. */
 export interface EmbeddedStateOptions {
   /** Where each subtask's working-state directory is created (deleted when the subtask ends); default the OS temp dir. */
   localDir?: string;
@@ -66,23 +118,39 @@ export interface EmbeddedStateOptions {
   incrementsShareMax?: number;
 }
 
+/** The embedded backend's settings with their defaults applied. */
 export interface ResolvedEmbeddedState {
+  /** Where working-state directories are created; null: the OS temp dir. */
   readonly localDir: string | null;
+  /** Entries cached in memory per subtask and operator. */
   readonly cacheEntriesMax: number;
+  /** Share of the base the increments may reach before a new base is written. */
   readonly incrementsShareMax: number;
 }
 
+/** The options an environment runs with: `StreamEnvironmentOptions` validated, with every default applied. */
 export interface ResolvedOptions {
+  /** Default subtasks per operator. */
   readonly parallelism: number;
+  /** Key groups: the highest parallelism a restore can use. */
   readonly maxParallelism: number;
+  /** Checkpoint settings. */
   readonly checkpointing: CheckpointingConfig;
-  readonly stateBackend: 'heap' | 'embedded' | StateBackendFactory;
+  /** The state backend. */
+  readonly stateBackend: 'heap' | 'embedded';
+  /** Whether checkpoints are incremental. */
   readonly incremental: boolean;
+  /** The embedded backend's settings. */
   readonly embeddedState: ResolvedEmbeddedState;
+  /** `'memory'` or the checkpoint directory. */
   readonly checkpointStorage: string;
+  /** The restart strategy. */
   readonly restartStrategy: RestartStrategyConfig;
+  /** Records per buffer. */
   readonly bufferRecords: number;
+  /** Buffers per channel. */
   readonly channelCapacity: number;
+  /** The job id, or null to derive one from the job name. */
   readonly jobId: string | null;
 }
 
@@ -189,16 +257,18 @@ function resolveStateOptions(backend: ResolvedOptions['stateBackend'], options: 
   };
 }
 
+/**
+ * Validates options and applies the defaults.
+ * @throws ConfigError naming the first option at fault.
+ */
 export function resolveOptions(options: StreamEnvironmentOptions = {}): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new ConfigError('options', 'must be an object');
   rejectUnknown(options, KNOWN_TOP, '');
-  const maxParallelism = int(options.maxParallelism, 'maxParallelism', 1, 128, MAX_PARALLELISM_LIMIT);
+  const maxParallelism = int(options.maxParallelism, 'maxParallelism', 1, DEFAULT_MAX_PARALLELISM, MAX_PARALLELISM_LIMIT);
   const parallelism = int(options.parallelism, 'parallelism', 1, 1);
   if (parallelism > maxParallelism) throw new ConfigError('parallelism', `${parallelism} exceeds maxParallelism ${maxParallelism}`);
   const stateBackend = options.stateBackend ?? 'heap';
-  if (stateBackend !== 'heap' && stateBackend !== 'embedded' && (typeof stateBackend !== 'object' || typeof stateBackend.createKeyedBackend !== 'function')) {
-    throw new ConfigError('stateBackend', `must be 'heap', 'embedded' or a StateBackendFactory, got ${JSON.stringify(stateBackend)}`);
-  }
+  if (stateBackend !== 'heap' && stateBackend !== 'embedded') throw new ConfigError('stateBackend', `must be 'heap' or 'embedded', got ${JSON.stringify(stateBackend)}`);
   const { incremental, embeddedState } = resolveStateOptions(stateBackend, options);
   const checkpointStorage = options.checkpointStorage ?? 'memory';
   if (typeof checkpointStorage !== 'string' || checkpointStorage.length === 0) {

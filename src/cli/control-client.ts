@@ -1,16 +1,18 @@
 /**
  * The client side of the control endpoint (control-server.ts): resolves what a person typed as
- * `<job>` — a job id registered by `weir run` on this machine (or the job's name, when exactly one
- * running job has it), or an `http://127.0.0.1:<port>` address — and calls one route. A request the job refuses (4xx) is a UsageError (exit 2); a
- * failure of the job or an unreachable endpoint is an Error (exit 1).
+ * `<job>` — a job id registered by `weir run` for this user (or the job's name, when exactly one
+ * running job has it), or an `http://127.0.0.1:<port>` address of a registered job — to its
+ * address and token, and calls one route. A request the job refuses (4xx) is a UsageError (exit
+ * 2); a failure of the job or an unreachable endpoint is an Error (exit 1).
  */
 import * as http from 'node:http';
 import { UsageError } from './exit.ts';
 import { isJobIdLike, isProcessAlive, listJobs, lookupJob, registryDir, registryFile, removeStaleEntry, type RegisteredJob } from './job-registry.ts';
 
-/** A job's control endpoint, and how to name the job in messages. */
+/** A job's control endpoint, the token it demands, and how to name the job in messages. */
 export interface ControlTarget {
   readonly address: string;
+  readonly token: string;
   readonly label: string;
 }
 
@@ -21,7 +23,7 @@ const STATUS_TIMEOUT_MS = 10_000;
 export function resolveJob(ref: string): ControlTarget {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(ref)) {
     const address = parseAddress(ref);
-    return { address, label: `the job at ${address}` };
+    return { address, token: byAddress(address).token, label: `the job at ${address}` };
   }
   if (!isJobIdLike(ref)) throw new UsageError(`not a job id or control address: '${ref}'`);
   const entry = lookupJob(ref) ?? byName(ref);
@@ -29,7 +31,19 @@ export function resolveJob(ref: string): ControlTarget {
     removeStaleEntry(entry.jobId);
     throw new UsageError(`job '${entry.jobId}' is not running: its weir run process ${entry.pid} is gone (removed the stale entry ${registryFile(entry.jobId)})`);
   }
-  return { address: parseAddress(entry.address), label: `job ${entry.jobId}` };
+  return { address: parseAddress(entry.address), token: entry.token, label: `job ${entry.jobId}` };
+}
+
+/** The registered job serving `address`: its token is only in the registry. */
+function byAddress(address: string): RegisteredJob {
+  const entry = listJobs().find((j) => sameAddress(j.address, address));
+  if (entry === undefined) throw new UsageError(`no job registered in ${registryDir()} serves ${address}: weir needs the job's token from its registry entry (is WEIR_HOME the same as for its weir run?)`);
+  return entry;
+}
+
+function sameAddress(a: string, b: string): boolean {
+  const local = (s: string) => s.replace('://localhost:', '://127.0.0.1:');
+  return local(a) === local(b);
 }
 
 /** The one live job running under the name `name`; none or several is a UsageError. */
@@ -65,6 +79,7 @@ export function callControl(target: ControlTarget, method: 'GET' | 'POST', route
         ...(method === 'GET' ? { timeout: STATUS_TIMEOUT_MS } : {}),
         headers: {
           ...(method === 'POST' ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+          authorization: `Bearer ${target.token}`,
           connection: 'close',
         },
       },

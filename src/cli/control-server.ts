@@ -10,8 +10,11 @@
  *
  * Errors are `{error}` with a 4xx (the request is wrong, or the job cannot do it now) or 500 (it
  * failed). POSTs must be `application/json` and the Host header must name the loopback address,
- * so a web page in a local browser can neither post to it nor reach it by DNS rebinding.
+ * so a web page in a local browser can neither post to it nor reach it by DNS rebinding. Every
+ * request must carry `Authorization: Bearer <token>`, the job's secret from its registry file
+ * (readable by its owner only), or it gets 401: other local users cannot control the job.
  */
+import { timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
@@ -48,8 +51,9 @@ class HttpError extends Error {
 type Reply = { readonly status: number; readonly body: Record<string, unknown> };
 type Route = (body: Record<string, unknown>) => Promise<Reply>;
 
-/** Starts listening for `client` on 127.0.0.1, port 0; resolves once it listens. */
-export async function startControlServer(client: JobClient): Promise<ControlServer> {
+/** Starts listening for `client` on 127.0.0.1, port 0, accepting requests that carry `token`; resolves once it listens. */
+export async function startControlServer(client: JobClient, token: string): Promise<ControlServer> {
+  if (token.length === 0) throw new Error('a control endpoint needs a non-empty token');
   let stoppedWithSavepoint: string | null = null;
   let cancelRequested = false;
   const pending = new Set<Promise<void>>();
@@ -89,7 +93,7 @@ export async function startControlServer(client: JobClient): Promise<ControlServ
   };
 
   const server = http.createServer((req, res) => {
-    const done = handle(req, res, routes, () => port).catch(() => {});
+    const done = handle(req, res, routes, { port: () => port, token }).catch(() => {});
     pending.add(done);
     void done.finally(() => pending.delete(done));
   });
@@ -128,10 +132,11 @@ async function closeServer(server: http.Server, pending: ReadonlySet<Promise<voi
   server.closeAllConnections();
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, routes: Record<string, Route>, port: () => number): Promise<void> {
+async function handle(req: http.IncomingMessage, res: http.ServerResponse, routes: Record<string, Route>, access: { port: () => number; token: string }): Promise<void> {
   let reply: Reply;
   try {
-    checkHost(req, port());
+    checkHost(req, access.port());
+    checkToken(req, access.token);
     const pathname = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
     const route = routes[`${req.method} ${pathname}`];
     if (route === undefined) {
@@ -152,6 +157,15 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse, route
 function checkHost(req: http.IncomingMessage, port: number): void {
   const host = req.headers.host ?? '';
   if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) throw new HttpError(403, `Host must be 127.0.0.1:${port}, got '${host}'`);
+}
+
+/** Only requests with the job's token; compared in constant time. */
+function checkToken(req: http.IncomingMessage, token: string): void {
+  const header = req.headers.authorization;
+  if (header === undefined) throw new HttpError(401, "missing 'Authorization: Bearer <token>' (weir reads the job's token from its registry file)");
+  const given = Buffer.from(/^Bearer (\S+)$/.exec(header)?.[1] ?? '', 'utf8');
+  const expected = Buffer.from(token, 'utf8');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new HttpError(401, 'wrong control token');
 }
 
 async function readJsonBody(req: http.IncomingMessage): Promise<Record<string, unknown>> {

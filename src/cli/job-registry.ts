@@ -1,12 +1,15 @@
 /**
- * The registry of jobs running under `weir run` on this machine: one JSON file per job,
- * `<os.tmpdir()>/weir-jobs/<jobId>.json`, written when the job's control endpoint listens and
- * removed when the run ends, so `weir savepoint <jobId>` can find the endpoint by job id.
+ * The registry of jobs running under `weir run` for this user: one JSON file per job,
+ * `<registry dir>/<jobId>.json` (see registry-dir.ts), written when the job's control endpoint
+ * listens and removed when the run ends, so `weir savepoint <jobId>` can find the endpoint and the
+ * token it demands. Files are created 0600 under a temporary name that must not exist (never
+ * through a symlink) and renamed into place; they are read without following symlinks.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fstatSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from './exit.ts';
+import { checkedRegistryDir, ensureRegistryDir, registryDir } from './registry-dir.ts';
 
 /** What one registry file holds. */
 export interface RegisteredJob {
@@ -15,6 +18,8 @@ export interface RegisteredJob {
   readonly name?: string;
   /** `http://127.0.0.1:<port>` of the control endpoint. */
   readonly address: string;
+  /** The secret every control request must carry (`Authorization: Bearer <token>`). */
+  readonly token: string;
   /** The `weir run` process serving it. */
   readonly pid: number;
   /** Absolute path of the job module. */
@@ -24,26 +29,35 @@ export interface RegisteredJob {
 }
 
 const SAFE_ID_RE = /^[A-Za-z0-9._-]+$/;
+const TOKEN_BYTES = 32;
 
-export function registryDir(): string {
-  return path.join(os.tmpdir(), 'weir-jobs');
+export { registryDir };
+
+/** A fresh control token: 32 random bytes, hex. */
+export function newControlToken(): string {
+  return randomBytes(TOKEN_BYTES).toString('hex');
 }
 
 export function isJobIdLike(s: string): boolean {
   return SAFE_ID_RE.test(s) && s !== '.' && s !== '..';
 }
 
-export function registryFile(jobId: string): string {
+export function registryFile(jobId: string, dir = registryDir()): string {
   if (!isJobIdLike(jobId)) throw new UsageError(`not a job id or control address: '${jobId}'`);
-  return path.join(registryDir(), `${jobId}.json`);
+  return path.join(dir, `${jobId}.json`);
 }
 
-/** Writes the job's entry atomically (temp name, rename), readable by its owner only. */
+/** Writes the job's entry: created 0600 under a fresh temporary name (O_EXCL, O_NOFOLLOW), synced, renamed into place. */
 export function registerJob(entry: RegisteredJob): string {
-  const file = registryFile(entry.jobId);
-  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const temp = `${file}.tmp-${process.pid}`;
-  writeFileSync(temp, `${JSON.stringify(entry, null, 2)}\n`, { mode: 0o600 });
+  const file = registryFile(entry.jobId, ensureRegistryDir());
+  const temp = `${file}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+  const fd = openSync(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify(entry, null, 2)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
   renameSync(temp, file);
   return file;
 }
@@ -59,23 +73,20 @@ export function unregisterJob(jobId: string, pid = process.pid): void {
   }
 }
 
-/** The entry of `jobId`, or null when there is none. A malformed file is a UsageError naming it. */
+/** The entry of `jobId`, or null when there is none. An unsafe registry or a bad file is a UsageError naming it. */
 export function lookupJob(jobId: string): RegisteredJob | null {
-  return readEntry(registryFile(jobId));
+  const dir = checkedRegistryDir();
+  return dir === null ? null : readEntry(registryFile(jobId, dir));
 }
 
-/** Every readable entry; malformed ones are skipped (a listing should not fail on one bad file). */
+/** Every readable entry, by file name; bad files are skipped (a listing should not fail on one of them). An unsafe registry throws. */
 export function listJobs(): RegisteredJob[] {
-  let names: string[];
-  try {
-    names = readdirSync(registryDir());
-  } catch {
-    return [];
-  }
+  const dir = checkedRegistryDir();
+  if (dir === null) return [];
   const out: RegisteredJob[] = [];
-  for (const n of names.filter((f) => f.endsWith('.json')).sort()) {
+  for (const n of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
     try {
-      const entry = readEntry(path.join(registryDir(), n));
+      const entry = readEntry(path.join(dir, n));
       if (entry !== null) out.push(entry);
     } catch {
       // skipped
@@ -84,12 +95,27 @@ export function listJobs(): RegisteredJob[] {
   return out;
 }
 
+/** Reads an entry without following a symlink; it must be a regular file of ours that only we can read. */
 function readEntry(file: string): RegisteredJob | null {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      const info = fstatSync(fd);
+      const uid = process.getuid?.() ?? -1;
+      if (!info.isFile()) throw new UsageError(`job registry entry ${file} is not a regular file`);
+      if ((uid >= 0 && info.uid !== uid) || (info.mode & 0o077) !== 0) {
+        throw new UsageError(`refusing job registry entry ${file}: it must be owned by you and readable by you only (mode 0600)`);
+      }
+      text = readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (err instanceof UsageError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    if (code === 'ELOOP') throw new UsageError(`refusing job registry entry ${file}: it is a symbolic link`);
     throw new UsageError(`cannot read job registry entry ${file}: ${(err as Error).message}`);
   }
   let entry: unknown;
@@ -105,7 +131,16 @@ function readEntry(file: string): RegisteredJob | null {
 function isRegisteredJob(v: unknown): v is RegisteredJob {
   if (typeof v !== 'object' || v === null) return false;
   const e = v as Record<string, unknown>;
-  return typeof e.jobId === 'string' && (e.name === undefined || typeof e.name === 'string') && typeof e.address === 'string' && Number.isSafeInteger(e.pid) && typeof e.module === 'string' && typeof e.startedAt === 'string';
+  return (
+    typeof e.jobId === 'string' &&
+    (e.name === undefined || typeof e.name === 'string') &&
+    typeof e.address === 'string' &&
+    typeof e.token === 'string' &&
+    e.token.length > 0 &&
+    Number.isSafeInteger(e.pid) &&
+    typeof e.module === 'string' &&
+    typeof e.startedAt === 'string'
+  );
 }
 
 /** Removes a stale entry (its process is gone); never throws. */

@@ -37,6 +37,30 @@ export interface JobModule {
   readonly onFinished?: OnFinished;
 }
 
+const TS_MODULE_RE = /\.[cm]?ts$/;
+let typeScriptRegistered: Promise<void> | null = null;
+
+/**
+ * Lets `import()` load TypeScript, once per process and only when a job module needs it (Weir
+ * itself is compiled). Both of tsx's loaders: in a package without `"type": "module"` a `.ts` file
+ * is CommonJS, and with the ESM loader alone Node reports every such module, even a correct one, as
+ * "Cannot require() ES Module ... in a cycle" instead of loading it or naming its real error.
+ */
+function registerTypeScript(): Promise<void> {
+  return (typeScriptRegistered ??= (async () => {
+    const [cjs, esm] = await Promise.all([import('tsx/cjs/api'), import('tsx/esm/api')]);
+    cjs.register();
+    esm.register();
+  })());
+}
+
+/** The exports of a job module; one compiled to CommonJS arrives wrapped as `{ default: module.exports }`. */
+function exportsOf(loaded: Record<string, unknown>): Record<string, unknown> {
+  const inner = loaded.default;
+  const wrapped = typeof inner === 'object' && inner !== null && (inner as Record<string, unknown>).__esModule === true;
+  return wrapped ? (inner as Record<string, unknown>) : loaded;
+}
+
 export async function loadJobModule(file: string, cwd = process.cwd()): Promise<JobModule> {
   const abs = path.resolve(cwd, file);
   const info = await stat(abs).catch(() => null);
@@ -44,7 +68,8 @@ export async function loadJobModule(file: string, cwd = process.cwd()): Promise<
   if (!info.isFile()) throw new UsageError(`job module is not a file: ${abs}`);
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(abs).href)) as Record<string, unknown>;
+    if (TS_MODULE_RE.test(abs)) await registerTypeScript();
+    mod = exportsOf((await import(pathToFileURL(abs).href)) as Record<string, unknown>);
   } catch (err) {
     throw new UsageError(`cannot load job module ${abs}: ${oneLine(errorMessage(err))}`, { cause: err });
   }

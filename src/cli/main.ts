@@ -7,8 +7,10 @@ import { errorMessage } from '../core/errors.ts';
 import { checkpointsCommand } from './checkpoints-command.ts';
 import { cancelCommand, DEFAULT_SAVEPOINT_DIR, savepointCommand, stopCommand, type CancelFlags, type SavepointFlags, type StopFlags } from './control-commands.ts';
 import { demoCommand } from './demo-command.ts';
-import { EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, UsageError, isUsageError } from './exit.ts';
+import { EXIT_CODE_HELP, EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
+import { listCommand } from './list-command.ts';
+import { packageVersion } from './package-version.ts';
 import { runCommand, type RunFlags } from './run-command.ts';
 import { disposeCommand } from './savepoint-dispose.ts';
 import { inspectCommand } from './savepoint-inspect.ts';
@@ -37,6 +39,8 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .exitOverride()
     .configureOutput({ outputError: () => {} }) // errors are printed by main, one line each
     .showSuggestionAfterError(true)
+    .version(packageVersion(), '-V, --version', "print weir's version")
+    .addHelpText('after', exitCodesHelp())
     .hook('preSubcommand', (_cmd, sub) => {
       current = sub.name();
     });
@@ -56,6 +60,12 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .action(async (modulePath: string, flags: RunFlags) => setExit(await runCommand(modulePath, flags)));
 
   addSavepointCommands(program, setExit);
+
+  program
+    .command('list')
+    .description("list your jobs running under 'weir run': id, name, state, control address, start time")
+    .option('--json', 'print JSON')
+    .action(async (flags: { json?: boolean }) => setExit(await listCommand(flags)));
 
   program
     .command('checkpoints')
@@ -132,6 +142,19 @@ function addSavepointCommands(program: Command, setExit: (code: number) => void)
     .action(async (job: string, flags: CancelFlags) => setExit(await cancelCommand(job, flags)));
 }
 
+/** `weir help <command>` for a command that does not exist is a usage error, not the general help. */
+function checkHelpTopic(program: Command, argv: readonly string[]): void {
+  const [first, topic] = argv.slice(2);
+  if (first !== 'help' || topic === undefined || topic.startsWith('-')) return;
+  if (!program.commands.some((c) => c.name() === topic || c.aliases().includes(topic))) {
+    throw new UsageError(`help: unknown command '${topic}' (see 'weir --help')`);
+  }
+}
+
+function exitCodesHelp(): string {
+  return `\nExit codes:\n${EXIT_CODE_HELP.map(([code, meaning]) => `  ${String(code).padEnd(5)}${meaning}`).join('\n')}\n`;
+}
+
 /** One line for a commander error: without its `error: ` prefix, with a pointer to the help. */
 function commanderLine(err: CommanderError, command: string): string {
   let message = err.message.replace(/^error:\s*/, '').replace(/\s*\n\s*/g, ' ');
@@ -145,12 +168,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   let exitCode = EXIT_OK;
   const { program, current } = buildProgram((code) => (exitCode = code));
   try {
+    checkHelpTopic(program, argv);
     await program.parseAsync([...argv]);
     return exitCode;
   } catch (err) {
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT_OK;
-      if (err.code === 'commander.help') return EXIT_USAGE; // `weir` with no command: help went to stderr
+      // `weir help <command>` asked for help (exit code 0); `weir` with no command got it on stderr.
+      if (err.code === 'commander.help') return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
       process.stderr.write(`${commanderLine(err, current())}\n`);
       return EXIT_USAGE;
     }

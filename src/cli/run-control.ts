@@ -7,7 +7,8 @@ import { errorMessage } from '../core/errors.ts';
 import type { JobClient } from '../index.ts';
 import { startControlServer, type ControlServer } from './control-server.ts';
 import { isoTime, oneLine } from './format.ts';
-import { registerJob, unregisterJob } from './job-registry.ts';
+import { newControlToken, registerJob, unregisterJob } from './job-registry.ts';
+import { ensureRegistryDir } from './registry-dir.ts';
 
 export interface RunControl {
   /** The endpoint, or null when it could not start (the job runs on without it). */
@@ -18,18 +19,23 @@ export interface RunControl {
 
 export async function openRunControl(client: JobClient, job: { path: string; name: string }, log: (line: string) => void): Promise<RunControl> {
   let server: ControlServer;
+  const token = newControlToken();
   try {
-    server = await startControlServer(client);
+    // The token reaches `weir` commands only through the registry: no safe registry, no endpoint.
+    ensureRegistryDir();
+    server = await startControlServer(client, token);
   } catch (err) {
     log(`weir: warning: no control endpoint for job ${client.jobId}: ${oneLine(errorMessage(err))}`);
     return { server: null, close: async () => {} };
   }
   const onExit = () => unregisterJob(client.jobId);
   try {
-    registerJob({ jobId: client.jobId, name: job.name, address: server.address, pid: process.pid, module: job.path, startedAt: isoTime(systemClock.wallNow()) });
+    registerJob({ jobId: client.jobId, name: job.name, address: server.address, token, pid: process.pid, module: job.path, startedAt: isoTime(systemClock.wallNow()) });
     process.on('exit', onExit);
   } catch (err) {
-    log(`weir: warning: job ${client.jobId} is not registered (use its address instead of its id): ${oneLine(errorMessage(err))}`);
+    await server.close();
+    log(`weir: warning: no control endpoint for job ${client.jobId}: it could not be registered: ${oneLine(errorMessage(err))}`);
+    return { server: null, close: async () => {} };
   }
   log(`control: ${server.address} (job ${client.jobId})`);
   let closing: Promise<void> | null = null;

@@ -4,7 +4,8 @@
  */
 import { systemClock } from '../core/adapters.ts';
 import { errorMessage } from '../core/errors.ts';
-import type { JobClient, JobResult, RunOptions, StreamEnvironment } from '../index.ts';
+import type { JobClient, JobResult, StreamEnvironment } from '../index.ts';
+import type { InternalRunOptions } from '../internal.ts';
 import { humanDuration, oneLine } from './format.ts';
 import { ProgressDisplay, formatCheckpoint } from './progress.ts';
 
@@ -20,7 +21,7 @@ export type JobOutcome =
   | { readonly status: 'FAILED'; readonly jobId: string; readonly error: Error; readonly elapsedMs: number; readonly restoredFrom: number | null };
 
 /** Starts the job (errors before it runs are thrown) and waits for its end (which is returned). */
-export async function superviseJob(env: StreamEnvironment, name: string, run: RunOptions, opts: SuperviseOptions): Promise<JobOutcome> {
+export async function superviseJob(env: StreamEnvironment, name: string, run: InternalRunOptions, opts: SuperviseOptions): Promise<JobOutcome> {
   const stream = opts.stream ?? process.stderr;
   const display = new ProgressDisplay({ stream, tty: stream.isTTY === true, quiet: opts.quiet });
   const startMs = systemClock.now();

@@ -5,9 +5,10 @@
  */
 import { RestoreError } from '../core/errors.ts';
 import { decodeBuffers } from '../checkpoint/channel/channel-state.ts';
-import type { DataBuffer } from '../runtime/elements.ts';
+import type { DataBuffer } from '../checkpoint/channel/buffer.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import type { CheckpointMetadata, OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
+import { buildExecutionPlan, type SubtaskPlan } from '../graph/execution-plan.ts';
 import type { JobGraph, JobVertex } from '../graph/job-graph.ts';
 import { LocalChannel } from '../runtime/channel.ts';
 import { InputGate, type InputChannelSpec } from '../runtime/input-gate.ts';
@@ -15,7 +16,6 @@ import type { Output, StreamOperator } from '../runtime/operator.ts';
 import { RecordWriter } from '../runtime/record-writer.ts';
 import { StreamTask, type ChainedOperator, type StreamTaskConfig } from '../runtime/stream-task.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
-import { keyGroupRangeForSubtask } from '../state/key-groups.ts';
 import type { CheckpointStorage, CheckpointStreamFactory } from '../storage/storage.ts';
 import type { Environment } from '../core/time.ts';
 import type { FaultInjector } from '../runtime/faults.ts';
@@ -79,30 +79,6 @@ function chainOutput(next: StreamOperator | null, writers: RecordWriter[]): Outp
   };
 }
 
-/** Creates the channels of every edge: channels[edge][upstreamSubtask][downstreamSubtask]. */
-function createChannels(graph: JobGraph, capacity: number): { all: LocalChannel[]; byEdge: Map<string, LocalChannel[][]> } {
-  const all: LocalChannel[] = [];
-  const byEdge = new Map<string, LocalChannel[][]>();
-  for (const v of graph.vertices) {
-    v.outputs.forEach((edge, e) => {
-      const target = graph.vertices[edge.target]!;
-      const grid: LocalChannel[][] = [];
-      for (let up = 0; up < v.parallelism; up++) {
-        const row: LocalChannel[] = [];
-        for (let down = 0; down < target.parallelism; down++) {
-          if (edge.partitioner.type === 'forward' && up !== down) continue;
-          const ch = new LocalChannel(`${v.index}.${up}->${target.index}.${down}#${e}`, capacity);
-          row.push(ch);
-          all.push(ch);
-        }
-        grid.push(row);
-      }
-      byEdge.set(`${v.index}:${e}`, grid);
-    });
-  }
-  return { all, byEdge };
-}
-
 /** Where each subtask's channel state goes back: its input channels and its writers' channels. */
 export interface ChannelTargets {
   readonly headUid: string;
@@ -156,81 +132,89 @@ export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata |
     checkSnapshotCompatible(graph, restore, spec.allowNonRestoredState);
     checkChannelStateRescale(graph, restore);
   }
-  const targets: ChannelTargets[] = [];
-  const restoredOps = new Map<string, OperatorStateMeta>((restore?.operators ?? []).map((o) => [o.uid, o]));
-  const { all, byEdge } = createChannels(graph, spec.channelCapacity);
-  const tasks: StreamTask[] = [];
-  const chains: ChainedOperator[][] = [];
+  const restored = new Map<string, OperatorStateMeta>((restore?.operators ?? []).map((o) => [o.uid, o]));
+  const plan = buildExecutionPlan(graph);
+  const channels = new Map(plan.channels.map((c) => [c.id, new LocalChannel(c.id, spec.channelCapacity)]));
+  const built: BuiltSubtask[] = [];
   try {
-    for (const v of graph.vertices) {
-      for (let i = 0; i < v.parallelism; i++) {
-        const writers = v.outputs.map((edge, e) => {
-          const row = byEdge.get(`${v.index}:${e}`)![i]!;
-          return new RecordWriter(row, edge.partitioner, spec.bufferRecords, v.maxParallelism, i);
-        });
-        const inputs: InputChannelSpec[] = [];
-        for (const edge of v.inputs) {
-          const upstream = graph.vertices[edge.source]!;
-          const e = upstream.outputs.indexOf(edge);
-          const grid = byEdge.get(`${upstream.index}:${e}`)!;
-          for (let up = 0; up < upstream.parallelism; up++) {
-            const row = grid[up]!;
-            const ch = edge.partitioner.type === 'forward' ? row[0] : row[i];
-            if (ch && (edge.partitioner.type !== 'forward' || up === i)) inputs.push({ channel: ch, input: edge.input });
-          }
-        }
-        const range = keyGroupRangeForSubtask(v.maxParallelism, v.parallelism, i);
-        const chain: ChainedOperator[] = v.chain.map((node) => ({
-          uid: node.uid,
-          name: node.name,
-          operator: node.createOperator(),
-          keyedBackend: node.keySelectors.some((k) => k !== null)
-            ? spec.backends.createKeyedBackend({ uid: node.uid, subtask: i, keyGroupRange: range, maxParallelism: v.maxParallelism })
-            : null,
-          operatorBackend: spec.backends.createOperatorBackend({ uid: node.uid, subtask: i }),
-        }));
-        chains.push(chain);
-        await restoreChain(chain, restoredOps, spec, i, v.parallelism, firstCheckpointFull);
-        chain.forEach((op, k) => {
-          op.operator.setup({
-            uid: op.uid,
-            name: op.name,
-            subtaskIndex: i,
-            parallelism: v.parallelism,
-            maxParallelism: v.maxParallelism,
-            attempt: spec.attempt,
-            runId: spec.runId,
-            output: chainOutput(chain[k + 1]?.operator ?? null, writers),
-            keyedBackend: op.keyedBackend,
-            operatorState: op.operatorBackend,
-            clock: spec.env.clock,
-            restored: restoredOps.has(op.uid),
-          });
-        });
-        const cfg: StreamTaskConfig = {
-          id: { vertex: v.index, subtask: i },
-          name: v.name,
-          attempt: spec.attempt,
-          chain,
-          input: inputs.length > 0 ? new InputGate(inputs) : null,
-          writers,
-          env: spec.env,
-          faults: spec.faults,
-          gateway: spec.gateway,
-          streams: spec.streams,
-          elementsPerStep: spec.elementsPerStep,
-          sourceBatchRecords: spec.sourceBatchRecords,
-        };
-        tasks.push(new StreamTask(cfg));
-        targets.push({ headUid: v.chain[0]!.uid, subtask: i, inputs: inputs.map((x) => x.channel), outputs: writers.map((w) => w.channels) });
-      }
+    for (const sub of plan.subtasks) {
+      const inputs: InputChannelSpec[] = sub.inputs.map((x) => ({ channel: channels.get(x.channel)!, input: x.input }));
+      const outputs = sub.outputs.map((ids) => ids.map((id) => channels.get(id)!));
+      built.push(await deploySubtask(spec, sub, inputs, outputs, restored, firstCheckpointFull));
     }
-    if (restore) await restoreChannelState(targets, restoredOps, spec.storage);
+    if (restore) await restoreChannelState(built.map((b) => b.target), restored, spec.storage);
   } catch (err) {
-    for (const chain of chains) disposeChain(chain);
+    for (const b of built) disposeChain(b.chain);
     throw err;
   }
-  return { tasks, channels: all };
+  return { tasks: built.map((b) => b.task), channels: [...channels.values()] };
+}
+
+interface BuiltSubtask {
+  readonly task: StreamTask;
+  readonly chain: ChainedOperator[];
+  readonly target: ChannelTargets;
+}
+
+/** One subtask: its operator chain with restored state backends, record writers and task. */
+async function deploySubtask(
+  spec: DeploymentSpec,
+  sub: SubtaskPlan,
+  inputs: InputChannelSpec[],
+  outputs: LocalChannel[][],
+  restored: Map<string, OperatorStateMeta>,
+  firstCheckpointFull: boolean,
+): Promise<BuiltSubtask> {
+  const v = spec.graph.vertices[sub.vertex]!;
+  const i = sub.subtask;
+  const writers = v.outputs.map((edge, e) => new RecordWriter(outputs[e]!, edge.partitioner, spec.bufferRecords, v.maxParallelism, i));
+  const chain: ChainedOperator[] = v.chain.map((node) => ({
+    uid: node.uid,
+    name: node.name,
+    operator: node.createOperator(),
+    keyedBackend: node.keySelectors.some((k) => k !== null)
+      ? spec.backends.createKeyedBackend({ uid: node.uid, subtask: i, keyGroupRange: sub.keyGroupRange, maxParallelism: v.maxParallelism })
+      : null,
+    operatorBackend: spec.backends.createOperatorBackend({ uid: node.uid, subtask: i }),
+  }));
+  try {
+    await restoreChain(chain, restored, spec, i, v.parallelism, firstCheckpointFull);
+  } catch (err) {
+    disposeChain(chain);
+    throw err;
+  }
+  chain.forEach((op, k) => {
+    op.operator.setup({
+      uid: op.uid,
+      name: op.name,
+      subtaskIndex: i,
+      parallelism: v.parallelism,
+      maxParallelism: v.maxParallelism,
+      attempt: spec.attempt,
+      runId: spec.runId,
+      output: chainOutput(chain[k + 1]?.operator ?? null, writers),
+      keyedBackend: op.keyedBackend,
+      operatorState: op.operatorBackend,
+      clock: spec.env.clock,
+      restored: restored.has(op.uid),
+    });
+  });
+  const cfg: StreamTaskConfig = {
+    id: { vertex: v.index, subtask: i },
+    name: v.name,
+    attempt: spec.attempt,
+    chain,
+    input: inputs.length > 0 ? new InputGate(inputs) : null,
+    writers,
+    env: spec.env,
+    faults: spec.faults,
+    gateway: spec.gateway,
+    streams: spec.streams,
+    elementsPerStep: spec.elementsPerStep,
+    sourceBatchRecords: spec.sourceBatchRecords,
+  };
+  const target = { headUid: v.chain[0]!.uid, subtask: i, inputs: inputs.map((x) => x.channel), outputs: writers.map((w) => w.channels) };
+  return { task: new StreamTask(cfg), chain, target };
 }
 
 async function restoreChain(chain: ChainedOperator[], restored: Map<string, OperatorStateMeta>, spec: DeploymentSpec, subtask: number, parallelism: number, firstCheckpointFull: boolean): Promise<void> {

@@ -1,8 +1,30 @@
 /** Restart strategies as pure decisions: given the restarts so far, restart after how long, or not. */
+/** A restart strategy with its defaults applied (see `RestartStrategyOptions` for the meaning of each field). */
 export type RestartStrategyConfig =
-  | { readonly type: 'none' }
-  | { readonly type: 'fixed-delay'; readonly attempts: number; readonly delayMs: number }
-  | { readonly type: 'exponential-delay'; readonly attempts: number; readonly initialDelayMs: number; readonly maxDelayMs: number; readonly multiplier: number };
+  | {
+      /** Never restart. */
+      readonly type: 'none';
+    }
+  | {
+      /** A fixed delay between restarts. */
+      readonly type: 'fixed-delay';
+      /** Restarts allowed. */
+      readonly attempts: number;
+      /** Milliseconds before each restart. */
+      readonly delayMs: number;
+    }
+  | {
+      /** A delay that grows by `multiplier` after each restart. */
+      readonly type: 'exponential-delay';
+      /** Restarts allowed. */
+      readonly attempts: number;
+      /** Milliseconds before the first restart. */
+      readonly initialDelayMs: number;
+      /** The longest delay, in milliseconds. */
+      readonly maxDelayMs: number;
+      /** Factor the delay grows by. */
+      readonly multiplier: number;
+    };
 
 export type RestartDecision = { readonly restart: true; readonly delayMs: number } | { readonly restart: false; readonly why: string };
 

@@ -2,6 +2,7 @@
  * Typed errors for operating errors (bad input, missing or corrupt files, failed jobs). Each has a
  * stable `code` and an optional `cause`; messages name the thing at fault (option, file, uid).
  */
+/** The stable codes of Weir's errors: test `err.code`, not the message. */
 export type WeirErrorCode =
   | 'INVALID_OPTION'
   | 'INVALID_JOB'
@@ -13,10 +14,17 @@ export type WeirErrorCode =
   | 'CHECKPOINT_FAILED'
   | 'JOB_FAILED'
   | 'JOB_CANCELLED'
-  | 'INJECTED_FAULT';
+  | 'INJECTED_FAULT'
+  | 'CORRUPT_FRAME';
 
+/** The base of every error Weir throws for an operating problem; `cause` holds the underlying error. */
 export class WeirError extends Error {
+  /** What kind of problem it is. */
   readonly code: WeirErrorCode;
+  /**
+   * Creates the error.
+   * @param options.cause the error that led to this one.
+   */
   constructor(code: WeirErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
@@ -26,7 +34,13 @@ export class WeirError extends Error {
 
 /** An option or argument a user gave is invalid; `option` names it. */
 export class ConfigError extends WeirError {
+  /** The option at fault, as a path (`checkpointing.intervalMs`). */
   readonly option: string;
+  /**
+   * Creates the error.
+   * @param option the option at fault.
+   * @param message what is wrong with it (prefixed with the option).
+   */
   constructor(option: string, message: string) {
     super('INVALID_OPTION', `${option}: ${message}`);
     this.option = option;
@@ -35,6 +49,10 @@ export class ConfigError extends WeirError {
 
 /** The job definition is invalid (missing uid, bad graph, bad module). */
 export class JobDefinitionError extends WeirError {
+  /**
+   * Creates the error.
+   * @param message what is wrong, naming the operator or uid.
+   */
   constructor(message: string, options?: { cause?: unknown }) {
     super('INVALID_JOB', message, options);
   }
@@ -42,7 +60,13 @@ export class JobDefinitionError extends WeirError {
 
 /** A persisted file could not be read or is not what was written; `file` names it. */
 export class StorageError extends WeirError {
+  /** The file at fault. */
   readonly file: string;
+  /**
+   * Creates the error.
+   * @param file the file at fault.
+   * @param message what is wrong with it (prefixed with the file).
+   */
   constructor(code: 'CORRUPT_FILE' | 'MISSING_FILE' | 'UNSUPPORTED_VERSION' | 'STORAGE_IO', file: string, message: string, options?: { cause?: unknown }) {
     super(code, `${file}: ${message}`, options);
     this.file = file;
@@ -51,6 +75,10 @@ export class StorageError extends WeirError {
 
 /** Restoring a job from a snapshot failed; nothing of the job was left running. */
 export class RestoreError extends WeirError {
+  /**
+   * Creates the error.
+   * @param message what could not be restored and why.
+   */
   constructor(message: string, options?: { cause?: unknown }) {
     super('RESTORE_FAILED', message, options);
   }
@@ -58,6 +86,10 @@ export class RestoreError extends WeirError {
 
 /** The job failed for good: restarts were exhausted or not allowed. */
 export class JobFailedError extends WeirError {
+  /**
+   * Creates the error.
+   * @param message why the job failed; `cause` is the last task failure.
+   */
   constructor(message: string, options?: { cause?: unknown }) {
     super('JOB_FAILED', message, options);
   }
@@ -65,13 +97,19 @@ export class JobFailedError extends WeirError {
 
 /** A fault deliberately injected by a test or the simulator. */
 export class InjectedFault extends WeirError {
+  /** Where it was injected. */
   readonly site: string;
+  /**
+   * Creates the error.
+   * @param site where it is injected (in messages).
+   */
   constructor(site: string) {
     super('INJECTED_FAULT', `injected fault at ${site}`);
     this.site = site;
   }
 }
 
+/** The message of anything thrown. */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -2,6 +2,7 @@
  * The seams for determinism: the core never reads the wall clock, schedules work or draws random
  * numbers itself; it is handed these. `adapters.ts` has the real ones, `sim/` the seeded ones.
  */
+/** The time source of a job (virtual under the simulator): use it instead of Date.now. */
 export interface Clock {
   /** Milliseconds since an arbitrary epoch; monotone within a run. */
   now(): number;

@@ -4,7 +4,9 @@
  * channel stops its producer until the consumer takes a buffer (backpressure).
  */
 import { assert } from '../core/assert.ts';
-import type { CheckpointBarrier, DataBuffer, StreamElement } from './elements.ts';
+import type { CheckpointBarrier } from '../checkpoint/barrier/barrier.ts';
+import type { DataBuffer } from '../checkpoint/channel/buffer.ts';
+import type { StreamElement } from './elements.ts';
 
 export interface ChannelListener {
   /** Data or an event became available. */

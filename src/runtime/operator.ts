@@ -66,11 +66,24 @@ export abstract class AbstractStreamOperator implements StreamOperator {
 
 /** What a source subtask's reader returns from one poll. */
 export type PollStatus =
-  | { readonly status: 'more' }
-  | { readonly status: 'wait'; readonly delayMs: number }
-  | { readonly status: 'end' };
+  | {
+      /** Poll again soon: there may be more records. */
+      readonly status: 'more';
+    }
+  | {
+      /** Nothing now: poll again after `delayMs`. */
+      readonly status: 'wait';
+      /** Milliseconds to wait before the next poll. */
+      readonly delayMs: number;
+    }
+  | {
+      /** This subtask's input is exhausted. */
+      readonly status: 'end';
+    };
 
+/** The poll result for "there may be more records: poll again". */
 export const POLL_MORE: PollStatus = { status: 'more' };
+/** The poll result for "this subtask's input is exhausted". */
 export const POLL_END: PollStatus = { status: 'end' };
 
 /** A source at the head of a source subtask's chain; the task polls it instead of an input gate. */

@@ -6,7 +6,3 @@ export type PartitionerSpec =
   | { readonly type: 'rebalance' }
   | { readonly type: 'broadcast' }
   | { readonly type: 'hash'; readonly keySelector: (record: any) => Key };
-
-export function describePartitioner(p: PartitionerSpec): string {
-  return p.type.toUpperCase();
-}

@@ -6,18 +6,27 @@
  */
 import type { RuntimeContext } from './functions.ts';
 
+/** Writes the records of one sink subtask of a plain sink. */
 export interface SinkWriter<T> {
+  /** Called once per subtask and attempt before the first record. */
   open?(ctx: RuntimeContext): void;
+  /** Writes one record (at-least-once: after a recovery, records since the last checkpoint come again). */
   write(record: T): void;
+  /** Called when the subtask ends. */
   close?(): void;
 }
 
+/** A plain (at-least-once) sink: `DataStream.sinkTo` creates one writer per subtask and attempt. */
 export interface Sink<T> {
+  /** Display name of the sink operator. */
   readonly name: string;
+  /** Tells a plain sink from a two-phase-commit one. */
   readonly kind: 'plain';
+  /** A new writer for one subtask and attempt. */
   createWriter(): SinkWriter<T>;
 }
 
+/** Writes the records of one sink subtask of a two-phase-commit sink, in transactions committed with checkpoints. */
 export interface TwoPhaseCommitWriter<T, C> {
   /**
    * `restored` are the committables of every subtask in the checkpoint restored from (the
@@ -25,6 +34,7 @@ export interface TwoPhaseCommitWriter<T, C> {
    * — but only what carries another run's `ctx.runId`: other subtasks of this run may already write.
    */
   open(ctx: RuntimeContext, restored: readonly C[]): Promise<void> | void;
+  /** Writes one record into the open transaction. */
   write(record: T): void;
   /** Closes the open transaction durably and returns its committable, or null when it holds nothing. */
   preCommit(checkpointId: number): C | null;
@@ -32,12 +42,21 @@ export interface TwoPhaseCommitWriter<T, C> {
   commit(committables: readonly C[]): Promise<void>;
   /** Teardown on failure: abandon the open transaction (recovery cleans it up). */
   dispose?(): void;
+  /** Called when the subtask ends normally. */
   close?(): void;
 }
 
+/**
+ * An exactly-once sink: output becomes visible only when the checkpoint that covers it completed.
+ * `C` is the committable, the durable description of a pre-committed transaction that goes into the
+ * checkpoint (it must be serialisable with msgpack).
+ */
 export interface TwoPhaseCommitSink<T, C> {
+  /** Display name of the sink operator. */
   readonly name: string;
+  /** Tells a two-phase-commit sink from a plain one. */
   readonly kind: 'two-phase-commit';
+  /** A new writer for one subtask and attempt. */
   createWriter(): TwoPhaseCommitWriter<T, C>;
   /**
    * The newest checkpoint whose transactions this sink committed, read from the external system

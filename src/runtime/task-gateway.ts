@@ -1,43 +1,7 @@
 /** What a subtask reports to the job master and its checkpoint coordinator. */
-import type { CheckpointId } from '../core/ids.ts';
+import type { CheckpointId, TaskId } from '../core/ids.ts';
+import type { CheckpointAck } from '../checkpoint/ack.ts';
 import type { CheckpointFailureReason } from '../checkpoint/failure-reason.ts';
-import type { ChannelStateHandle } from '../checkpoint/metadata/metadata.ts';
-import type { KeyedStateHandle, OperatorStateHandle } from '../storage/handles.ts';
-
-export interface TaskId {
-  readonly vertex: number;
-  readonly subtask: number;
-}
-
-export interface OperatorSubtaskState {
-  readonly uid: string;
-  readonly keyed: readonly KeyedStateHandle[];
-  readonly operator: OperatorStateHandle | null;
-  readonly channels: readonly ChannelStateHandle[];
-}
-
-/** Per-subtask figures of one checkpoint. */
-export interface SubtaskCheckpointMetrics {
-  readonly syncMs: number;
-  readonly asyncMs: number;
-  readonly alignmentMs: number;
-  /** Records processed on channels that were not yet aligned, between the first and last barrier. */
-  readonly alignmentRecords: number;
-  /** Bytes of state this subtask persisted for the checkpoint. */
-  readonly persistedBytes: number;
-  /** Size of this subtask's full state (equals persistedBytes for full snapshots). */
-  readonly stateBytes: number;
-  /** Bytes of in-flight data persisted (unaligned checkpoints). */
-  readonly channelStateBytes: number;
-  readonly unaligned: boolean;
-}
-
-export interface CheckpointAck {
-  readonly task: TaskId;
-  readonly checkpointId: CheckpointId;
-  readonly operators: readonly OperatorSubtaskState[];
-  readonly metrics: SubtaskCheckpointMetrics;
-}
 
 export interface TaskGateway {
   acknowledgeCheckpoint(ack: CheckpointAck): void;

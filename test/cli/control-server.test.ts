@@ -1,6 +1,7 @@
+import * as http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { JobClient, JobMetrics, JobResult } from '../../src/index.ts';
-import { callControl, resolveJob } from '../../src/cli/control-client.ts';
+import { callControl, type ControlTarget } from '../../src/cli/control-client.ts';
 import { startControlServer } from '../../src/cli/control-server.ts';
 import { UsageError } from '../../src/cli/exit.ts';
 
@@ -35,11 +36,49 @@ function fakeClient() {
   return { client, calls, finish };
 }
 
+const TOKEN = 'a'.repeat(64);
+
+function targetOf(address: string, token = TOKEN): ControlTarget {
+  return { address, token, label: `the job at ${address}` };
+}
+
+/** One raw GET with the given headers: the status code. */
+function rawGet(address: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL('/status', address), { headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 describe('control endpoint (in process)', () => {
+  it('answers only requests that carry the job token (401 otherwise) and name the loopback host (403 otherwise)', async () => {
+    const { client } = fakeClient();
+    const server = await startControlServer(client, TOKEN);
+    const port = new URL(server.address).port;
+    try {
+      expect(await rawGet(server.address, {})).toBe(401);
+      expect(await rawGet(server.address, { authorization: `Bearer ${'b'.repeat(64)}` })).toBe(401);
+      expect(await rawGet(server.address, { authorization: `Bearer ${TOKEN.slice(1)}` })).toBe(401);
+      expect(await rawGet(server.address, { authorization: TOKEN })).toBe(401);
+      expect(await rawGet(server.address, { authorization: `Bearer ${TOKEN}` })).toBe(200);
+      expect(await rawGet(server.address, { authorization: `Bearer ${TOKEN}`, host: `evil.example:${port}` })).toBe(403);
+      const refused = await callControl(targetOf(server.address, 'c'.repeat(64)), 'GET', '/status').catch((e: unknown) => e as Error);
+      expect(refused).toBeInstanceOf(UsageError);
+      expect(refused.message).toContain('wrong control token');
+      expect(await callControl(targetOf(server.address), 'GET', '/status')).toMatchObject({ jobId: 'fake-000001', status: 'RUNNING' });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('serves status and savepoints, maps failures to 4xx/5xx, and answers a stop before it closes', async () => {
     const { client, calls, finish } = fakeClient();
-    const server = await startControlServer(client);
-    const target = resolveJob(server.address);
+    const server = await startControlServer(client, TOKEN);
+    const target = targetOf(server.address);
     try {
       expect(await callControl(target, 'GET', '/status')).toMatchObject({ jobId: 'fake-000001', status: 'RUNNING', recordsIn: 7, recordsOut: 5 });
       expect(await callControl(target, 'POST', '/savepoint', { dir: '/sp' })).toEqual({ jobId: 'fake-000001', location: '/sp/savepoint-3-abc' });
@@ -65,8 +104,8 @@ describe('control endpoint (in process)', () => {
 
   it('refuses requests once the job has ended', async () => {
     const { client } = fakeClient();
-    const server = await startControlServer(client);
-    const target = resolveJob(server.address);
+    const server = await startControlServer(client, TOKEN);
+    const target = targetOf(server.address);
     try {
       await callControl(target, 'POST', '/cancel', {});
       expect(server.cancelRequested).toBe(true);

@@ -1,10 +1,19 @@
 /** Spawns the real `weir` command (node bin/weir.mjs) and collects its exit code and output. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const FIXTURES = path.join(REPO, 'test/cli/fixtures');
+/**
+ * WEIR_HOME of every command this test file starts, so its job registry (`<WEIR_HOME>/jobs`) is its
+ * own: tests never see another file's jobs or the user's.
+ */
+export const WEIR_HOME = mkdtempSync(path.join(os.tmpdir(), 'weir-home-test-'));
+export const REGISTRY = path.join(WEIR_HOME, 'jobs');
+process.on('exit', () => rmSync(WEIR_HOME, { recursive: true, force: true }));
 
 export interface CliResult {
   readonly code: number | null;
@@ -25,14 +34,14 @@ export interface CliRun {
 export interface CliOptions {
   /** Working directory of the command (default: the repository). */
   readonly cwd?: string;
-  /** Extra environment variables. */
+  /** Extra environment variables (WEIR_HOME defaults to this file's own). */
   readonly env?: Readonly<Record<string, string>>;
 }
 
 export function startCli(args: readonly string[], options: CliOptions = {}): CliRun {
   const child = spawn(process.execPath, [path.join(REPO, 'bin/weir.mjs'), ...args], {
     cwd: options.cwd ?? REPO,
-    env: { ...process.env, NO_COLOR: '1', ...options.env },
+    env: { ...process.env, NO_COLOR: '1', WEIR_HOME, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

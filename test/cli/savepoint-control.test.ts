@@ -1,14 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, lines, runCli, type CliResult } from './run-cli.ts';
+import { FIXTURES, lines, REGISTRY, runCli, type CliResult } from './run-cli.ts';
 import { startJob, waitForMatch, within } from './running-job.ts';
-
-const REGISTRY = path.join(os.tmpdir(), 'weir-jobs');
 
 /** A usage error: exit 2, one line on stderr starting `weir: `. */
 function expectUsage(r: CliResult): string {
@@ -49,17 +47,25 @@ describe('weir cancel, weir savepoint dispose and the control endpoint', () => {
       expect(entry).toMatchObject({ jobId: job.jobId, address: job.address, pid: job.cli.child.pid, module: path.join(FIXTURES, 'slow-job.ts') });
       expect(new Date(entry.startedAt as string).toISOString()).toBe(entry.startedAt);
 
-      const json = { 'content-type': 'application/json' };
-      const status = await request(job.address, 'GET', '/status', null);
+      // The entry is the job owner's only: 0600 in a 0700 directory; its token opens the endpoint.
+      expect(statSync(entryFile).mode & 0o777).toBe(0o600);
+      expect(statSync(REGISTRY).mode & 0o777).toBe(0o700);
+      expect(entry.token).toMatch(/^[0-9a-f]{64}$/);
+      const auth = { authorization: `Bearer ${entry.token as string}` };
+      const json = { ...auth, 'content-type': 'application/json' };
+      expect((await request(job.address, 'GET', '/status', null)).status).toBe(401);
+      expect((await request(job.address, 'POST', '/cancel', '{}', { 'content-type': 'application/json' })).status).toBe(401);
+      expect((await request(job.address, 'POST', '/cancel', '{}', { ...json, authorization: `Bearer ${'0'.repeat(64)}` })).status).toBe(401);
+      const status = await request(job.address, 'GET', '/status', null, auth);
       expect(status.status).toBe(200);
       expect(status.json).toMatchObject({ jobId: job.jobId, status: 'RUNNING', attempt: 0 });
       expect((await request(job.address, 'POST', '/savepoint', '{"dir":"relative/dir"}', json)).status).toBe(400);
-      expect((await request(job.address, 'POST', '/savepoint', '{"dir":"/tmp/x"}', { 'content-type': 'text/plain' })).status).toBe(415);
+      expect((await request(job.address, 'POST', '/savepoint', '{"dir":"/tmp/x"}', { ...auth, 'content-type': 'text/plain' })).status).toBe(415);
       expect((await request(job.address, 'POST', '/savepoint', '{', json)).json.error).toBe('request body is not JSON');
-      expect((await request(job.address, 'GET', '/nothing', null)).status).toBe(404);
-      expect((await request(job.address, 'GET', '/stop', null)).status).toBe(405);
+      expect((await request(job.address, 'GET', '/nothing', null, auth)).status).toBe(404);
+      expect((await request(job.address, 'GET', '/stop', null, auth)).status).toBe(405);
       const port = new URL(job.address).port;
-      expect((await request(job.address, 'GET', '/status', null, { host: `evil.example:${port}` })).status).toBe(403);
+      expect((await request(job.address, 'GET', '/status', null, { ...auth, host: `evil.example:${port}` })).status).toBe(403);
 
       const cancelled = await runCli(['cancel', job.jobId]);
       expect(cancelled.code, cancelled.stderr).toBe(0);
@@ -127,9 +133,10 @@ describe('weir cancel, weir savepoint dispose and the control endpoint', () => {
     // A pid that certainly exited: a child we ran to its end.
     const deadPid = spawnSync(process.execPath, ['-e', '0']).pid!;
     const stale = `stale-${process.pid}-test`;
-    mkdirSync(REGISTRY, { recursive: true });
+    mkdirSync(REGISTRY, { recursive: true, mode: 0o700 });
     const staleFile = path.join(REGISTRY, `${stale}.json`);
-    writeFileSync(staleFile, JSON.stringify({ jobId: stale, address: 'http://127.0.0.1:9', pid: deadPid, module: '/x.ts', startedAt: new Date(0).toISOString() }));
+    const entry = { address: 'http://127.0.0.1:9', token: 'f'.repeat(64), module: '/x.ts', startedAt: new Date(0).toISOString() };
+    writeFileSync(staleFile, JSON.stringify({ ...entry, jobId: stale, pid: deadPid }), { mode: 0o600 });
 
     const [unknown, gone, notAnId, remote, noSavepointFlag, noJob, dirWithoutSavepoint, claimWithoutFrom] = await Promise.all([
       runCli(['savepoint', 'no-such-job-4711']),
@@ -151,7 +158,10 @@ describe('weir cancel, weir savepoint dispose and the control endpoint', () => {
     expect(expectUsage(dirWithoutSavepoint)).toContain('--dir');
     expect(expectUsage(claimWithoutFrom)).toContain('--claim');
 
-    // Nothing listens there: the job is gone, which is not a usage error.
+    // An address no registered job serves: weir has no token for it.
+    expect(expectUsage(await runCli(['savepoint', 'http://127.0.0.1:9']))).toContain('no job registered');
+    // Registered (by a live process: this one), but nothing listens there: the job is gone, which is not a usage error.
+    writeFileSync(path.join(REGISTRY, 'gone-listener.json'), JSON.stringify({ ...entry, jobId: 'gone-listener', pid: process.pid }), { mode: 0o600 });
     const refused = await runCli(['savepoint', 'http://127.0.0.1:9']);
     expect(refused.code).toBe(1);
     expect(lines(refused.stderr)).toEqual([expect.stringMatching(/^weir: error: cannot reach the job at http:\/\/127\.0\.0\.1:9: connection refused/)]);

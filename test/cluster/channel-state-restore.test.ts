@@ -5,7 +5,7 @@ import type { OperatorStateMeta } from '../../src/checkpoint/metadata/metadata.t
 import { restoreChannelState } from '../../src/cluster/deployment.ts';
 import { checkpointId, jobId } from '../../src/core/ids.ts';
 import { LocalChannel } from '../../src/runtime/channel.ts';
-import type { DataBuffer } from '../../src/runtime/elements.ts';
+import type { DataBuffer } from '../../src/checkpoint/channel/buffer.ts';
 import { MemoryCheckpointStorage } from '../../src/storage/memory-storage.ts';
 
 const buf = (records: number[], keyed = false): DataBuffer => ({ kind: 'buffer', records, keyGroups: keyed ? Int32Array.from(records.map((r) => r % 7)) : null });

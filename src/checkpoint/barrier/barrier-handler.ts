@@ -4,7 +4,7 @@
  * barrier is announced, and delegates the rest to the state.
  */
 import type { CheckpointId } from '../../core/ids.ts';
-import type { CheckpointBarrier } from '../../runtime/elements.ts';
+import type { CheckpointBarrier } from './barrier.ts';
 import type { BarrierHandlerContext, BarrierHandlerState } from './handler-state.ts';
 import { WaitingForFirstBarrier } from './waiting-for-first-barrier.ts';
 

@@ -5,7 +5,7 @@
  */
 import { assert } from '../../core/assert.ts';
 import type { CheckpointId } from '../../core/ids.ts';
-import type { CheckpointBarrier } from '../../runtime/elements.ts';
+import type { CheckpointBarrier } from './barrier.ts';
 import type { CheckpointFailureReason } from '../failure-reason.ts';
 import type { BarrierHandlerContext, BarrierHandlerState } from './handler-state.ts';
 import { switchToUnaligned } from './switch-to-unaligned.ts';

@@ -4,7 +4,7 @@
  * actions (hold a channel back, take the snapshot, record in-flight data, abort).
  */
 import type { CheckpointId } from '../../core/ids.ts';
-import type { CheckpointBarrier } from '../../runtime/elements.ts';
+import type { CheckpointBarrier } from './barrier.ts';
 import type { CheckpointFailureReason } from '../failure-reason.ts';
 
 export interface BarrierHandlerContext {

@@ -3,7 +3,7 @@
  * channels as received (persisting the buffers ahead of them), record the channels whose barrier is
  * not there yet, release whatever was held back.
  */
-import type { CheckpointBarrier } from '../../runtime/elements.ts';
+import type { CheckpointBarrier } from './barrier.ts';
 import type { BarrierHandlerContext, BarrierHandlerState } from './handler-state.ts';
 import { CollectingBarriersUnaligned } from './collecting-barriers-unaligned.ts';
 

@@ -3,7 +3,7 @@
  * is held back), at-least-once (nothing held), or unaligned (snapshot at once). An aligned barrier
  * with a timeout that was announced but not reached switches to unaligned when the timeout fires.
  */
-import type { CheckpointBarrier } from '../../runtime/elements.ts';
+import type { CheckpointBarrier } from './barrier.ts';
 import type { BarrierHandlerContext, BarrierHandlerState } from './handler-state.ts';
 import { IllegalBarrierEvent } from './handler-state.ts';
 import { CollectingBarriers } from './collecting-barriers.ts';

@@ -6,7 +6,7 @@ import type { CheckpointStreamFactory } from '../../storage/storage.ts';
 import { streamSize } from '../../storage/handles.ts';
 import { decodeValue, encodeValue } from '../../state/codec.ts';
 import { StorageError } from '../../core/errors.ts';
-import type { DataBuffer } from '../../runtime/elements.ts';
+import type { DataBuffer } from './buffer.ts';
 import type { ChannelStateHandle } from '../metadata/metadata.ts';
 import type { InflightLog } from './inflight-log.ts';
 

@@ -4,7 +4,7 @@
  * that channel's barrier arrived. Complete when every input channel delivered the barrier.
  */
 import type { CheckpointId } from '../../core/ids.ts';
-import type { DataBuffer } from '../../runtime/elements.ts';
+import type { DataBuffer } from './buffer.ts';
 
 export class InflightAborted extends Error {
   constructor(checkpointId: number) {

@@ -5,17 +5,18 @@
  * tolerableFailures; keeps the retained checkpoints and deletes the ones they subsume.
  */
 import { errorMessage, WeirError } from '../../core/errors.ts';
-import { checkpointId as toCheckpointId, type CheckpointId, type JobId } from '../../core/ids.ts';
+import { checkpointId as toCheckpointId, type CheckpointId, type JobId, type TaskId } from '../../core/ids.ts';
 import type { Cancellable, Environment } from '../../core/time.ts';
-import type { CheckpointBarrier, CheckpointOptions } from '../../runtime/elements.ts';
-import type { CheckpointAck, TaskId } from '../../runtime/task-gateway.ts';
+import type { CheckpointBarrier, CheckpointOptions } from '../barrier/barrier.ts';
+import type { CheckpointAck } from '../ack.ts';
 import type { CheckpointStorage, CheckpointStreamFactory } from '../../storage/storage.ts';
 import type { SavepointTarget } from '../../storage/savepoint-target.ts';
-import { CHECKPOINT_FAILURE_MESSAGES, countsAsCheckpointFailure, type CheckpointFailureReason } from '../failure-reason.ts';
+import { countsAsCheckpointFailure, type CheckpointFailureReason } from '../failure-reason.ts';
 import type { CheckpointStats } from './checkpoint-stats.ts';
 import type { CompletedCheckpoint } from './completed-checkpoint.ts';
 import { CompletedCheckpointStore } from './completed-checkpoint-store.ts';
 import type { CheckpointingConfig } from './config.ts';
+import { onAborted, onCompleted, onEndOfData, onFinalTriggered, onStopRequested, periodicAllowed, RUNNING, type Ending } from './job-ending.ts';
 import { PendingCheckpoint, type OperatorInfo } from './pending-checkpoint.ts';
 import { SharedStateFiles } from './shared-state.ts';
 
@@ -34,29 +35,12 @@ export interface CoordinatorContext {
   log(message: string): void;
 }
 
-export class CheckpointFailedError extends WeirError {
-  constructor(
-    readonly checkpointId: CheckpointId,
-    readonly reason: CheckpointFailureReason,
-    cause?: unknown,
-  ) {
-    super('CHECKPOINT_FAILED', `checkpoint ${checkpointId} failed: ${CHECKPOINT_FAILURE_MESSAGES[reason]}${cause ? ` (${errorMessage(cause)})` : ''}`, { cause });
-  }
-}
-
-interface Waiter {
-  resolve(c: CompletedCheckpoint): void;
-  reject(e: Error): void;
-}
+export { CheckpointFailedError } from './pending-checkpoint.ts';
 
 export class CheckpointCoordinator {
   private readonly pending = new Map<number, PendingCheckpoint>();
-  private readonly waiters = new Map<number, Waiter>();
-  private readonly timeouts = new Map<number, Cancellable>();
   private readonly finalizing = new Set<Promise<void>>();
   private readonly discarding = new Set<Promise<void>>();
-  /** Where each pending savepoint is written. */
-  private readonly savepoints = new Map<number, SavepointTarget>();
   readonly store: CompletedCheckpointStore;
   readonly history: CheckpointStats[] = [];
   private nextId: number;
@@ -64,10 +48,7 @@ export class CheckpointCoordinator {
   private consecutiveFailures = 0;
   private periodic: Cancellable | null = null;
   private running = false;
-  private finalRequested = false;
-  private finalTriggered: number | null = null;
-  /** A final checkpoint (or stop-with-savepoint) completed: the job is finishing, nothing more is triggered. */
-  private finalCompleted = false;
+  private ending: Ending = RUNNING;
   /** Reference counts and deletion of shared (incremental) files (issue 5). */
   private readonly sharedState: SharedStateFiles;
 
@@ -95,9 +76,7 @@ export class CheckpointCoordinator {
   /** Starts (or restarts after a failover) periodic triggering. */
   start(): void {
     this.running = true;
-    this.finalRequested = false;
-    this.finalTriggered = null;
-    this.finalCompleted = false;
+    this.ending = RUNNING;
     this.trackShared(this.sharedState.atAttemptStart(this.store.all(), this.nextId)); // issue 5: crash leftovers
     if (this.config.intervalMs !== null) this.schedulePeriodic(this.config.intervalMs);
   }
@@ -107,7 +86,7 @@ export class CheckpointCoordinator {
     this.running = false;
     this.periodic?.cancel();
     this.periodic = null;
-    for (const p of [...this.pending.values()]) if (!p.finalizing) this.abort(p, reason);
+    for (const p of [...this.pending.values()]) if (p.state === 'collecting') this.abort(p, reason);
     await Promise.all([...this.finalizing]);
   }
 
@@ -125,7 +104,7 @@ export class CheckpointCoordinator {
 
   /** Returns how long to wait before the next attempt when minPause holds it back. */
   private tryTriggerPeriodic(): number | null {
-    if (this.finalRequested || this.finalCompleted) return null;
+    if (!periodicAllowed(this.ending)) return null;
     if (this.pending.size >= this.config.maxConcurrent) return null;
     const sinceLast = this.env.clock.now() - this.lastCompletionMs;
     if (sinceLast < this.config.minPauseMs) return this.config.minPauseMs - sinceLast;
@@ -148,8 +127,7 @@ export class CheckpointCoordinator {
     if (!this.running || !this.ctx.allTasksRunning()) {
       return Promise.reject(new WeirError('CHECKPOINT_FAILED', 'cannot trigger a checkpoint: not all subtasks are running'));
     }
-    const p = this.trigger(this.checkpointOptions(false));
-    return new Promise((resolve, reject) => this.waiters.set(p.checkpointId, { resolve, reject }));
+    return this.trigger(this.checkpointOptions(false)).completion;
   }
 
   /**
@@ -162,34 +140,35 @@ export class CheckpointCoordinator {
     if (!this.running || !this.ctx.allTasksRunning()) {
       return Promise.reject(new WeirError('CHECKPOINT_FAILED', 'cannot take a savepoint: not all subtasks are running'));
     }
-    if (stop) this.finalRequested = true; // no periodic checkpoints while stopping
     const id = toCheckpointId(this.nextId);
-    this.savepoints.set(id, makeTarget(id));
-    const p = this.trigger({ kind: 'savepoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal: stop });
-    return new Promise((resolve, reject) => this.waiters.set(p.checkpointId, { resolve, reject }));
+    if (stop) {
+      // A stop-with-savepoint is the job's final checkpoint: no periodic ones, never two finals at once.
+      const next = onStopRequested(this.ending, id);
+      if (next === null) return Promise.reject(new WeirError('CHECKPOINT_FAILED', `cannot stop with a savepoint: the job is already ${this.ending.phase === 'finished' ? 'finishing' : 'stopping or taking its final checkpoint'}`));
+      this.ending = next;
+    }
+    return this.trigger({ kind: 'savepoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal: stop }, makeTarget(id)).completion;
   }
 
   /** Where the subtasks write the state of checkpoint (or savepoint) n. */
   streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory {
-    return this.savepoints.get(checkpointId)?.streamFactory(checkpointId) ?? this.storage.streamFactory(checkpointId);
+    return this.pending.get(checkpointId)?.savepointTarget?.streamFactory(checkpointId) ?? this.storage.streamFactory(checkpointId);
   }
 
   /** Every subtask reached end of data: take the final checkpoint that lets sinks commit. */
   allReachedEndOfData(): void {
-    this.finalRequested = true;
+    this.ending = onEndOfData(this.ending);
     this.tryTriggerFinal();
   }
 
   private tryTriggerFinal(): void {
-    if (!this.running || !this.finalRequested || this.finalTriggered !== null || this.finalCompleted) return;
-    // A stop-with-savepoint in flight is a final checkpoint too: never two at once.
-    for (const p of this.pending.values()) if (p.options.isFinal) return;
+    if (!this.running || this.ending.phase !== 'end-of-data') return;
     if (this.pending.size >= this.config.maxConcurrent) return; // retried when one finishes
     const p = this.trigger(this.checkpointOptions(true));
-    this.finalTriggered = p.checkpointId;
+    this.ending = onFinalTriggered(this.ending, p.checkpointId);
   }
 
-  private trigger(options: CheckpointOptions): PendingCheckpoint {
+  private trigger(options: CheckpointOptions, savepointTarget: SavepointTarget | null = null): PendingCheckpoint {
     const id = toCheckpointId(this.nextId++);
     const timestampMs = this.env.clock.wallNow();
     const stats: CheckpointStats = {
@@ -205,14 +184,13 @@ export class CheckpointCoordinator {
       persistedBytes: 0,
       location: null,
     };
-    const p = new PendingCheckpoint(id, timestampMs, this.env.clock.now(), options, this.ctx.expectedTasks(), stats);
+    const p = new PendingCheckpoint(id, timestampMs, this.env.clock.now(), options, this.ctx.expectedTasks(), stats, savepointTarget);
     this.pending.set(id, p);
     this.history.push(stats);
     if (this.history.length > 100) this.history.shift();
-    this.timeouts.set(
-      id,
+    p.armTimeout(
       this.env.scheduler.schedule(this.config.timeoutMs, () => {
-        if (this.pending.get(id) === p && !p.finalizing) this.abort(p, 'EXPIRED');
+        if (this.pending.get(id) === p && p.state === 'collecting') this.abort(p, 'EXPIRED');
       }),
     );
     this.ctx.triggerSources({ kind: 'barrier', checkpointId: id, timestamp: timestampMs, options });
@@ -223,47 +201,37 @@ export class CheckpointCoordinator {
 
   receiveAck(ack: CheckpointAck): void {
     const p = this.pending.get(ack.checkpointId);
-    if (!p || p.finalizing) return; // late ack of an aborted or finished checkpoint
+    if (!p || p.state !== 'collecting') return; // late ack of an aborted or finished checkpoint
     if (p.acknowledge(ack) !== 'accepted') return;
     if (p.isFullyAcknowledged) this.complete(p);
   }
 
   receiveDecline(task: TaskId, checkpointId: CheckpointId, reason: CheckpointFailureReason, cause?: unknown): void {
     const p = this.pending.get(checkpointId);
-    if (!p || p.finalizing) return;
+    if (!p || p.state !== 'collecting') return;
     this.abort(p, reason, cause ?? `subtask ${task.vertex}/${task.subtask}`);
   }
 
   private complete(p: PendingCheckpoint): void {
-    p.finalizing = true;
-    this.timeouts.get(p.checkpointId)?.cancel();
-    const metadata = p.finalize(this.jobId, this.ctx.operators());
-    const target = this.savepoints.get(p.checkpointId);
+    const metadata = p.startFinalizing(this.jobId, this.ctx.operators());
+    const target = p.savepointTarget;
     // issue 5: count its shared files before committing; one already deleted means it cannot restore.
     const reuseProblem = target ? null : this.sharedState.registerCompleting(metadata);
     if (reuseProblem !== null) {
-      p.finalizing = false;
       this.abort(p, 'SHARED_FILE_DELETED', reuseProblem);
       return;
     }
     const work = (target ? target.commitMetadata(metadata) : this.storage.commitMetadata(metadata)).then(
-      (location) => this.onMetadataWritten(p, { checkpointId: p.checkpointId, metadata, location, kind: metadata.kind }),
-      (err: unknown) => {
-        p.finalizing = false;
-        this.abort(p, 'METADATA_WRITE_FAILED', err);
-      },
+      (location) => this.onMetadataWritten(p, metadata, location),
+      (err: unknown) => this.abort(p, 'METADATA_WRITE_FAILED', err),
     );
     this.finalizing.add(work);
     void work.finally(() => this.finalizing.delete(work));
   }
 
-  private onMetadataWritten(p: PendingCheckpoint, completed: CompletedCheckpoint): void {
+  private onMetadataWritten(p: PendingCheckpoint, metadata: CompletedCheckpoint['metadata'], location: string): void {
     this.pending.delete(p.checkpointId);
-    this.timeouts.delete(p.checkpointId);
-    this.savepoints.delete(p.checkpointId);
-    p.stats.status = 'COMPLETED';
-    p.stats.durationMs = this.env.clock.now() - p.startedAtMs;
-    p.stats.location = completed.location;
+    const completed = p.finalize(metadata, location, this.env.clock.now());
     this.lastCompletionMs = this.env.clock.now();
     this.consecutiveFailures = 0;
     // Savepoints join the retained snapshots too, as recovery points (after a stop-with-savepoint
@@ -274,8 +242,6 @@ export class CheckpointCoordinator {
       // With maxConcurrent > 1 a newer checkpoint can finish its metadata first; this one is
       // subsumed on arrival (the newer one's notification already covers its commits).
       if (completed.kind === 'checkpoint') this.discard(completed.checkpointId);
-      this.waiters.get(p.checkpointId)?.resolve(completed);
-      this.waiters.delete(p.checkpointId);
       return;
     }
     for (const old of this.store.add(completed)) if (old.kind === 'checkpoint') this.discardCompleted(old);
@@ -285,34 +251,22 @@ export class CheckpointCoordinator {
     // Older pending checkpoints are subsumed by this one (a savepoint subsumes nothing).
     if (completed.kind === 'checkpoint') {
       for (const older of [...this.pending.values()]) {
-        if (older.checkpointId < p.checkpointId && !older.finalizing && older.options.kind === 'checkpoint') this.abort(older, 'SUBSUMED_BY_NEWER_BARRIER');
+        if (older.checkpointId < p.checkpointId && older.state === 'collecting' && older.options.kind === 'checkpoint') this.abort(older, 'SUBSUMED_BY_NEWER_BARRIER');
       }
     }
-    if (p.options.isFinal) this.finalCompleted = true;
-    const notify = completed.kind === 'checkpoint' || p.options.isFinal;
+    this.ending = onCompleted(this.ending, p.checkpointId, p.isFinal);
+    const notify = completed.kind === 'checkpoint' || p.isFinal;
     if (this.running && notify) this.ctx.notifyComplete(p.checkpointId);
-    this.waiters.get(p.checkpointId)?.resolve(completed);
-    this.waiters.delete(p.checkpointId);
     this.tryTriggerFinal();
   }
 
   private abort(p: PendingCheckpoint, reason: CheckpointFailureReason, cause?: unknown): void {
     this.pending.delete(p.checkpointId);
-    this.timeouts.get(p.checkpointId)?.cancel();
-    this.timeouts.delete(p.checkpointId);
-    p.stats.status = 'FAILED';
-    p.stats.durationMs = this.env.clock.now() - p.startedAtMs;
-    p.stats.failureReason = reason;
-    p.stats.failureMessage = cause === undefined ? null : errorMessage(cause);
-    const error = new CheckpointFailedError(p.checkpointId, reason, cause);
-    this.waiters.get(p.checkpointId)?.reject(error);
-    this.waiters.delete(p.checkpointId);
-    if (this.finalTriggered === p.checkpointId) this.finalTriggered = null;
+    const error = p.abort(reason, this.env.clock.now(), cause);
+    this.ending = onAborted(this.ending, p.checkpointId);
     if (this.running) this.ctx.notifyAborted(p.checkpointId);
-    const target = this.savepoints.get(p.checkpointId);
+    const target = p.savepointTarget;
     if (target) {
-      this.savepoints.delete(p.checkpointId);
-      if (p.options.isFinal) this.finalRequested = false; // the stop failed: the job goes on
       target.discardIncomplete().catch((err: unknown) => this.ctx.log(`could not clean up savepoint ${target.location}: ${errorMessage(err)}`));
       this.ctx.log(error.message);
       return;
@@ -327,7 +281,7 @@ export class CheckpointCoordinator {
         return;
       }
     }
-    if (this.running && this.finalRequested) {
+    if (this.running && this.ending.phase === 'end-of-data') {
       this.env.scheduler.schedule(Math.min(this.config.intervalMs ?? 100, 100), () => this.tryTriggerFinal());
     }
   }

@@ -6,14 +6,19 @@
 import type { RuntimeContext } from '../../runtime/functions.ts';
 import type { TwoPhaseCommitSink, TwoPhaseCommitWriter } from '../../runtime/sink.ts';
 
-interface CollectTransaction<T> {
+/** The committable of a `CollectSink`: one subtask's records of one checkpoint. */
+export interface CollectTransaction<T> {
+  /** `<subtask>:<checkpoint>`: committing the same id again changes nothing. */
   readonly id: string;
+  /** The checkpoint it belongs to. */
   readonly checkpointId: number;
+  /** Its records, in order. */
   readonly records: T[];
 }
 
 /** A transactional in-memory sink (see the module comment); it can tell and roll back what it committed. */
 export class CollectSink<T> implements TwoPhaseCommitSink<T, CollectTransaction<T>> {
+  /** A two-phase-commit sink. */
   readonly kind = 'two-phase-commit' as const;
   private readonly committed = new Map<string, { checkpointId: number; records: T[] }>();
   private order: string[] = [];
@@ -22,8 +27,13 @@ export class CollectSink<T> implements TwoPhaseCommitSink<T, CollectTransaction<
   /** How many commit calls arrived for an already committed transaction (recovery re-commits). */
   recommits = 0;
 
+  /**
+   * A sink with nothing committed yet.
+   * @param name display name of the sink operator; default `'collect'`.
+   */
   constructor(readonly name = 'collect') {}
 
+  /** A writer for one subtask and attempt. */
   createWriter(): TwoPhaseCommitWriter<T, CollectTransaction<T>> {
     let open: T[] = [];
     let subtask = 0;
@@ -62,6 +72,7 @@ export class CollectSink<T> implements TwoPhaseCommitSink<T, CollectTransaction<
     return this.order.flatMap((id) => this.committed.get(id)!.records);
   }
 
+  /** The highest checkpoint id among the committed transactions (null when there are none). */
   async newestCommitted(): Promise<number | null> {
     let newest: number | null = null;
     for (const txn of this.committed.values()) newest = Math.max(newest ?? 0, txn.checkpointId);
@@ -79,6 +90,7 @@ export class CollectSink<T> implements TwoPhaseCommitSink<T, CollectTransaction<
     return `took back ${later.length} committed transaction(s) of checkpoints after ${checkpointId}`;
   }
 
+  /** How many transactions are committed. */
   get transactions(): number {
     return this.order.length;
   }

@@ -21,14 +21,19 @@ import { StorageError } from '../../core/errors.ts';
 import type { RuntimeContext } from '../../runtime/functions.ts';
 import type { TwoPhaseCommitSink, TwoPhaseCommitWriter } from '../../runtime/sink.ts';
 
+/** Where and how a `FileSink` writes. */
 export interface FileSinkOptions {
+  /** The output directory (created if missing); committed part files appear here, uncommitted ones under `.in-progress/`. */
   readonly directory: string;
   /** Turns a record into one line (JSON for non-strings by default). */
   readonly format?: (record: any) => string;
 }
 
+/** A pre-committed part file, as recorded in a checkpoint: committing renames it into place. */
 export interface FileCommittable {
+  /** Its in-progress path. */
   readonly inProgress: string;
+  /** The visible path it gets when committed. */
   readonly final: string;
 }
 
@@ -186,10 +191,17 @@ function committedParts(directory: string): Array<{ name: string; checkpointId: 
 
 /** Writes lines into part files of a directory, exactly once (see the module comment). */
 export class FileSink implements TwoPhaseCommitSink<unknown, FileCommittable> {
+  /** A two-phase-commit sink. */
   readonly kind = 'two-phase-commit' as const;
+  /** Display name of the sink operator. */
   readonly name = 'file-sink';
+  /**
+   * A sink writing into `options.directory`.
+   * @param options the output directory and line format.
+   */
   constructor(private readonly options: FileSinkOptions) {}
 
+  /** A writer for one subtask and attempt. */
   createWriter(): TwoPhaseCommitWriter<unknown, FileCommittable> {
     return new FileSinkWriter(this.options);
   }

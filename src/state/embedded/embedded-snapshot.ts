@@ -24,7 +24,7 @@ import type { StateKind } from '../descriptors.ts';
 import type { Key, KeyGroupRange } from '../key-groups.ts';
 import type { CompletedChain } from '../incremental/chain.ts';
 import { changeSlot, slotGroupIndex, slotStateId, type ChangeSet } from '../incremental/change-tracker.ts';
-import { KeyedStreamBuilder, type RawStateSection, type SectionLayout } from '../incremental/keyed-sections.ts';
+import { KeyedStreamBuilder, type RawStateSection, type SectionLayout } from '../formats/keyed-sections.ts';
 import type { LocalStore, StoreCursor } from './local-store.ts';
 import { ABSENT, type SlotMap, type SlotTable } from './slot-table.ts';
 import { decodeUserKey, encodeUserKey, keyGroupOfStoreKey, stateIdOfStoreKey, storeKeyOf, userKeyBytes } from './store-keys.ts';

@@ -12,14 +12,14 @@ import type { CheckpointStreamFactory } from '../../storage/storage.ts';
 import type { KeyedState, KeyedStateBackend, SnapshotRunner, StateChangeListener, StateReader } from '../backend.ts';
 import type { StateDescriptor, StateKind } from '../descriptors.ts';
 import { rangeContains, rangeSize, rangesIntersect, MAX_PARALLELISM_LIMIT, type Key, type KeyGroupRange } from '../key-groups.ts';
-import { KEYED_STREAM_VERSION, readStreamHeader, streamName } from '../stream-format.ts';
+import { KEYED_STREAM_VERSION, readStreamHeader, streamName } from '../formats/stream-format.ts';
 import { HeapAggregatingState, HeapReducingState, HeapValueState } from './heap-value-states.ts';
 import { HeapKeyedSnapshot } from './heap-keyed-snapshot.ts';
 import { HeapListState } from './heap-list-state.ts';
 import { HeapMapState } from './heap-map-state.ts';
 import { KeyContext } from './key-context.ts';
 import { StateTable } from './state-table.ts';
-import { decodeKeyedSection } from './keyed-stream.ts';
+import { decodeKeyedSection } from '../formats/keyed-stream.ts';
 import { restoreKeyedHandles } from '../incremental/keyed-handle-reader.ts';
 
 /** A rough size per stored entry, for the sync-phase estimate only. */

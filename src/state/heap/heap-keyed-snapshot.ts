@@ -9,7 +9,7 @@ import type { KeyGroupsStateHandle } from '../../storage/handles.ts';
 import type { CheckpointStreamFactory } from '../../storage/storage.ts';
 import type { SnapshotRunner } from '../backend.ts';
 import type { KeyGroupRange } from '../key-groups.ts';
-import { encodeKeyedStream, type CapturedTable } from './keyed-stream.ts';
+import { encodeKeyedStream, type CapturedTable } from '../formats/keyed-stream.ts';
 import { countKeys } from './state-table.ts';
 
 export interface KeyedSnapshotTarget {

@@ -12,7 +12,7 @@ import type { OperatorStateBackend, SnapshotRunner, StateReader } from '../backe
 import type { ListStateDescriptor } from '../descriptors.ts';
 import { redistributeListEntries } from '../redistribute.ts';
 import type { ListState } from '../state.ts';
-import { encodeOperatorStream, readOperatorHandle, type OperatorListSnapshot } from './operator-stream.ts';
+import { encodeOperatorStream, readOperatorHandle, type OperatorListSnapshot } from '../formats/operator-stream.ts';
 
 /** One operator list state; its array is replaced, not mutated, while a snapshot holds it. */
 class HeapOperatorListState implements ListState<unknown> {

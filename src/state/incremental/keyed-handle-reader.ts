@@ -7,10 +7,10 @@ import { RestoreError, StorageError } from '../../core/errors.ts';
 import type { IncrementalStateFile, KeyedStateHandle, StreamStateHandle } from '../../storage/handles.ts';
 import type { StateReader } from '../backend.ts';
 import type { StateKind } from '../descriptors.ts';
-import { decodeKeyedSection } from '../heap/keyed-stream.ts';
+import { decodeKeyedSection } from '../formats/keyed-stream.ts';
 import { rangeContains, rangesIntersect, type Key, type KeyGroupRange } from '../key-groups.ts';
-import { KEYED_STREAM_VERSION, readStreamHeader, streamName } from '../stream-format.ts';
-import { decodeDeltaSection, KEYED_DELTA_STREAM_VERSION } from './keyed-sections.ts';
+import { KEYED_STREAM_VERSION, readStreamHeader, streamName } from '../formats/stream-format.ts';
+import { decodeDeltaSection, KEYED_DELTA_STREAM_VERSION } from '../formats/keyed-sections.ts';
 
 /** Where restored entries go, key group by key group, in the order the handles dictate. */
 export interface KeyedRestoreSink {

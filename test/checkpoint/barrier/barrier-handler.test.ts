@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CheckpointBarrierHandler } from '../../../src/checkpoint/barrier/barrier-handler.ts';
 import type { BarrierHandlerContext } from '../../../src/checkpoint/barrier/handler-state.ts';
 import { checkpointId } from '../../../src/core/ids.ts';
-import type { CheckpointBarrier } from '../../../src/runtime/elements.ts';
+import type { CheckpointBarrier } from '../../../src/checkpoint/barrier/barrier.ts';
 
 const barrier = (id: number, alignment: 'aligned' | 'at-least-once' | 'unaligned' = 'aligned', alignedTimeoutMs: number | null = null): CheckpointBarrier => ({
   kind: 'barrier',

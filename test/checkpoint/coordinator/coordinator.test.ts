@@ -4,8 +4,8 @@ import type { CheckpointingConfig } from '../../../src/checkpoint/coordinator/co
 import { CompletedCheckpointStore } from '../../../src/checkpoint/coordinator/completed-checkpoint-store.ts';
 import { checkpointId, jobId } from '../../../src/core/ids.ts';
 import { SeededRandom, type Cancellable, type Environment } from '../../../src/core/time.ts';
-import type { CheckpointBarrier } from '../../../src/runtime/elements.ts';
-import type { TaskId } from '../../../src/runtime/task-gateway.ts';
+import type { CheckpointBarrier } from '../../../src/checkpoint/barrier/barrier.ts';
+import type { TaskId } from '../../../src/core/ids.ts';
 import { MemoryCheckpointStorage } from '../../../src/storage/memory-storage.ts';
 
 /** A manual clock and timer queue: time moves only when the test says so. */

@@ -5,7 +5,7 @@ import { minKnownCompleted, SharedStateFiles, SharedStateLedger } from '../../..
 import type { CheckpointMetadata } from '../../../src/checkpoint/metadata/metadata.ts';
 import { checkpointId, jobId } from '../../../src/core/ids.ts';
 import { SeededRandom, type Cancellable, type Environment } from '../../../src/core/time.ts';
-import type { TaskId } from '../../../src/runtime/task-gateway.ts';
+import type { TaskId } from '../../../src/core/ids.ts';
 import type { IncrementalKeyGroupsStateHandle, IncrementalStateFile, StreamStateHandle } from '../../../src/storage/handles.ts';
 import { MemoryCheckpointStorage } from '../../../src/storage/memory-storage.ts';
 import { sharedStateFileHint } from '../../../src/storage/paths.ts';

@@ -3,8 +3,8 @@ import { StorageError } from '../../../src/core/errors.ts';
 import { encodeValue } from '../../../src/state/codec.ts';
 import { planSnapshot, restoredChain, type CompletedChain } from '../../../src/state/incremental/chain.ts';
 import { ChangeTracker, changeSlot } from '../../../src/state/incremental/change-tracker.ts';
-import { decodeDeltaSection, KeyedStreamBuilder } from '../../../src/state/incremental/keyed-sections.ts';
-import { decodeKeyedSection } from '../../../src/state/heap/keyed-stream.ts';
+import { decodeDeltaSection, KeyedStreamBuilder } from '../../../src/state/formats/keyed-sections.ts';
+import { decodeKeyedSection } from '../../../src/state/formats/keyed-stream.ts';
 import { assignToKeyGroup } from '../../../src/state/key-groups.ts';
 import type { IncrementalKeyGroupsStateHandle } from '../../../src/storage/handles.ts';
 

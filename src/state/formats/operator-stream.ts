@@ -6,7 +6,7 @@ import { StorageError } from '../../core/errors.ts';
 import type { OperatorStateHandle, OperatorStateMode } from '../../storage/handles.ts';
 import type { StateReader } from '../backend.ts';
 import { decodeValue, encodeValue } from '../codec.ts';
-import { assembleStream, OPERATOR_STREAM_VERSION, readStreamHeader, STREAM_HEADER_BYTES, streamName } from '../stream-format.ts';
+import { assembleStream, OPERATOR_STREAM_VERSION, readStreamHeader, STREAM_HEADER_BYTES, streamName } from './stream-format.ts';
 
 export interface OperatorListSnapshot {
   readonly name: string;

@@ -3,8 +3,8 @@
  * stream kind, 1-byte format version) followed by msgpack sections. A new layout gets a new
  * version number and a new reader; old readers are never edited.
  */
-import { StorageError } from '../core/errors.ts';
-import type { StreamStateHandle } from '../storage/handles.ts';
+import { StorageError } from '../../core/errors.ts';
+import type { StreamStateHandle } from '../../storage/handles.ts';
 
 export type StateStreamKind = 'keyed' | 'operator';
 

@@ -8,8 +8,8 @@ import { RestoreError, StorageError } from '../../core/errors.ts';
 import { encodeValue, decodeValue } from '../codec.ts';
 import type { StateKind } from '../descriptors.ts';
 import { assignToKeyGroup, type Key } from '../key-groups.ts';
-import { assembleStream, KEYED_STREAM_VERSION, sectionBytes } from '../stream-format.ts';
-import type { GroupMap, StateTable } from './state-table.ts';
+import { assembleStream, KEYED_STREAM_VERSION, sectionBytes } from './stream-format.ts';
+import type { GroupMap, StateTable } from '../heap/state-table.ts';
 
 export interface CapturedTable {
   readonly table: StateTable;

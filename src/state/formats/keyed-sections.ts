@@ -15,8 +15,8 @@ import { RestoreError, StorageError } from '../../core/errors.ts';
 import { decodeValue } from '../codec.ts';
 import type { StateKind } from '../descriptors.ts';
 import { assignToKeyGroup, type Key } from '../key-groups.ts';
-import { assembleStream, KEYED_STREAM_VERSION, sectionBytes } from '../stream-format.ts';
-import { ByteSink } from './byte-sink.ts';
+import { assembleStream, KEYED_STREAM_VERSION, sectionBytes } from './stream-format.ts';
+import { ByteSink } from '../incremental/byte-sink.ts';
 
 /** Version 2 of the keyed stream: sections with deletions. Version 1 is the full layout. */
 export const KEYED_DELTA_STREAM_VERSION = 2;

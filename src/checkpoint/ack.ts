@@ -1,0 +1,38 @@
+/** What a subtask sends the checkpoint coordinator when its part of a checkpoint is persisted. */
+import type { CheckpointId, TaskId } from '../core/ids.ts';
+import type { ChannelStateHandle } from './metadata/metadata.ts';
+import type { KeyedStateHandle, OperatorStateHandle } from '../storage/handles.ts';
+
+export interface OperatorSubtaskState {
+  readonly uid: string;
+  readonly keyed: readonly KeyedStateHandle[];
+  readonly operator: OperatorStateHandle | null;
+  readonly channels: readonly ChannelStateHandle[];
+}
+
+/** Per-subtask figures of one checkpoint. */
+export interface SubtaskCheckpointMetrics {
+  /** Milliseconds of the sync phase (the pause that captured a consistent view of state). */
+  readonly syncMs: number;
+  /** Milliseconds of the async phase (writing the snapshot, off the record path). */
+  readonly asyncMs: number;
+  /** Milliseconds from the first barrier to the last on this subtask's inputs. */
+  readonly alignmentMs: number;
+  /** Records processed on channels that were not yet aligned, between the first and last barrier. */
+  readonly alignmentRecords: number;
+  /** Bytes of state this subtask persisted for the checkpoint. */
+  readonly persistedBytes: number;
+  /** Size of this subtask's full state (equals persistedBytes for full snapshots). */
+  readonly stateBytes: number;
+  /** Bytes of in-flight data persisted (unaligned checkpoints). */
+  readonly channelStateBytes: number;
+  /** Whether this subtask took the checkpoint unaligned. */
+  readonly unaligned: boolean;
+}
+
+export interface CheckpointAck {
+  readonly task: TaskId;
+  readonly checkpointId: CheckpointId;
+  readonly operators: readonly OperatorSubtaskState[];
+  readonly metrics: SubtaskCheckpointMetrics;
+}
