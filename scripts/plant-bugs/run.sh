@@ -39,7 +39,8 @@ for name in "${names[@]}"; do
     continue
   fi
   start=$(date +%s)
-  (cd "$wt" && nice -n 10 node bin/weir.mjs sim --seeds "$seeds") > "$out/$name.txt" 2>&1
+  # bin/weir.mjs runs the compiled CLI: build the patched engine first.
+  (cd "$wt" && nice -n 10 node scripts/build.mjs && nice -n 10 node bin/weir.mjs sim --seeds "$seeds") > "$out/$name.txt" 2>&1
   secs=$(( $(date +%s) - start ))
   failed=$(grep -c '^  replay:' "$out/$name.txt")
   checkers=$(grep -o '^  FAILED [a-z-]*' "$out/$name.txt" | sort | uniq -c | sort -rn | awk '{printf "%s %s, ", $3, $1}')
