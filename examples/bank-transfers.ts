@@ -177,6 +177,7 @@ export function buildJob(env: StreamEnvironment, job: BankJobOptions): void {
     .name('transfers')
     .flatMap<Posting>((t, out) => {
       for (const leg of legsOf(t)) out.collect(leg);
+      return undefined;
     })
     .uid('split-legs')
     .name('split-legs')
@@ -254,4 +255,52 @@ export function onFinished(ctx: { env: StreamEnvironment; stoppedWithSavepoint: 
     throw new Error(`final balances do not match the expected ones: ${s.problems[0]}${s.problems.length > 1 ? ` and ${s.problems.length - 1} more` : ''}${earlier}`);
   }
   return `final balances: ${config.accounts} accounts, total ${s.total}, all equal to the expected balances (${s.updates} balance updates, each committed once)`;
+}
+
+/**
+ * For `weir sim --job examples/bank-transfers.ts`. A balance update's `seq` and `balance` depend on
+ * how postings and openings of an account interleave, which faults change, so the committed lines
+ * legitimately differ from the fault-free run's. What exactly-once promises is checked instead:
+ * every posting and opening (its `ref`) is committed once (at least once under at-least-once), and
+ * each account's updates, in commit order, form one consistent history: seq 1, 2, 3, ..., each
+ * balance the previous one plus its delta, ending at the fault-free run's final balance.
+ */
+export function simCheck(committed: Readonly<Record<string, readonly unknown[]>>, oracle: Readonly<Record<string, readonly unknown[]>>, guarantee: 'exactly-once' | 'at-least-once'): string[] {
+  const got = (committed.balances ?? []) as readonly BalanceUpdate[];
+  const want = (oracle.balances ?? []) as readonly BalanceUpdate[];
+  const problems = checkRefs(got, want, guarantee);
+  if (guarantee === 'exactly-once') problems.push(...checkHistories(got, want));
+  return problems.slice(0, 10);
+}
+
+function checkRefs(got: readonly BalanceUpdate[], want: readonly BalanceUpdate[], guarantee: 'exactly-once' | 'at-least-once'): string[] {
+  const counts = new Map<string, number>();
+  for (const u of got) counts.set(u.ref, (counts.get(u.ref) ?? 0) + 1);
+  const problems: string[] = [];
+  for (const u of want) {
+    const n = counts.get(u.ref) ?? 0;
+    if (n === 0) problems.push(`${u.ref} (account ${u.account}) was never committed`);
+    else if (n > 1 && guarantee === 'exactly-once') problems.push(`${u.ref} (account ${u.account}) committed ${n} times`);
+    counts.delete(u.ref);
+  }
+  for (const ref of counts.keys()) problems.push(`${ref} committed but the fault-free run has no such posting`);
+  return problems;
+}
+
+function checkHistories(got: readonly BalanceUpdate[], want: readonly BalanceUpdate[]): string[] {
+  const finalWanted = new Map<number, number>();
+  for (const u of want) finalWanted.set(u.account, u.balance);
+  const last = new Map<number, { seq: number; balance: number }>();
+  const problems: string[] = [];
+  for (const u of got) {
+    const prev = last.get(u.account) ?? { seq: 0, balance: 0 };
+    if (u.seq !== prev.seq + 1) problems.push(`account ${u.account}: update ${u.ref} has seq ${u.seq} after seq ${prev.seq}`);
+    else if (u.balance !== prev.balance + u.delta) problems.push(`account ${u.account}: update ${u.ref} makes ${prev.balance} + ${u.delta} into ${u.balance}`);
+    last.set(u.account, { seq: u.seq, balance: u.balance });
+  }
+  for (const [account, balance] of finalWanted) {
+    const ended = last.get(account)?.balance;
+    if (ended !== balance) problems.push(`account ${account}: final balance ${ended ?? 'none'}, the fault-free run ends at ${balance}`);
+  }
+  return problems;
 }

@@ -58,8 +58,10 @@ export class AliasTable {
       (scaled[l]! < 1 ? small : large).push(l);
     }
     // What is left is 1 up to rounding error.
-    for (const i of large) (this.prob[i] = 1), (this.alias[i] = i);
-    for (const i of small) (this.prob[i] = 1), (this.alias[i] = i);
+    for (const i of [...large, ...small]) {
+      this.prob[i] = 1;
+      this.alias[i] = i;
+    }
   }
 
   /** The index for a uniform u in [0, 1). */

@@ -140,7 +140,7 @@ interface CheckpointFigures {
   readonly last: KeyedStateHandle[];
 }
 
-const valueOf = (k: number, round: number): string => `${round}:${k}:`.padEnd(params.valueBytes, 'x');
+const valueFor = (k: number, round: number): string => `${round}:${k}:`.padEnd(params.valueBytes, 'x');
 
 async function checkpoints(incremental: boolean, dir: string): Promise<CheckpointFigures> {
   const storage = new FsCheckpointStorage(dir, jobId(incremental ? 'incremental' : 'full'));
@@ -151,7 +151,7 @@ async function checkpoints(incremental: boolean, dir: string): Promise<Checkpoin
   const fill = startTimer();
   for (let k = 0; k < keys; k++) {
     setKey(b, k);
-    v.update(valueOf(k, 0));
+    v.update(valueFor(k, 0));
   }
   log(`${incremental ? 'incremental' : 'full'}: ${keys.toLocaleString('en-US')} keys written in ${seconds(fill().ms)}`);
   const figures: CheckpointFigures = { persisted: [], stateBytes: [], totalMs: [], syncMs: [], last: [] };
@@ -163,7 +163,7 @@ async function checkpoints(incremental: boolean, dir: string): Promise<Checkpoin
       for (let i = 0; i < changed; i++) {
         const k = r.int(keys);
         setKey(b, k);
-        v.update(valueOf(k, id));
+        v.update(valueFor(k, id));
       }
     }
     const t0 = performance.now();

@@ -6,7 +6,6 @@
 import { realEnvironment } from '../core/adapters.ts';
 import { ConfigError } from '../core/errors.ts';
 import { jobId as toJobId, type CheckpointId } from '../core/ids.ts';
-import type { CompletedCheckpoint } from '../checkpoint/coordinator/completed-checkpoint.ts';
 import { JobMaster, type ExecutionHooks } from '../cluster/job-master.ts';
 import type { JobEvent, JobMetrics, JobResult } from '../cluster/job-events.ts';
 import { IndexedSource } from '../connectors/generator/indexed-source.ts';
@@ -20,10 +19,11 @@ import { TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.
 import type { StateBackendFactory } from '../state/backend.ts';
 import { HeapStateBackendFactory } from '../state/heap/heap-backend-factory.ts';
 import { EmbeddedStateBackendFactory } from '../state/embedded/embedded-backend-factory.ts';
-import { FsCheckpointStorage, readCheckpointMetadataAt, resolveCheckpointLocation } from '../storage/fs-storage.ts';
+import { FsCheckpointStorage, } from '../storage/fs-storage.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
 import { DataStream } from './data-stream.ts';
+import { preflight } from './preflight.ts';
 import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
 
 /** What `StreamEnvironment.generate` produces. */
@@ -236,6 +236,9 @@ export class StreamEnvironment {
     const env = run.env ?? realEnvironment();
     const id = toJobId(this.options.jobId ?? defaultJobId(name, env.random.int(0x1000000)));
     const storage = run.storage ?? this.createStorage(id);
+    if (run.storage === undefined) {
+      for (const message of preflight(this.options, storage instanceof FsCheckpointStorage ? storage.jobDir : null)) run.onEvent?.({ type: 'log', message });
+    }
     const restoreCandidates = run.restoreFrom ? await storage.restoreCandidates(run.restoreFrom) : [];
     if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
       throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);

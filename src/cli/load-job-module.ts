@@ -1,12 +1,14 @@
 /**
  * Loads a job module: a .ts/.js file whose default export builds the job on a StreamEnvironment,
- * and which may export `options` (StreamEnvironmentOptions), `name`, and `onFinished` (called by
- * `weir run` after the job FINISHED, to report or verify its result).
+ * and which may export `options` (StreamEnvironmentOptions), `name`, `onFinished` (called by
+ * `weir run` after the job FINISHED, to report or verify its result), and for `weir sim` either
+ * `simCheck` (its own output check) or `simOutput = 'order-independent'`.
  */
 import { stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { JobResult, StreamEnvironment, StreamEnvironmentOptions } from '../index.ts';
+import type { SimCheck } from '../sim/checkers/exactly-once.ts';
 import { errorMessage } from '../core/errors.ts';
 import { oneLine } from './format.ts';
 import { UsageError } from './exit.ts';
@@ -35,6 +37,10 @@ export interface JobModule {
   readonly options: StreamEnvironmentOptions;
   readonly build: (env: StreamEnvironment) => void | Promise<void>;
   readonly onFinished?: OnFinished;
+  /** `weir sim`: the module's own check of committed output against the fault-free run. */
+  readonly simCheck?: SimCheck;
+  /** `weir sim`: the output does not depend on how inputs interleave, so it compares as a multiset. */
+  readonly simOutput?: 'order-independent';
 }
 
 const TS_MODULE_RE = /\.[cm]?ts$/;
@@ -85,11 +91,18 @@ export async function loadJobModule(file: string, cwd = process.cwd()): Promise<
   if (typeof name !== 'string' || name.length === 0) throw new UsageError(`job module ${abs}: export 'name' must be a non-empty string`);
   const onFinished = mod.onFinished;
   if (onFinished !== undefined && typeof onFinished !== 'function') throw new UsageError(`job module ${abs}: export 'onFinished' must be a function`);
+  const simCheck = mod.simCheck;
+  if (simCheck !== undefined && typeof simCheck !== 'function') throw new UsageError(`job module ${abs}: export 'simCheck' must be a function (committed, oracle, guarantee) => string[]`);
+  const simOutput = mod.simOutput;
+  if (simOutput !== undefined && simOutput !== 'order-independent') throw new UsageError(`job module ${abs}: export 'simOutput' must be 'order-independent', got ${JSON.stringify(simOutput)}`);
+  if (simCheck !== undefined && simOutput !== undefined) throw new UsageError(`job module ${abs}: export either 'simCheck' or 'simOutput', not both`);
   return {
     path: abs,
     name,
     options: options as StreamEnvironmentOptions,
     build: build as JobModule['build'],
     ...(onFinished !== undefined ? { onFinished: onFinished as OnFinished } : {}),
+    ...(simCheck !== undefined ? { simCheck: simCheck as SimCheck } : {}),
+    ...(simOutput !== undefined ? { simOutput } : {}),
   };
 }

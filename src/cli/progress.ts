@@ -37,6 +37,8 @@ export class ProgressDisplay {
   private stopped = false;
   private lastFallbackReason: string | null = null;
   restoredFrom: number | null = null;
+  /** Checkpoints completed in this run, counted from events (the job's history is bounded). */
+  checkpointsCompleted = 0;
 
   constructor(private readonly opts: ProgressOptions) {}
 
@@ -63,6 +65,7 @@ export class ProgressDisplay {
         }
         return;
       case 'checkpoint-completed':
+        this.checkpointsCompleted++;
         if (!this.opts.tty && !this.opts.quiet && systemClock.now() - this.lastPlainLineMs >= PLAIN_MIN_GAP_MS) this.printPlain();
         return;
       case 'checkpoint-failed':

@@ -3,12 +3,14 @@
  * of your own. Prints the seed first; on a failure, the checker and the command that replays it.
  * Exit codes: 0 all passed, 1 checker violation, 3 liveness, 4 crash, 2 usage.
  */
+import type { OutputRule } from '../sim/checkers/exactly-once.ts';
 import { SIM_MODES, type SimJob, type SimMode } from '../sim/run-seed.ts';
 import { describeRecovery, exitCodeFor, runSeeds } from '../sim/runner.ts';
 import { SCENARIOS, type ScenarioName } from '../sim/scenarios.ts';
 import { UsageError } from './exit.ts';
-import { loadJobModule } from './load-job-module.ts';
+import { loadJobModule, type JobModule } from './load-job-module.ts';
 import { systemClock } from '../core/adapters.ts';
+import { SimProgress } from './sim-progress.ts';
 
 export interface SimFlags {
   seeds?: number;
@@ -25,7 +27,26 @@ async function resolveJob(job: string | undefined): Promise<SimJob | undefined> 
   if ((SCENARIOS as readonly string[]).includes(job)) return job as ScenarioName;
   if (!/[/\\]|\.[cm]?[jt]s$/.test(job)) throw new UsageError(`--job: '${job}' is neither a built-in scenario (${SCENARIOS.join(', ')}) nor a job module path`);
   const module = await loadJobModule(job);
-  return { name: module.name, path: module.path, options: module.options, build: module.build };
+  return { name: module.name, path: module.path, options: module.options, build: module.build, outputRule: outputRuleOf(module) };
+}
+
+/** How a module's output is checked: its own simCheck, a multiset when order-independent, else counts per sink. */
+export function outputRuleOf(module: Pick<JobModule, 'simCheck' | 'simOutput'>): OutputRule {
+  if (module.simCheck !== undefined) return { kind: 'custom', check: module.simCheck };
+  return module.simOutput === 'order-independent' ? { kind: 'multiset' } : { kind: 'counts' };
+}
+
+function describeRule(rule: OutputRule | undefined): string | null {
+  switch (rule?.kind) {
+    case undefined:
+      return null;
+    case 'custom':
+      return "output checked by the module's simCheck against the fault-free run";
+    case 'multiset':
+      return "output compared with the fault-free run line by line, in any order (simOutput: 'order-independent')";
+    case 'counts':
+      return "the module exports neither simCheck nor simOutput: only record counts per sink are compared with the fault-free run (see README, 'weir sim')";
+  }
 }
 
 export async function simCommand(flags: SimFlags): Promise<number> {
@@ -40,8 +61,11 @@ export async function simCommand(flags: SimFlags): Promise<number> {
   const seeds = flags.seed !== undefined ? 1 : (flags.seeds ?? 100);
   const print = (line: string) => process.stdout.write(`${line}\n`);
   print(`weir sim: seeds ${start}..${start + seeds - 1}${mode ? `, mode ${mode}` : `, modes ${SIM_MODES.join('/')}`}${flags.job ? `, job ${flags.job}` : ', all scenarios'}`);
+  const rule = describeRule(typeof job === 'object' ? job.outputRule : undefined);
+  if (rule !== null) print(`  ${rule}`);
   const t0 = systemClock.now();
-  const summary = await runSeeds({ seeds, start, mode, job, print, verbose: flags.verbose, trace: flags.trace });
+  const progress = new SimProgress({ total: seeds, now: () => systemClock.now(), write: (line) => process.stderr.write(`${line}\n`) });
+  const summary = await runSeeds({ seeds, start, mode, job, print, verbose: flags.verbose, trace: flags.trace, onSeedDone: (o) => progress.seedDone(o.kind === 'ok') });
   const secs = ((systemClock.now() - t0) / 1000).toFixed(1);
   const k = summary.byKind;
   print(`${summary.runs} seeds in ${secs} s: ${k.ok} passed, ${k.violation} checker violations, ${k.liveness} liveness failures, ${k.crash} crashes (${summary.restarts} restarts, ${summary.checkpoints} checkpoints of which ${summary.inflightCheckpoints} persisted in-flight data, ${summary.rescaled} savepoint rescales, ${summary.faults} injected faults)`);

@@ -16,9 +16,17 @@ export interface SuperviseOptions {
   readonly onStarted?: (client: JobClient, log: (line: string) => void) => void;
 }
 
+interface OutcomeCommon {
+  readonly jobId: string;
+  readonly elapsedMs: number;
+  readonly restoredFrom: number | null;
+  /** Every checkpoint that completed in the run (the job's checkpoint history keeps only the last 100). */
+  readonly checkpointsCompleted: number;
+}
+
 export type JobOutcome =
-  | { readonly status: 'FINISHED' | 'CANCELED'; readonly jobId: string; readonly result: JobResult; readonly elapsedMs: number; readonly restoredFrom: number | null }
-  | { readonly status: 'FAILED'; readonly jobId: string; readonly error: Error; readonly elapsedMs: number; readonly restoredFrom: number | null };
+  | (OutcomeCommon & { readonly status: 'FINISHED' | 'CANCELED'; readonly result: JobResult })
+  | (OutcomeCommon & { readonly status: 'FAILED'; readonly error: Error });
 
 /** Starts the job (errors before it runs are thrown) and waits for its end (which is returned). */
 export async function superviseJob(env: StreamEnvironment, name: string, run: InternalRunOptions, opts: SuperviseOptions): Promise<JobOutcome> {
@@ -38,10 +46,10 @@ export async function superviseJob(env: StreamEnvironment, name: string, run: In
   const removeStallGuard = failIfStalled(client);
   try {
     const result = await Promise.race([client.result, removeStallGuard.stalled]);
-    return { status: result.status, jobId: client.jobId, result, elapsedMs: systemClock.now() - startMs, restoredFrom: display.restoredFrom };
+    return { status: result.status, jobId: client.jobId, result, elapsedMs: systemClock.now() - startMs, restoredFrom: display.restoredFrom, checkpointsCompleted: display.checkpointsCompleted };
   } catch (err) {
     const error = err instanceof Error ? err : new Error(errorMessage(err));
-    return { status: 'FAILED', jobId: client.jobId, error, elapsedMs: systemClock.now() - startMs, restoredFrom: display.restoredFrom };
+    return { status: 'FAILED', jobId: client.jobId, error, elapsedMs: systemClock.now() - startMs, restoredFrom: display.restoredFrom, checkpointsCompleted: display.checkpointsCompleted };
   } finally {
     removeSignals();
     removeStallGuard.remove();
@@ -87,12 +95,12 @@ export function finalStatusLine(outcome: JobOutcome): string {
   const took = humanDuration(outcome.elapsedMs);
   if (outcome.status === 'FAILED') return `FAILED | job ${outcome.jobId} after ${took}`;
   const r = outcome.result;
-  const completed = r.checkpoints.filter((c) => c.status === 'COMPLETED');
-  const last = completed.length > 0 ? completed[completed.length - 1]! : null;
+  const last = r.checkpoints.findLast((c) => c.status === 'COMPLETED') ?? null;
+  const n = outcome.checkpointsCompleted;
   const parts = [
     `${outcome.status} | job ${outcome.jobId} ${outcome.status === 'FINISHED' ? 'in' : 'after'} ${took}`,
     `${r.restarts} restart${r.restarts === 1 ? '' : 's'}`,
-    `${completed.length} checkpoint${completed.length === 1 ? '' : 's'}${last ? `, last ${formatCheckpoint(last)}` : ''}`,
+    `${n} checkpoint${n === 1 ? '' : 's'}${last ? `, last ${formatCheckpoint(last)}` : ''}`,
   ];
   if (r.lastCheckpointLocation) parts.push(`retained at ${r.lastCheckpointLocation}`);
   return parts.join(' | ');

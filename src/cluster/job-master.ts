@@ -4,7 +4,7 @@
  * the attempt down and restarts by the restart strategy. A checkpoint that fails to verify on
  * restore is dropped and the next older retained one is tried, and the job says so.
  */
-import { errorMessage, JobFailedError, RestoreError, StorageError, WeirError } from '../core/errors.ts';
+import { ConfigError, errorMessage, JobFailedError, RestoreError, StorageError, WeirError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
 import type { CheckpointStats } from '../checkpoint/coordinator/checkpoint-stats.ts';
@@ -318,7 +318,8 @@ export class JobMaster {
     const cause = errorMessage(err);
     void this.coordinator.suspend('JOB_FAILOVER').then(() => {
       if (this.isTerminal()) return;
-      const hopeless = err instanceof JobFailedError || err instanceof RestoreError;
+      // A configuration error (a missing directory an option names) comes back on every retry.
+      const hopeless = err instanceof JobFailedError || err instanceof RestoreError || err instanceof ConfigError;
       const decision = hopeless ? { restart: false as const, why: 'restoring cannot succeed by retrying' } : decideRestart(this.cfg.restartStrategy, this.restarts);
       if (!decision.restart) {
         this.fail(new JobFailedError(`job '${this.cfg.name}' failed: ${decision.why}; last failure: ${cause}`, { cause: err }));

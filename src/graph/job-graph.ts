@@ -87,7 +87,7 @@ export function buildJobGraph(graph: LogicalGraph, defaultParallelism: number, m
         const source = vertexOfHead.get(chainedInto.get(ref.node.id)!.id)!;
         const pUp = parallelismOf(ref.node);
         const pDown = parallelismOf(head);
-        let partitioner = ref.partitioner ?? (pUp === pDown ? { type: 'forward' as const } : { type: 'rebalance' as const });
+        const partitioner = ref.partitioner ?? (pUp === pDown ? { type: 'forward' as const } : { type: 'rebalance' as const });
         if (partitioner.type === 'forward' && pUp !== pDown) {
           throw new JobDefinitionError(`forward edge from '${ref.node.name}' (parallelism ${pUp}) to '${head.name}' (parallelism ${pDown}): parallelisms must match; use rebalance()`);
         }

@@ -110,7 +110,7 @@ export class SubtaskCheckpoint {
       pullForward: (ch, id) => {
         const ahead = gate.channels[ch]!.channel.pullForward(id);
         if (ahead === null) return false;
-        this.inflight?.input[ch]!.push(...ahead);
+        if (this.inflight !== null) this.inflight.input[ch]!.push(...ahead);
         return true;
       },
       channelStateComplete: (id) => {
@@ -142,7 +142,9 @@ export class SubtaskCheckpoint {
     }
     writers.forEach((writer, gate) => {
       writer.flush();
-      writer.channels.forEach((ch, channel) => log.output.push({ gate, channel, buffers: ch.overtakeWith(barrier) }));
+      writer.channels.forEach((ch, channel) => {
+        log.output.push({ gate, channel, buffers: ch.overtakeWith(barrier) });
+      });
     });
   }
 

@@ -3,7 +3,7 @@
  * committed output against the fault-free oracle (checker a), and every checker's findings.
  */
 import { errorMessage } from '../core/errors.ts';
-import { checkOutput } from './checkers/exactly-once.ts';
+import { checkOutput, type OutputRule } from './checkers/exactly-once.ts';
 import { guarantee, type SeedKnobs, type SimMode } from './knobs.ts';
 import type { RecoveryCounts, RunRecord } from './sim-run.ts';
 
@@ -34,7 +34,8 @@ export interface SeedOutcome {
   readonly stats: SeedStats;
 }
 
-export function checkRun(k: SeedKnobs, run: RunRecord, oracle: readonly string[]): SeedOutcome {
+/** `rule`: how a user module's output is compared (built-in scenarios: as a multiset). */
+export function checkRun(k: SeedKnobs, run: RunRecord, oracle: readonly string[], rule?: OutputRule): SeedOutcome {
   const failures: Array<{ checker: string; messages: string[] }> = [];
   let kind: OutcomeKind = 'ok';
   if (run.unexpected.length > 0) {
@@ -42,13 +43,16 @@ export function checkRun(k: SeedKnobs, run: RunRecord, oracle: readonly string[]
     kind = 'crash';
   }
   if (run.settled === null) {
-    failures.push({ checker: 'liveness', messages: [`the job did not finish after faults stopped (${run.world.steps} steps, ${Math.round(run.world.now())} virtual ms)`] });
+    failures.push({
+      checker: 'liveness',
+      messages: [`the job did not finish after faults stopped (${run.world.steps} steps, ${Math.round(run.world.now())} virtual ms)`],
+    });
     if (kind === 'ok') kind = 'liveness';
   } else if ('error' in run.settled) {
     failures.push({ checker: 'crash', messages: [`the job failed: ${errorMessage(run.settled.error)}`] });
     kind = 'crash';
   } else {
-    const output = checkOutput(guarantee(k.mode), run.committed, oracle);
+    const output = checkOutput(guarantee(k.mode), run.committed, oracle, rule);
     if (output.length > 0) run.problems.set('exactly-once-output', output);
   }
   for (const [checker, messages] of run.problems) {

@@ -41,7 +41,12 @@ export function newestDurableId(files: ReadonlyMap<string, Uint8Array>, jobDir: 
   for (const file of files.keys()) {
     if (baseName(file) !== METADATA_FILE_NAME) continue;
     const dir = parentDir(file);
-    const id = parentDir(dir) === jobDir ? parseCheckpointDirName(baseName(dir)) : parentDir(dir) === savepointRoot ? (parseSavepointDirName(baseName(dir))?.checkpointId ?? null) : null;
+    const id =
+      parentDir(dir) === jobDir
+        ? parseCheckpointDirName(baseName(dir))
+        : parentDir(dir) === savepointRoot
+          ? (parseSavepointDirName(baseName(dir))?.checkpointId ?? null)
+          : null;
     if (id !== null) newest = Math.max(newest, id);
   }
   return newest;

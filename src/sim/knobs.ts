@@ -47,7 +47,7 @@ export interface CorruptionPlan {
   readonly afterMs: number;
   readonly target: 'metadata' | 'state-file';
   readonly how: 'truncate' | 'flip';
-  readonly then: 'restart' | 'kill';
+  readonly followedBy: 'restart' | 'kill';
 }
 
 export interface SeedKnobs {
@@ -58,7 +58,13 @@ export interface SeedKnobs {
   readonly parallelism: number;
   readonly maxParallelism: number;
   readonly source: { readonly count: number; readonly keysPerSplit: number; readonly ratePerSec: number; readonly durationMs: number };
-  readonly checkpointing: { readonly intervalMs: number; readonly timeoutMs: number; readonly maxConcurrent: number; readonly retained: number; readonly alignedTimeoutMs: number };
+  readonly checkpointing: {
+    readonly intervalMs: number;
+    readonly timeoutMs: number;
+    readonly maxConcurrent: number;
+    readonly retained: number;
+    readonly alignedTimeoutMs: number;
+  };
   readonly restartDelayMs: number;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
@@ -107,7 +113,13 @@ function drawKill(r: SeededRandom, durationMs: number, intervalMs: number): Kill
   const nth = 1 + r.int(4);
   const kind = r.int(4);
   const point: KillPoint =
-    kind === 0 ? { at: 'time', afterMs: r.next() * durationMs } : kind === 1 ? { at: 'checkpoint-complete', nth } : kind === 2 ? { at: 'upload', nth: nth * 2 } : { at: 'metadata', nth, durable: r.next() < 0.5 };
+    kind === 0
+      ? { at: 'time', afterMs: r.next() * durationMs }
+      : kind === 1
+        ? { at: 'checkpoint-complete', nth }
+        : kind === 2
+          ? { at: 'upload', nth: nth * 2 }
+          : { at: 'metadata', nth, durable: r.next() < 0.5 };
   const roll = r.next();
   return { point, again: roll < 0.55 ? 0 : roll < 0.85 ? 1 : 2, againAfterMs: 1 + r.next() * intervalMs * 0.8, downMs: r.int(20) };
 }
@@ -122,7 +134,8 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
   const durationMs = 100 + r.int(300);
   // Half the seeds run in a slow world with sources that never wait: channels stay full.
   const backpressured = r.next() < (inputs.mode === 'aligned-timeout' ? 0.8 : 0.5);
-  const maxParallelism = inputs.userOptions?.maxParallelism ?? [Math.max(parallelism, drawnParallelism), 8, 128][r.int(3)]!;
+  // At least the job's own parallelism (a module may fix it above the drawn one).
+  const maxParallelism = inputs.userOptions?.maxParallelism ?? Math.max([drawnParallelism, 8, 128][r.int(3)]!, parallelism);
   const intervalMs = 5 + r.int(40);
   const aligned = inputs.mode === 'exactly-once' || inputs.mode === 'at-least-once';
   // state-kinds runs two concurrent checkpoints with aborts (short timeouts) on the embedded incremental backend.
@@ -146,7 +159,9 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
   // other fault moves the attempt numbers apart, so every process starts at attempt 0.
   const killsOnly = r.next() < 0.2;
   const faults = {
-    task: killsOnly ? { process: 0, 'sync-phase': 0, 'async-phase': 0, 'before-ack': 0, commit: 0 } : { process: 0.01, 'sync-phase': 0.05, 'async-phase': 0.05, 'before-ack': 0.05, commit: 0.05 },
+    task: killsOnly
+      ? { process: 0, 'sync-phase': 0, 'async-phase': 0, 'before-ack': 0, commit: 0 }
+      : { process: 0.01, 'sync-phase': 0.05, 'async-phase': 0.05, 'before-ack': 0.05, commit: 0.05 },
     maxTaskFaults: 8,
     storage: { writeFailProbability: 0.04, tornWriteProbability: 0.04, renameFailProbability: 0.05, latencyMsMax: 2 },
     rpc: { delayProbability: 0.1, delayMsMax: 20, lossProbability: 0.04 },
@@ -156,11 +171,18 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
   };
   const restartsAtMs = Array.from({ length: r.int(3) }, () => r.next() * durationMs).filter(() => !killsOnly);
   const drawn = r.next() < 0.5 || killsOnly ? Array.from({ length: 1 + r.int(2) }, () => drawKill(r, durationMs, intervalMs)) : [];
-  const kills = killsOnly ? drawn.map((k, i) => (i === 0 ? { ...k, point: { at: 'checkpoint-complete' as const, nth: 1 + (k.again % 2) }, again: Math.max(1, k.again) } : k)) : drawn;
+  const kills = killsOnly
+    ? drawn.map((k, i) => (i === 0 ? { ...k, point: { at: 'checkpoint-complete' as const, nth: 1 + (k.again % 2) }, again: Math.max(1, k.again) } : k))
+    : drawn;
   // Only with two or more retained checkpoints is there one to fall back to.
   const corruption: CorruptionPlan | null =
     r.next() < 0.4 && checkpointing.retained >= 2
-      ? { afterMs: r.next() * durationMs, target: r.next() < 0.5 ? 'metadata' : 'state-file', how: r.next() < 0.5 ? 'truncate' : 'flip', then: r.next() < 0.5 ? 'restart' : 'kill' }
+      ? {
+          afterMs: r.next() * durationMs,
+          target: r.next() < 0.5 ? 'metadata' : 'state-file',
+          how: r.next() < 0.5 ? 'truncate' : 'flip',
+          followedBy: r.next() < 0.5 ? 'restart' : 'kill',
+        }
       : null;
   const afterInflightRoll = r.next();
   const afterInflight = aligned ? null : afterInflightRoll < 0.3 ? 'restart' : afterInflightRoll < 0.6 ? 'kill' : null;
@@ -189,7 +211,12 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
 
 function describeKill(k: KillPlan): string {
   const p = k.point;
-  const where = p.at === 'time' ? `at +${p.afterMs.toFixed(1)}ms` : p.at === 'metadata' ? `at _metadata #${p.nth} (${p.durable ? 'after' : 'before'} it is durable)` : `at ${p.at} #${p.nth}`;
+  const where =
+    p.at === 'time'
+      ? `at +${p.afterMs.toFixed(1)}ms`
+      : p.at === 'metadata'
+        ? `at _metadata #${p.nth} (${p.durable ? 'after' : 'before'} it is durable)`
+        : `at ${p.at} #${p.nth}`;
   return `${where}${k.again > 0 ? `, again x${k.again} +${k.againAfterMs.toFixed(1)}ms after each resume` : ''}, down ${k.downMs}ms`;
 }
 
@@ -202,7 +229,7 @@ export function describeKnobs(k: SeedKnobs): string[] {
     `  checkpoints every ${c.intervalMs}ms, timeout ${c.timeoutMs}ms, concurrent ${c.maxConcurrent}, retained ${c.retained}${k.mode === 'aligned-timeout' ? `, aligned timeout ${c.alignedTimeoutMs}ms` : ''}; restart delay ${k.restartDelayMs}ms, buffers ${k.bufferRecords} records x ${k.channelCapacity}`,
     `  faults until ${k.faults.untilCheckpoints} checkpoints completed (at most ${k.faults.maxWindowMs}ms); restarts at ${k.restartsAtMs.map((t) => `+${t.toFixed(1)}ms`).join(', ') || 'none'}`,
     `  kills: ${k.kills.map(describeKill).join('; ') || 'none'}`,
-    `  corruption: ${k.corruption ? `${k.corruption.how} a ${k.corruption.target} at +${k.corruption.afterMs.toFixed(1)}ms, then ${k.corruption.then}` : 'none'}`,
+    `  corruption: ${k.corruption ? `${k.corruption.how} a ${k.corruption.target} at +${k.corruption.afterMs.toFixed(1)}ms, then ${k.corruption.followedBy}` : 'none'}`,
     `  after the first checkpoints with in-flight data: ${k.afterInflight ?? 'nothing'}`,
     `  savepoint: ${k.rescale ? `stop at +${k.rescale.atMs.toFixed(1)}ms, resume at parallelism ${k.rescale.to}${k.rescale.changeJob ? ' as a changed job' : ''}` : 'none'}`,
   ];

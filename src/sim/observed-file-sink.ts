@@ -36,7 +36,8 @@ function observeWriter(inner: TwoPhaseCommitWriter<unknown, FileCommittable>, le
       for (const c of committables) {
         const staged = inode(c.inProgress);
         const visible = inode(c.final);
-        if (staged !== null && visible !== null && staged !== visible) ledger.violate(`${c.final} is committed already and ${c.inProgress} is about to replace it`);
+        if (staged !== null && visible !== null && staged !== visible)
+          ledger.violate(`${c.final} is committed already and ${c.inProgress} is about to replace it`);
         else ledger.committed(c.final, visible !== null, mayRepeat(c.final), checkpointOf(c.final));
       }
       return inner.commit(committables);

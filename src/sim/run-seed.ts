@@ -35,5 +35,5 @@ export async function runSeed(seed: number, job: SimJob, mode: SimMode, trace?: 
   const k = knobsFor(seed, job, mode);
   const oracle = await oracleFor(k, job);
   const run = await new SimRun(k, job, true, trace).run();
-  return checkRun(k, run, oracle);
+  return checkRun(k, run, oracle, typeof job === 'string' ? undefined : job.outputRule);
 }

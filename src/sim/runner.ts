@@ -18,6 +18,8 @@ export interface SimRunOptions {
   readonly verbose?: boolean;
   /** Print the job events of every run (for replaying one seed). */
   readonly trace?: boolean;
+  /** Called after every seed (progress display). */
+  readonly onSeedDone?: (outcome: SeedOutcome) => void;
 }
 
 export interface SimSummary {
@@ -73,17 +75,30 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
         failures: [{ checker: 'crash', messages: [err instanceof Error ? (err.stack ?? err.message) : String(err)] }],
         traceHash: '',
         knobs: null,
-        stats: { steps: 0, virtualMs: 0, restarts: 0, checkpointsCompleted: 0, taskFaults: 0, storageFaults: 0, messagesLost: 0, committed: 0, recovery: noRecovery() },
+        stats: {
+          steps: 0,
+          virtualMs: 0,
+          restarts: 0,
+          checkpointsCompleted: 0,
+          taskFaults: 0,
+          storageFaults: 0,
+          messagesLost: 0,
+          committed: 0,
+          recovery: noRecovery(),
+        },
       };
     }
     byKind[outcome.kind]++;
+    o.onSeedDone?.(outcome);
     restarts += outcome.stats.restarts;
     checkpoints += outcome.stats.checkpointsCompleted;
     faults += outcome.stats.taskFaults + outcome.stats.storageFaults + outcome.stats.messagesLost;
     for (const key of Object.keys(recovery) as Array<keyof RecoveryCounts>) recovery[key] += outcome.stats.recovery[key];
     if (o.verbose || o.seeds === 1) {
       const s = outcome.stats;
-      o.print(`  ${outcome.kind}: ${s.steps} steps, ${s.virtualMs} virtual ms, ${describeRecovery(s.recovery)}, ${s.restarts} restarts, ${s.checkpointsCompleted} checkpoints, faults ${s.taskFaults} task / ${s.storageFaults} storage / ${s.messagesLost} lost messages, ${s.committed} records committed, trace ${outcome.traceHash}`);
+      o.print(
+        `  ${outcome.kind}: ${s.steps} steps, ${s.virtualMs} virtual ms, ${describeRecovery(s.recovery)}, ${s.restarts} restarts, ${s.checkpointsCompleted} checkpoints, faults ${s.taskFaults} task / ${s.storageFaults} storage / ${s.messagesLost} lost messages, ${s.committed} records committed, trace ${outcome.traceHash}`,
+      );
     }
     if (outcome.kind !== 'ok') {
       failures.push(outcome);
@@ -93,7 +108,17 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
       o.print(`  replay: ${replayCommand(outcome)}`);
     }
   }
-  return { runs: o.seeds, failures, byKind, restarts, checkpoints, faults, inflightCheckpoints: recovery.inflightCheckpoints, rescaled: recovery.rescales, recovery };
+  return {
+    runs: o.seeds,
+    failures,
+    byKind,
+    restarts,
+    checkpoints,
+    faults,
+    inflightCheckpoints: recovery.inflightCheckpoints,
+    rescaled: recovery.rescales,
+    recovery,
+  };
 }
 
 /** One line of recovery counts (a seed's or a summary's). */

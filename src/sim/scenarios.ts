@@ -195,8 +195,12 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: Sce
     case 'union': {
       const a = src('a');
       const b = src('b');
-      const merged = tagged(a, spec.ratePerSec).union(tagged(b, spec.ratePerSec / 2)).map((r) => r);
-      keyedSequence(merged, log, mode, () => 'last').sinkTo(sinks.forUid('sink')).uid('sink');
+      const merged = tagged(a, spec.ratePerSec)
+        .union(tagged(b, spec.ratePerSec / 2))
+        .map((r) => r);
+      keyedSequence(merged, log, mode, () => 'last')
+        .sinkTo(sinks.forUid('sink'))
+        .uid('sink');
       return {
         sources: [
           { uid: 'source-a', spec: a },
@@ -210,8 +214,12 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: Sce
       // Both inputs use keys "x<split>.<r>": the same key space, so records of A and B meet.
       const a = { ...src('x'), origin: 'A' };
       const b = { ...src('x'), origin: 'B', count: Math.floor(spec.count / 2) };
-      const left = sequenceSource(env, { ...a, src: 'x' }, spec.ratePerSec).uid('source-a').name('source-a');
-      const right = sequenceSource(env, b, spec.ratePerSec / 2).uid('source-b').name('source-b');
+      const left = sequenceSource(env, { ...a, src: 'x' }, spec.ratePerSec)
+        .uid('source-a')
+        .name('source-a');
+      const right = sequenceSource(env, b, spec.ratePerSec / 2)
+        .uid('source-b')
+        .name('source-b');
       left
         .keyBy((r) => r.key)
         .connect(right.keyBy((r) => r.key))

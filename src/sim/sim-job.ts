@@ -5,6 +5,7 @@
  */
 import { StreamEnvironment } from '../api/environment.ts';
 import type { StreamEnvironmentOptions } from '../api/options.ts';
+import type { OutputRule } from './checkers/exactly-once.ts';
 import { guarantee, type SeedKnobs, type SimBackend, type SimMode } from './knobs.ts';
 import { buildScenario, type BuiltScenario, type JobVariant, type ScenarioName, type ScenarioSinks, type SequenceLog } from './scenarios.ts';
 
@@ -14,6 +15,8 @@ export interface SimJobModule {
   readonly path: string;
   readonly options: StreamEnvironmentOptions;
   readonly build: (env: StreamEnvironment) => void | Promise<void>;
+  /** How its committed output is compared with the fault-free run (default: multiset). */
+  readonly outputRule?: OutputRule;
 }
 
 /** What a seed runs: a built-in scenario or a user's job module. */
@@ -27,7 +30,11 @@ export type { SimMode };
 
 function stateBackendOptions(b: SimBackend): Pick<StreamEnvironmentOptions, 'stateBackend' | 'incremental' | 'embeddedState'> {
   if (b.kind === 'heap') return { stateBackend: 'heap' };
-  return { stateBackend: 'embedded', incremental: b.kind === 'embedded-incremental', embeddedState: { cacheEntriesMax: b.cacheEntriesMax, incrementsShareMax: b.incrementsShareMax } };
+  return {
+    stateBackend: 'embedded',
+    incremental: b.kind === 'embedded-incremental',
+    embeddedState: { cacheEntriesMax: b.cacheEntriesMax, incrementsShareMax: b.incrementsShareMax },
+  };
 }
 
 export function environmentFor(k: SeedKnobs, job: SimJob, parallelism: number): StreamEnvironment {
@@ -56,7 +63,14 @@ export function environmentFor(k: SeedKnobs, job: SimJob, parallelism: number): 
 }
 
 /** Builds the seed's job on `env`; sinks write to the seed's external side. */
-export async function buildJob(job: SimJob, env: StreamEnvironment, k: SeedKnobs, log: SequenceLog, sinks: ScenarioSinks, variant: JobVariant): Promise<BuiltScenario> {
+export async function buildJob(
+  job: SimJob,
+  env: StreamEnvironment,
+  k: SeedKnobs,
+  log: SequenceLog,
+  sinks: ScenarioSinks,
+  variant: JobVariant,
+): Promise<BuiltScenario> {
   if (typeof job !== 'string') {
     await job.build(env);
     env.replaceSinks((uid) => sinks.forUid(uid));

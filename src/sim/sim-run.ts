@@ -67,7 +67,20 @@ export interface RecoveryCounts {
 }
 
 export function noRecovery(): RecoveryCounts {
-  return { restoresFromCheckpoint: 0, restoresWithInflight: 0, timeoutSwitchesWithData: 0, inflightCheckpoints: 0, kills: 0, corruptions: 0, fallbacks: 0, rollbacks: 0, rescales: 0, changedJobResumes: 0, incrementalConcurrentAborts: 0, abandonedCheckpoints: 0 };
+  return {
+    restoresFromCheckpoint: 0,
+    restoresWithInflight: 0,
+    timeoutSwitchesWithData: 0,
+    inflightCheckpoints: 0,
+    kills: 0,
+    corruptions: 0,
+    fallbacks: 0,
+    rollbacks: 0,
+    rescales: 0,
+    changedJobResumes: 0,
+    incrementalConcurrentAborts: 0,
+    abandonedCheckpoints: 0,
+  };
 }
 
 export type Settled = { result: JobResult } | { error: unknown } | null;
@@ -171,7 +184,14 @@ export class SimRun {
       if (this.settled !== null) {
         if (!('result' in this.settled) || this.savepoint === null || this.resumedFromSavepoint) return;
         this.resumeFromSavepoint(this.savepoint);
-        await this.start({ parallelism: this.k.rescale!.to, variant: this.k.rescale!.changeJob ? 'changed' : 'original', restoreFrom: this.savepoint, claim: false, again: { left: 0, afterMs: 0, downMs: 0 }, startedFrom: this.savepoint });
+        await this.start({
+          parallelism: this.k.rescale!.to,
+          variant: this.k.rescale!.changeJob ? 'changed' : 'original',
+          restoreFrom: this.savepoint,
+          claim: false,
+          again: { left: 0, afterMs: 0, downMs: 0 },
+          startedFrom: this.savepoint,
+        });
         continue;
       }
       if (!w.step()) {
@@ -198,11 +218,24 @@ export class SimRun {
     const rpc = new SimRpc(process, this.world.random, this.withFaults ? this.k.faults.rpc : NO_RPC_FAULTS);
     storage.active = rpc.active = this.faultsActive;
     const known = new Set<number>(spec.restoreFrom === JOB_DIR ? completedOnDisk(this.files, JOB_DIR) : []);
-    const proc: Proc = { process, storage, rpc, parallelism: spec.parallelism, variant: spec.variant, again: spec.again, startedFrom: spec.startedFrom, known, master: null, client: null };
+    const proc: Proc = {
+      process,
+      storage,
+      rpc,
+      parallelism: spec.parallelism,
+      variant: spec.variant,
+      again: spec.again,
+      startedFrom: spec.startedFrom,
+      known,
+      master: null,
+      client: null,
+    };
     this.procs.push(proc);
     this.current = proc;
     storage.kill = (site) => this.storageKill(proc, site);
-    this.trace?.(`${this.world.now().toFixed(1)}ms process ${process.pid} starts${spec.restoreFrom ? ` from ${spec.restoreFrom}` : ''} at parallelism ${spec.parallelism}${spec.variant === 'changed' ? ' (changed job)' : ''}`);
+    this.trace?.(
+      `${this.world.now().toFixed(1)}ms process ${process.pid} starts${spec.restoreFrom ? ` from ${spec.restoreFrom}` : ''} at parallelism ${spec.parallelism}${spec.variant === 'changed' ? ' (changed job)' : ''}`,
+    );
     try {
       const env = environmentFor(this.k, this.job, spec.parallelism);
       const scenario = await buildJob(this.job, env, this.k, this.log, this.sinks, spec.variant);
@@ -238,7 +271,8 @@ export class SimRun {
     this.trace?.(`${this.world.now().toFixed(1)}ms [p${proc.process.pid}] ${describeEvent(e)}`);
     switch (e.type) {
       case 'running':
-        return this.onRunning(proc, e.restoredFrom);
+        this.onRunning(proc, e.restoredFrom);
+        return;
       case 'restarting':
         this.counts.restarts++;
         if (!isExpectedFailure(e.error)) this.unexpected.push(`restart caused by an error no fault explains: ${errorMessage(e.error)}`);
@@ -251,11 +285,13 @@ export class SimRun {
         return;
       case 'checkpoint-failed':
         // issue 5: the shared-state registry must never delete a file a later checkpoint still reuses.
-        if (e.stats.failureReason === 'SHARED_FILE_DELETED') this.add('storage', [e.stats.failureMessage ?? `checkpoint ${e.stats.checkpointId} reused a deleted shared file`]);
+        if (e.stats.failureReason === 'SHARED_FILE_DELETED')
+          this.add('storage', [e.stats.failureMessage ?? `checkpoint ${e.stats.checkpointId} reused a deleted shared file`]);
         if (this.k.backend.kind === 'embedded-incremental' && this.k.checkpointing.maxConcurrent > 1) this.recovery.incrementalConcurrentAborts++;
         return;
       case 'checkpoint-completed':
-        return this.onCompleted(proc, scenario, e.stats);
+        this.onCompleted(proc, scenario, e.stats);
+        return;
       default:
         return;
     }
@@ -270,7 +306,9 @@ export class SimRun {
     }
     const again = proc.again;
     if (again.left > 0) {
-      this.world.schedule(again.afterMs, () => this.kill(proc, 'again before a new checkpoint', { left: again.left - 1, afterMs: again.afterMs, downMs: again.downMs }));
+      this.world.schedule(again.afterMs, () =>
+        this.kill(proc, 'again before a new checkpoint', { left: again.left - 1, afterMs: again.afterMs, downMs: again.downMs }),
+      );
     }
   }
 
@@ -280,7 +318,9 @@ export class SimRun {
     if (verifying.length === 0) return;
     const newest = Math.max(...verifying);
     if (restoredFrom === null || restoredFrom < newest) {
-      this.add('restore-newest', [`process ${proc.process.pid} restored ${restoredFrom === null ? 'nothing' : `checkpoint ${restoredFrom}`} although checkpoint ${newest} completed and verifies`]);
+      this.add('restore-newest', [
+        `process ${proc.process.pid} restored ${restoredFrom === null ? 'nothing' : `checkpoint ${restoredFrom}`} although checkpoint ${newest} completed and verifies`,
+      ]);
     }
   }
 
@@ -302,7 +342,8 @@ export class SimRun {
     if (stats.location) this.checkSnapshotAt(proc, scenario, stats.location);
     if (this.faultsActive && ++this.counts.completedInWindow >= this.k.faults.untilCheckpoints) this.setFaults(false);
     for (const plan of this.armed) {
-      if (plan.point.at === 'checkpoint-complete' && plan.point.nth === this.counts.completedInWindow) this.killBy(proc, plan, `as checkpoint ${stats.checkpointId} completed, before its commits`);
+      if (plan.point.at === 'checkpoint-complete' && plan.point.nth === this.counts.completedInWindow)
+        this.killBy(proc, plan, `as checkpoint ${stats.checkpointId} completed, before its commits`);
     }
   }
 
@@ -334,8 +375,10 @@ export class SimRun {
     this.setFaults(true);
     const w = this.world;
     w.schedule(this.k.faults.maxWindowMs, () => this.setFaults(false));
-    for (const at of this.k.restartsAtMs) w.schedule(at, () => this.faultsActive && this.current?.master?.failGlobal(new InjectedFault('coordinator restarts the job')));
-    for (const plan of this.armed) if (plan.point.at === 'time') w.schedule(plan.point.afterMs, () => this.current && this.killBy(this.current, plan, 'at a drawn moment'));
+    for (const at of this.k.restartsAtMs)
+      w.schedule(at, () => this.faultsActive && this.current?.master?.failGlobal(new InjectedFault('coordinator restarts the job')));
+    for (const plan of this.armed)
+      if (plan.point.at === 'time') w.schedule(plan.point.afterMs, () => this.current && this.killBy(this.current, plan, 'at a drawn moment'));
     if (this.k.corruption) w.schedule(this.k.corruption.afterMs, () => void this.tryCorrupt());
     if (this.k.rescale) w.schedule(this.k.rescale.atMs, () => this.stopWithSavepoint(STOP_TRIES));
   }
@@ -374,7 +417,7 @@ export class SimRun {
     this.trace?.(`${this.world.now().toFixed(1)}ms corrupted ${hit.file} (${plan.how}) at rest`);
     const proc = this.current;
     if (proc === null) return;
-    if (plan.then === 'kill') this.kill(proc, 'after corruption at rest', { left: 0, afterMs: 0, downMs: 1 });
+    if (plan.followedBy === 'kill') this.kill(proc, 'after corruption at rest', { left: 0, afterMs: 0, downMs: 1 });
     else proc.master?.failGlobal(new InjectedFault('restart after corruption at rest'));
   }
 
@@ -399,7 +442,8 @@ export class SimRun {
 
   /** Kills the process: its memory is gone; the disk and the sinks' external side stay. A new process follows. */
   private kill(proc: Proc, why: string, again: Proc['again'], outsideWindow = false): boolean {
-    if (proc !== this.current || !proc.process.isAlive || !(this.faultsActive || outsideWindow) || this.recovery.kills >= MAX_KILLS || this.settled !== null) return false;
+    if (proc !== this.current || !proc.process.isAlive || !(this.faultsActive || outsideWindow) || this.recovery.kills >= MAX_KILLS || this.settled !== null)
+      return false;
     proc.process.kill();
     // What the operating system does for a dead process: close its files and store handles. Nothing is flushed.
     for (const task of proc.master?.tasks ?? []) task.cancel();
@@ -459,7 +503,8 @@ export class SimRun {
       abandonedFiles.add(metadataPath(dir));
       for (const f of filePathsOf(meta)) abandonedFiles.add(f);
     }
-    const kept = (f: string) => f.startsWith(`${SAVEPOINT_ROOT}/`) || abandonedFiles.has(f) || this.corruptedFiles.has(f) || [...this.corruptedDirs].some((d) => f.startsWith(`${d}/`));
+    const kept = (f: string) =>
+      f.startsWith(`${SAVEPOINT_ROOT}/`) || abandonedFiles.has(f) || this.corruptedFiles.has(f) || [...this.corruptedDirs].some((d) => f.startsWith(`${d}/`));
     return checkStorage(
       this.procs.flatMap((p) => p.storage.violations),
       this.files.keys(),

@@ -61,7 +61,7 @@ function stringHash(s: string): number {
 
 function numberHash(n: number): number {
   if (Number.isInteger(n) && n >= INT32_MIN && n <= INT32_MAX) return n | 0;
-  if (n !== n) return 0x7ff8_0000; // canonical NaN: high word 0x7ff80000, low word 0
+  if (Number.isNaN(n)) return 0x7ff8_0000; // canonical NaN: high word 0x7ff80000, low word 0
   scratchView.setFloat64(0, n);
   return scratchView.getInt32(0) ^ scratchView.getInt32(4);
 }

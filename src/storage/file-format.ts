@@ -111,7 +111,7 @@ function checkVersion(version: number, supported: readonly number[], file: strin
 
 function readMagic(bytes: Uint8Array): string {
   let s = '';
-  for (let i = 0; i < Math.min(4, bytes.byteLength); i++) s += String.fromCharCode(bytes[i]);
+  for (let i = 0; i < Math.min(4, bytes.byteLength); i++) s += String.fromCharCode(bytes[i]!);
   return s;
 }
 

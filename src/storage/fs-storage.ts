@@ -22,6 +22,7 @@ import {
   joinPath,
   metadataPath,
   parseCheckpointDirName,
+  runOwnerPath,
   isMemoryPath,
   savepointDir,
   sharedDir,
@@ -212,6 +213,7 @@ export class FsCheckpointStorage implements CheckpointStorage {
     if (entries.some((e) => e.isDirectory() && parseCheckpointDirName(e.name) !== null)) return;
     await removeDirIfEmpty(sharedDir(this.jobDir));
     await removeDirIfEmpty(taskOwnedDir(this.jobDir));
+    await fsp.rm(runOwnerPath(this.jobDir), { force: true });
     await removeDirIfEmpty(this.jobDir);
   }
 }

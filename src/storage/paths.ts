@@ -16,6 +16,8 @@ import { checkpointId, type CheckpointId, type JobId } from '../core/ids.ts';
 export const METADATA_FILE_NAME = '_metadata';
 export const SHARED_DIR_NAME = 'shared';
 export const TASK_OWNED_DIR_NAME = 'taskowned';
+/** Which process runs (or ran) a job directory: `{ pid, host }`, so a later run can tell a dead run's leftovers. */
+export const RUN_OWNER_FILE_NAME = '_run';
 export const MEMORY_SCHEME = 'memory:';
 
 // Canonical numbers only (no leading zeros), so each id has exactly one directory name.
@@ -118,6 +120,10 @@ export function sharedFilePath(jobDirPath: string, fileName: string): string {
   return joinPath(sharedDir(jobDirPath), fileName);
 }
 
+export function runOwnerPath(jobDirPath: string): string {
+  return joinPath(jobDirPath, RUN_OWNER_FILE_NAME);
+}
+
 export function taskOwnedDir(jobDirPath: string): string {
   return joinPath(jobDirPath, TASK_OWNED_DIR_NAME);
 }
@@ -133,7 +139,7 @@ export function parseSavepointDirName(name: string): { readonly checkpointId: Ch
   const m = SAVEPOINT_DIR_RE.exec(name);
   if (m === null) return null;
   const n = Number(m[1]);
-  return Number.isSafeInteger(n) ? { checkpointId: checkpointId(n), rand: m[2] } : null;
+  return Number.isSafeInteger(n) ? { checkpointId: checkpointId(n), rand: m[2]! } : null;
 }
 
 /**

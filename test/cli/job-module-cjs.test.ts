@@ -29,7 +29,8 @@ describe('a .ts job module outside a "type": "module" package', () => {
   });
 
   it('reports its real error: a missing import, a syntax error, an exception at load', async () => {
-    const [missing, syntax, throws] = await Promise.all(['missing-import.ts', 'syntax.ts', 'throws.ts'].map((f) => runCli(['run', f], { cwd: dir })));
+    const run = (f: string) => runCli(['run', f], { cwd: dir });
+    const [missing, syntax, throws] = await Promise.all([run('missing-import.ts'), run('syntax.ts'), run('throws.ts')]);
     for (const r of [missing, syntax, throws]) {
       expect(r.code, r.stderr).toBe(2);
       expect(lines(r.stderr), r.stderr).toHaveLength(1);

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, lines, runCli, startCli } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, FIXTURES, lines, runCli, startCli } from './run-cli.ts';
 
 interface Listed {
   jobId: string;
@@ -16,7 +16,7 @@ interface Listed {
   location: string;
 }
 
-describe('weir run and weir checkpoints', () => {
+describe('weir run and weir checkpoints', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'weir-cli-test-'));
@@ -68,7 +68,7 @@ describe('weir run and weir checkpoints', () => {
 
   it('cancels on SIGINT and exits 130, keeping the checkpoints', async () => {
     const cli = startCli(['run', path.join(FIXTURES, 'slow-job.ts'), '--checkpoint-dir', dir]);
-    let r;
+    let r: Awaited<typeof cli.done>;
     try {
       await cli.waitForStderr('| checkpoint ');
       cli.child.kill('SIGINT');

@@ -8,6 +8,11 @@ import { fileURLToPath } from 'node:url';
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const FIXTURES = path.join(REPO, 'test/cli/fixtures');
 /**
+ * Timeout of a test that runs many `weir` commands: each starts Node and loads the CLI and the job
+ * module, seconds apiece on a loaded machine (one such test took 51 s under `npm run test:loaded`).
+ */
+export const CLI_TEST_TIMEOUT_MS = 180_000;
+/**
  * WEIR_HOME of every command this test file starts, so its job registry (`<WEIR_HOME>/jobs`) is its
  * own: tests never see another file's jobs or the user's.
  */
@@ -36,6 +41,8 @@ export interface CliOptions {
   readonly cwd?: string;
   /** Extra environment variables (WEIR_HOME defaults to this file's own). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Start the command in a process group of its own (kill it whole with `process.kill(-pid, ...)`). */
+  readonly detached?: boolean;
 }
 
 export function startCli(args: readonly string[], options: CliOptions = {}): CliRun {
@@ -43,6 +50,7 @@ export function startCli(args: readonly string[], options: CliOptions = {}): Cli
     cwd: options.cwd ?? REPO,
     env: { ...process.env, NO_COLOR: '1', WEIR_HOME, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached === true,
   });
   let stdout = '';
   let stderr = '';

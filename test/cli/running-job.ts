@@ -43,7 +43,8 @@ export async function waitForMatch(cli: CliRun, re: RegExp, ms: number, what: st
 export async function startJob(args: readonly string[], options: CliOptions = {}): Promise<RunningJob> {
   const cli = startCli(['run', ...args], options);
   try {
-    const m = await waitForMatch(cli, CONTROL_RE, 15_000, "the 'control:' line");
+    // Bounded generously: on a loaded machine loading the job module through tsx takes seconds.
+    const m = await waitForMatch(cli, CONTROL_RE, 30_000, "the 'control:' line");
     return { cli, address: m[1]!, jobId: m[2]! };
   } catch (err) {
     cli.child.kill('SIGKILL');

@@ -5,7 +5,7 @@ import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURES, lines, REGISTRY, runCli, type CliResult } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, FIXTURES, lines, REGISTRY, runCli, type CliResult } from './run-cli.ts';
 import { startJob, waitForMatch, within } from './running-job.ts';
 
 /** A usage error: exit 2, one line on stderr starting `weir: `. */
@@ -30,7 +30,7 @@ function request(address: string, method: string, route: string, body: string | 
   });
 }
 
-describe('weir cancel, weir savepoint dispose and the control endpoint', () => {
+describe('weir cancel, weir savepoint dispose and the control endpoint', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'weir-cli-control-'));
@@ -70,7 +70,7 @@ describe('weir cancel, weir savepoint dispose and the control endpoint', () => {
       const cancelled = await runCli(['cancel', job.jobId]);
       expect(cancelled.code, cancelled.stderr).toBe(0);
       expect(cancelled.stderr).toContain(`cancelled job ${job.jobId}`);
-      const run = await within(15_000, job.cli.done, () => `weir run did not end after weir cancel; stderr:\n${job.cli.output().stderr}`);
+      const run = await within(30_000, job.cli.done, () => `weir run did not end after weir cancel; stderr:\n${job.cli.output().stderr}`);
       expect(run.code, run.stderr).toBe(130);
       expect(lines(run.stderr).at(-1)).toMatch(/^CANCELED \| job slow-/);
       expect(existsSync(entryFile)).toBe(false);
@@ -81,15 +81,16 @@ describe('weir cancel, weir savepoint dispose and the control endpoint', () => {
 
   it('cancel --savepoint leaves a savepoint; dispose refuses checkpoints and other directories, and deletes the savepoint', async () => {
     const chk = path.join(dir, 'chk');
-    const job = await startJob([path.join(FIXTURES, 'counts-job.ts'), '--checkpoint-dir', chk]);
+    // Held at 1,000 records a source subtask: the job is still running when the cancel arrives.
+    const job = await startJob([path.join(FIXTURES, 'counts-job.ts'), '--checkpoint-dir', chk], { env: { COUNTS_HOLD: '1000' } });
     let savepoint: string;
     try {
-      await waitForMatch(job.cli, /\| checkpoint \d+:/, 10_000, 'a completed checkpoint');
+      await waitForMatch(job.cli, /\| checkpoint \d+:/, 30_000, 'a completed checkpoint');
       const cancelled = await runCli(['cancel', job.jobId, '--savepoint', '--dir', path.join(dir, 'sp')]);
       expect(cancelled.code, cancelled.stderr).toBe(0);
       savepoint = lines(cancelled.stdout).at(-1)!;
       expect(existsSync(path.join(savepoint, '_metadata'))).toBe(true);
-      const run = await within(15_000, job.cli.done, () => `weir run did not end after weir cancel --savepoint; stderr:\n${job.cli.output().stderr}`);
+      const run = await within(30_000, job.cli.done, () => `weir run did not end after weir cancel --savepoint; stderr:\n${job.cli.output().stderr}`);
       expect(run.code, run.stderr).toBe(130);
     } finally {
       job.cli.child.kill('SIGKILL');

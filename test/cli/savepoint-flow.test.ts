@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCommittedLines } from '../../src/index.ts';
 import { expectedLines, KEYS, RECORDS } from './fixtures/counts-job.ts';
-import { FIXTURES, lines, runCli } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, FIXTURES, lines, runCli } from './run-cli.ts';
 import { startJob, waitForMatch, within } from './running-job.ts';
 
 interface InspectJson {
@@ -19,7 +19,7 @@ interface InspectJson {
 
 const COUNTS = path.join(FIXTURES, 'counts-job.ts');
 
-describe('weir savepoint, stop --savepoint and resume from it', () => {
+describe('weir savepoint, stop --savepoint and resume from it', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'weir-cli-savepoint-'));
@@ -30,10 +30,11 @@ describe('weir savepoint, stop --savepoint and resume from it', () => {
 
   it('takes a savepoint, inspects it, stops with one, and resumes at parallelism 3 with exactly-once output', async () => {
     const chk = path.join(dir, 'chk');
-    const job = await startJob([COUNTS, '--checkpoint-dir', chk]);
+    // Held at 1,000 records a source subtask: the job is still running when the stop arrives.
+    const job = await startJob([COUNTS, '--checkpoint-dir', chk], { env: { COUNTS_HOLD: '1000' } });
     let stopSavepoint: string;
     try {
-      await waitForMatch(job.cli, /\| checkpoint \d+:/, 10_000, 'a completed checkpoint');
+      await waitForMatch(job.cli, /\| checkpoint \d+:/, 30_000, 'a completed checkpoint');
 
       // Default --dir: ./savepoints of the caller's working directory, sent as an absolute path.
       const taken = await runCli(['savepoint', job.jobId], { cwd: dir });
@@ -48,7 +49,7 @@ describe('weir savepoint, stop --savepoint and resume from it', () => {
       stopSavepoint = lines(stopped.stdout).at(-1)!;
       expect(path.dirname(stopSavepoint)).toBe(path.join(dir, 'stop'));
 
-      const run = await within(15_000, job.cli.done, () => `weir run did not end after the stop; stderr:\n${job.cli.output().stderr}`);
+      const run = await within(30_000, job.cli.done, () => `weir run did not end after the stop; stderr:\n${job.cli.output().stderr}`);
       expect(run.code, run.stderr).toBe(0);
       expect(run.stderr).toMatch(/^FINISHED \| job counts-/m);
       expect(run.stderr).toContain(`stopped with savepoint ${stopSavepoint}`);

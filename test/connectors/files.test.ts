@@ -2,7 +2,9 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileSink, readCommittedLines, StreamEnvironment } from '../../src/index.ts';
+import { TextFileSource } from '../../src/connectors/files/text-file-source.ts';
 import { FaultPlan } from '../support/fault-plan.ts';
+import { HeldSource } from '../support/held-source.ts';
 import { tempDir } from '../support/jobs.ts';
 
 function writeInputs(dir: string, files: number, linesPerFile: number): string[] {
@@ -35,8 +37,10 @@ async function run(faults?: FaultPlan) {
     checkpointing: { intervalMs: 10 },
     restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 5 },
   });
+  // Paced by checkpoints: a subtask reads at most 5,000 lines between two, so each of the 100,000
+  // lines' subtasks takes part in three or more while it reads (the faults at the 2nd fire).
   env
-    .readTextFile(...paths)
+    .fromSource(new HeldSource(new TextFileSource(paths), { recordsPerCheckpoint: 5_000 }))
     .uid('lines')
     .map((l) => l.toUpperCase())
     .rebalance()

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CollectSink, StreamEnvironment } from '../../src/index.ts';
 import { operatorStateAt, readCheckpointMetadataAt } from '../support/read-state.ts';
+import { heldGenerate } from '../support/held-source.ts';
 import { tempDir } from '../support/jobs.ts';
 import { listCheckpointsIn } from '../../src/storage/fs-storage.ts';
 
@@ -26,9 +27,9 @@ async function runAlignmentJob(mode: 'exactly-once' | 'at-least-once') {
     channelCapacity: 4,
   });
   const seenAtSnapshot = new Map<number, { a: number; b: number }>();
-  const a = env.generate({ count: 30_000 }, (i) => i).uid('a');
-  const b = env
-    .generate({ count: 3_000 }, (i) => i)
+  // Paced by checkpoints, so both inputs last three or more of them however loaded the machine.
+  const a = heldGenerate(env, { count: 30_000 }, (i) => i, { recordsPerCheckpoint: 7_000 }).uid('a');
+  const b = heldGenerate(env, { count: 3_000 }, (i) => i, { recordsPerCheckpoint: 700 })
     .uid('b')
     .map((i) => {
       spin(30);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CollectSink, JobFailedError, StreamEnvironment } from '../../src/index.ts';
 import type { JobEvent } from '../../src/index.ts';
+import { heldGenerate } from '../support/held-source.ts';
 
 function spin(micros: number): void {
   const end = performance.now() + micros / 1000;
@@ -19,8 +20,9 @@ function slowJob(restart: 'none' | 'fixed-delay', tolerableFailures: number) {
     channelCapacity: 16,
   });
   const sink = new CollectSink<number>();
-  env
-    .generate({ count: 200_000 }, (i) => i)
+  // Paced by checkpoints (20,000 records between two): the input outlasts ten triggers however
+  // loaded the machine, and each finds a backlog longer than the timeout.
+  heldGenerate(env, { count: 200_000 }, (i) => i, { recordsPerCheckpoint: 20_000 })
     .uid('gen')
     .rebalance()
     .map((i) => {

@@ -5,7 +5,8 @@ import { FaultPlan, type PlannedFault } from '../support/fault-plan.ts';
 import { keyedStateAt, readCheckpointMetadataAt } from '../support/read-state.ts';
 import { baseOptions, buildTwoInputJob, expectedCounts, KEYED_UID, sortedCopy, tempDir, type TwoInputJobOptions } from '../support/jobs.ts';
 
-const JOB: TwoInputJobOptions = { countA: 40_000, countB: 12_000, keys: 50, slowBMicros: 20 };
+// Paced by checkpoints: B (4,000 records a subtask) cannot end before three of them, A before twelve.
+const JOB: TwoInputJobOptions = { countA: 40_000, countB: 12_000, keys: 50, slowBMicros: 20, recordsPerCheckpoint: { a: 1_000, b: 1_000 } };
 
 const f = (site: FaultSite, vertex: string, nth: number, subtask?: number): PlannedFault => ({ site, vertex, nth, subtask });
 

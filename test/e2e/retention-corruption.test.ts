@@ -4,19 +4,21 @@ import { describe, expect, it } from 'vitest';
 import { CollectSink, InjectedFault, StreamEnvironment } from '../../src/index.ts';
 import type { JobEvent } from '../../src/index.ts';
 import type { FaultContext, FaultInjector, FaultSite } from '../../src/runtime/faults.ts';
+import { checkpointInSteps } from '../support/clients.ts';
+import { heldGenerate, SourceGate } from '../support/held-source.ts';
 import { keyedCount, tempDir } from '../support/jobs.ts';
 
-function keyedJob(dir: string, retained: number, retention: 'retain-on-cancel' | 'delete-on-cancel', count = 20_000) {
+/** Checkpoints only on demand: the test triggers them while the gate holds the input back. */
+function keyedJob(dir: string, retained: number, retention: 'retain-on-cancel' | 'delete-on-cancel', gate: SourceGate, count = 20_000) {
   const env = StreamEnvironment.create({
     parallelism: 2,
     checkpointStorage: dir,
-    checkpointing: { intervalMs: 10, retained, retention },
+    checkpointing: { retained, retention },
     restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 5 },
     jobId: 'job',
   });
   const sink = new CollectSink<string>();
-  env
-    .generate({ count, ratePerSec: 40_000 }, (i) => `key-${i % 2000}`)
+  heldGenerate(env, { count }, (i) => `key-${i % 2000}`, { gate })
     .uid('gen')
     .keyBy((k) => k)
     .process(keyedCount)
@@ -34,8 +36,12 @@ function completedDirs(jobDir: string): string[] {
 describe('retention', () => {
   it('keeps exactly the retained number of completed checkpoints after ten', async () => {
     const dir = tempDir();
-    const { env } = keyedJob(dir, 2, 'retain-on-cancel');
-    const result = await env.execute('retention');
+    const gate = new SourceGate();
+    const { env } = keyedJob(dir, 2, 'retain-on-cancel', gate);
+    const client = await env.executeAsync('retention');
+    await checkpointInSteps(client, gate, { count: 10, step: 500, subtasks: 2 });
+    gate.open();
+    const result = await client.result;
     expect(result.checkpoints.filter((c) => c.status === 'COMPLETED').length).toBeGreaterThanOrEqual(10);
     const left = readdirSync(join(dir, 'job')).filter((n) => n.startsWith('chk-'));
     expect(left.length).toBe(2);
@@ -44,8 +50,12 @@ describe('retention', () => {
 
   it('deletes the checkpoints when the job finishes under delete-on-cancel', async () => {
     const dir = tempDir();
-    const { env } = keyedJob(dir, 3, 'delete-on-cancel', 4000);
-    const result = await env.execute('retention');
+    const gate = new SourceGate();
+    const { env } = keyedJob(dir, 3, 'delete-on-cancel', gate, 4000);
+    const client = await env.executeAsync('retention');
+    await checkpointInSteps(client, gate, { count: 2, step: 500, subtasks: 2 });
+    gate.open();
+    const result = await client.result;
     expect(result.checkpoints.some((c) => c.status === 'COMPLETED')).toBe(true);
     expect(existsSync(join(dir, 'job'))).toBe(false);
   });
@@ -65,7 +75,7 @@ class CorruptThenCrash implements FaultInjector {
       .sort((a, b) => statSync(b).size - statSync(a).size);
     const victim = files[0]!;
     const bytes = readFileSync(victim);
-    bytes[bytes.length - 10] ^= 0xff;
+    bytes[bytes.length - 10]! ^= 0xff;
     writeFileSync(victim, bytes);
     this.corrupted = victim;
     throw new InjectedFault('process');
@@ -75,16 +85,16 @@ class CorruptThenCrash implements FaultInjector {
 describe('corrupted checkpoint', () => {
   it('names the corrupt file and recovers from the previous retained checkpoint', async () => {
     const dir = tempDir();
-    const { env } = keyedJob(dir, 3, 'retain-on-cancel');
+    const gate = new SourceGate();
+    const { env } = keyedJob(dir, 3, 'retain-on-cancel', gate);
     const faults = new CorruptThenCrash(join(dir, 'job'));
     const events: JobEvent[] = [];
-    const result = await env.execute('corruption', {
-      faults,
-      onEvent: (e) => {
-        events.push(e);
-        if (e.type === 'checkpoint-completed' && e.stats.checkpointId >= 3) faults.armed = true;
-      },
-    });
+    const client = await env.executeAsync('corruption', { faults, onEvent: (e) => events.push(e) });
+    await checkpointInSteps(client, gate, { count: 3, step: 1000, subtasks: 2 });
+    // Checkpoint 3 is complete and most of the input is still held back: the next record crashes.
+    faults.armed = true;
+    gate.open();
+    const result = await client.result;
     expect(faults.corrupted).not.toBeNull();
     const fallback = events.find((e) => e.type === 'restore-fallback');
     expect(fallback).toBeDefined();

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { CollectSink, JobFailedError, RestoreError, StreamEnvironment } from '../../src/index.ts';
 import type { JobClient, StreamEnvironmentOptions } from '../../src/index.ts';
 import { keyedStateAt, readCheckpointMetadataAt } from '../support/read-state.ts';
+import { whenRunning } from '../support/clients.ts';
+import { heldGenerate, SourceGate } from '../support/held-source.ts';
 import { keyedCount, tempDir } from '../support/jobs.ts';
 
 const N = 12_000;
@@ -23,12 +25,12 @@ function expectedOutput(): string[] {
 
 /**
  * `sink` stands for the one external system all runs write to: commits are keyed by transaction, so
- * a restored run re-committing what the savepoint pre-committed changes nothing.
+ * a restored run re-committing what the savepoint pre-committed changes nothing. `gate` holds the
+ * input (default: not at all), so the job is still running when a savepoint or stop arrives.
  */
-function countingJob(options: StreamEnvironmentOptions, countUid = 'count', sink = new CollectSink<string>()) {
-  const env = StreamEnvironment.create({ checkpointing: { intervalMs: 20, retention: 'retain-on-cancel' }, restartStrategy: { type: 'none' }, ...options });
-  env
-    .generate({ count: N, ratePerSec: 20_000 }, key)
+function countingJob(options: StreamEnvironmentOptions, countUid = 'count', sink = new CollectSink<string>(), gate = new SourceGate(Infinity)) {
+  const env = StreamEnvironment.create({ checkpointing: { retention: 'retain-on-cancel' }, restartStrategy: { type: 'none' }, ...options });
+  heldGenerate(env, { count: N }, key, { gate })
     .uid('keys')
     .keyBy((k) => k)
     .process(keyedCount)
@@ -38,11 +40,12 @@ function countingJob(options: StreamEnvironmentOptions, countUid = 'count', sink
   return { env, sink };
 }
 
-async function whenCheckpointed(client: JobClient): Promise<void> {
-  for (;;) {
-    if ((client.metrics().lastCheckpoint?.checkpointId ?? 0) >= 1) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
+/** Starts a job whose gate holds it; resolves once it runs and took a checkpoint (on demand). */
+async function heldRun(env: StreamEnvironment, name: string, run: { restoreFrom?: string } = {}): Promise<JobClient> {
+  const client = await env.executeAsync(name, run);
+  await whenRunning(client);
+  await client.triggerCheckpoint();
+  return client;
 }
 
 describe('savepoints', () => {
@@ -57,10 +60,11 @@ describe('savepoints', () => {
       [5, true],
       [2, false],
     ] as const) {
-      const { env } = countingJob({ parallelism: p, checkpointStorage: join(root, 'chk') }, 'count', external);
-      const client = await env.executeAsync('rescale', { restoreFrom: from });
+      // The stopped runs are held at 1,000 records a subtask, so each stops part-way.
+      const gate = new SourceGate(stop ? 1_000 : Infinity);
+      const { env } = countingJob({ parallelism: p, checkpointStorage: join(root, 'chk') }, 'count', external, gate);
+      const client = stop ? await heldRun(env, 'rescale', { restoreFrom: from }) : await env.executeAsync('rescale', { restoreFrom: from });
       if (stop) {
-        await whenCheckpointed(client);
         from = await client.stopWithSavepoint(savepoints);
         expect(readdirSync(savepoints)).toContain(from.split('/').pop());
       }
@@ -79,10 +83,10 @@ describe('savepoints', () => {
   it('a savepoint directory copied elsewhere restores; the job goes on after a plain savepoint', async () => {
     const root = tempDir();
     const external = new CollectSink<string>();
-    const { env } = countingJob({ parallelism: 2, checkpointStorage: join(root, 'chk') }, 'count', external);
-    const client = await env.executeAsync('relocate');
-    await whenCheckpointed(client);
+    const { env } = countingJob({ parallelism: 2, checkpointStorage: join(root, 'chk') }, 'count', external, new SourceGate(2_000));
+    const client = await heldRun(env, 'relocate');
     const location = await client.savepoint(join(root, 'savepoints'));
+    expect(client.metrics().status).toBe('RUNNING');
     await client.cancel();
     const moved = join(root, 'moved');
     cpSync(location, moved, { recursive: true });
@@ -98,9 +102,8 @@ describe('savepoints', () => {
 
   it('state whose uid the job no longer has fails the restore by name, unless allowed', async () => {
     const root = tempDir();
-    const { env } = countingJob({ parallelism: 2, checkpointStorage: join(root, 'chk') });
-    const client = await env.executeAsync('uids');
-    await whenCheckpointed(client);
+    const { env } = countingJob({ parallelism: 2, checkpointStorage: join(root, 'chk') }, 'count', undefined, new SourceGate(1_000));
+    const client = await heldRun(env, 'uids');
     const location = await client.stopWithSavepoint(join(root, 'sp'));
     const renamed = countingJob({ parallelism: 2, checkpointStorage: join(root, 'chk2') }, 'count-v2');
     const error = await renamed.env.execute('renamed', { restoreFrom: location }).catch((e: unknown) => e);
@@ -114,9 +117,8 @@ describe('savepoints', () => {
 
   it('a different maxParallelism is refused clearly', async () => {
     const root = tempDir();
-    const { env } = countingJob({ parallelism: 2, checkpointStorage: join(root, 'chk') });
-    const client = await env.executeAsync('maxp');
-    await whenCheckpointed(client);
+    const { env } = countingJob({ parallelism: 2, checkpointStorage: join(root, 'chk') }, 'count', undefined, new SourceGate(1_000));
+    const client = await heldRun(env, 'maxp');
     const location = await client.stopWithSavepoint(join(root, 'sp'));
     const other = countingJob({ parallelism: 2, maxParallelism: 64, checkpointStorage: join(root, 'chk2') });
     const error = await other.env.execute('maxp2', { restoreFrom: location }).catch((e: unknown) => e);
@@ -127,13 +129,12 @@ describe('savepoints', () => {
 
   it('a corrupted savepoint file is named and nothing is restored', async () => {
     const root = tempDir();
-    const { env } = countingJob({ parallelism: 1, checkpointStorage: join(root, 'chk') });
-    const client = await env.executeAsync('corrupt');
-    await whenCheckpointed(client);
+    const { env } = countingJob({ parallelism: 1, checkpointStorage: join(root, 'chk') }, 'count', undefined, new SourceGate(1_000));
+    const client = await heldRun(env, 'corrupt');
     const location = await client.stopWithSavepoint(join(root, 'sp'));
     const victim = readdirSync(location).filter((n) => n !== '_metadata').map((n) => join(location, n))[0]!;
     const bytes = readFileSync(victim);
-    bytes[bytes.length - 3] ^= 0x55;
+    bytes[bytes.length - 3]! ^= 0x55;
     writeFileSync(victim, bytes);
     const again = countingJob({ parallelism: 1, checkpointStorage: join(root, 'chk2') });
     const error = await again.env.execute('corrupt2', { restoreFrom: location }).catch((e: unknown) => e);

@@ -9,11 +9,14 @@ import { describe, expect, it } from 'vitest';
 import { FileSink, InjectedFault, readCommittedLines, StreamEnvironment } from '../../src/index.ts';
 import type { JobEvent } from '../../src/index.ts';
 import type { FaultContext, FaultInjector, FaultSite } from '../../src/runtime/faults.ts';
+import { checkpointInSteps } from '../support/clients.ts';
+import { heldGenerate, SourceGate } from '../support/held-source.ts';
 import { keyedCount, tempDir } from '../support/jobs.ts';
 
 const KEYS = 500;
 
-function job(root: string, jobId: string, count: number, ratePerSec?: number) {
+/** `gate` holds the input (default: not at all), so the job still runs while the test acts. */
+function job(root: string, jobId: string, count: number, gate = new SourceGate(Infinity)) {
   const env = StreamEnvironment.create({
     parallelism: 2,
     checkpointStorage: join(root, 'chk'),
@@ -22,8 +25,7 @@ function job(root: string, jobId: string, count: number, ratePerSec?: number) {
     jobId,
   });
   const sink = new FileSink({ directory: join(root, 'out') });
-  env
-    .generate({ count, ratePerSec }, (i) => `key-${(i * 7919) % KEYS}`)
+  heldGenerate(env, { count }, (i) => `key-${(i * 7919) % KEYS}`, { gate })
     .uid('gen')
     .keyBy((k) => k)
     .process(keyedCount)
@@ -31,7 +33,7 @@ function job(root: string, jobId: string, count: number, ratePerSec?: number) {
     .name('count')
     .sinkTo(sink)
     .uid('out');
-  return { env, sink };
+  return { env, sink, gate };
 }
 
 /** Every key's running counts, each exactly once: what `count` records produce. */
@@ -82,9 +84,7 @@ class CrashWhenArmed implements FaultInjector {
 /** Runs a job through two committed checkpoints, cancels it, and truncates the newest one's `_metadata`. */
 async function twoCheckpointsThenCorruptNewest(first: ReturnType<typeof job>): Promise<{ checkpointId: number; location: string }> {
   const client = await first.env.executeAsync('first');
-  await until('the job to run', () => client.metrics().status === 'RUNNING');
-  await client.triggerCheckpoint();
-  const newest = await client.triggerCheckpoint();
+  const newest = (await checkpointInSteps(client, first.gate, { count: 2, step: 2_000, subtasks: 2 }))[1]!;
   await until('the sink to commit the newest checkpoint', async () => (await first.sink.newestCommitted()) === newest.checkpointId);
   await client.cancel();
   truncateSync(join(newest.location, '_metadata'), 20);
@@ -95,16 +95,15 @@ describe('sink-aware fallback', () => {
   it('in-process recovery past a corrupt checkpoint rolls the file sink back and the output stays exactly-once', async () => {
     const root = tempDir();
     const count = 60_000;
-    const { env, sink } = job(root, 'fallback', count, 20_000);
+    const { env, sink, gate } = job(root, 'fallback', count, new SourceGate());
     const faults = new CrashWhenArmed();
     const events: JobEvent[] = [];
     const client = await env.executeAsync('fallback', { faults, onEvent: (e) => events.push(e) });
-    await until('the job to run', () => client.metrics().status === 'RUNNING');
-    await client.triggerCheckpoint();
-    const second = await client.triggerCheckpoint();
+    const second = (await checkpointInSteps(client, gate, { count: 2, step: 5_000, subtasks: 2 }))[1]!;
     await until('the sink to commit checkpoint 2', async () => (await sink.newestCommitted()) === second.checkpointId);
     const victim = corruptStateFile(second.location);
     faults.armed = true;
+    gate.open();
     const result = await client.result;
     expect(faults.fired).toBe(true);
     expect(result.status).toBe('FINISHED');
@@ -119,7 +118,7 @@ describe('sink-aware fallback', () => {
   it('restoreFrom a job directory skips a corrupt newest _metadata, rolls back, and stays exactly-once', async () => {
     const root = tempDir();
     const count = 40_000;
-    const first = job(root, 'first', count, 10_000);
+    const first = job(root, 'first', count, new SourceGate());
     const newest = await twoCheckpointsThenCorruptNewest(first);
     const events: JobEvent[] = [];
     const second = job(root, 'second', count);
@@ -135,7 +134,7 @@ describe('sink-aware fallback', () => {
 
   it('refuses to restore past a sink that cannot roll back, naming it and both checkpoints, unless duplicates are accepted', async () => {
     const root = tempDir();
-    const first = job(root, 'first', 40_000, 10_000);
+    const first = job(root, 'first', 40_000, new SourceGate());
     const newest = await twoCheckpointsThenCorruptNewest(first);
     const build = () => {
       const j = job(root, 'second', 40_000);

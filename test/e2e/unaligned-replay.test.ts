@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CollectSink, InjectedFault, StreamEnvironment } from '../../src/index.ts';
 import type { JobEvent } from '../../src/index.ts';
 import type { FaultContext, FaultInjector, FaultSite } from '../../src/runtime/faults.ts';
+import { heldGenerate } from '../support/held-source.ts';
 
 function spin(micros: number): void {
   const end = performance.now() + micros / 1000;
@@ -32,8 +33,8 @@ describe('recovery from an unaligned checkpoint', () => {
       channelCapacity: 8,
     });
     const sink = new CollectSink<number>();
-    env
-      .generate({ count: N }, (i) => i)
+    // Paced by checkpoints (2,000 records between two): input is left after the armed one, however loaded the machine.
+    heldGenerate(env, { count: N }, (i) => i, { recordsPerCheckpoint: 2_000 })
       .uid('numbers')
       .map((i) => {
         spin(8);

@@ -4,7 +4,9 @@ import type { FaultSite } from '../../src/runtime/faults.ts';
 import { FaultPlan, type PlannedFault } from '../support/fault-plan.ts';
 import { baseOptions, buildTwoInputJob, expectedCounts, sortedCopy, tempDir, type TwoInputJobOptions } from '../support/jobs.ts';
 
-const JOB: TwoInputJobOptions = { countA: 40_000, countB: 12_000, keys: 50, slowBMicros: 20 };
+// Paced by checkpoints: neither input (13,333 and 4,000 records a subtask) can end before three of
+// them. A's pace is loose enough that A still outruns the keyed operator: barriers find full queues.
+const JOB: TwoInputJobOptions = { countA: 40_000, countB: 12_000, keys: 50, slowBMicros: 20, recordsPerCheckpoint: { a: 4_000, b: 1_000 } };
 const f = (site: FaultSite, vertex: string, nth: number, subtask?: number): PlannedFault => ({ site, vertex, nth, subtask });
 const FAULTS: PlannedFault[] = [
   f('process', 'keyed-co-process', 40, 1),

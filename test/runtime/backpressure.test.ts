@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LocalChannel } from '../../src/runtime/channel.ts';
 import { RecordWriter } from '../../src/runtime/record-writer.ts';
+import type { JobMaster } from '../../src/cluster/job-master.ts';
 import { CollectSink, StreamEnvironment } from '../../src/index.ts';
 
 describe('credit-based channels', () => {
@@ -45,13 +46,13 @@ describe('credit-based channels', () => {
       })
       .disableChaining()
       .sinkTo(new CollectSink());
+    let master: JobMaster | null = null;
     const result = await env.execute('bounded', {
-      onJobMaster: (m) => {
-        // Reach the channels of the running attempt through its tasks' input gates.
-        const grab = () => {
-          channels = m.tasks.flatMap((t) => ((t as unknown as { cfg: { input: { channels: Array<{ channel: LocalChannel }> } | null } }).cfg.input?.channels ?? []).map((s) => s.channel));
-        };
-        setTimeout(grab, 5);
+      onJobMaster: (m) => (master = m),
+      onEvent: (e) => {
+        // Once the attempt runs, reach its channels through its tasks' input gates.
+        if (e.type !== 'running' || master === null) return;
+        channels = master.tasks.flatMap((t) => ((t as unknown as { cfg: { input: { channels: Array<{ channel: LocalChannel }> } | null } }).cfg.input?.channels ?? []).map((s) => s.channel));
       },
     });
     expect(result.status).toBe('FINISHED');

@@ -99,10 +99,10 @@ describe('corruption at rest', () => {
     const f = files();
     expect(completedOnDisk(f, 'memory:sim')).toEqual([1, 2]);
     expect(newestDurableId(f, 'memory:sim', 'memory:savepoints')).toBe(4);
-    const hit = corruptAtRest(f, 'memory:sim', { afterMs: 0, target: 'state-file', how: 'truncate', then: 'restart' }, (n) => (n > 1 ? 1 : 0))!;
+    const hit = corruptAtRest(f, 'memory:sim', { afterMs: 0, target: 'state-file', how: 'truncate', followedBy: 'restart' }, (n) => (n > 1 ? 1 : 0))!;
     expect(hit).toEqual({ checkpointId: 2, file: 'memory:sim/chk-2/keyed-x-0-a', dir: 'memory:sim/chk-2' });
     expect(f.get(hit.file)).toEqual(new Uint8Array([9]));
     f.delete('memory:sim/chk-1/_metadata');
-    expect(corruptAtRest(f, 'memory:sim', { afterMs: 0, target: 'metadata', how: 'flip', then: 'kill' }, () => 0)).toBeNull();
+    expect(corruptAtRest(f, 'memory:sim', { afterMs: 0, target: 'metadata', how: 'flip', followedBy: 'kill' }, () => 0)).toBeNull();
   });
 });

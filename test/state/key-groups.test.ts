@@ -156,7 +156,7 @@ describe('key-group ranges', () => {
       const ranges = Array.from({ length: p }, (_, i) => keyGroupRangeForSubtask(m, p, i));
       for (let kg = 0; kg < m; kg++) {
         const owner = subtaskForKeyGroup(m, p, kg);
-        if (!(owner >= 0 && owner < p && rangeContains(ranges[owner], kg))) bad.push(`m=${m} p=${p} kg=${kg} -> ${owner}`);
+        if (!(owner >= 0 && owner < p && rangeContains(ranges[owner]!, kg))) bad.push(`m=${m} p=${p} kg=${kg} -> ${owner}`);
       }
     }
     expect(bad).toEqual([]);

@@ -62,7 +62,9 @@ describe('redistributeListEntries', () => {
   it('returns fresh arrays', () => {
     const old = [[1], [2]];
     const out = redistributeListEntries('split', old, 2);
-    out[0].push(99);
+    const [first] = out;
+    if (!first) throw new Error('redistributeListEntries returned no entries for subtask 0');
+    first.push(99);
     expect(old[0]).toEqual([1]);
   });
 });

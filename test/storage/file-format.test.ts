@@ -78,7 +78,7 @@ describe('file envelope', () => {
     const body = patternBytes(64);
     for (let i = 0; i < body.byteLength; i++) {
       const bytes = encodeEnvelope('state', 1, body);
-      bytes[ENVELOPE_HEADER_BYTES + i] ^= 0x01;
+      bytes[ENVELOPE_HEADER_BYTES + i]! ^= 0x01;
       const err = catchError(() => decodeEnvelope('state', bytes, FILE, [1]));
       expect(err.code).toBe('CORRUPT_FILE');
       expect(err.message).toContain('checksum mismatch');
@@ -89,7 +89,7 @@ describe('file envelope', () => {
   it('detects a flipped byte in the header', () => {
     for (const at of [0, 7, 12]) {
       const bytes = encodeEnvelope('state', 1, patternBytes(40));
-      bytes[at] ^= 0x10;
+      bytes[at]! ^= 0x10;
       const err = catchError(() => decodeEnvelope('state', bytes, FILE, [1]));
       expect(err.code).toBe('CORRUPT_FILE');
     }

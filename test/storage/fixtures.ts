@@ -2,7 +2,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import type { CheckpointMetadata } from '../../src/checkpoint/metadata/metadata.ts';
+import type { CheckpointMetadata, SubtaskStateMeta } from '../../src/checkpoint/metadata/metadata.ts';
 import { checkpointId, jobId } from '../../src/core/ids.ts';
 import type { StreamStateHandle } from '../../src/storage/handles.ts';
 
@@ -30,6 +30,13 @@ export function patternBytes(n: number, seed = 1): Uint8Array {
   const out = new Uint8Array(n);
   for (let i = 0; i < n; i++) out[i] = (i * 31 + seed * 7) & 0xff;
   return out;
+}
+
+/** The first subtask of the first operator, where `sampleMetadata` puts every handle; throws when absent. */
+export function firstSubtask(meta: CheckpointMetadata): SubtaskStateMeta {
+  const subtask = meta.operators[0]?.subtasks[0];
+  if (!subtask) throw new Error(`checkpoint ${meta.checkpointId} of ${meta.jobId} has no operator with a subtask`);
+  return subtask;
 }
 
 /**

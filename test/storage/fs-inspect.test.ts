@@ -13,7 +13,7 @@ import {
   resolveCheckpointLocation,
 } from '../../src/storage/fs-storage.ts';
 import { savepointDir } from '../../src/storage/paths.ts';
-import { patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
+import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
 import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
 
 const dirs = tempDirs();
@@ -34,7 +34,7 @@ async function populatedRoot(): Promise<{ root: string; a: FsCheckpointStorage; 
   const loc = await b.commitMetadata(sampleMetadata({ job: 'job-b', id: 1 }));
   const file = path.join(loc, '_metadata');
   const bytes = await readFile(file);
-  bytes[bytes.length - 1] ^= 0xff;
+  bytes[bytes.length - 1]! ^= 0xff;
   await writeFile(file, bytes);
   return { root, a, b };
 }
@@ -97,12 +97,14 @@ describe('listCheckpointsIn', () => {
       ['job-a', 3, 'incomplete', 'checkpoint'],
       ['job-b', 1, 'corrupt', 'checkpoint'],
     ]);
-    expect(listed[0].timestampMs).toBe(sampleMetadata({ id: 1 }).timestampMs);
-    expect(listed[0].sizeBytes).toBeGreaterThan(100);
-    expect(listed[2].timestampMs).toBeNull();
-    expect(listed[2].sizeBytes).toBe(118);
-    expect(listed[3].error).toContain('checksum mismatch');
-    expect(listed[3].error).toContain(path.join(root, 'job-b', 'chk-1', '_metadata'));
+    const [a1, , a3, b1] = listed;
+    if (!a1 || !a3 || !b1) throw new Error('expected four listed checkpoints');
+    expect(a1.timestampMs).toBe(sampleMetadata({ id: 1 }).timestampMs);
+    expect(a1.sizeBytes).toBeGreaterThan(100);
+    expect(a3.timestampMs).toBeNull();
+    expect(a3.sizeBytes).toBe(118);
+    expect(b1.error).toContain('checksum mismatch');
+    expect(b1.error).toContain(path.join(root, 'job-b', 'chk-1', '_metadata'));
     expect(listed.every((l) => l.error === undefined || l.status === 'corrupt')).toBe(true);
   });
 
@@ -126,7 +128,7 @@ describe('FsSavepointWriter', () => {
     const dir = savepointDir(spRoot, checkpointId(12), 'f00d');
     const writer = new FsSavepointWriter(dir, { inlineThresholdBytes: 64 });
     const streams = writer.streamFactory(checkpointId(12));
-    const data = [patternBytes(500, 1), patternBytes(600, 2), patternBytes(5, 3)];
+    const data = [patternBytes(500, 1), patternBytes(600, 2), patternBytes(5, 3)] as const;
     const handles = [
       await streams.write('exclusive', 'keyed-counter-0', data[0]),
       await streams.write('shared', 'sst', data[1]),
@@ -151,7 +153,7 @@ describe('FsSavepointWriter', () => {
     const meta = await readCheckpointMetadataAt(moved);
     for (const p of filePathsOf(meta)) expect(path.dirname(p)).toBe(moved);
     const reader = new FsCheckpointStorage(await dirs.make(), jobId('restored'));
-    const keyed = meta.operators[0].subtasks[0].keyed;
+    const keyed = firstSubtask(meta).keyed;
     const read = await Promise.all(keyed.map((k) => reader.readState((k as KeyGroupsStateHandle).stream)));
     expect(read.map((r) => Array.from(r))).toEqual(data.map((d) => Array.from(d)));
   });

@@ -6,7 +6,7 @@ import { StorageError } from '../../src/core/errors.ts';
 import { checkpointId, jobId } from '../../src/core/ids.ts';
 import { FsCheckpointStorage, incompleteCheckpointDirs, readCheckpointMetadataAt } from '../../src/storage/fs-storage.ts';
 import type { StreamStateHandle } from '../../src/storage/handles.ts';
-import { patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
+import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
 import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
 
 const dirs = tempDirs();
@@ -110,7 +110,7 @@ describe('FsCheckpointStorage on disk', () => {
     const storage = new FsCheckpointStorage(root, JOB, { inlineThresholdBytes: 100 });
     await storage.initialize();
     const streams = storage.streamFactory(checkpointId(8));
-    const data = [patternBytes(1000, 1), patternBytes(20, 2), patternBytes(3000, 3)];
+    const data = [patternBytes(1000, 1), patternBytes(20, 2), patternBytes(3000, 3)] as const;
     const [k, inline, ch] = [
       await streams.write('exclusive', 'keyed', data[0]),
       await streams.write('exclusive', 'op', data[1]),
@@ -123,11 +123,13 @@ describe('FsCheckpointStorage on disk', () => {
 
     const meta = await readCheckpointMetadataAt(copy);
     expect(filePathsOf(meta)).toEqual([path.join(copy, path.basename(pathOf(k))), path.join(copy, path.basename(pathOf(ch)))]);
-    const st = meta.operators[0].subtasks[0];
+    const st = firstSubtask(meta);
+    const [channel] = st.channels;
+    if (!channel) throw new Error('the copied metadata has no channel state');
     const reader = new FsCheckpointStorage(await dirs.make(), jobId('reader'));
     expect(Array.from(await reader.readState((st.keyed[0] as KeyGroupsStateHandle).stream))).toEqual(Array.from(data[0]));
     expect(Array.from(await reader.readState(st.operator!.stream))).toEqual(Array.from(data[1]));
-    expect(Array.from(await reader.readState(st.channels[0].stream))).toEqual(Array.from(data[2]));
+    expect(Array.from(await reader.readState(channel.stream))).toEqual(Array.from(data[2]));
   });
 
   it('a missing job directory has no checkpoints', async () => {

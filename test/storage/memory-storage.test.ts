@@ -3,7 +3,7 @@ import { StorageError } from '../../src/core/errors.ts';
 import { checkpointId, jobId } from '../../src/core/ids.ts';
 import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
 import { MemoryCheckpointStorage } from '../../src/storage/memory-storage.ts';
-import { patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
+import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
 import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
 
 const dirs = tempDirs();
@@ -57,6 +57,6 @@ describe('MemoryCheckpointStorage', () => {
     const location = await fs.commitMetadata(sampleMetadata({ id: 1, keyed: [h] }));
     const memory = new MemoryCheckpointStorage(jobId('job-a'));
     const meta = await memory.readMetadata(location);
-    expect(Array.from(await memory.readState((meta.operators[0].subtasks[0].keyed[0] as KeyGroupsStateHandle).stream))).toEqual(Array.from(patternBytes(300)));
+    expect(Array.from(await memory.readState((firstSubtask(meta).keyed[0] as KeyGroupsStateHandle).stream))).toEqual(Array.from(patternBytes(300)));
   });
 });

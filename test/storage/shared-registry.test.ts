@@ -73,7 +73,7 @@ describe('SharedStateRegistry', () => {
         live.set(id, paths);
         if (rand(2) === 0 && live.size > 0) {
           const ids = [...live.keys()];
-          const victim = ids[rand(ids.length)];
+          const victim = ids[rand(ids.length)]!;
           live.delete(victim);
           for (const p of r.release(c(victim))) {
             expect([...live.values()].some((ps) => ps.includes(p))).toBe(false);

@@ -12,7 +12,7 @@ import { MemoryCheckpointStorage } from '../../src/storage/memory-storage.ts';
 import { isInside, metadataPath } from '../../src/storage/paths.ts';
 import { SharedStateRegistry, sharedPathsOf } from '../../src/storage/shared-registry.ts';
 import type { CheckpointStorage } from '../../src/storage/storage.ts';
-import { patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
+import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
 import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
 
 interface Harness {
@@ -93,11 +93,11 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     const { storage } = await makeHarness();
     const data = patternBytes(10);
     const h = await storage.streamFactory(checkpointId(1)).write('exclusive', 'op', data);
-    data[0] ^= 0xff;
+    data[0]! ^= 0xff;
     expect(h.type).toBe('inline');
     const read = await storage.readState(h);
     expect(Array.from(read)).toEqual(Array.from(patternBytes(10)));
-    read[1] ^= 0xff;
+    read[1]! ^= 0xff;
     expect(Array.from(await storage.readState(h))).toEqual(Array.from(patternBytes(10)));
   });
 
@@ -114,7 +114,7 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     const h = await storage.streamFactory(checkpointId(1)).write('exclusive', 'keyed', patternBytes(500));
     await mutate(pathOf(h), (bytes) => {
       const copy = Uint8Array.from(bytes);
-      copy[250] ^= 0x01;
+      copy[250]! ^= 0x01;
       return copy;
     });
     const err = await storageError(storage.readState(h));
@@ -171,8 +171,10 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     expect(location).toBe(storage.checkpointDir(4));
     const listed = await storage.listCheckpoints();
     expect(listed).toHaveLength(1);
-    expect(listed[0]).toMatchObject({ checkpointId: 4, location, timestampMs: meta.timestampMs, kind: 'checkpoint' });
-    expect(listed[0].sizeBytes).toBeGreaterThan(200);
+    const [only] = listed;
+    if (!only) throw new Error('checkpoint 4 is not listed');
+    expect(only).toMatchObject({ checkpointId: 4, location, timestampMs: meta.timestampMs, kind: 'checkpoint' });
+    expect(only.sizeBytes).toBeGreaterThan(200);
     expect(await storage.readMetadata(location)).toEqual(meta);
   });
 
@@ -186,7 +188,9 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     const listed = await storage.listCheckpoints();
     expect(listed.map((l) => l.checkpointId)).toEqual([2, 7, 10]);
     expect(listed.map((l) => l.kind)).toEqual(['checkpoint', 'savepoint', 'checkpoint']);
-    expect(listed[2].sizeBytes).toBeGreaterThan(listed[0].sizeBytes);
+    const [first, , third] = listed;
+    if (!first || !third) throw new Error('expected three listed checkpoints');
+    expect(third.sizeBytes).toBeGreaterThan(first.sizeBytes);
   });
 
   it('counts referenced shared files in a checkpoint size', async () => {
@@ -198,6 +202,7 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     const own2 = await storage.streamFactory(checkpointId(2)).write('exclusive', 'k', patternBytes(100));
     await storage.commitMetadata(sampleMetadata({ id: 2, keyed: [own2, shared, shared] }));
     const [one, two] = await storage.listCheckpoints();
+    if (!one || !two) throw new Error('expected two listed checkpoints');
     expect(two.sizeBytes - one.sizeBytes).toBeGreaterThanOrEqual(5000);
     // Referenced twice, counted once (the rest is the larger _metadata).
     expect(two.sizeBytes - one.sizeBytes).toBeLessThan(6000);
@@ -217,7 +222,7 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     const location = await storage.commitMetadata(sampleMetadata({ id: 3, keyed: [] }));
     await mutate(metadataPath(location), (bytes) => {
       const copy = Uint8Array.from(bytes);
-      copy[copy.byteLength - 2] ^= 0x20;
+      copy[copy.byteLength - 2]! ^= 0x20;
       return copy;
     });
     const listErr = await storageError(storage.listCheckpoints());
@@ -281,8 +286,10 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     const unreferenced1 = registry.release(checkpointId(1));
     expect(unreferenced1).toEqual([]);
     await storage.discardCheckpoint(checkpointId(1));
-    const restored = await storage.readMetadata((await storage.listCheckpoints())[0].location);
-    for (const h of restored.operators[0].subtasks[0].keyed) expect((await storage.readState((h as KeyGroupsStateHandle).stream)).byteLength).toBe(400);
+    const [remaining] = await storage.listCheckpoints();
+    if (!remaining) throw new Error('checkpoint 2 is not listed');
+    const restored = await storage.readMetadata(remaining.location);
+    for (const h of firstSubtask(restored).keyed) expect((await storage.readState((h as KeyGroupsStateHandle).stream)).byteLength).toBe(400);
 
     const unreferenced2 = registry.release(checkpointId(2));
     expect(unreferenced2.sort()).toEqual(filePathsOf(meta2).sort());

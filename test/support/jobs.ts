@@ -1,7 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CollectSink, StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
+import { type CollectSink, type StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
+import { heldGenerate } from './held-source.ts';
 import type { KeyedCoProcessFunction, KeyedProcessFunction, StreamEnvironmentOptions, ValueState } from '../../src/index.ts';
 
 export function tempDir(prefix = 'weir-test-'): string {
@@ -17,6 +18,12 @@ export interface TwoInputJobOptions {
   readonly throwAtRecord?: number;
   /** Busy-waits this many microseconds per record in map-b, so input B lags (backpressure). */
   readonly slowBMicros?: number;
+  /**
+   * Each subtask of source A (B) emits at most `a` (`b`) records between two of its snapshots, so
+   * the job takes checkpoints while its input lasts however loaded the machine (faults at the nth
+   * snapshot or commit fire).
+   */
+  readonly recordsPerCheckpoint?: { readonly a: number; readonly b: number };
 }
 
 function spin(micros: number): void {
@@ -34,8 +41,9 @@ export const KEYED_UID = 'per-key-counts';
  * multiset of outputs is the same, so a failure-free run is the oracle.
  */
 export function buildTwoInputJob(env: StreamEnvironment, sink: CollectSink<string>, o: TwoInputJobOptions): void {
-  const a = env.generate({ count: o.countA, ratePerSec: o.ratePerSec, seed: 1 }, (i) => ({ key: `k${(i * 7919) % o.keys}`, i })).uid('source-a').name('gen-a');
-  const b = env.generate({ count: o.countB, ratePerSec: o.ratePerSec, seed: 2 }, (i) => ({ key: `k${(i * 104729) % o.keys}`, i })).uid('source-b').name('gen-b');
+  const pace = o.recordsPerCheckpoint;
+  const a = heldGenerate(env, { count: o.countA, ratePerSec: o.ratePerSec, seed: 1 }, (i) => ({ key: `k${(i * 7919) % o.keys}`, i }), { recordsPerCheckpoint: pace?.a }).uid('source-a').name('gen-a');
+  const b = heldGenerate(env, { count: o.countB, ratePerSec: o.ratePerSec, seed: 2 }, (i) => ({ key: `k${(i * 104729) % o.keys}`, i }), { recordsPerCheckpoint: pace?.b }).uid('source-b').name('gen-b');
   const slow = o.slowBMicros ?? 0;
   const mappedB = b
     .map((r) => {
@@ -58,7 +66,7 @@ export function buildTwoInputJob(env: StreamEnvironment, sink: CollectSink<strin
           attempt = ctx.attempt;
           subtask = ctx.subtaskIndex;
         },
-        processElement1(r, ctx, out) {
+        processElement1(_r, ctx, out) {
           if (o.throwAtRecord !== undefined && attempt === 0 && subtask === 0 && ++seen === o.throwAtRecord) {
             throw new Error(`user function failed at record ${seen}`);
           }
@@ -66,7 +74,7 @@ export function buildTwoInputJob(env: StreamEnvironment, sink: CollectSink<strin
           countA.update(n);
           out.collect(`A:${ctx.currentKey}:${n}`);
         },
-        processElement2(r, ctx, out) {
+        processElement2(_r, ctx, out) {
           const n = (countB.value() ?? 0) + 1;
           countB.update(n);
           out.collect(`B:${ctx.currentKey}:${n}`);

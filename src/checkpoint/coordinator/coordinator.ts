@@ -127,7 +127,19 @@ export class CheckpointCoordinator {
     if (!this.running || !this.ctx.allTasksRunning()) {
       return Promise.reject(new WeirError('CHECKPOINT_FAILED', 'cannot trigger a checkpoint: not all subtasks are running'));
     }
+    const finishing = this.refuseWhileFinishing('trigger a checkpoint');
+    if (finishing) return Promise.reject(finishing);
     return this.trigger(this.checkpointOptions(false)).completion;
+  }
+
+  /**
+   * Once every source ended or a stop began, the only checkpoint left is the final one: another
+   * barrier after it would tell the subtasks the final checkpoint failed, and the job would never
+   * finish.
+   */
+  private refuseWhileFinishing(what: string): WeirError | null {
+    if (this.ending.phase === 'running') return null;
+    return new WeirError('CHECKPOINT_FAILED', `cannot ${what}: the job is finishing (${this.ending.phase})`);
   }
 
   /**
@@ -139,6 +151,10 @@ export class CheckpointCoordinator {
   triggerSavepoint(makeTarget: (checkpointId: CheckpointId) => SavepointTarget, stop: boolean): Promise<CompletedCheckpoint> {
     if (!this.running || !this.ctx.allTasksRunning()) {
       return Promise.reject(new WeirError('CHECKPOINT_FAILED', 'cannot take a savepoint: not all subtasks are running'));
+    }
+    if (!stop) {
+      const finishing = this.refuseWhileFinishing('take a savepoint');
+      if (finishing) return Promise.reject(finishing);
     }
     const id = toCheckpointId(this.nextId);
     if (stop) {
@@ -201,14 +217,14 @@ export class CheckpointCoordinator {
 
   receiveAck(ack: CheckpointAck): void {
     const p = this.pending.get(ack.checkpointId);
-    if (!p || p.state !== 'collecting') return; // late ack of an aborted or finished checkpoint
+    if (p?.state !== 'collecting') return; // late ack of an aborted or finished checkpoint
     if (p.acknowledge(ack) !== 'accepted') return;
     if (p.isFullyAcknowledged) this.complete(p);
   }
 
   receiveDecline(task: TaskId, checkpointId: CheckpointId, reason: CheckpointFailureReason, cause?: unknown): void {
     const p = this.pending.get(checkpointId);
-    if (!p || p.state !== 'collecting') return;
+    if (p?.state !== 'collecting') return;
     this.abort(p, reason, cause ?? `subtask ${task.vertex}/${task.subtask}`);
   }
 

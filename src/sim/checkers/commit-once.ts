@@ -19,7 +19,8 @@ export class CommitLedger {
     if (!already) {
       this.firstCommits++;
       const durable = this.newestDurable();
-      if (checkpointId > durable) this.violate(`transaction ${key} of checkpoint ${checkpointId} was committed while the newest durable _metadata is of checkpoint ${durable}`);
+      if (checkpointId > durable)
+        this.violate(`transaction ${key} of checkpoint ${checkpointId} was committed while the newest durable _metadata is of checkpoint ${durable}`);
     } else if (byRecovery) this.recoveryRepeats++;
     else this.violate(`transaction ${key} was committed again outside recovery`);
   }

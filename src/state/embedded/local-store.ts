@@ -12,11 +12,17 @@
  * our tests, so it is not used). Measured write cost: 8-45 µs per random put inside one write
  * transaction (page copies), which is why the backend writes to lmdb only when it evicts.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as lmdb from 'lmdb';
 import { open, type RootDatabase } from 'lmdb';
-import { storageIoError } from '../../storage/atomic-write.ts';
+import { ConfigError } from '../../core/errors.ts';
+import { errnoCode, storageIoError } from '../../storage/atomic-write.ts';
+import { currentOwner, ownerMayLive } from '../../storage/run-owner.ts';
+
+/** Working directories are `weir-state-<pid>-<label>-<random>`: the pid tells a dead run's leftovers. */
+const STORE_DIR_PREFIX = 'weir-state-';
+const STORE_DIR_RE = /^weir-state-(\d+)-/;
 
 type Entry = { key: Buffer; value: Buffer };
 
@@ -65,13 +71,17 @@ export class LocalStore {
     this.db = db;
   }
 
-  /** Opens a fresh store in a new directory under `root` named after `label`. */
+  /**
+   * Opens a fresh store in a new directory under `root` named after `label`. A missing root is a
+   * configuration error (nothing to retry); other failures are I/O errors.
+   */
   static create(root: string, label: string): LocalStore {
     const safe = label.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80);
     let dir: string;
     try {
-      dir = mkdtempSync(join(root, `weir-${safe}-`));
+      dir = mkdtempSync(join(root, `${STORE_DIR_PREFIX}${process.pid}-${safe}-`));
     } catch (err) {
+      if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') throw new ConfigError('embeddedState.localDir', `${root} does not exist or is not a directory`);
       throw storageIoError(root, 'create embedded state directory', err);
     }
     const db = open<Buffer, Buffer>({
@@ -92,6 +102,19 @@ export class LocalStore {
   private get live(): RootDatabase<Buffer, Buffer> {
     if (this.db === null) throw new Error(`embedded state store ${this.dir} is closed`);
     return this.db;
+  }
+
+  /** Removes the working directories under `root` of processes on this host that are gone; returns them. */
+  static removeDeadStores(root: string): string[] {
+    const removed: string[] = [];
+    const host = currentOwner().host;
+    for (const name of readdirSync(root)) {
+      const m = STORE_DIR_RE.exec(name);
+      if (m === null || ownerMayLive({ pid: Number(m[1]), host })) continue;
+      rmSync(join(root, name), { recursive: true, force: true });
+      removed.push(join(root, name));
+    }
+    return removed;
   }
 
   /** The stored bytes (a copy), or undefined. */

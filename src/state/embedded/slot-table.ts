@@ -69,14 +69,14 @@ export class SlotTable {
 
   capture(): Array<SlotMap | undefined> {
     const captured = this.groups.slice();
-    for (let i = 0; i < captured.length; i++) if (captured[i] !== undefined) this.pins[i]++;
+    for (let i = 0; i < captured.length; i++) if (captured[i] !== undefined) this.pins[i] = this.pins[i]! + 1;
     return captured;
   }
 
   release(captured: ReadonlyArray<SlotMap | undefined>): void {
     for (let i = 0; i < captured.length; i++) {
       const map = captured[i];
-      if (map !== undefined && this.groups[i] === map && this.pins[i] > 0) this.pins[i]--;
+      if (map !== undefined && this.groups[i] === map && this.pins[i]! > 0) this.pins[i] = this.pins[i]! - 1;
     }
   }
 

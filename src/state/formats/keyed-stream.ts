@@ -34,7 +34,7 @@ export function encodeKeyedStream(captured: readonly CapturedTable[], rangeStart
   const keyGroups: number[] = [];
   const keyCounts: Record<string, number> = {};
   for (const { table } of captured) keyCounts[table.name] = 0;
-  const groupCount = captured.length === 0 ? 0 : captured[0].groups.length;
+  const groupCount = captured.length === 0 ? 0 : captured[0]!.groups.length;
   for (let index = 0; index < groupCount; index++) {
     let section: Record<string, [StateKind, Array<[Key, unknown]>]> | null = null;
     for (const { table, groups } of captured) {
@@ -44,7 +44,7 @@ export function encodeKeyedStream(captured: readonly CapturedTable[], rangeStart
       for (const [key, value] of map) entries.push([key, toStored(table.kind, value)]);
       section ??= {};
       section[table.name] = [table.kind, entries];
-      keyCounts[table.name] += entries.length;
+      keyCounts[table.name] = keyCounts[table.name]! + entries.length;
     }
     if (section === null) continue;
     sections.push(encodeValue([rangeStart + index, section]));
@@ -52,7 +52,7 @@ export function encodeKeyedStream(captured: readonly CapturedTable[], rangeStart
   }
   if (sections.length === 0) return null;
   const { bytes, starts } = assembleStream('keyed', KEYED_STREAM_VERSION, sections);
-  const offsets = keyGroups.map((kg, i) => [kg, starts[i], sections[i].byteLength] as const);
+  const offsets = keyGroups.map((kg, i) => [kg, starts[i]!, sections[i]!.byteLength] as const);
   return { bytes, offsets, keyCounts };
 }
 

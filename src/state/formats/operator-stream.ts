@@ -33,7 +33,7 @@ export async function readOperatorHandle(handle: OperatorStateHandle, read: Stat
   const corrupt = (what: string): StorageError => new StorageError('CORRUPT_FILE', label, what);
   if (!Array.isArray(decoded) || decoded.length !== handle.states.length) throw corrupt('operator state does not match its handle');
   return decoded.map((item: unknown, i): OperatorListSnapshot => {
-    const expected = handle.states[i];
+    const expected = handle.states[i]!;
     if (!Array.isArray(item) || item[0] !== expected.name || item[1] !== expected.mode || !Array.isArray(item[2]) || item[2].length !== expected.count) {
       throw corrupt(`operator state "${expected.name}" does not match its handle`);
     }

@@ -45,7 +45,7 @@ export function readStreamHeader(bytes: Uint8Array, kind: StateStreamKind, suppo
   if (bytes.byteLength < STREAM_HEADER_BYTES || bytes[0] !== magic[0] || bytes[1] !== magic[1] || bytes[2] !== magic[2]) {
     throw new StorageError('CORRUPT_FILE', name, `not a ${kind} state stream (bad header)`);
   }
-  const version = bytes[3];
+  const version = bytes[3]!;
   if (!supported.includes(version)) {
     throw new StorageError('UNSUPPORTED_VERSION', name, `${kind} state stream format version ${version} is not supported (supported: ${supported.join(', ')})`);
   }

@@ -49,7 +49,7 @@ export class HeapKeyedSnapshot implements SnapshotRunner<KeyGroupsStateHandle[]>
     if (this.released) {
       throw new WeirError('CHECKPOINT_FAILED', `keyed snapshot of ${uid} subtask ${subtask} for checkpoint ${this.checkpointId} was aborted or disposed before its async part ran`);
     }
-    let encoded;
+    let encoded: ReturnType<typeof encodeKeyedStream>;
     try {
       encoded = encodeKeyedStream(this.captured, range.start);
     } finally {

@@ -127,7 +127,7 @@ export class HeapOperatorStateBackend implements OperatorStateBackend {
     assert(Number.isInteger(subtask) && subtask >= 0 && subtask < newParallelism, () => `subtask ${subtask} outside [0, ${newParallelism})`);
     const byName = new Map<string, { mode: OperatorStateMode; perSubtask: unknown[][] }>();
     for (let old = 0; old < allOldHandles.length; old++) {
-      const handle = allOldHandles[old];
+      const handle = allOldHandles[old]!;
       if (handle === null) continue;
       for (const list of await readOperatorHandle(handle, read)) {
         let slot = byName.get(list.name);
@@ -141,7 +141,7 @@ export class HeapOperatorStateBackend implements OperatorStateBackend {
       }
     }
     for (const [name, { mode, perSubtask }] of byName) {
-      this.register(name, mode, 'restore').addAll(redistributeListEntries(mode, perSubtask, newParallelism)[subtask]);
+      this.register(name, mode, 'restore').addAll(redistributeListEntries(mode, perSubtask, newParallelism)[subtask]!);
     }
   }
 

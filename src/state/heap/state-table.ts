@@ -46,7 +46,7 @@ export class StateTable {
   capture(): Array<GroupMap | undefined> {
     const captured = this.groups.slice();
     for (let i = 0; i < captured.length; i++) {
-      if (captured[i] !== undefined) this.pins[i]++;
+      if (captured[i] !== undefined) this.pins[i] = this.pins[i]! + 1;
     }
     return captured;
   }
@@ -55,7 +55,7 @@ export class StateTable {
   release(captured: ReadonlyArray<GroupMap | undefined>): void {
     for (let i = 0; i < captured.length; i++) {
       const map = captured[i];
-      if (map !== undefined && this.groups[i] === map && this.pins[i] > 0) this.pins[i]--;
+      if (map !== undefined && this.groups[i] === map && this.pins[i]! > 0) this.pins[i] = this.pins[i]! - 1;
     }
   }
 

@@ -187,6 +187,22 @@ describe('CheckpointCoordinator', () => {
   });
 });
 
+describe('CheckpointCoordinator while the job finishes', () => {
+  it('refuses on-demand checkpoints and plain savepoints once the final checkpoint is wanted (a later barrier would undo the final one)', async () => {
+    const t = setup({ intervalMs: 10_000 });
+    t.coordinator.start();
+    t.coordinator.allReachedEndOfData();
+    expect(t.triggered.map((b) => [b.checkpointId, b.options.isFinal])).toEqual([[1, true]]);
+    await expect(t.coordinator.triggerNow()).rejects.toThrow('cannot trigger a checkpoint: the job is finishing (final-pending)');
+    await expect(t.coordinator.triggerSavepoint(() => { throw new Error('no target expected'); }, false)).rejects.toThrow('cannot take a savepoint');
+    t.ackAll(1);
+    await flush();
+    expect(t.completed).toEqual([1]);
+    await expect(t.coordinator.triggerNow()).rejects.toThrow('the job is finishing (finished)');
+    expect(t.triggered.length).toBe(1);
+  });
+});
+
 describe('CompletedCheckpointStore', () => {
   it('returns what falls out of the retained window, oldest first', () => {
     const store = new CompletedCheckpointStore(2);

@@ -73,7 +73,7 @@ describe('SharedStateLedger', () => {
 
 /** A manual clock: time moves only when the test says so. */
 function manualEnv() {
-  let now = 0;
+  const now = 0;
   const timers: Array<{ at: number; fn: () => void; cancelled: boolean }> = [];
   const env: Environment = {
     clock: { now: () => now, wallNow: () => 1_700_000_000_000 + now },

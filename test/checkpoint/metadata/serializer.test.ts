@@ -11,7 +11,7 @@ import { FsCheckpointStorage } from '../../../src/storage/fs-storage.ts';
 import type { StreamStateHandle } from '../../../src/storage/handles.ts';
 import { checkpointDir, jobDir, metadataPath, sharedFilePath } from '../../../src/storage/paths.ts';
 import { inlineHandleFor } from '../../../src/storage/state-file.ts';
-import { patternBytes, sampleMetadata, tempDirs } from '../../storage/fixtures.ts';
+import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from '../../storage/fixtures.ts';
 import type { KeyGroupsStateHandle } from '../../../src/storage/handles.ts';
 
 const dirs = tempDirs();
@@ -51,7 +51,7 @@ describe('metadata serializer', () => {
     const meta = sample();
     const back = deserializeMetadata(serializeMetadata(meta, DIR), FILE);
     expect(back).toEqual(meta);
-    const inline = (back.operators[0].subtasks[0].keyed[2] as KeyGroupsStateHandle).stream;
+    const inline = (firstSubtask(back).keyed[2] as KeyGroupsStateHandle).stream;
     expect(inline.type).toBe('inline');
     expect(inline.type === 'inline' && Object.getPrototypeOf(inline.data)).toBe(Uint8Array.prototype);
   });
@@ -65,9 +65,10 @@ describe('metadata serializer', () => {
   it('stores file paths relative to the directory holding _metadata', () => {
     const { body } = decodeEnvelope('metadata', serializeMetadata(sample(), DIR), FILE, [1]);
     const wire = packr.unpack(body) as { operators: Array<{ subtasks: Array<{ keyed: Array<{ stream: { path?: string } }>; channels: Array<{ stream: { path: string } }> }> }> };
-    const st = wire.operators[0].subtasks[0];
+    const st = wire.operators[0]?.subtasks[0];
+    if (!st) throw new Error('the wire metadata has no subtask 0 of operator 0');
     expect(st.keyed.map((k) => k.stream.path)).toEqual(['keyed-x-0-3', '../shared/abc', undefined]);
-    expect(st.channels[0].stream.path).toBe('channel-0-1-7');
+    expect(st.channels[0]?.stream.path).toBe('channel-0-1-7');
     expect(new TextDecoder().decode(body)).not.toContain(ROOT);
   });
 
@@ -80,12 +81,17 @@ describe('metadata serializer', () => {
 
   it('keeps state names such as __proto__ as ordinary key counts', () => {
     const meta = sampleMetadata({ id: 1, keyed: [inlineHandleFor(patternBytes(1))] });
-    const keyed = meta.operators[0].subtasks[0].keyed[0];
+    const [op] = meta.operators;
+    const subtask = firstSubtask(meta);
+    const [keyed] = subtask.keyed;
+    if (!op || !keyed) throw new Error('sampleMetadata built no keyed handle');
     const counts: Record<string, number> = {};
     Object.defineProperty(counts, '__proto__', { value: 9, enumerable: true, writable: true, configurable: true });
-    const tricky = { ...meta, operators: [{ ...meta.operators[0], subtasks: [{ ...meta.operators[0].subtasks[0], keyed: [{ ...keyed, keyCounts: counts }] }] }] };
+    const tricky = { ...meta, operators: [{ ...op, subtasks: [{ ...subtask, keyed: [{ ...keyed, keyCounts: counts }] }] }] };
     const back = deserializeMetadata(serializeMetadata(tricky, DIR), FILE);
-    const got = back.operators[0].subtasks[0].keyed[0].keyCounts;
+    const [gotHandle] = firstSubtask(back).keyed;
+    if (!gotHandle) throw new Error('the keyed handle did not survive the round trip');
+    const got = gotHandle.keyCounts;
     expect(Object.keys(got)).toEqual(['__proto__']);
     expect(Object.getPrototypeOf(got)).toBe(Object.prototype);
   });
@@ -111,7 +117,7 @@ describe('metadata serializer', () => {
     await rm(storage.jobDir, { recursive: true });
     const meta = deserializeMetadata(await readFile(path.join(elsewhere, '_metadata')), path.join(elsewhere, '_metadata'));
     for (const p of filePathsOf(meta)) expect(path.dirname(p)).toBe(elsewhere);
-    const read = await Promise.all(meta.operators[0].subtasks[0].keyed.map((k) => storage.readState((k as KeyGroupsStateHandle).stream)));
+    const read = await Promise.all(firstSubtask(meta).keyed.map((k) => storage.readState((k as KeyGroupsStateHandle).stream)));
     expect(read.map((r) => Array.from(r))).toEqual(data.map((d) => Array.from(d)));
   });
 
@@ -120,7 +126,7 @@ describe('metadata serializer', () => {
       const bytes = serializeMetadata(sample(), DIR);
       for (const at of [ENVELOPE_HEADER_BYTES, Math.floor(bytes.byteLength / 2), bytes.byteLength - 1]) {
         const copy = Uint8Array.from(bytes);
-        copy[at] ^= 0x40;
+        copy[at]! ^= 0x40;
         const err = await catchError(() => deserializeMetadata(copy, FILE));
         expect(err.code).toBe('CORRUPT_FILE');
         expect(err.message).toContain(FILE);
@@ -170,7 +176,7 @@ describe('metadata serializer', () => {
       const root = await dirs.make();
       const file = path.join(root, '_metadata');
       const bytes = serializeMetadata(sample(), DIR);
-      bytes[bytes.byteLength - 3] ^= 0xff;
+      bytes[bytes.byteLength - 3]! ^= 0xff;
       await writeFile(file, bytes);
       const err = await catchError(() => deserializeMetadata(new Uint8Array(0), file));
       expect(err.message).toContain(file);

@@ -10,7 +10,9 @@ import { CollectSink, StreamEnvironment } from '../../../src/index.ts';
 import type { StreamEnvironmentOptions } from '../../../src/index.ts';
 import { filePathsOf } from '../../../src/checkpoint/metadata/walk.ts';
 import { readCheckpointMetadataAt } from '../../../src/storage/fs-storage.ts';
+import { checkpointInSteps } from '../../support/clients.ts';
 import { FaultPlan } from '../../support/fault-plan.ts';
+import { heldGenerate, SourceGate } from '../../support/held-source.ts';
 import { keyedCount, tempDir } from '../../support/jobs.ts';
 
 type Backend = Pick<StreamEnvironmentOptions, 'stateBackend' | 'incremental' | 'embeddedState'>;
@@ -19,25 +21,34 @@ const HEAP: Backend = { stateBackend: 'heap' };
 const EMBEDDED_FULL: Backend = { stateBackend: 'embedded', incremental: false, embeddedState: { cacheEntriesMax: 50 } };
 const EMBEDDED_INCREMENTAL: Backend = { stateBackend: 'embedded', embeddedState: { cacheEntriesMax: 50, incrementsShareMax: 2 } };
 
-async function run(backend: Backend, dir: string, faults?: FaultPlan) {
+/**
+ * A keyed count of 20,000 records over 700 keys at parallelism 2. With `steps`, checkpoints are
+ * taken only on demand: first after `first` records per subtask, then after each `step` more.
+ */
+async function run(backend: Backend, dir: string, faults?: FaultPlan, steps?: { first: number; step: number; count: number }) {
   const env = StreamEnvironment.create({
     ...backend,
     parallelism: 2,
     checkpointStorage: dir,
     jobId: 'counts',
-    checkpointing: { intervalMs: 10, retained: 2, retention: 'retain-on-cancel' },
+    checkpointing: { ...(steps ? {} : { intervalMs: 10 }), retained: 2, retention: 'retain-on-cancel' },
     restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 5 },
   });
   const sink = new CollectSink<string>();
-  env
-    .generate({ count: 20_000, ratePerSec: 100_000 }, (i) => `k${(i * 7919) % 700}`)
+  const gate = new SourceGate(steps ? steps.first - steps.step : Infinity);
+  heldGenerate(env, { count: 20_000 }, (i) => `k${(i * 7919) % 700}`, { gate })
     .uid('keys')
     .keyBy((k) => k)
     .process(keyedCount)
     .uid('count')
     .name('count')
     .sinkTo(sink);
-  const result = await env.execute('counts', { faults });
+  const client = await env.executeAsync('counts', { faults });
+  if (steps) {
+    await checkpointInSteps(client, gate, { count: steps.count, step: steps.step, subtasks: 2 });
+    gate.open();
+  }
+  const result = await client.result;
   return { result, output: sink.results().sort() };
 }
 
@@ -56,7 +67,8 @@ describe('the embedded backend in a job', () => {
 
   it('incremental checkpoints persist less than the state, and shared/ holds only what retained checkpoints refer to', async () => {
     const dir = tempDir();
-    const { result } = await run(EMBEDDED_INCREMENTAL, dir);
+    // A base with every key, then four checkpoints that change a few keys each, then the final one.
+    const { result } = await run(EMBEDDED_INCREMENTAL, dir, undefined, { first: 9_000, step: 20, count: 5 });
     const completed = result.checkpoints.filter((c) => c.status === 'COMPLETED');
     expect(completed.length).toBeGreaterThan(3);
     const jobDir = join(dir, 'counts');
@@ -78,15 +90,18 @@ describe('the embedded backend in a job', () => {
 
   it('deletes its checkpoints and shared files when the job ends without retention', async () => {
     const dir = tempDir();
-    const env = StreamEnvironment.create({ ...EMBEDDED_INCREMENTAL, parallelism: 2, checkpointStorage: dir, jobId: 'gone', checkpointing: { intervalMs: 5 } });
-    env
-      .generate({ count: 10_000, ratePerSec: 100_000 }, (i) => `k${i % 300}`)
+    const env = StreamEnvironment.create({ ...EMBEDDED_INCREMENTAL, parallelism: 2, checkpointStorage: dir, jobId: 'gone' });
+    const gate = new SourceGate();
+    heldGenerate(env, { count: 10_000 }, (i) => `k${i % 300}`, { gate })
       .uid('keys')
       .keyBy((k) => k)
       .process(keyedCount)
       .uid('count')
       .sinkTo(new CollectSink<string>());
-    const result = await env.execute('gone');
+    const client = await env.executeAsync('gone');
+    await checkpointInSteps(client, gate, { count: 2, step: 1_000, subtasks: 2 });
+    gate.open();
+    const result = await client.result;
     expect(result.checkpoints.filter((c) => c.status === 'COMPLETED').length).toBeGreaterThan(1);
     expect(existsSync(join(dir, 'gone'))).toBe(false);
   });

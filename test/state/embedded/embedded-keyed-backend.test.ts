@@ -10,7 +10,7 @@ import { keyGroup } from '../../../src/core/ids.ts';
 import type { StateChangeListener } from '../../../src/state/backend.ts';
 import type { Key } from '../../../src/state/key-groups.ts';
 import type { ValueState } from '../../../src/state/state.ts';
-import { allStates, disposeAll, dump, embedded, fill, heap, keys, randomOp, setKey } from './fixtures.ts';
+import { disposeAll, dump, embedded, fill, heap, keys, randomOp, setKey } from './fixtures.ts';
 
 afterEach(disposeAll);
 

@@ -171,8 +171,8 @@ describe('HeapKeyedStateBackend: registration and keys', () => {
     setKey(b, 'k');
     list.add('a');
     map.put('m', 1);
-    (b.entries('list')[0][1] as string[]).push('oops');
-    (b.entries('map')[0][1] as Map<string, number>).set('oops', 2);
+    (b.entries('list')[0]![1] as string[]).push('oops');
+    (b.entries('map')[0]![1] as Map<string, number>).set('oops', 2);
     expect(list.get()).toEqual(['a']);
     expect(map.contains('oops')).toBe(false);
     expect(b.entries('unknown')).toEqual([]);

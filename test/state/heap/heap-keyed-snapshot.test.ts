@@ -40,6 +40,7 @@ describe('heap keyed snapshots: format', () => {
     const runner = b.snapshot(checkpointId(3), streams);
     expect(runner.syncInfo.stateBytesEstimate).toBeGreaterThan(0);
     const [handle, ...rest] = await runner.run();
+    if (!handle) throw new Error('a backend with keys wrote no snapshot handle');
     expect(rest).toEqual([]);
     expect(streams.writes).toEqual([{ scope: 'exclusive', nameHint: 'keyed-op-1', bytes: expect.any(Number) }]);
     expect(handle.range).toEqual({ start: 0, end: 63 });
@@ -47,8 +48,8 @@ describe('heap keyed snapshots: format', () => {
     const groups = handle.offsets.map(([kg]) => kg);
     expect(groups).toEqual([...new Set(ks.map((k) => assignToKeyGroup(k, M)))].sort((a, b) => a - b));
     for (let i = 1; i < handle.offsets.length; i++) {
-      const [, prevOffset, prevLength] = handle.offsets[i - 1];
-      expect(handle.offsets[i][1]).toBe(prevOffset + prevLength);
+      const [, prevOffset, prevLength] = handle.offsets[i - 1]!;
+      expect(handle.offsets[i]![1]).toBe(prevOffset + prevLength);
     }
   });
 
@@ -227,7 +228,9 @@ describe('heap keyed snapshots: restore checks', () => {
   async function oneHandle(): Promise<KeyGroupsStateHandle> {
     const b = keyedBackend();
     fill(b, keys(200));
-    return (await snapshotNow(b))[0];
+    const [handle] = await snapshotNow(b);
+    if (!handle) throw new Error('a backend with 200 keys wrote no snapshot handle');
+    return handle;
   }
 
   const withData = (h: KeyGroupsStateHandle, data: Uint8Array): KeyGroupsStateHandle => ({ ...h, stream: { type: 'inline', data, checksum: 0 } });
@@ -236,7 +239,8 @@ describe('heap keyed snapshots: restore checks', () => {
   it('decodes only the key groups it owns', async () => {
     const h = await oneHandle();
     const data = bytesOf(h);
-    const last = h.offsets[h.offsets.length - 1];
+    const last = h.offsets.at(-1);
+    if (!last) throw new Error('the snapshot has no key group offsets');
     data.fill(0xff, last[1], last[1] + last[2]);
     const corrupt = withData(h, data);
     const low = { start: 0, end: last[0] - 1 };
@@ -258,9 +262,11 @@ describe('heap keyed snapshots: restore checks', () => {
     const h = await oneHandle();
     const shifted = { ...h, offsets: h.offsets.map(([kg, off, len]) => [kg, off + 1, len] as const) };
     await expect(restored([shifted])).rejects.toThrow(StorageError);
-    const swapped = { ...h, offsets: [[h.offsets[1][0], h.offsets[0][1], h.offsets[0][2]] as const] };
+    const [first, second] = h.offsets;
+    if (!first || !second) throw new Error('the snapshot has fewer than two key groups');
+    const swapped = { ...h, offsets: [[second[0], first[1], first[2]] as const] };
     await expect(restored([swapped])).rejects.toThrow(StorageError);
-    const outside = { ...h, offsets: [[500, h.offsets[0][1], h.offsets[0][2]] as const] };
+    const outside = { ...h, offsets: [[500, first[1], first[2]] as const] };
     await expect(restored([outside])).rejects.toThrow(StorageError);
   });
 

@@ -123,14 +123,16 @@ describe('HeapOperatorStateBackend', () => {
 
   it('rejects a stream that does not match its handle, and mode conflicts', async () => {
     const [h] = await oldHandles([2]);
-    const lying: OperatorStateHandle = { ...h!, states: [{ name: 'splits', mode: 'split', count: 5 }, h!.states[1]] };
+    const unionEntry = h?.states[1];
+    if (!h || !unionEntry) throw new Error('oldHandles built no handle with two states');
+    const lying: OperatorStateHandle = { ...h, states: [{ name: 'splits', mode: 'split', count: 5 }, unionEntry] };
     await expect(backend().restore([lying], inlineReader())).rejects.toThrow(StorageError);
     const b = backend();
     b.getUnionListState(splits);
-    await expect(b.restore([h!], inlineReader())).rejects.toThrow(RestoreError);
-    const data = h!.stream.type === 'inline' ? h!.stream.data.slice() : new Uint8Array();
+    await expect(b.restore([h], inlineReader())).rejects.toThrow(RestoreError);
+    const data = h.stream.type === 'inline' ? h.stream.data.slice() : new Uint8Array();
     data[3] = 2;
-    await expect(backend().restore([{ ...h!, stream: { type: 'inline', data, checksum: 0 } }], inlineReader())).rejects.toMatchObject({
+    await expect(backend().restore([{ ...h, stream: { type: 'inline', data, checksum: 0 } }], inlineReader())).rejects.toMatchObject({
       code: 'UNSUPPORTED_VERSION',
     });
   });

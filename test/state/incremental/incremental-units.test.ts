@@ -15,6 +15,13 @@ const keyIn = (kg: number, n: number): string[] => {
   return out;
 };
 
+/** The first [key group, offset, length] a builder wrote; throws when it wrote none. */
+const firstSection = (offsets: ReadonlyArray<readonly [number, number, number]>): readonly [number, number, number] => {
+  const [section] = offsets;
+  if (!section) throw new Error('the builder wrote no section');
+  return section;
+};
+
 describe('keyed sections from encoded pieces', () => {
   it('a full section reads back with the heap reader, maps as Maps', () => {
     const [a, b] = keyIn(5, 2);
@@ -25,7 +32,7 @@ describe('keyed sections from encoded pieces', () => {
     ]);
     const { bytes, offsets } = b1.finish();
     expect(b1.keyCounts).toEqual({ v: 2, m: 1 });
-    const [[kg, off, len]] = offsets;
+    const [kg, off, len] = firstSection(offsets);
     const states = decodeKeyedSection(bytes, kg, off, len, M, 'test');
     expect(states.find((s) => s.name === 'v')!.entries).toEqual([[a, 1], [b, { x: 2n }]]);
     expect(states.find((s) => s.name === 'm')!.entries).toEqual([[a, new Map([['f', 3]])]]);
@@ -36,7 +43,7 @@ describe('keyed sections from encoded pieces', () => {
     const d = new KeyedStreamBuilder('delta');
     d.add(9, [{ name: 'l', kind: 'list', entries: [[encodeValue(a), encodeValue(['x'])]], removed: [encodeValue(b), encodeValue(c)] }]);
     const { bytes, offsets } = d.finish();
-    const [[kg, off, len]] = offsets;
+    const [kg, off, len] = firstSection(offsets);
     expect(decodeDeltaSection(bytes, kg, off, len, M, 'test')).toEqual([{ name: 'l', kind: 'list', entries: [[a, ['x']]], removed: [b, c] }]);
     expect(() => decodeDeltaSection(bytes, kg, off, len - 1, M, 'test')).toThrow(StorageError);
   });
