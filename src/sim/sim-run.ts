@@ -113,6 +113,8 @@ interface Proc {
   readonly startedFrom: string | null;
   /** Complete checkpoints this process knows of: on the disk when it started from the job dir, then those it completed. */
   readonly known: Set<number>;
+  /** Whether a final checkpoint completed in this process (after it, the job only commits and shuts down). */
+  finalCompleted: boolean;
   master: JobMaster | null;
   client: JobClient | null;
 }
@@ -149,6 +151,8 @@ export class SimRun {
   private readonly inflightIds = new Set<number>();
   private readonly corruptedDirs = new Set<string>();
   private readonly corruptedFiles = new Set<string>();
+  /** The last process died while deleting its checkpoints after the job's final checkpoint. */
+  private diedShuttingDown = false;
   /** Checkpoints a dead process retained that its successor did not restore (nor claim). */
   private readonly abandoned = new Set<string>();
 
@@ -227,6 +231,7 @@ export class SimRun {
       again: spec.again,
       startedFrom: spec.startedFrom,
       known,
+      finalCompleted: false,
       master: null,
       client: null,
     };
@@ -332,6 +337,7 @@ export class SimRun {
   private onCompleted(proc: Proc, scenario: BuiltScenario, stats: Extract<JobEvent, { type: 'checkpoint-completed' }>['stats']): void {
     this.counts.checkpoints++;
     if (stats.kind === 'checkpoint') proc.known.add(stats.checkpointId);
+    if (stats.isFinal && stats.kind === 'checkpoint') proc.finalCompleted = true;
     const inflight = stats.subtasks.some((st) => st.metrics.channelStateBytes > 0);
     if (inflight) {
       this.inflightIds.add(stats.checkpointId);
@@ -459,6 +465,14 @@ export class SimRun {
     // the newest savepoint the user took, or the one the run started from.
     const onDisk = completedOnDisk(this.files, JOB_DIR);
     const fromDisk = onDisk.length > 0;
+    if (!fromDisk && dead.finalCompleted) {
+      // It died while shutting down after its final checkpoint (commits done, checkpoints being
+      // deleted): the job is done, and a run from nothing would repeat its output (the engine refuses it).
+      this.diedShuttingDown = true;
+      this.settled = { result: { jobId: JOB_ID, status: 'FINISHED', restarts: 0, checkpoints: [], lastCheckpointLocation: null } };
+      this.trace?.(`${this.world.now().toFixed(1)}ms process ${dead.process.pid} died shutting down after its final checkpoint: the job is done`);
+      return;
+    }
     // Only the checkpoint restored is claimed; the older ones the dead process retained stay on the disk, unowned.
     for (const id of onDisk.slice(0, -1)) this.abandoned.add(checkpointDir(JOB_DIR, id));
     const restoreFrom = fromDisk ? JOB_DIR : (newestSavepoint(this.files, SAVEPOINT_ROOT) ?? dead.startedFrom ?? undefined);
@@ -476,7 +490,8 @@ export class SimRun {
     const committed = finished ? this.sinks.committed(typeof this.job !== 'string') : [];
     this.add('per-key-sequence', checkSequences(this.log));
     this.add('commit-once', checkCommits(this.sinks.ledger));
-    if (finished) this.add('storage', await this.storageProblems());
+    // A process that died shutting down leaves its cleanup half done; nothing runs the job again to finish it.
+    if (finished && !this.diedShuttingDown) this.add('storage', await this.storageProblems());
     return {
       settled: this.settled,
       committed,

@@ -55,6 +55,12 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
   { seed: 35, job: 'keyed-counts', mode: 'aligned-timeout', bug: 'issue 9 defect 2: fallback past a committed checkpoint repeated 76 records' },
   { seed: 1, job: 'join', mode: 'exactly-once', bug: 'issue 9 defect 2 with a join: 680 records repeated' },
   { seed: 112, job: 'union', mode: 'unaligned', bug: 'issue 9 defect 2 with an unaligned union' },
+  {
+    seed: 2359,
+    job: 'state-kinds',
+    mode: 'aligned-timeout',
+    bug: 'simulator: a process killed while deleting its checkpoints after the final one left no checkpoint; resuming from nothing was (rightly) refused by the sink rule; the job is done',
+  },
 ];
 
 describe('simulator regression seeds', () => {
