@@ -44,6 +44,9 @@ export { CollectSink } from './connectors/collect/collect-sink.ts';
 export type { CollectTransaction } from './connectors/collect/collect-sink.ts';
 export { FileSink, readCommittedLines } from './connectors/files/file-sink.ts';
 export type { FileCommittable, FileSinkOptions } from './connectors/files/file-sink.ts';
+export { PostgresSink } from './connectors/postgres/postgres-sink.ts';
+export type { PostgresSinkOptions } from './connectors/postgres/postgres-sink.ts';
+export type { PostgresConnectionOptions } from './connectors/postgres/settings.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';
@@ -55,6 +58,7 @@ export type { Clock } from './core/time.ts';
 export { CheckpointFailedError } from './checkpoint/coordinator/coordinator.ts';
 export {
   ConfigError,
+  ConnectorError,
   InjectedFault,
   JobDefinitionError,
   JobFailedError,

@@ -15,7 +15,9 @@ export type WeirErrorCode =
   | 'JOB_FAILED'
   | 'JOB_CANCELLED'
   | 'INJECTED_FAULT'
-  | 'CORRUPT_FRAME';
+  | 'CORRUPT_FRAME'
+  | 'CONNECTOR_UNREACHABLE'
+  | 'CONNECTOR_FAILED';
 
 /** The base of every error Weir throws for an operating problem; `cause` holds the underlying error. */
 export class WeirError extends Error {
@@ -92,6 +94,21 @@ export class JobFailedError extends WeirError {
    */
   constructor(message: string, options?: { cause?: unknown }) {
     super('JOB_FAILED', message, options);
+  }
+}
+
+/** An external system a connector talks to is unreachable or refused an operation; `system` names it and its address. */
+export class ConnectorError extends WeirError {
+  /** The system and its address, never credentials (`PostgreSQL at 127.0.0.1:5432, database test, user root`). */
+  readonly system: string;
+  /**
+   * Creates the error.
+   * @param system the system and address at fault (prefixed to the message).
+   * @param message what went wrong.
+   */
+  constructor(code: 'CONNECTOR_UNREACHABLE' | 'CONNECTOR_FAILED', system: string, message: string, options?: { cause?: unknown }) {
+    super(code, `${system}: ${message}`, options);
+    this.system = system;
   }
 }
 

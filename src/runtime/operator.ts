@@ -34,8 +34,12 @@ export interface StreamOperator {
   processElement(record: unknown, keyGroup: number, input: number): void;
   /** Input `input` ended (bounded streams). */
   endInput(input: number): void;
-  /** Before the barrier is forwarded: sinks pre-commit here. */
-  prepareSnapshotPreBarrier(checkpointId: CheckpointId): void;
+  /**
+   * Before the barrier is forwarded: sinks pre-commit here. A returned promise (a pre-commit that
+   * needs I/O to become durable) is awaited before the checkpoint is acknowledged; its rejection
+   * fails the subtask.
+   */
+  prepareSnapshotPreBarrier(checkpointId: CheckpointId): Promise<void> | void;
   /** Sync phase: write fields into operator state. */
   snapshotState(checkpointId: CheckpointId): void;
   /** After the checkpoint is complete; a returned promise (a commit) is awaited before the task finishes. */
@@ -56,7 +60,7 @@ export abstract class AbstractStreamOperator implements StreamOperator {
   open(): Promise<void> | void {}
   abstract processElement(record: unknown, keyGroup: number, input: number): void;
   endInput(_input: number): void {}
-  prepareSnapshotPreBarrier(_checkpointId: CheckpointId): void {}
+  prepareSnapshotPreBarrier(_checkpointId: CheckpointId): Promise<void> | void {}
   snapshotState(_checkpointId: CheckpointId): void {}
   notifyCheckpointComplete(_checkpointId: CheckpointId): Promise<void> | void {}
   notifyCheckpointAborted(_checkpointId: CheckpointId): void {}

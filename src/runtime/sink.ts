@@ -38,6 +38,15 @@ export interface TwoPhaseCommitWriter<T, C> {
   write(record: T): void;
   /** Closes the open transaction durably and returns its committable, or null when it holds nothing. */
   preCommit(checkpointId: number): C | null;
+  /**
+   * Resolves when the transaction `preCommit(checkpointId)` closed is durable, for writers whose
+   * pre-commit needs I/O (a database's PREPARE TRANSACTION). The committable itself is returned
+   * synchronously by `preCommit`, because it goes into the barrier's synchronous snapshot; the
+   * checkpoint is acknowledged only after this resolves, and a rejection fails the subtask (its
+   * records come again from the restored checkpoint). Leave it out when `preCommit` is durable on
+   * return, as the file sink's fsync is.
+   */
+  whenPreCommitted?(checkpointId: number): Promise<void>;
   /** Makes pre-committed transactions visible. Idempotent: may be called again for the same ones. */
   commit(committables: readonly C[]): Promise<void>;
   /** Teardown on failure: abandon the open transaction (recovery cleans it up). */

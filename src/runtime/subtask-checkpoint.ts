@@ -41,6 +41,13 @@ interface SyncFigures {
   readonly unaligned: boolean;
 }
 
+/** A pre-commit that did not become durable: the subtask fails instead of declining. */
+class PreCommitFailed extends Error {
+  constructor(override readonly cause: unknown) {
+    super('pre-commit failed');
+  }
+}
+
 type SnapshotResult = { uid: string; keyed: KeyedStateHandle[]; operator: OperatorStateHandle | null };
 
 export class SubtaskCheckpoint {
@@ -158,7 +165,11 @@ export class SubtaskCheckpoint {
     const alignmentMs = multiInput ? syncStart - this.alignmentStartMs : 0;
     const alignmentRecords = multiInput ? this.host.recordsIn - this.alignmentRecordsStart : 0;
     this.host.check('sync-phase', id);
-    for (const op of this.chain) op.operator.prepareSnapshotPreBarrier(id);
+    const preCommits: Array<Promise<void>> = [];
+    for (const op of this.chain) {
+      const durable = op.operator.prepareSnapshotPreBarrier(id);
+      if (durable) preCommits.push(durable.catch((err: unknown) => Promise.reject(new PreCommitFailed(err))));
+    }
     const log = unaligned ? new InflightLog(id, cfg.input?.channels.length ?? 0) : null;
     if (log) {
       this.inflight?.abort();
@@ -184,10 +195,11 @@ export class SubtaskCheckpoint {
       ? log.whenComplete.then(() => writeChannelState(log, streams, `${cfg.id.vertex}-${cfg.id.subtask}`))
       : Promise.resolve({ handles: [], bytes: 0 });
     void Promise.all([
+      Promise.all(preCommits),
       Promise.all(runners.map(async (r): Promise<SnapshotResult> => ({ uid: r.uid, keyed: r.keyed ? await r.keyed.run() : [], operator: await r.operator.run() }))),
       channelState,
     ]).then(
-      ([states, channels]) =>
+      ([, states, channels]) =>
         this.host.putMail(() => {
           if (this.inflight === log) this.inflight = null;
           this.completeAsyncPhase(id, states, channels, figures);
@@ -197,6 +209,8 @@ export class SubtaskCheckpoint {
           if (this.inflight === log) this.inflight = null;
           if (err instanceof InflightAborted) return; // declined when it was aborted
           if (err instanceof InjectedFault) throw err;
+          // A failed pre-commit lost the transaction's records: only a restore brings them back.
+          if (err instanceof PreCommitFailed) throw err.cause;
           cfg.gateway.declineCheckpoint(cfg.id, id, 'UPLOAD_FAILED', err);
         }),
     );

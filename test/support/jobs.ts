@@ -2,8 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CollectSink, type StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
-import { heldGenerate } from './held-source.ts';
-import type { KeyedCoProcessFunction, KeyedProcessFunction, StreamEnvironmentOptions, ValueState } from '../../src/index.ts';
+import { heldGenerate, type SourceGate } from './held-source.ts';
+import type { KeyedCoProcessFunction, KeyedProcessFunction, StreamEnvironmentOptions, TwoPhaseCommitSink, ValueState } from '../../src/index.ts';
 
 export function tempDir(prefix = 'weir-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -133,4 +133,38 @@ export function keyedCount(): KeyedProcessFunction<string, string, string> {
       out.collect(`${k}:${n.value()}`);
     },
   };
+}
+
+/** Polls `test` until it holds (state reached, not a count within a time): fails naming `what` after `timeoutMs`. */
+export async function until(what: string, test: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
+  const start = performance.now();
+  while (!(await test())) {
+    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** What `keyedCount` emits for `count` records keyed `key-${(i * 7919) % keys}`: every key's running counts once, sorted. */
+export function expectedRunningCounts(count: number, keys: number): string[] {
+  const per = new Map<string, number>();
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const k = `key-${(i * 7919) % keys}`;
+    const n = (per.get(k) ?? 0) + 1;
+    per.set(k, n);
+    out.push(`${k}:${n}`);
+  }
+  return out.sort();
+}
+
+/** gen (`key-${(i * 7919) % keys}`, held by `gate`) -> keyBy -> keyedCount (uid 'count') -> sink (uid 'out'): the sink tests' job. */
+export function buildKeyedCountJob(env: StreamEnvironment, sink: TwoPhaseCommitSink<string, unknown>, o: { count: number; keys: number; gate: SourceGate }): void {
+  heldGenerate(env, { count: o.count }, (i) => `key-${(i * 7919) % o.keys}`, { gate: o.gate })
+    .uid('gen')
+    .keyBy((k) => k)
+    .process(keyedCount)
+    .uid('count')
+    .name('count')
+    .sinkTo(sink)
+    .uid('out');
 }

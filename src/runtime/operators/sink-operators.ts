@@ -67,9 +67,10 @@ export class TwoPhaseCommitSinkOperator extends AbstractStreamOperator {
     this.writer.write(record);
   }
 
-  override prepareSnapshotPreBarrier(checkpointId: CheckpointId): void {
+  override prepareSnapshotPreBarrier(checkpointId: CheckpointId): Promise<void> | void {
     const committable = this.writer.preCommit(checkpointId);
     if (committable !== null) this.pending.push({ checkpointId, committable });
+    return this.writer.whenPreCommitted?.(checkpointId);
   }
 
   override snapshotState(): void {
