@@ -10,6 +10,8 @@ export const CHECKPOINT_FAILURE_MESSAGES = {
   SNAPSHOT_FAILED: 'a subtask failed while taking its snapshot',
   /** Writing state files failed. */
   UPLOAD_FAILED: 'writing the snapshot to checkpoint storage failed',
+  /** It reuses a shared file already deleted (a bug in reference counting: the simulator flags it). */
+  SHARED_FILE_DELETED: 'the checkpoint reuses a shared file that was already deleted',
   /** Writing `_metadata` failed. */
   METADATA_WRITE_FAILED: 'writing the checkpoint metadata failed',
   /** The job failed over while it was in progress. */

@@ -5,7 +5,7 @@
  */
 import type { OutputRule } from '../sim/checkers/exactly-once.ts';
 import { SIM_MODES, type SimJob, type SimMode } from '../sim/run-seed.ts';
-import { exitCodeFor, runSeeds } from '../sim/runner.ts';
+import { describeRecovery, exitCodeFor, runSeeds } from '../sim/runner.ts';
 import { SCENARIOS, type ScenarioName } from '../sim/scenarios.ts';
 import { UsageError } from './exit.ts';
 import { loadJobModule, type JobModule } from './load-job-module.ts';
@@ -69,5 +69,6 @@ export async function simCommand(flags: SimFlags): Promise<number> {
   const secs = ((systemClock.now() - t0) / 1000).toFixed(1);
   const k = summary.byKind;
   print(`${summary.runs} seeds in ${secs} s: ${k.ok} passed, ${k.violation} checker violations, ${k.liveness} liveness failures, ${k.crash} crashes (${summary.restarts} restarts, ${summary.checkpoints} checkpoints of which ${summary.inflightCheckpoints} persisted in-flight data, ${summary.rescaled} savepoint rescales, ${summary.faults} injected faults)`);
+  print(`recovery: ${describeRecovery(summary.recovery)}`);
   return exitCodeFor(summary);
 }

@@ -11,13 +11,21 @@ import type { StreamStateHandle } from '../storage/handles.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, RestoreCandidate } from '../storage/storage.ts';
 import type { SavepointTarget } from '../storage/savepoint-target.ts';
-import type { SimWorld } from './sim-world.ts';
+import type { Random, Scheduler } from '../core/time.ts';
 
 export interface StorageFaultOptions {
   readonly writeFailProbability: number;
   readonly tornWriteProbability: number;
   readonly renameFailProbability: number;
   readonly latencyMsMax: number;
+}
+
+/** Moments a process kill may strike inside storage; the hook returns true when the process just died. */
+export type StorageKillSite = 'upload' | 'metadata-before' | 'metadata-after';
+
+/** A promise that never settles: the continuation of a process that died. */
+function never<T>(): Promise<T> {
+  return new Promise<T>(() => {});
 }
 
 export class FaultyStorage implements CheckpointStorage {
@@ -28,12 +36,16 @@ export class FaultyStorage implements CheckpointStorage {
   readonly violations: string[] = [];
   /** Ids of the checkpoints the coordinator retains right now; set by the runner. */
   retained: () => ReadonlySet<number> = () => new Set();
+  /** Where the run may kill the process (set by the run). */
+  kill: (site: StorageKillSite) => boolean = () => false;
 
   constructor(
     jobId: JobId,
-    private readonly world: SimWorld,
+    /** The process's scheduler: when the process dies, its storage calls never complete. */
+    private readonly scheduler: Scheduler,
+    private readonly random: Random,
     private readonly options: StorageFaultOptions,
-    /** Shared with other storages of the same seed (a resumed job reads its savepoint from here). */
+    /** The disk: shared by every process and run of the seed. */
     files?: Map<string, Uint8Array>,
   ) {
     this.inner = new MemoryCheckpointStorage(jobId, { inlineThresholdBytes: 64, files });
@@ -48,11 +60,11 @@ export class FaultyStorage implements CheckpointStorage {
   }
 
   private latency(): Promise<void> {
-    return new Promise((resolve) => this.world.schedule(this.world.random.next() * this.options.latencyMsMax, resolve));
+    return new Promise((resolve) => this.scheduler.schedule(this.random.next() * this.options.latencyMsMax, resolve));
   }
 
   private roll(p: number): boolean {
-    return this.active && this.world.random.next() < p;
+    return this.active && this.random.next() < p;
   }
 
   initialize(): Promise<{ highestCheckpointId: number }> {
@@ -65,6 +77,7 @@ export class FaultyStorage implements CheckpointStorage {
       checkpointId,
       write: async (scope, nameHint, data) => {
         await this.latency();
+        if (this.kill('upload')) return never();
         if (this.roll(this.options.writeFailProbability)) {
           this.injected.writeFail++;
           throw new StorageError('STORAGE_IO', `memory:${nameHint}`, 'injected write failure');
@@ -95,7 +108,10 @@ export class FaultyStorage implements CheckpointStorage {
       this.inner.rawFiles().set(`${this.inner.checkpointDir(metadata.checkpointId)}/_metadata.tmp-sim`, new Uint8Array(8));
       throw new StorageError('STORAGE_IO', `${this.inner.checkpointDir(metadata.checkpointId)}/_metadata`, 'injected rename failure');
     }
-    return this.inner.commitMetadata(metadata);
+    if (this.kill('metadata-before')) return never();
+    const location = await this.inner.commitMetadata(metadata);
+    if (this.kill('metadata-after')) return never();
+    return location;
   }
 
   readMetadata(location: string): Promise<CheckpointMetadata> {

@@ -2,8 +2,10 @@
  * Runs many seeds and reports: the seed first, then per failing seed the checker and the one
  * command that replays it. Scenario and mode follow from the seed unless they are fixed.
  */
+import { describeKnobs } from './knobs.ts';
 import { jobName, runSeed, SIM_MODES, type OutcomeKind, type SeedOutcome, type SimJob, type SimMode } from './run-seed.ts';
 import { SCENARIOS } from './scenarios.ts';
+import { noRecovery, type RecoveryCounts } from './sim-run.ts';
 
 export interface SimRunOptions {
   /** Run seeds start .. start + seeds - 1. */
@@ -30,6 +32,8 @@ export interface SimSummary {
   readonly inflightCheckpoints: number;
   /** Seeds that stopped with a savepoint and resumed from it at another parallelism. */
   readonly rescaled: number;
+  /** How often the seeds reached each recovery path, summed. */
+  readonly recovery: RecoveryCounts;
 }
 
 /** Exit codes that classify a sim run: 0 all passed, 1 checker violation, 3 liveness, 4 crash. */
@@ -54,8 +58,7 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
   let restarts = 0;
   let checkpoints = 0;
   let faults = 0;
-  let inflightCheckpoints = 0;
-  let rescaled = 0;
+  const recovery = noRecovery();
   for (let seed = o.start; seed < o.start + o.seeds; seed++) {
     const scenario = scenarioFor(seed, o.job);
     const mode = modeFor(seed, o.mode);
@@ -71,7 +74,18 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
         kind: 'crash',
         failures: [{ checker: 'crash', messages: [err instanceof Error ? (err.stack ?? err.message) : String(err)] }],
         traceHash: '',
-        stats: { steps: 0, virtualMs: 0, restarts: 0, checkpointsCompleted: 0, taskFaults: 0, storageFaults: 0, messagesLost: 0, committed: 0, inflightCheckpoints: 0, rescaled: 0 },
+        knobs: null,
+        stats: {
+          steps: 0,
+          virtualMs: 0,
+          restarts: 0,
+          checkpointsCompleted: 0,
+          taskFaults: 0,
+          storageFaults: 0,
+          messagesLost: 0,
+          committed: 0,
+          recovery: noRecovery(),
+        },
       };
     }
     byKind[outcome.kind]++;
@@ -79,20 +93,41 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
     restarts += outcome.stats.restarts;
     checkpoints += outcome.stats.checkpointsCompleted;
     faults += outcome.stats.taskFaults + outcome.stats.storageFaults + outcome.stats.messagesLost;
-    inflightCheckpoints += outcome.stats.inflightCheckpoints;
-    rescaled += outcome.stats.rescaled;
+    for (const key of Object.keys(recovery) as Array<keyof RecoveryCounts>) recovery[key] += outcome.stats.recovery[key];
     if (o.verbose || o.seeds === 1) {
       const s = outcome.stats;
-      o.print(`  ${outcome.kind}: ${s.steps} steps, ${s.virtualMs} virtual ms, ${s.rescaled ? 'stopped with a savepoint and rescaled, ' : ''}${s.restarts} restarts, ${s.checkpointsCompleted} checkpoints, faults ${s.taskFaults} task / ${s.storageFaults} storage / ${s.messagesLost} lost messages, ${s.committed} records committed, trace ${outcome.traceHash}`);
+      o.print(
+        `  ${outcome.kind}: ${s.steps} steps, ${s.virtualMs} virtual ms, ${describeRecovery(s.recovery)}, ${s.restarts} restarts, ${s.checkpointsCompleted} checkpoints, faults ${s.taskFaults} task / ${s.storageFaults} storage / ${s.messagesLost} lost messages, ${s.committed} records committed, trace ${outcome.traceHash}`,
+      );
     }
     if (outcome.kind !== 'ok') {
       failures.push(outcome);
       if (!(o.verbose || o.seeds === 1)) o.print(`seed ${seed} (${jobName(scenario)}, ${mode})`);
       for (const f of outcome.failures) o.print(`  FAILED ${f.checker}: ${f.messages.join('\n    ')}`);
+      if (outcome.knobs) for (const line of describeKnobs(outcome.knobs)) o.print(`  ${line}`);
       o.print(`  replay: ${replayCommand(outcome)}`);
     }
   }
-  return { runs: o.seeds, failures, byKind, restarts, checkpoints, faults, inflightCheckpoints, rescaled };
+  return {
+    runs: o.seeds,
+    failures,
+    byKind,
+    restarts,
+    checkpoints,
+    faults,
+    inflightCheckpoints: recovery.inflightCheckpoints,
+    rescaled: recovery.rescales,
+    recovery,
+  };
+}
+
+/** One line of recovery counts (a seed's or a summary's). */
+export function describeRecovery(r: RecoveryCounts): string {
+  return (
+    `${r.restoresFromCheckpoint} restores from a checkpoint (${r.restoresWithInflight} with in-flight data), ${r.kills} process kills, ` +
+    `${r.corruptions} corruptions at rest / ${r.fallbacks} fallbacks / ${r.rollbacks} sink roll-backs, ${r.timeoutSwitchesWithData} timeout switches with data, ` +
+    `${r.rescales} savepoint rescales, ${r.changedJobResumes} changed-job resumes, ${r.incrementalConcurrentAborts} concurrent incremental aborts, ${r.abandonedCheckpoints} checkpoints of dead processes left unclaimed`
+  );
 }
 
 /** The exit code for a summary: the most severe kind seen. */

@@ -1,19 +1,31 @@
 /**
- * Built-in scenario jobs for the simulator: keyed counts, a two-input join, a union, and an
- * exactly-once file sink. Each builds a real Weir job from sequence sources, with a keyed operator
- * that checks per-key sequences (checker b) and keeps per-key `last*` state (checker c).
+ * Built-in scenario jobs for the simulator: keyed counts, a two-input join, a union, an
+ * exactly-once file sink, and every kind of keyed state. Each builds a real Weir job from sequence
+ * sources, with a keyed operator that checks per-key sequences (checker b) and keeps per-key
+ * `last*` state (checker c). Sinks write to an external side that outlives every process.
  */
-import { CollectSink } from '../connectors/collect/collect-sink.ts';
 import { FileSink, readCommittedLines } from '../connectors/files/file-sink.ts';
 import type { StreamEnvironment } from '../api/environment.ts';
 import type { DataStream } from '../api/data-stream.ts';
-import type { KeyedCoProcessFunction, KeyedProcessFunction } from '../runtime/functions.ts';
-import { ValueStateDescriptor } from '../state/descriptors.ts';
-import type { ValueState } from '../state/state.ts';
+import type { KeyedCoProcessFunction, KeyedProcessFunction, ProcessFunction } from '../runtime/functions.ts';
+import type { TwoPhaseCommitSink } from '../runtime/sink.ts';
+import { ListStateDescriptor, ValueStateDescriptor } from '../state/descriptors.ts';
+import type { ListState, ValueState } from '../state/state.ts';
+import { CommitLedger } from './checkers/commit-once.ts';
+import { ExternalTransactionalSink, ExternalTransactionStore } from './external-sink.ts';
+import { observeFileSink } from './observed-file-sink.ts';
 import { seqRecord, type SeqRecord, type SeqSourceSpec } from './sequence-source.ts';
+import { stateKindsFunction } from './state-kinds.ts';
 
-export type ScenarioName = 'keyed-counts' | 'join' | 'union' | 'file-sink';
-export const SCENARIOS: readonly ScenarioName[] = ['keyed-counts', 'join', 'union', 'file-sink'];
+export type ScenarioName = 'keyed-counts' | 'join' | 'union' | 'file-sink' | 'state-kinds';
+export const SCENARIOS: readonly ScenarioName[] = ['keyed-counts', 'join', 'union', 'file-sink', 'state-kinds'];
+
+/**
+ * The job as first deployed, or as changed between a savepoint and its resume: an operator added
+ * before the keyed one, and the stateful tag operator renamed (its old state is not restored and
+ * it must start empty).
+ */
+export type JobVariant = 'original' | 'changed';
 
 export type SequenceMode = 'exact' | 'no-skip';
 
@@ -46,25 +58,36 @@ export interface BuiltScenario {
 export const KEYED_UID = 'sim-keyed';
 
 /**
- * The external systems a scenario writes to, kept across the runs of one seed (a run and the run
- * resumed from its savepoint write to the same place, as real jobs do).
+ * The external systems a scenario writes to, kept across the processes and runs of one seed (a
+ * killed process, the one resumed after it and the run resumed from a savepoint all write to the
+ * same place, as real jobs do). Each process builds its own sink objects over them.
  */
 export class ScenarioSinks {
-  readonly collect = new CollectSink<string>('collect');
-  private readonly byUid = new Map<string, CollectSink<unknown>>();
+  readonly ledger: CommitLedger;
+  readonly store: ExternalTransactionStore;
 
-  constructor(readonly fileDir: string | null) {}
+  /** `newestDurable`: the newest checkpoint or savepoint id whose `_metadata` is on the disk. */
+  constructor(
+    readonly fileDir: string | null,
+    newestDurable?: () => number,
+  ) {
+    this.ledger = new CommitLedger(newestDurable);
+    this.store = new ExternalTransactionStore(this.ledger);
+  }
 
-  /** The in-memory sink standing in for the user's sink `uid`. */
-  forUid(uid: string): CollectSink<unknown> {
-    let sink = this.byUid.get(uid);
-    if (!sink) this.byUid.set(uid, (sink = new CollectSink<unknown>(uid)));
-    return sink;
+  /** A sink over the external transactional store, standing in for sink `uid`. */
+  forUid(uid: string): TwoPhaseCommitSink<unknown, unknown> {
+    return new ExternalTransactionalSink(uid, this.store);
+  }
+
+  /** The real FileSink writing into the seed's directory, watched for repeated commits. */
+  fileSink(): TwoPhaseCommitSink<unknown, unknown> {
+    return observeFileSink(new FileSink({ directory: this.fileDir! }), this.ledger);
   }
 
   committed(user: boolean): string[] {
-    if (user) return [...this.byUid].flatMap(([uid, sink]) => sink.results().map((r) => `${uid}\t${typeof r === 'string' ? r : JSON.stringify(r)}`));
-    return this.fileDir ? readCommittedLines(this.fileDir) : this.collect.results();
+    if (this.fileDir && !user) return readCommittedLines(this.fileDir);
+    return this.store.committed().map(({ uid, record }) => (user ? `${uid}\t${record}` : record));
   }
 }
 
@@ -73,6 +96,44 @@ function sequenceSource(env: StreamEnvironment, spec: SeqSourceSpec, ratePerSec:
     .generate({ count: spec.count, ratePerSec }, (i) => seqRecord(spec, i))
     .uid(`source-${spec.src}`)
     .name(`source-${spec.src}`);
+}
+
+const SEEN = new ListStateDescriptor<{ uid: string; n: number }>('seen');
+
+/**
+ * A pass-through keeping a count in operator state, tagged with its uid: state restored into an
+ * operator under another uid (an added or renamed one given someone else's state) is a violation.
+ */
+function counting(stream: DataStream<SeqRecord>, uid: string, log: SequenceLog): DataStream<SeqRecord> {
+  return stream
+    .process((): ProcessFunction<SeqRecord, SeqRecord> => {
+      let seen!: ListState<{ uid: string; n: number }>;
+      let n = 0;
+      return {
+        open(ctx) {
+          seen = ctx.getOperatorListState(SEEN);
+          for (const entry of seen.get()) {
+            if (entry.uid !== uid) log.violations.push(`${uid} subtask ${ctx.subtaskIndex} was restored with the state of ${entry.uid}`);
+            n += entry.n;
+          }
+        },
+        processElement(r, _ctx, out) {
+          n++;
+          out.collect(r);
+        },
+        snapshotState() {
+          seen.update([{ uid, n }]);
+        },
+      };
+    })
+    .uid(uid)
+    .name(uid);
+}
+
+/** The stateful stage before the keyed operator: `sim-tag`, or after the change `sim-added` then `sim-tag-v2`. */
+function tagStage(stream: DataStream<SeqRecord>, src: string, variant: JobVariant, log: SequenceLog): DataStream<SeqRecord> {
+  if (variant === 'original') return counting(stream, `sim-tag-${src}`, log);
+  return counting(counting(stream, `sim-added-${src}`, log), `sim-tag-v2-${src}`, log);
 }
 
 function keyedSequence(stream: DataStream<SeqRecord>, log: SequenceLog, mode: SequenceMode, stateName: (key: string) => string): DataStream<string> {
@@ -100,42 +161,65 @@ function keyedSequence(stream: DataStream<SeqRecord>, log: SequenceLog, mode: Se
     .name('sequence-check');
 }
 
-export function buildScenario(name: ScenarioName, env: StreamEnvironment, spec: ScenarioSpec, log: SequenceLog, mode: SequenceMode, sinks: ScenarioSinks): BuiltScenario {
+export interface ScenarioContext {
+  readonly spec: ScenarioSpec;
+  readonly log: SequenceLog;
+  readonly mode: SequenceMode;
+  readonly sinks: ScenarioSinks;
+  readonly variant: JobVariant;
+}
+
+export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: ScenarioContext): BuiltScenario {
+  const { spec, log, mode, sinks } = c;
   const src = (s: string): SeqSourceSpec => ({ src: s, splits: spec.parallelism, keysPerSplit: spec.keysPerSplit, count: spec.count });
-  const collect = sinks.collect;
-  const sinkDir = sinks.fileDir;
+  const committed = () => sinks.committed(false);
+  const tagged = (s: SeqSourceSpec, rate: number) => tagStage(sequenceSource(env, s, rate), s.src, c.variant, log);
   switch (name) {
     case 'keyed-counts':
-    case 'file-sink': {
+    case 'file-sink':
+    case 'state-kinds': {
       const a = src('a');
-      const out = keyedSequence(sequenceSource(env, a, spec.ratePerSec), log, mode, () => 'last');
-      if (name === 'file-sink') {
-        out.sinkTo(new FileSink({ directory: sinkDir! })).uid('sink');
-        return { sources: [{ uid: 'source-a', spec: a }], keyed: { uid: KEYED_UID, stateBySource: { 'source-a': 'last' } }, committed: () => readCommittedLines(sinkDir!) };
-      }
-      out.sinkTo(collect).uid('sink');
-      return { sources: [{ uid: 'source-a', spec: a }], keyed: { uid: KEYED_UID, stateBySource: { 'source-a': 'last' } }, committed: () => collect.results() };
+      const keyed: BuiltScenario['keyed'] = { uid: KEYED_UID, stateBySource: { 'source-a': 'last' } };
+      const input = tagged(a, spec.ratePerSec);
+      const out =
+        name === 'state-kinds'
+          ? input
+              .keyBy((r) => r.key)
+              .process(() => stateKindsFunction(log, mode))
+              .uid(KEYED_UID)
+              .name('state-kinds')
+          : keyedSequence(input, log, mode, () => 'last');
+      out.sinkTo(name === 'file-sink' ? sinks.fileSink() : sinks.forUid('sink')).uid('sink');
+      return { sources: [{ uid: 'source-a', spec: a }], keyed, committed };
     }
     case 'union': {
       const a = src('a');
       const b = src('b');
-      const merged = sequenceSource(env, a, spec.ratePerSec).union(sequenceSource(env, b, spec.ratePerSec / 2)).map((r) => r);
-      keyedSequence(merged, log, mode, () => 'last').sinkTo(collect).uid('sink');
+      const merged = tagged(a, spec.ratePerSec)
+        .union(tagged(b, spec.ratePerSec / 2))
+        .map((r) => r);
+      keyedSequence(merged, log, mode, () => 'last')
+        .sinkTo(sinks.forUid('sink'))
+        .uid('sink');
       return {
         sources: [
           { uid: 'source-a', spec: a },
           { uid: 'source-b', spec: b },
         ],
         keyed: { uid: KEYED_UID, stateBySource: { 'source-a': 'last', 'source-b': 'last' } },
-        committed: () => collect.results(),
+        committed,
       };
     }
     case 'join': {
       // Both inputs use keys "x<split>.<r>": the same key space, so records of A and B meet.
       const a = { ...src('x'), origin: 'A' };
       const b = { ...src('x'), origin: 'B', count: Math.floor(spec.count / 2) };
-      const left = sequenceSource(env, { ...a, src: 'x' }, spec.ratePerSec).uid('source-a').name('source-a');
-      const right = sequenceSource(env, b, spec.ratePerSec / 2).uid('source-b').name('source-b');
+      const left = sequenceSource(env, { ...a, src: 'x' }, spec.ratePerSec)
+        .uid('source-a')
+        .name('source-a');
+      const right = sequenceSource(env, b, spec.ratePerSec / 2)
+        .uid('source-b')
+        .name('source-b');
       left
         .keyBy((r) => r.key)
         .connect(right.keyBy((r) => r.key))
@@ -165,7 +249,7 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, spec: 
         })
         .uid(KEYED_UID)
         .name('join')
-        .sinkTo(collect)
+        .sinkTo(sinks.forUid('sink'))
         .uid('sink');
       return {
         sources: [
@@ -173,7 +257,7 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, spec: 
           { uid: 'source-b', spec: b },
         ],
         keyed: { uid: KEYED_UID, stateBySource: { 'source-a': 'lastA', 'source-b': 'lastB' } },
-        committed: () => collect.results(),
+        committed,
       };
     }
   }

@@ -1,6 +1,6 @@
 /** Control messages in the simulation: delayed, and (triggers, acks, notifications) sometimes lost. */
 import type { Rpc, RpcKind } from '../runtime/rpc.ts';
-import type { SimWorld } from './sim-world.ts';
+import type { Random, Scheduler } from '../core/time.ts';
 
 export interface SimRpcOptions {
   readonly delayProbability: number;
@@ -16,21 +16,23 @@ export class SimRpc implements Rpc {
   lost = 0;
   delayed = 0;
   constructor(
-    private readonly world: SimWorld,
+    /** The process's scheduler: messages of a dead process are never delivered. */
+    private readonly scheduler: Scheduler,
+    private readonly random: Random,
     private readonly options: SimRpcOptions,
   ) {}
 
   send(kind: RpcKind, deliver: () => void): void {
-    const r = this.world.random;
+    const r = this.random;
     if (this.active && LOSABLE.has(kind) && r.next() < this.options.lossProbability) {
       this.lost++;
       return;
     }
     if (this.active && r.next() < this.options.delayProbability) {
       this.delayed++;
-      this.world.schedule(r.next() * this.options.delayMsMax, deliver);
+      this.scheduler.schedule(r.next() * this.options.delayMsMax, deliver);
       return;
     }
-    this.world.execute(deliver);
+    this.scheduler.execute(deliver);
   }
 }

@@ -9,14 +9,58 @@ import type { ScenarioName } from '../../src/sim/scenarios.ts';
  * engine through the path that broke.)
  */
 const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug: string }> = [
-  { seed: 87, job: 'file-sink', mode: 'at-least-once', bug: 'a stop-with-savepoint and the end-of-input final checkpoint ran at once; tasks finished on the first and never acked the second (liveness)' },
+  {
+    seed: 87,
+    job: 'file-sink',
+    mode: 'at-least-once',
+    bug: 'a stop-with-savepoint and the end-of-input final checkpoint ran at once; tasks finished on the first and never acked the second (liveness)',
+  },
   { seed: 115, job: 'file-sink', mode: 'exactly-once', bug: 'same as seed 87, with exactly-once' },
   { seed: 102, job: 'union', mode: 'at-least-once', bug: 'same as seed 87, with a union' },
-  { seed: 15, job: 'file-sink', mode: 'aligned-timeout', bug: 'after a rescale from a savepoint, a new in-progress file truncated an old subtask\'s pending one, and open() deleted files another subtask still had to commit (lost and duplicated output)' },
-  { seed: 6692, job: 'keyed-counts', mode: 'aligned-timeout', bug: 'a commit failed after a stop-with-savepoint completed; with no checkpoint retained the job recovered from scratch, repeating the output the savepoint had committed; and the stop was reported as done although the job ran on' },
+  {
+    seed: 15,
+    job: 'file-sink',
+    mode: 'aligned-timeout',
+    bug: "after a rescale from a savepoint, a new in-progress file truncated an old subtask's pending one, and open() deleted files another subtask still had to commit (lost and duplicated output)",
+  },
+  {
+    seed: 6692,
+    job: 'keyed-counts',
+    mode: 'aligned-timeout',
+    bug: 'a commit failed after a stop-with-savepoint completed; with no checkpoint retained the job recovered from scratch, repeating the output the savepoint had committed; and the stop was reported as done although the job ran on',
+  },
   { seed: 410, job: 'union', mode: 'aligned-timeout', bug: 'same as seed 6692, with a union' },
-  { seed: 471, job: 'file-sink', mode: 'aligned-timeout', bug: 'same as seed 6692 with the file sink: the fresh start deleted the savepoint\'s pre-committed files, and the run resumed from the savepoint could never commit them' },
+  {
+    seed: 471,
+    job: 'file-sink',
+    mode: 'aligned-timeout',
+    bug: "same as seed 6692 with the file sink: the fresh start deleted the savepoint's pre-committed files, and the run resumed from the savepoint could never commit them",
+  },
   { seed: 9673, job: 'join', mode: 'aligned-timeout', bug: 'same as seed 6692, with a join' },
+  // Issue 9 defect 1 (scripts/plant-bugs/defects/defect-1-names-per-attempt.patch puts it back; these seeds then fail):
+  // a process killed and resumed twice from the same checkpoint, whose FileSink pending list names an
+  // in-progress file the killed run had created under the same per-attempt name; its commit replaced committed output.
+  {
+    seed: 47,
+    job: 'file-sink',
+    mode: 'at-least-once',
+    bug: 'issue 9 defect 1: resuming twice from the same checkpoint overwrote committed part files (kills only)',
+  },
+  { seed: 60, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 1, parallelism 2: 132 records lost' },
+  { seed: 67, job: 'file-sink', mode: 'at-least-once', bug: 'issue 9 defect 1 after in-process restarts (attempt 1 in two processes)' },
+  { seed: 144, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 1: 23 records duplicated' },
+  // Issue 9 defect 2 (defect-2-no-sink-aware-fallback.patch puts it back): a checkpoint corrupted at rest, recovery
+  // fell back to an older one, and the output the sinks had committed after it was committed a second time.
+  { seed: 23, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 2 with the FileSink (now rolled back into .rolled-back/)' },
+  { seed: 35, job: 'keyed-counts', mode: 'aligned-timeout', bug: 'issue 9 defect 2: fallback past a committed checkpoint repeated 76 records' },
+  { seed: 1, job: 'join', mode: 'exactly-once', bug: 'issue 9 defect 2 with a join: 680 records repeated' },
+  { seed: 112, job: 'union', mode: 'unaligned', bug: 'issue 9 defect 2 with an unaligned union' },
+  {
+    seed: 2359,
+    job: 'state-kinds',
+    mode: 'aligned-timeout',
+    bug: 'simulator: a process killed while deleting its checkpoints after the final one left no checkpoint; resuming from nothing was (rightly) refused by the sink rule; the job is done',
+  },
 ];
 
 describe('simulator regression seeds', () => {

@@ -234,7 +234,7 @@ export class CheckpointCoordinator {
     // issue 5: count its shared files before committing; one already deleted means it cannot restore.
     const reuseProblem = target ? null : this.sharedState.registerCompleting(metadata);
     if (reuseProblem !== null) {
-      this.abort(p, 'UPLOAD_FAILED', reuseProblem);
+      this.abort(p, 'SHARED_FILE_DELETED', reuseProblem);
       return;
     }
     const work = (target ? target.commitMetadata(metadata) : this.storage.commitMetadata(metadata)).then(

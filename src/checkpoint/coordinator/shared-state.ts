@@ -30,13 +30,6 @@ import type { CheckpointStorage } from '../../storage/storage.ts';
 import type { CheckpointMetadata } from '../metadata/metadata.ts';
 import type { CompletedCheckpoint } from './completed-checkpoint.ts';
 
-const REUSED_DELETED = 'which was already deleted';
-
-/** Whether a checkpoint failed because it reused a shared file the coordinator had deleted (a bug: the simulator flags it). */
-export function isDeletedReuseFailure(message: string | null): boolean {
-  return message?.includes(REUSED_DELETED) === true;
-}
-
 /** Remembered deleted files and discarded checkpoints, newest kept: enough to catch a stale reuse. */
 const REMEMBERED_MAX = 100_000;
 
@@ -175,7 +168,7 @@ export class SharedStateFiles {
   registerCompleting(meta: CheckpointMetadata): string | null {
     const gone = this.ledger.register(meta.checkpointId, this.ownPaths(meta));
     if (gone.length === 0) return null;
-    const message = `checkpoint ${meta.checkpointId} reuses shared file ${gone[0]}, ${REUSED_DELETED}`;
+    const message = `checkpoint ${meta.checkpointId} reuses shared file ${gone[0]}, which was already deleted`;
     this.log(message);
     return message;
   }

@@ -46,13 +46,26 @@ async function sourcePositions(meta: CheckpointMetadata, uid: string, read: Stat
   return out;
 }
 
-export async function checkSnapshot(meta: CheckpointMetadata, scenario: BuiltScenario, mode: 'exactly-once' | 'at-least-once', read: StateReader): Promise<string[]> {
+export async function checkSnapshot(
+  meta: CheckpointMetadata,
+  scenario: BuiltScenario,
+  mode: 'exactly-once' | 'at-least-once',
+  read: StateReader,
+): Promise<string[]> {
   if (!scenario.keyed) return [];
   const keyed = scenario.keyed;
   const keyedOp = meta.operators.find((o) => o.uid === keyed.uid);
   if (!keyedOp) return [`checkpoint ${meta.checkpointId} has no state for ${keyed.uid}`];
-  const backend = new HeapKeyedStateBackend({ uid: keyedOp.uid, subtask: 0, keyGroupRange: { start: 0, end: keyedOp.maxParallelism - 1 }, maxParallelism: keyedOp.maxParallelism });
-  await backend.restore(keyedOp.subtasks.flatMap((s) => s.keyed), read);
+  const backend = new HeapKeyedStateBackend({
+    uid: keyedOp.uid,
+    subtask: 0,
+    keyGroupRange: { start: 0, end: keyedOp.maxParallelism - 1 },
+    maxParallelism: keyedOp.maxParallelism,
+  });
+  await backend.restore(
+    keyedOp.subtasks.flatMap((s) => s.keyed),
+    read,
+  );
   const inflight = await inflightSequences(meta, read);
   const problems: string[] = [];
   for (const { uid, spec } of scenario.sources) {
@@ -70,7 +83,9 @@ export async function checkSnapshot(meta: CheckpointMetadata, scenario: BuiltSce
       const contiguous = flying.every((seq, i) => seq === a + 1 + i);
       const bad = mode === 'exactly-once' ? !contiguous || a + flying.length !== e : a < e;
       if (bad && problems.length < 10) {
-        problems.push(`checkpoint ${meta.checkpointId}: key ${key} (${uid}) has last sequence ${a} in state and in-flight [${flying.join(',')}] but the source position says ${e}`);
+        problems.push(
+          `checkpoint ${meta.checkpointId}: key ${key} (${uid}) has last sequence ${a} in state and in-flight [${flying.join(',')}] but the source position says ${e}`,
+        );
       }
     }
   }

@@ -1,0 +1,236 @@
+/**
+ * The knobs of one seed, drawn purely from the seed (as TigerBeetle's VOPR does): mode, scenario,
+ * backend, parallelism, checkpointing options, and when and where faults strike. A plain object,
+ * printed with the seed on every failure; the run only reads it.
+ */
+import { SeededRandom } from '../core/time.ts';
+import type { StreamEnvironmentOptions } from '../api/options.ts';
+import type { FaultProbabilities } from './random-faults.ts';
+import type { StorageFaultOptions } from './faulty-storage.ts';
+import type { SimRpcOptions } from './sim-rpc.ts';
+
+/** Checkpointing modes the simulator runs: aligned exactly-once, at-least-once, unaligned, aligned with a timeout. */
+export type SimMode = 'exactly-once' | 'at-least-once' | 'unaligned' | 'aligned-timeout';
+export const SIM_MODES: readonly SimMode[] = ['exactly-once', 'at-least-once', 'unaligned', 'aligned-timeout'];
+
+/** The guarantee a mode gives: every mode but at-least-once is exactly-once. */
+export function guarantee(mode: SimMode): 'exactly-once' | 'at-least-once' {
+  return mode === 'at-least-once' ? 'at-least-once' : 'exactly-once';
+}
+
+/** The state backends a seed may run: heap, embedded with full checkpoints, embedded incremental. */
+export type SimBackend =
+  | { readonly kind: 'heap' }
+  | { readonly kind: 'embedded-full' | 'embedded-incremental'; readonly cacheEntriesMax: number; readonly incrementsShareMax: number };
+
+/**
+ * Where a process kill strikes: a virtual time after faults start; as the nth checkpoint completes
+ * (pre-committed, not yet committed); during the nth state upload; around the nth `_metadata` write.
+ */
+export type KillPoint =
+  | { readonly at: 'time'; readonly afterMs: number }
+  | { readonly at: 'checkpoint-complete'; readonly nth: number }
+  | { readonly at: 'upload'; readonly nth: number }
+  | { readonly at: 'metadata'; readonly nth: number; readonly durable: boolean };
+
+export interface KillPlan {
+  readonly point: KillPoint;
+  /** Kill each resumed process again this many times, `againAfterMs` after it runs (before a new checkpoint completes). */
+  readonly again: number;
+  readonly againAfterMs: number;
+  /** Virtual ms between the death and the new process. */
+  readonly downMs: number;
+}
+
+/** A file of a completed checkpoint rots at rest, then a failure makes the job restore. */
+export interface CorruptionPlan {
+  readonly afterMs: number;
+  readonly target: 'metadata' | 'state-file';
+  readonly how: 'truncate' | 'flip';
+  readonly followedBy: 'restart' | 'kill';
+}
+
+export interface SeedKnobs {
+  readonly seed: number;
+  readonly job: string;
+  readonly mode: SimMode;
+  readonly backend: SimBackend;
+  readonly parallelism: number;
+  readonly maxParallelism: number;
+  readonly source: { readonly count: number; readonly keysPerSplit: number; readonly ratePerSec: number; readonly durationMs: number };
+  readonly checkpointing: {
+    readonly intervalMs: number;
+    readonly timeoutMs: number;
+    readonly maxConcurrent: number;
+    readonly retained: number;
+    readonly alignedTimeoutMs: number;
+  };
+  readonly restartDelayMs: number;
+  readonly bufferRecords: number;
+  readonly channelCapacity: number;
+  readonly elementsPerStep: number;
+  readonly sourceBatchRecords: number;
+  /** Virtual ms a step may cost; the slow worlds build up backpressure, so barriers overtake data. */
+  readonly stepCostMsMax: number;
+  readonly faults: {
+    readonly task: FaultProbabilities;
+    readonly maxTaskFaults: number;
+    readonly storage: StorageFaultOptions;
+    readonly rpc: SimRpcOptions;
+    readonly slowProbability: number;
+    /** Faults run from the moment the job runs until this many checkpoints completed (or maxWindowMs passed). */
+    readonly untilCheckpoints: number;
+    readonly maxWindowMs: number;
+  };
+  /** Job-wide restarts, ms after faults start. */
+  readonly restartsAtMs: readonly number[];
+  readonly kills: readonly KillPlan[];
+  readonly corruption: CorruptionPlan | null;
+  /** Right after each of the first checkpoints holding in-flight data completes, the job restarts or the process is killed, so it restores that data. */
+  readonly afterInflight: 'restart' | 'kill' | null;
+  /** Stop with a savepoint this long after the job runs and resume from it at `to` (and, with changeJob, as a changed job). */
+  readonly rescale: { readonly atMs: number; readonly to: number; readonly changeJob: boolean } | null;
+}
+
+/** What a seed runs besides the seed: the job's name and the options a user's module fixes. */
+export interface KnobInputs {
+  readonly job: string;
+  readonly mode: SimMode;
+  readonly builtIn: boolean;
+  readonly userOptions?: Pick<StreamEnvironmentOptions, 'parallelism' | 'maxParallelism'>;
+}
+
+/** A tiny cache forces eviction to the store; a small share forces frequent new bases. */
+function drawBackend(seed: number, job: string): SimBackend {
+  const r = new SeededRandom(seed ^ 0x0bac4e7d);
+  const drawn = (['heap', 'embedded-full', 'embedded-incremental'] as const)[r.int(3)]!;
+  const kind = job === 'state-kinds' ? 'embedded-incremental' : drawn;
+  if (kind === 'heap') return { kind };
+  return { kind, cacheEntriesMax: 2 + r.int(40), incrementsShareMax: [0.25, 1, 4][r.int(3)]! };
+}
+
+function drawKill(r: SeededRandom, durationMs: number, intervalMs: number): KillPlan {
+  const nth = 1 + r.int(4);
+  const kind = r.int(4);
+  const point: KillPoint =
+    kind === 0
+      ? { at: 'time', afterMs: r.next() * durationMs }
+      : kind === 1
+        ? { at: 'checkpoint-complete', nth }
+        : kind === 2
+          ? { at: 'upload', nth: nth * 2 }
+          : { at: 'metadata', nth, durable: r.next() < 0.5 };
+  const roll = r.next();
+  return { point, again: roll < 0.55 ? 0 : roll < 0.85 ? 1 : 2, againAfterMs: 1 + r.next() * intervalMs * 0.8, downMs: r.int(20) };
+}
+
+/** Draws every knob of a seed; the same inputs give the same object. */
+export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
+  const r = new SeededRandom(seed ^ 0x5eed5eed);
+  const drawnParallelism = 1 + r.int(3);
+  const parallelism = inputs.userOptions?.parallelism ?? drawnParallelism;
+  const count = 200 + r.int(1000);
+  const keysPerSplit = 1 + r.int(6);
+  const durationMs = 100 + r.int(300);
+  // Half the seeds run in a slow world with sources that never wait: channels stay full.
+  const backpressured = r.next() < (inputs.mode === 'aligned-timeout' ? 0.8 : 0.5);
+  // At least the job's own parallelism (a module may fix it above the drawn one).
+  const maxParallelism = inputs.userOptions?.maxParallelism ?? Math.max([drawnParallelism, 8, 128][r.int(3)]!, parallelism);
+  const intervalMs = 5 + r.int(40);
+  const aligned = inputs.mode === 'exactly-once' || inputs.mode === 'at-least-once';
+  // state-kinds runs two concurrent checkpoints with aborts (short timeouts) on the embedded incremental backend.
+  const concurrentIncremental = inputs.job === 'state-kinds' && aligned;
+  const checkpointing = {
+    intervalMs,
+    timeoutMs: concurrentIncremental ? 15 + r.int(60) : 60 + r.int(300),
+    maxConcurrent: concurrentIncremental ? 2 : aligned ? 1 + r.int(2) : 1,
+    retained: 1 + r.int(3),
+    alignedTimeoutMs: r.next() < 0.5 ? r.int(3) : 1 + r.int(20),
+  };
+  const knobs = {
+    restartDelayMs: r.int(20),
+    bufferRecords: 1 + r.int(16),
+    channelCapacity: 1 + r.int(4),
+    elementsPerStep: 1 + (seed % 4),
+    sourceBatchRecords: 1 + (seed % 8),
+    stepCostMsMax: backpressured ? 0.5 : 0.05,
+  };
+  // A fifth of the seeds only kill the process, repeatedly (as the SIGKILL trials of issue 9 did): no
+  // other fault moves the attempt numbers apart, so every process starts at attempt 0.
+  const killsOnly = r.next() < 0.2;
+  const faults = {
+    task: killsOnly
+      ? { process: 0, 'sync-phase': 0, 'async-phase': 0, 'before-ack': 0, commit: 0 }
+      : { process: 0.01, 'sync-phase': 0.05, 'async-phase': 0.05, 'before-ack': 0.05, commit: 0.05 },
+    maxTaskFaults: 8,
+    storage: { writeFailProbability: 0.04, tornWriteProbability: 0.04, renameFailProbability: 0.05, latencyMsMax: 2 },
+    rpc: { delayProbability: 0.1, delayMsMax: 20, lossProbability: 0.04 },
+    slowProbability: 0.05,
+    untilCheckpoints: 2 + r.int(5),
+    maxWindowMs: 300 + durationMs * 2,
+  };
+  const restartsAtMs = Array.from({ length: r.int(3) }, () => r.next() * durationMs).filter(() => !killsOnly);
+  const drawn = r.next() < 0.5 || killsOnly ? Array.from({ length: 1 + r.int(2) }, () => drawKill(r, durationMs, intervalMs)) : [];
+  const kills = killsOnly
+    ? drawn.map((k, i) => (i === 0 ? { ...k, point: { at: 'checkpoint-complete' as const, nth: 1 + (k.again % 2) }, again: Math.max(1, k.again) } : k))
+    : drawn;
+  // Only with two or more retained checkpoints is there one to fall back to.
+  const corruption: CorruptionPlan | null =
+    r.next() < 0.4 && checkpointing.retained >= 2
+      ? {
+          afterMs: r.next() * durationMs,
+          target: r.next() < 0.5 ? 'metadata' : 'state-file',
+          how: r.next() < 0.5 ? 'truncate' : 'flip',
+          followedBy: r.next() < 0.5 ? 'restart' : 'kill',
+        }
+      : null;
+  const afterInflightRoll = r.next();
+  const afterInflight = aligned ? null : afterInflightRoll < 0.3 ? 'restart' : afterInflightRoll < 0.6 ? 'kill' : null;
+  const rescaleTo = 1 + r.int(Math.min(4, maxParallelism));
+  const rescaleAtMs = r.next() * durationMs;
+  const changeJob = inputs.builtIn && r.next() < 0.5;
+  const rescale = r.next() < 0.5 && (rescaleTo !== parallelism || changeJob) ? { atMs: rescaleAtMs, to: rescaleTo, changeJob } : null;
+  return {
+    seed,
+    job: inputs.job,
+    mode: inputs.mode,
+    backend: drawBackend(seed, inputs.job),
+    parallelism,
+    maxParallelism,
+    source: { count, keysPerSplit, ratePerSec: Math.ceil((count * 1000) / (backpressured ? 1 : durationMs)), durationMs },
+    checkpointing,
+    ...knobs,
+    faults,
+    restartsAtMs,
+    kills,
+    corruption,
+    afterInflight,
+    rescale,
+  };
+}
+
+function describeKill(k: KillPlan): string {
+  const p = k.point;
+  const where =
+    p.at === 'time'
+      ? `at +${p.afterMs.toFixed(1)}ms`
+      : p.at === 'metadata'
+        ? `at _metadata #${p.nth} (${p.durable ? 'after' : 'before'} it is durable)`
+        : `at ${p.at} #${p.nth}`;
+  return `${where}${k.again > 0 ? `, again x${k.again} +${k.againAfterMs.toFixed(1)}ms after each resume` : ''}, down ${k.downMs}ms`;
+}
+
+/** The knobs in a few lines, for failure reports. */
+export function describeKnobs(k: SeedKnobs): string[] {
+  const b = k.backend.kind === 'heap' ? 'heap' : `${k.backend.kind} (cache ${k.backend.cacheEntriesMax}, share ${k.backend.incrementsShareMax})`;
+  const c = k.checkpointing;
+  return [
+    `knobs: job ${k.job}, mode ${k.mode}, backend ${b}, parallelism ${k.parallelism}/${k.maxParallelism}, ${k.source.count} records x ${k.source.keysPerSplit} keys/split over ${k.source.durationMs}ms`,
+    `  checkpoints every ${c.intervalMs}ms, timeout ${c.timeoutMs}ms, concurrent ${c.maxConcurrent}, retained ${c.retained}${k.mode === 'aligned-timeout' ? `, aligned timeout ${c.alignedTimeoutMs}ms` : ''}; restart delay ${k.restartDelayMs}ms, buffers ${k.bufferRecords} records x ${k.channelCapacity}`,
+    `  faults until ${k.faults.untilCheckpoints} checkpoints completed (at most ${k.faults.maxWindowMs}ms); restarts at ${k.restartsAtMs.map((t) => `+${t.toFixed(1)}ms`).join(', ') || 'none'}`,
+    `  kills: ${k.kills.map(describeKill).join('; ') || 'none'}`,
+    `  corruption: ${k.corruption ? `${k.corruption.how} a ${k.corruption.target} at +${k.corruption.afterMs.toFixed(1)}ms, then ${k.corruption.followedBy}` : 'none'}`,
+    `  after the first checkpoints with in-flight data: ${k.afterInflight ?? 'nothing'}`,
+    `  savepoint: ${k.rescale ? `stop at +${k.rescale.atMs.toFixed(1)}ms, resume at parallelism ${k.rescale.to}${k.rescale.changeJob ? ' as a changed job' : ''}` : 'none'}`,
+  ];
+}

@@ -1,0 +1,529 @@
+/**
+ * Runs one seed's job in the simulated world as one simulated process after another. Faults start
+ * once the job runs and stop after enough checkpoints completed. A process kill drops the process
+ * with everything in its memory; the next process resumes from the job's checkpoint directory as
+ * `weir run --from <job dir>` does, knowing only the disk and the sinks' external side.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { JobClient } from '../api/environment.ts';
+import type { JobMaster } from '../cluster/job-master.ts';
+import type { JobEvent, JobResult } from '../cluster/job-events.ts';
+import { yieldToEventLoop } from '../core/adapters.ts';
+import { errorMessage, InjectedFault } from '../core/errors.ts';
+import { checkpointId as toCheckpointId, jobId } from '../core/ids.ts';
+import { filePathsOf } from '../checkpoint/metadata/walk.ts';
+import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
+import { baseName, checkpointDir, memoryJobDir, metadataPath, parseSavepointDirName } from '../storage/paths.ts';
+import { checkCommits } from './checkers/commit-once.ts';
+import { checkSequences } from './checkers/per-key-sequence.ts';
+import { checkSnapshot } from './checkers/snapshot-consistency.ts';
+import { checkStorage } from './checkers/storage.ts';
+import { completedOnDisk, corruptAtRest, newestDurableId, newestSavepoint } from './corruption.ts';
+import { describeEvent, isExpectedFailure } from './events.ts';
+import { FaultyStorage, type StorageKillSite } from './faulty-storage.ts';
+import { guarantee, type KillPlan, type SeedKnobs } from './knobs.ts';
+import { RandomFaults } from './random-faults.ts';
+import { ScenarioSinks, SequenceLog, type BuiltScenario, type JobVariant } from './scenarios.ts';
+import { buildJob, environmentFor, type SimJob } from './sim-job.ts';
+import { SimProcess } from './sim-process.ts';
+import { SimRpc } from './sim-rpc.ts';
+import { SimWorld } from './sim-world.ts';
+
+const MAX_STEPS = 3_000_000;
+const MAX_VIRTUAL_MS = 120_000;
+/** Kills per seed at most, so the job always gets to finish. */
+const MAX_KILLS = 6;
+/** Checkpoints with in-flight data after which the job is made to restore, per seed. */
+const AFTER_INFLIGHT_MAX = 3;
+const JOB_ID = jobId('sim');
+const JOB_DIR = memoryJobDir(JOB_ID);
+const SAVEPOINT_ROOT = 'memory:savepoints';
+const STOP_TRIES = 5;
+const STOP_RETRY_MS = 10;
+const NO_STORAGE_FAULTS = { writeFailProbability: 0, tornWriteProbability: 0, renameFailProbability: 0, latencyMsMax: 2 };
+const NO_RPC_FAULTS = { delayProbability: 0, delayMsMax: 0, lossProbability: 0 };
+
+/** How often the seed reached each recovery path. */
+export interface RecoveryCounts {
+  restoresFromCheckpoint: number;
+  restoresWithInflight: number;
+  /** Completed aligned-timeout checkpoints that switched to unaligned and persisted data behind the barrier. */
+  timeoutSwitchesWithData: number;
+  /** Completed checkpoints that persisted in-flight data. */
+  inflightCheckpoints: number;
+  kills: number;
+  corruptions: number;
+  fallbacks: number;
+  /** Sinks that rolled back committed output of checkpoints newer than the one restored. */
+  rollbacks: number;
+  rescales: number;
+  changedJobResumes: number;
+  /** Checkpoints aborted on the embedded incremental backend with two allowed at once. */
+  incrementalConcurrentAborts: number;
+  /** Complete checkpoints a killed process retained and no later process claimed: left on the disk. */
+  abandonedCheckpoints: number;
+}
+
+export function noRecovery(): RecoveryCounts {
+  return {
+    restoresFromCheckpoint: 0,
+    restoresWithInflight: 0,
+    timeoutSwitchesWithData: 0,
+    inflightCheckpoints: 0,
+    kills: 0,
+    corruptions: 0,
+    fallbacks: 0,
+    rollbacks: 0,
+    rescales: 0,
+    changedJobResumes: 0,
+    incrementalConcurrentAborts: 0,
+    abandonedCheckpoints: 0,
+  };
+}
+
+export type Settled = { result: JobResult } | { error: unknown } | null;
+
+/** What a run leaves for the checkers. */
+export interface RunRecord {
+  readonly settled: Settled;
+  readonly committed: string[];
+  readonly world: SimWorld;
+  readonly problems: Map<string, string[]>;
+  readonly unexpected: string[];
+  readonly restarts: number;
+  readonly checkpointsCompleted: number;
+  readonly taskFaults: number;
+  readonly storageFaults: number;
+  readonly messagesLost: number;
+  readonly recovery: RecoveryCounts;
+}
+
+/** One simulated process running the job. */
+interface Proc {
+  readonly process: SimProcess;
+  readonly storage: FaultyStorage;
+  readonly rpc: SimRpc;
+  readonly parallelism: number;
+  readonly variant: JobVariant;
+  /** Kills still due right after this process runs (defect 1's shape: restore the same checkpoint again). */
+  readonly again: { left: number; afterMs: number; downMs: number };
+  /** The savepoint this run of the job started from, if any. */
+  readonly startedFrom: string | null;
+  /** Complete checkpoints this process knows of: on the disk when it started from the job dir, then those it completed. */
+  readonly known: Set<number>;
+  /** Whether a final checkpoint completed in this process (after it, the job only commits and shuts down). */
+  finalCompleted: boolean;
+  master: JobMaster | null;
+  client: JobClient | null;
+}
+
+interface StartSpec {
+  readonly parallelism: number;
+  readonly variant: JobVariant;
+  readonly restoreFrom?: string;
+  readonly claim: boolean;
+  readonly again: Proc['again'];
+  readonly startedFrom: string | null;
+}
+
+export class SimRun {
+  readonly world: SimWorld;
+  private readonly files = new Map<string, Uint8Array>();
+  private readonly sinkDir: string | null;
+  private readonly sinks: ScenarioSinks;
+  private readonly log = new SequenceLog();
+  private readonly taskFaults: RandomFaults;
+  private readonly procs: Proc[] = [];
+  private current: Proc | null = null;
+  private settled: Settled = null;
+  private savepoint: string | null = null;
+  private resumedFromSavepoint = false;
+  private faultsActive = false;
+  private faultsStarted = false;
+  private readonly armed: Set<KillPlan>;
+  private readonly counts = { completedInWindow: 0, uploads: 0, metadata: 0, restarts: 0, checkpoints: 0 };
+  private readonly recovery = noRecovery();
+  private readonly problems = new Map<string, string[]>();
+  private readonly unexpected: string[] = [];
+  private readonly snapshotChecks: Array<Promise<void>> = [];
+  private readonly inflightIds = new Set<number>();
+  private readonly corruptedDirs = new Set<string>();
+  private readonly corruptedFiles = new Set<string>();
+  /** The last process died while deleting its checkpoints after the job's final checkpoint. */
+  private diedShuttingDown = false;
+  /** Checkpoints a dead process retained that its successor did not restore (nor claim). */
+  private readonly abandoned = new Set<string>();
+
+  constructor(
+    private readonly k: SeedKnobs,
+    private readonly job: SimJob,
+    private readonly withFaults: boolean,
+    private readonly trace?: (line: string) => void,
+  ) {
+    this.world = new SimWorld(k.seed, { stepCostMsMax: k.stepCostMsMax, slowProbability: withFaults ? k.faults.slowProbability : 0, slowDelayMsMax: 3 });
+    this.world.slowActive = false;
+    this.sinkDir = job === 'file-sink' ? mkdtempSync(join(tmpdir(), 'weir-sim-')) : null;
+    this.sinks = new ScenarioSinks(this.sinkDir, () => newestDurableId(this.files, JOB_DIR, SAVEPOINT_ROOT));
+    this.taskFaults = new RandomFaults(this.world.random, k.faults.task, k.faults.maxTaskFaults);
+    this.taskFaults.active = false;
+    this.armed = new Set(withFaults ? k.kills : []);
+  }
+
+  async run(): Promise<RunRecord> {
+    try {
+      await this.start({ parallelism: this.k.parallelism, variant: 'original', claim: false, again: { left: 0, afterMs: 0, downMs: 0 }, startedFrom: null });
+      await this.drive();
+      await Promise.all(this.snapshotChecks);
+      return await this.record();
+    } finally {
+      if (this.sinkDir) rmSync(this.sinkDir, { recursive: true, force: true });
+    }
+  }
+
+  private async drive(): Promise<void> {
+    const w = this.world;
+    while (w.steps < MAX_STEPS && w.now() < MAX_VIRTUAL_MS) {
+      if (this.settled !== null) {
+        if (!('result' in this.settled) || this.savepoint === null || this.resumedFromSavepoint) return;
+        this.resumeFromSavepoint(this.savepoint);
+        await this.start({
+          parallelism: this.k.rescale!.to,
+          variant: this.k.rescale!.changeJob ? 'changed' : 'original',
+          restoreFrom: this.savepoint,
+          claim: false,
+          again: { left: 0, afterMs: 0, downMs: 0 },
+          startedFrom: this.savepoint,
+        });
+        continue;
+      }
+      if (!w.step()) {
+        await yieldToEventLoop();
+        if (w.idle && this.settled === null) return;
+        continue;
+      }
+      await yieldToEventLoop();
+    }
+  }
+
+  private resumeFromSavepoint(location: string): void {
+    this.resumedFromSavepoint = true;
+    this.settled = null;
+    if (this.k.rescale!.to !== this.k.parallelism) this.recovery.rescales++;
+    if (this.k.rescale!.changeJob) this.recovery.changedJobResumes++;
+    this.trace?.(`${this.world.now().toFixed(1)}ms resuming from savepoint ${location}`);
+  }
+
+  /** Starts a new process running the job; it knows only what `spec` and the disk tell it. */
+  private async start(spec: StartSpec): Promise<void> {
+    const process = new SimProcess(this.world, this.procs.length + 1);
+    const storage = new FaultyStorage(JOB_ID, process, this.world.random, this.withFaults ? this.k.faults.storage : NO_STORAGE_FAULTS, this.files);
+    const rpc = new SimRpc(process, this.world.random, this.withFaults ? this.k.faults.rpc : NO_RPC_FAULTS);
+    storage.active = rpc.active = this.faultsActive;
+    const known = new Set<number>(spec.restoreFrom === JOB_DIR ? completedOnDisk(this.files, JOB_DIR) : []);
+    const proc: Proc = {
+      process,
+      storage,
+      rpc,
+      parallelism: spec.parallelism,
+      variant: spec.variant,
+      again: spec.again,
+      startedFrom: spec.startedFrom,
+      known,
+      finalCompleted: false,
+      master: null,
+      client: null,
+    };
+    this.procs.push(proc);
+    this.current = proc;
+    storage.kill = (site) => this.storageKill(proc, site);
+    this.trace?.(
+      `${this.world.now().toFixed(1)}ms process ${process.pid} starts${spec.restoreFrom ? ` from ${spec.restoreFrom}` : ''} at parallelism ${spec.parallelism}${spec.variant === 'changed' ? ' (changed job)' : ''}`,
+    );
+    try {
+      const env = environmentFor(this.k, this.job, spec.parallelism);
+      const scenario = await buildJob(this.job, env, this.k, this.log, this.sinks, spec.variant);
+      const client = await env.executeAsync('sim', {
+        env: process.environment,
+        faults: this.taskFaults,
+        rpc,
+        storage,
+        restoreFrom: spec.restoreFrom,
+        claim: spec.claim,
+        allowNonRestoredState: spec.variant === 'changed',
+        elementsPerStep: this.k.elementsPerStep,
+        sourceBatchRecords: this.k.sourceBatchRecords,
+        onJobMaster: (m) => {
+          proc.master = m;
+          storage.retained = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.checkpointId));
+          storage.retainedLocations = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.location));
+        },
+        onEvent: (e) => this.onEvent(proc, scenario, e),
+      });
+      proc.client = client;
+      client.result.then(
+        (result) => this.current === proc && (this.settled = { result }),
+        (error: unknown) => this.current === proc && (this.settled = { error }),
+      );
+    } catch (error) {
+      if (this.current === proc) this.settled = { error };
+    }
+  }
+
+  private onEvent(proc: Proc, scenario: BuiltScenario, e: JobEvent): void {
+    if (!proc.process.isAlive) return;
+    this.trace?.(`${this.world.now().toFixed(1)}ms [p${proc.process.pid}] ${describeEvent(e)}`);
+    switch (e.type) {
+      case 'running':
+        this.onRunning(proc, e.restoredFrom);
+        return;
+      case 'restarting':
+        this.counts.restarts++;
+        if (!isExpectedFailure(e.error)) this.unexpected.push(`restart caused by an error no fault explains: ${errorMessage(e.error)}`);
+        return;
+      case 'restore-fallback':
+        this.recovery.fallbacks++;
+        return;
+      case 'sink-rolled-back':
+        this.recovery.rollbacks++;
+        return;
+      case 'checkpoint-failed':
+        // issue 5: the shared-state registry must never delete a file a later checkpoint still reuses.
+        if (e.stats.failureReason === 'SHARED_FILE_DELETED')
+          this.add('storage', [e.stats.failureMessage ?? `checkpoint ${e.stats.checkpointId} reused a deleted shared file`]);
+        if (this.k.backend.kind === 'embedded-incremental' && this.k.checkpointing.maxConcurrent > 1) this.recovery.incrementalConcurrentAborts++;
+        return;
+      case 'checkpoint-completed':
+        this.onCompleted(proc, scenario, e.stats);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private onRunning(proc: Proc, restoredFrom: number | null): void {
+    if (this.withFaults && !this.faultsStarted) this.startFaults();
+    this.checkRestoredNewest(proc, restoredFrom);
+    if (restoredFrom !== null && !this.isSavepointRestore(restoredFrom)) {
+      this.recovery.restoresFromCheckpoint++;
+      if (this.inflightIds.has(restoredFrom)) this.recovery.restoresWithInflight++;
+    }
+    const again = proc.again;
+    if (again.left > 0) {
+      this.world.schedule(again.afterMs, () =>
+        this.kill(proc, 'again before a new checkpoint', { left: again.left - 1, afterMs: again.afterMs, downMs: again.downMs }),
+      );
+    }
+  }
+
+  /** Checker (f): recovery restores the newest completed checkpoint that verifies (one corrupted at rest does not). */
+  private checkRestoredNewest(proc: Proc, restoredFrom: number | null): void {
+    const verifying = [...proc.known].filter((id) => !this.corruptedDirs.has(checkpointDir(JOB_DIR, toCheckpointId(id))));
+    if (verifying.length === 0) return;
+    const newest = Math.max(...verifying);
+    if (restoredFrom === null || restoredFrom < newest) {
+      this.add('restore-newest', [
+        `process ${proc.process.pid} restored ${restoredFrom === null ? 'nothing' : `checkpoint ${restoredFrom}`} although checkpoint ${newest} completed and verifies`,
+      ]);
+    }
+  }
+
+  private isSavepointRestore(restoredFrom: number): boolean {
+    const sp = this.savepoint === null ? null : parseSavepointDirName(baseName(this.savepoint));
+    return this.resumedFromSavepoint && sp?.checkpointId === restoredFrom;
+  }
+
+  private onCompleted(proc: Proc, scenario: BuiltScenario, stats: Extract<JobEvent, { type: 'checkpoint-completed' }>['stats']): void {
+    this.counts.checkpoints++;
+    if (stats.kind === 'checkpoint') proc.known.add(stats.checkpointId);
+    if (stats.isFinal && stats.kind === 'checkpoint') proc.finalCompleted = true;
+    const inflight = stats.subtasks.some((st) => st.metrics.channelStateBytes > 0);
+    if (inflight) {
+      this.inflightIds.add(stats.checkpointId);
+      this.recovery.inflightCheckpoints++;
+      if (this.k.mode === 'aligned-timeout') this.recovery.timeoutSwitchesWithData++;
+      if (this.withFaults && this.k.afterInflight !== null && this.inflightIds.size <= AFTER_INFLIGHT_MAX) this.failAfterInflight(proc, stats.checkpointId);
+    }
+    if (stats.location) this.checkSnapshotAt(proc, scenario, stats.location);
+    if (this.faultsActive && ++this.counts.completedInWindow >= this.k.faults.untilCheckpoints) this.setFaults(false);
+    for (const plan of this.armed) {
+      if (plan.point.at === 'checkpoint-complete' && plan.point.nth === this.counts.completedInWindow)
+        this.killBy(proc, plan, `as checkpoint ${stats.checkpointId} completed, before its commits`);
+    }
+  }
+
+  /** Makes the job restore the checkpoint that just completed with in-flight data (after its notifications go out). */
+  private failAfterInflight(proc: Proc, id: number): void {
+    this.world.schedule(0, () => {
+      if (this.k.afterInflight === 'kill') this.kill(proc, `after checkpoint ${id} with in-flight data completed`, { left: 0, afterMs: 0, downMs: 1 }, true);
+      else if (proc === this.current) proc.master?.failGlobal(new InjectedFault(`restart after checkpoint ${id} with in-flight data`));
+    });
+  }
+
+  private checkSnapshotAt(proc: Proc, scenario: BuiltScenario, location: string): void {
+    const inner = proc.storage.inner;
+    this.snapshotChecks.push(
+      inner
+        .readMetadata(location)
+        .then((meta) => checkSnapshot(meta, scenario, guarantee(this.k.mode), (h) => inner.readState(h)))
+        .then((msgs) => this.add('snapshot-consistency', msgs))
+        .catch((err: unknown) => {
+          if (!this.corruptedDirs.has(location)) this.add('snapshot-consistency', [`could not read checkpoint at ${location}: ${errorMessage(err)}`]);
+        }),
+    );
+  }
+
+  // ---- faults ----
+
+  private startFaults(): void {
+    this.faultsStarted = true;
+    this.setFaults(true);
+    const w = this.world;
+    w.schedule(this.k.faults.maxWindowMs, () => this.setFaults(false));
+    for (const at of this.k.restartsAtMs)
+      w.schedule(at, () => this.faultsActive && this.current?.master?.failGlobal(new InjectedFault('coordinator restarts the job')));
+    for (const plan of this.armed)
+      if (plan.point.at === 'time') w.schedule(plan.point.afterMs, () => this.current && this.killBy(this.current, plan, 'at a drawn moment'));
+    if (this.k.corruption) w.schedule(this.k.corruption.afterMs, () => void this.tryCorrupt());
+    if (this.k.rescale) w.schedule(this.k.rescale.atMs, () => this.stopWithSavepoint(STOP_TRIES));
+  }
+
+  /** The user stops the job with a savepoint; when a fault makes the stop fail, the job goes on and the user tries again. */
+  private stopWithSavepoint(tries: number): void {
+    const client = this.current?.client;
+    if (!client || tries === 0 || this.resumedFromSavepoint) return;
+    client.stopWithSavepoint(SAVEPOINT_ROOT).then(
+      (location) => (this.savepoint = location),
+      () => this.world.schedule(STOP_RETRY_MS, () => this.stopWithSavepoint(tries - 1)),
+    );
+  }
+
+  private setFaults(on: boolean): void {
+    this.faultsActive = on;
+    this.taskFaults.active = on;
+    this.world.slowActive = on;
+    for (const p of this.procs) p.storage.active = p.rpc.active = on;
+  }
+
+  private async tryCorrupt(): Promise<void> {
+    if (!this.faultsActive) return;
+    const plan = this.k.corruption!;
+    const onDisk = completedOnDisk(this.files, JOB_DIR);
+    if (onDisk.length < 2) {
+      this.world.schedule(5, () => void this.tryCorrupt());
+      return;
+    }
+    // What the checkpoint refers to stays as it is (for inspection), so the leftover check keeps it.
+    const meta = await new MemoryCheckpointStorage(JOB_ID, { files: this.files }).readMetadata(checkpointDir(JOB_DIR, onDisk[onDisk.length - 1]!));
+    const hit = corruptAtRest(this.files, JOB_DIR, plan, (n) => this.world.random.int(n))!;
+    for (const f of [...filePathsOf(meta), metadataPath(hit.dir)]) this.corruptedFiles.add(f);
+    this.recovery.corruptions++;
+    this.corruptedDirs.add(hit.dir);
+    this.trace?.(`${this.world.now().toFixed(1)}ms corrupted ${hit.file} (${plan.how}) at rest`);
+    const proc = this.current;
+    if (proc === null) return;
+    if (plan.followedBy === 'kill') this.kill(proc, 'after corruption at rest', { left: 0, afterMs: 0, downMs: 1 });
+    else proc.master?.failGlobal(new InjectedFault('restart after corruption at rest'));
+  }
+
+  private storageKill(proc: Proc, site: StorageKillSite): boolean {
+    if (!this.faultsActive || proc !== this.current) return false;
+    if (site === 'upload') this.counts.uploads++;
+    if (site === 'metadata-before') this.counts.metadata++;
+    for (const plan of this.armed) {
+      const p = plan.point;
+      const due =
+        (p.at === 'upload' && site === 'upload' && p.nth === this.counts.uploads) ||
+        (p.at === 'metadata' && p.nth === this.counts.metadata && site === (p.durable ? 'metadata-after' : 'metadata-before'));
+      if (due) return this.killBy(proc, plan, site === 'upload' ? 'during a state upload' : `while writing _metadata (${site})`);
+    }
+    return false;
+  }
+
+  private killBy(proc: Proc, plan: KillPlan, why: string): boolean {
+    this.armed.delete(plan);
+    return this.kill(proc, why, { left: plan.again, afterMs: plan.againAfterMs, downMs: plan.downMs });
+  }
+
+  /** Kills the process: its memory is gone; the disk and the sinks' external side stay. A new process follows. */
+  private kill(proc: Proc, why: string, again: Proc['again'], outsideWindow = false): boolean {
+    if (proc !== this.current || !proc.process.isAlive || !(this.faultsActive || outsideWindow) || this.recovery.kills >= MAX_KILLS || this.settled !== null)
+      return false;
+    proc.process.kill();
+    // What the operating system does for a dead process: close its files and store handles. Nothing is flushed.
+    for (const task of proc.master?.tasks ?? []) task.cancel();
+    this.current = null;
+    this.recovery.kills++;
+    this.trace?.(`${this.world.now().toFixed(1)}ms process ${proc.process.pid} killed ${why}`);
+    this.world.schedule(again.downMs, () => void this.resumeAfterKill(proc, again));
+    return true;
+  }
+
+  private async resumeAfterKill(dead: Proc, again: Proc['again']): Promise<void> {
+    // The job's checkpoint directory, as `weir run --from <job dir>`; before its first checkpoint,
+    // the newest savepoint the user took, or the one the run started from.
+    const onDisk = completedOnDisk(this.files, JOB_DIR);
+    const fromDisk = onDisk.length > 0;
+    if (!fromDisk && dead.finalCompleted) {
+      // It died while shutting down after its final checkpoint (commits done, checkpoints being
+      // deleted): the job is done, and a run from nothing would repeat its output (the engine refuses it).
+      this.diedShuttingDown = true;
+      this.settled = { result: { jobId: JOB_ID, status: 'FINISHED', restarts: 0, checkpoints: [], lastCheckpointLocation: null } };
+      this.trace?.(`${this.world.now().toFixed(1)}ms process ${dead.process.pid} died shutting down after its final checkpoint: the job is done`);
+      return;
+    }
+    // Only the checkpoint restored is claimed; the older ones the dead process retained stay on the disk, unowned.
+    for (const id of onDisk.slice(0, -1)) this.abandoned.add(checkpointDir(JOB_DIR, id));
+    const restoreFrom = fromDisk ? JOB_DIR : (newestSavepoint(this.files, SAVEPOINT_ROOT) ?? dead.startedFrom ?? undefined);
+    await this.start({ parallelism: dead.parallelism, variant: dead.variant, restoreFrom, claim: fromDisk, again, startedFrom: dead.startedFrom });
+  }
+
+  // ---- results ----
+
+  private add(checker: string, messages: string[]): void {
+    if (messages.length > 0) this.problems.set(checker, [...(this.problems.get(checker) ?? []), ...messages].slice(0, 20));
+  }
+
+  private async record(): Promise<RunRecord> {
+    const finished = this.settled !== null && 'result' in this.settled;
+    const committed = finished ? this.sinks.committed(typeof this.job !== 'string') : [];
+    this.add('per-key-sequence', checkSequences(this.log));
+    this.add('commit-once', checkCommits(this.sinks.ledger));
+    // A process that died shutting down leaves its cleanup half done; nothing runs the job again to finish it.
+    if (finished && !this.diedShuttingDown) this.add('storage', await this.storageProblems());
+    return {
+      settled: this.settled,
+      committed,
+      world: this.world,
+      problems: this.problems,
+      unexpected: this.unexpected,
+      restarts: this.counts.restarts,
+      checkpointsCompleted: this.counts.checkpoints,
+      taskFaults: this.taskFaults.fired.length,
+      storageFaults: this.procs.reduce((n, p) => n + p.storage.injected.writeFail + p.storage.injected.torn + p.storage.injected.renameFail, 0),
+      messagesLost: this.procs.reduce((n, p) => n + p.rpc.lost, 0),
+      recovery: this.recovery,
+    };
+  }
+
+  /** Checker (d), keeping savepoints, checkpoints corrupted at rest and what abandoned checkpoints refer to. */
+  private async storageProblems(): Promise<string[]> {
+    const disk = new MemoryCheckpointStorage(JOB_ID, { files: this.files });
+    const abandonedFiles = new Set<string>();
+    for (const dir of this.abandoned) {
+      const meta = await disk.readMetadata(dir).catch(() => null);
+      if (meta === null) continue;
+      this.recovery.abandonedCheckpoints++;
+      abandonedFiles.add(metadataPath(dir));
+      for (const f of filePathsOf(meta)) abandonedFiles.add(f);
+    }
+    const kept = (f: string) =>
+      f.startsWith(`${SAVEPOINT_ROOT}/`) || abandonedFiles.has(f) || this.corruptedFiles.has(f) || [...this.corruptedDirs].some((d) => f.startsWith(`${d}/`));
+    return checkStorage(
+      this.procs.flatMap((p) => p.storage.violations),
+      this.files.keys(),
+      kept,
+    );
+  }
+}

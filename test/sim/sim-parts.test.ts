@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { CommitLedger, RecoveryCommits } from '../../src/sim/checkers/commit-once.ts';
+import { completedOnDisk, corruptAtRest, newestDurableId } from '../../src/sim/corruption.ts';
+import { ExternalTransactionStore, ExternalTransactionalSink } from '../../src/sim/external-sink.ts';
+import { describeKnobs, drawKnobs } from '../../src/sim/knobs.ts';
+import { SimProcess } from '../../src/sim/sim-process.ts';
+import { SimWorld } from '../../src/sim/sim-world.ts';
+import type { RuntimeContext } from '../../src/runtime/functions.ts';
+
+const ctx = (subtaskIndex: number, runId: string) => ({ subtaskIndex, parallelism: 2, runId }) as unknown as RuntimeContext;
+
+describe('simulator knobs', () => {
+  it('are a pure draw of the seed: the same seed gives the same object, another seed another', () => {
+    const inputs = { job: 'file-sink', mode: 'exactly-once' as const, builtIn: true };
+    expect(drawKnobs(7, inputs)).toEqual(drawKnobs(7, inputs));
+    expect(drawKnobs(8, inputs)).not.toEqual(drawKnobs(7, inputs));
+    const lines = describeKnobs(drawKnobs(7, inputs));
+    expect(lines[0]).toMatch(/^knobs: job file-sink, mode exactly-once, backend /);
+    expect(lines.some((l) => l.includes('kills:'))).toBe(true);
+  });
+
+  it('a user module fixes the parallelism it asks for', () => {
+    const k = drawKnobs(3, { job: 'x.ts', mode: 'unaligned', builtIn: false, userOptions: { parallelism: 2, maxParallelism: 4 } });
+    expect(k.parallelism).toBe(2);
+    expect(k.maxParallelism).toBe(4);
+    expect(k.rescale?.changeJob ?? false).toBe(false);
+  });
+});
+
+describe('a simulated process', () => {
+  it('runs nothing it scheduled once killed; the world and other processes go on', () => {
+    const world = new SimWorld(1, { stepCostMsMax: 0, slowProbability: 0, slowDelayMsMax: 0 });
+    const dead = new SimProcess(world, 1);
+    const alive = new SimProcess(world, 2);
+    const ran: string[] = [];
+    dead.execute(() => ran.push('dead now'));
+    dead.schedule(5, () => ran.push('dead later'));
+    alive.schedule(5, () => ran.push('alive later'));
+    dead.kill();
+    while (world.step());
+    expect(ran).toEqual(['alive later']);
+  });
+});
+
+describe('the external transactional store', () => {
+  it('keeps open, prepared and committed transactions of a dead writer; commits once, repeats only on recovery', async () => {
+    const ledger = new CommitLedger();
+    const store = new ExternalTransactionStore(ledger);
+    const sink = new ExternalTransactionalSink('out', store);
+    const first = sink.createWriter();
+    await first.open(ctx(0, 'r1'), []);
+    first.write('a');
+    const c1 = first.preCommit(1)!;
+    first.write('b'); // open transaction, left behind by the death below
+    first.dispose!();
+    expect(store.committed()).toEqual([]);
+    const second = sink.createWriter();
+    await second.open(ctx(0, 'r2'), [c1]);
+    await second.commit([c1]); // first commit, on recovery
+    await second.commit([c1]); // a second commit outside recovery
+    expect(store.committed()).toEqual([{ uid: 'out', record: 'a' }]);
+    expect(ledger.firstCommits).toBe(1);
+    expect(ledger.violations).toEqual([`transaction ${c1.transaction} was committed again outside recovery`]);
+    expect(await sink.newestCommitted()).toBe(1);
+    expect(await sink.rollBackAfter(0)).toMatch(/rolled back 1 committed transaction/);
+    expect(store.committed()).toEqual([]);
+  });
+
+  it('a restored transaction may repeat once, in the first commit after open', () => {
+    const r = new RecoveryCommits();
+    r.opened(['t1']);
+    const first = r.startCommit();
+    expect(first('t1')).toBe(true);
+    expect(first('t1')).toBe(false);
+    expect(r.startCommit()('t1')).toBe(false);
+  });
+
+  it('a first commit before any _metadata of its checkpoint or a later one is durable is a violation', () => {
+    let durable = 1;
+    const ledger = new CommitLedger(() => durable);
+    ledger.committed('t2', false, false, 2);
+    durable = 2;
+    ledger.committed('t3', false, false, 2);
+    expect(ledger.violations).toEqual(['transaction t2 of checkpoint 2 was committed while the newest durable _metadata is of checkpoint 1']);
+  });
+});
+
+describe('corruption at rest', () => {
+  const files = () =>
+    new Map<string, Uint8Array>([
+      ['memory:sim/chk-1/_metadata', new Uint8Array([1, 2, 3, 4])],
+      ['memory:sim/chk-2/_metadata', new Uint8Array([5, 6, 7, 8])],
+      ['memory:sim/chk-2/keyed-x-0-a', new Uint8Array([9, 9, 9, 9])],
+      ['memory:sim/chk-3/keyed-x-0-b', new Uint8Array([1])],
+      ['memory:savepoints/savepoint-4-abcdef/_metadata', new Uint8Array([1])],
+    ]);
+
+  it('hits only the newest completed checkpoint, and only when an older one is there to fall back to', () => {
+    const f = files();
+    expect(completedOnDisk(f, 'memory:sim')).toEqual([1, 2]);
+    expect(newestDurableId(f, 'memory:sim', 'memory:savepoints')).toBe(4);
+    const hit = corruptAtRest(f, 'memory:sim', { afterMs: 0, target: 'state-file', how: 'truncate', followedBy: 'restart' }, (n) => (n > 1 ? 1 : 0))!;
+    expect(hit).toEqual({ checkpointId: 2, file: 'memory:sim/chk-2/keyed-x-0-a', dir: 'memory:sim/chk-2' });
+    expect(f.get(hit.file)).toEqual(new Uint8Array([9]));
+    f.delete('memory:sim/chk-1/_metadata');
+    expect(corruptAtRest(f, 'memory:sim', { afterMs: 0, target: 'metadata', how: 'flip', followedBy: 'kill' }, () => 0)).toBeNull();
+  });
+});
