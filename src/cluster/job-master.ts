@@ -138,6 +138,14 @@ export class JobMaster {
     this.settle.resolve(this.resultOf('CANCELED'));
   }
 
+  /**
+   * The process died (the simulator's process kill): the running attempt's subtasks are torn down —
+   * their files and store handles closed, as the operating system would — and nobody is told.
+   */
+  abandonAttempt(): void {
+    this.deployment?.teardown();
+  }
+
   /** Fails the current attempt from outside (the simulator's "restart the job now"); the restart strategy decides what follows. */
   failGlobal(error: Error): void {
     if (this.status === 'RUNNING') this.onAttemptFailure(this.attempt, error);

@@ -452,7 +452,7 @@ export class SimRun {
       return false;
     proc.process.kill();
     // What the operating system does for a dead process: close its files and store handles. Nothing is flushed.
-    for (const task of proc.master?.tasks ?? []) task.cancel();
+    proc.master?.abandonAttempt();
     this.current = null;
     this.recovery.kills++;
     this.trace?.(`${this.world.now().toFixed(1)}ms process ${proc.process.pid} killed ${why}`);
