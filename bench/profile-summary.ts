@@ -61,20 +61,29 @@ function summarise(path: string, top: number, onlyArea: string | null): string {
   }
   const pct = (us: number) => `${((100 * us) / totalUs).toFixed(1)}%`;
   const ms = (us: number) => (us / 1000).toFixed(1);
-  const functions = [...byFunction.values()].filter((f) => onlyArea === null || f.area === onlyArea).sort((a, b) => b.us - a.us).slice(0, top);
+  const functions = [...byFunction.values()]
+    .filter((f) => onlyArea === null || f.area === onlyArea)
+    .sort((a, b) => b.us - a.us)
+    .slice(0, top);
   const areas = [...byArea.entries()].sort((a, b) => b[1] - a[1]);
   return [
     `${path}: ${ms(totalUs)} ms sampled`,
     '',
-    formatTable(['area', 'self ms', 'self %'], areas.map(([a, us]) => [a, ms(us), pct(us)])),
+    formatTable(
+      ['area', 'self ms', 'self %'],
+      areas.map(([a, us]) => [a, ms(us), pct(us)]),
+    ),
     '',
-    formatTable(['function', 'self ms', 'self %', 'area', 'where'], functions.map((f) => [f.name, ms(f.us), pct(f.us), f.area, f.where])),
+    formatTable(
+      ['function', 'self ms', 'self %', 'area', 'where'],
+      functions.map((f) => [f.name, ms(f.us), pct(f.us), f.area, f.where]),
+    ),
   ].join('\n');
 }
 
 const argv = process.argv.slice(2);
 const areaFlag = argv.indexOf('--area');
-const onlyArea = areaFlag >= 0 ? argv.splice(areaFlag, 2)[1] ?? null : null;
+const onlyArea = areaFlag >= 0 ? (argv.splice(areaFlag, 2)[1] ?? null) : null;
 const [file, topArg, ...extra] = argv;
 if (!file || extra.length > 0 || (topArg !== undefined && !(Number(topArg) > 0))) {
   console.error('usage: profile-summary.ts FILE.cpuprofile [TOP] [--area src|bench|db-ivm|gc|...]');

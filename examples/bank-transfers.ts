@@ -252,7 +252,9 @@ export function onFinished(ctx: { env: StreamEnvironment; stoppedWithSavepoint: 
   const s = summarizeLedger(lines, config);
   if (s.problems.length > 0) {
     const earlier = s.updates > all ? ` (${dir} also holds output of an earlier run: clear it before a fresh run)` : '';
-    throw new Error(`final balances do not match the expected ones: ${s.problems[0]}${s.problems.length > 1 ? ` and ${s.problems.length - 1} more` : ''}${earlier}`);
+    throw new Error(
+      `final balances do not match the expected ones: ${s.problems[0]}${s.problems.length > 1 ? ` and ${s.problems.length - 1} more` : ''}${earlier}`,
+    );
   }
   return `final balances: ${config.accounts} accounts, total ${s.total}, all equal to the expected balances (${s.updates} balance updates, each committed once)`;
 }
@@ -265,7 +267,11 @@ export function onFinished(ctx: { env: StreamEnvironment; stoppedWithSavepoint: 
  * each account's updates, in commit order, form one consistent history: seq 1, 2, 3, ..., each
  * balance the previous one plus its delta, ending at the fault-free run's final balance.
  */
-export function simCheck(committed: Readonly<Record<string, readonly unknown[]>>, oracle: Readonly<Record<string, readonly unknown[]>>, guarantee: 'exactly-once' | 'at-least-once'): string[] {
+export function simCheck(
+  committed: Readonly<Record<string, readonly unknown[]>>,
+  oracle: Readonly<Record<string, readonly unknown[]>>,
+  guarantee: 'exactly-once' | 'at-least-once',
+): string[] {
   const got = (committed.balances ?? []) as readonly BalanceUpdate[];
   const want = (oracle.balances ?? []) as readonly BalanceUpdate[];
   const problems = checkRefs(got, want, guarantee);

@@ -10,8 +10,13 @@ env
   .process(() => {
     let seen: ValueState<number>;
     return {
-      open(ctx) { seen = ctx.getState(new ValueStateDescriptor<number>('seen', 0)); },
-      processElement(word, _ctx, out) { seen.update(seen.value()! + 1); out.collect(`${word}=${seen.value()}`); },
+      open(ctx) {
+        seen = ctx.getState(new ValueStateDescriptor<number>('seen', 0));
+      },
+      processElement(word, _ctx, out) {
+        seen.update(seen.value()! + 1);
+        out.collect(`${word}=${seen.value()}`);
+      },
     };
   })
   .uid('count')

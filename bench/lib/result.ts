@@ -97,7 +97,10 @@ export function formatNumber(value: number): string {
 export function formatTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
   const line = (cells: readonly string[]) =>
-    cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd();
+    cells
+      .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -107,10 +110,20 @@ export function printResult(result: BenchResult): void {
   out.push(`\n== ${result.scenario}  (${result.cpu}, node ${result.node}, ${result.date})`);
   out.push(`params: ${JSON.stringify(result.params)}`);
   out.push('');
-  out.push(formatTable(['metric', 'value'], Object.entries(result.metrics).map(([k, v]) => [k, formatNumber(v)])));
+  out.push(
+    formatTable(
+      ['metric', 'value'],
+      Object.entries(result.metrics).map(([k, v]) => [k, formatNumber(v)]),
+    ),
+  );
   if (Object.keys(result.ratios).length > 0) {
     out.push('');
-    out.push(formatTable(['ratio', 'value'], Object.entries(result.ratios).map(([k, v]) => [k, v.toFixed(3)])));
+    out.push(
+      formatTable(
+        ['ratio', 'value'],
+        Object.entries(result.ratios).map(([k, v]) => [k, v.toFixed(3)]),
+      ),
+    );
   }
   console.log(out.join('\n'));
 }

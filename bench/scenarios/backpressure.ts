@@ -127,7 +127,9 @@ async function main(): Promise<void> {
       const done = await runMode(mode);
       stats[mode].push(...done);
       const ok = done.filter((c) => c.status === 'COMPLETED');
-      console.log(`[${SCENARIO}] round ${round + 1} ${mode}: ${ok.length}/${done.length} completed, median ${ok.length ? median(ok.map((c) => c.durationMs)).toFixed(1) : '-'} ms`);
+      console.log(
+        `[${SCENARIO}] round ${round + 1} ${mode}: ${ok.length}/${done.length} completed, median ${ok.length ? median(ok.map((c) => c.durationMs)).toFixed(1) : '-'} ms`,
+      );
     }
   }
   const metrics: Figures = {};

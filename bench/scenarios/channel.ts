@@ -115,7 +115,9 @@ async function main(): Promise<void> {
     clone.push(records / (cloneRound(buffers) / 1000));
     json.push(records / (jsonRound(buffers) / 1000));
     worker.push(records / ((await workerRound(buffers)) / 1000));
-    console.error(`[channel] round ${round}/${params.rounds}: codec ${Math.round(codec.at(-1)!)} rec/s, clone ${Math.round(clone.at(-1)!)}, json ${Math.round(json.at(-1)!)}, worker ${Math.round(worker.at(-1)!)}`);
+    console.error(
+      `[channel] round ${round}/${params.rounds}: codec ${Math.round(codec.at(-1)!)} rec/s, clone ${Math.round(clone.at(-1)!)}, json ${Math.round(json.at(-1)!)}, worker ${Math.round(worker.at(-1)!)}`,
+    );
   }
   const ratio = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i]!));
   const result = buildResult(

@@ -82,7 +82,9 @@ async function main(): Promise<void> {
         const count = Number((await admin.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${SCHEMA}.${TABLE}`)).rows[0]!.n);
         if (count !== params.rows) throw new Error(`${variant}: ${count} rows in the table, expected ${params.rows}`);
         rowsPerSec[variant].push(params.rows / (ms / 1000));
-        console.log(`[${SCENARIO}] round ${round + 1} ${variant}: ${params.rows} rows in ${(ms / 1000).toFixed(2)} s, ${Math.round(params.rows / (ms / 1000))} rows/s`);
+        console.log(
+          `[${SCENARIO}] round ${round + 1} ${variant}: ${params.rows} rows in ${(ms / 1000).toFixed(2)} s, ${Math.round(params.rows / (ms / 1000))} rows/s`,
+        );
       }
     }
   } finally {

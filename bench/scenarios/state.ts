@@ -145,7 +145,10 @@ const valueFor = (k: number, round: number): string => `${round}:${k}:`.padEnd(p
 async function checkpoints(incremental: boolean, dir: string): Promise<CheckpointFigures> {
   const storage = new FsCheckpointStorage(dir, jobId(incremental ? 'incremental' : 'full'));
   await storage.initialize();
-  const b = new EmbeddedKeyedStateBackend({ uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM }, { incremental, cacheEntriesMax: params.cacheEntriesMax, incrementsShareMax: 1 });
+  const b = new EmbeddedKeyedStateBackend(
+    { uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM },
+    { incremental, cacheEntriesMax: params.cacheEntriesMax, incrementsShareMax: 1 },
+  );
   const v = b.getState<ValueState<string>>(new ValueStateDescriptor('v'));
   const keys = params.checkpointKeys;
   const fill = startTimer();
@@ -172,7 +175,12 @@ async function checkpoints(incremental: boolean, dir: string): Promise<Checkpoin
     last = await runner.run();
     const totalMs = performance.now() - t0;
     b.notifyCheckpointComplete(checkpointId(id));
-    const sizes = last.map(keyedHandleSizes).reduce((a, s) => ({ persistedBytes: a.persistedBytes + s.persistedBytes, stateBytes: a.stateBytes + s.stateBytes }), { persistedBytes: 0, stateBytes: 0 });
+    const sizes = last
+      .map(keyedHandleSizes)
+      .reduce((a, s) => ({ persistedBytes: a.persistedBytes + s.persistedBytes, stateBytes: a.stateBytes + s.stateBytes }), {
+        persistedBytes: 0,
+        stateBytes: 0,
+      });
     if (id > 1) {
       // The first checkpoint is the base both variants write in full.
       figures.persisted.push(sizes.persistedBytes);
@@ -180,7 +188,9 @@ async function checkpoints(incremental: boolean, dir: string): Promise<Checkpoin
       figures.totalMs.push(totalMs);
       figures.syncMs.push(syncMs);
     }
-    log(`${incremental ? 'incremental' : 'full'} checkpoint ${id}: ${sizes.persistedBytes.toLocaleString('en-US')} bytes persisted of ${sizes.stateBytes.toLocaleString('en-US')}, sync ${syncMs.toFixed(2)} ms, total ${totalMs.toFixed(0)} ms`);
+    log(
+      `${incremental ? 'incremental' : 'full'} checkpoint ${id}: ${sizes.persistedBytes.toLocaleString('en-US')} bytes persisted of ${sizes.stateBytes.toLocaleString('en-US')}, sync ${syncMs.toFixed(2)} ms, total ${totalMs.toFixed(0)} ms`,
+    );
   }
   b.dispose();
   return { ...figures, last };
@@ -189,7 +199,10 @@ async function checkpoints(incremental: boolean, dir: string): Promise<Checkpoin
 async function restoreMs(handles: KeyedStateHandle[], dir: string, label: string): Promise<{ ms: number; keys: number; probe: string | undefined }> {
   const reader = new FsCheckpointStorage(dir, jobId('reader'));
   collectGarbage();
-  const b = new EmbeddedKeyedStateBackend({ uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM }, { cacheEntriesMax: params.cacheEntriesMax });
+  const b = new EmbeddedKeyedStateBackend(
+    { uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM },
+    { cacheEntriesMax: params.cacheEntriesMax },
+  );
   const t = startTimer();
   await b.restore(handles, (h) => reader.readState(h));
   const ms = t().ms;
@@ -230,7 +243,12 @@ function expectedChecksum(keys: number, records: number): number {
   return sum;
 }
 
-async function runJob(backend: 'heap' | 'embedded', keys: number, records: number, cacheEntriesMax: number): Promise<{ recordsPerSec: number; checkpoints: CheckpointStats[]; checksum: number }> {
+async function runJob(
+  backend: 'heap' | 'embedded',
+  keys: number,
+  records: number,
+  cacheEntriesMax: number,
+): Promise<{ recordsPerSec: number; checkpoints: CheckpointStats[]; checksum: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'weir-bench-state-'));
   try {
     const env = StreamEnvironment.create({
@@ -272,7 +290,9 @@ async function main(): Promise<void> {
     metrics[`heap_sync_pause_median_ms_${tag}`] = median(x.pauses);
     metrics[`heap_sync_pause_p99_ms_${tag}`] = percentile(x.pauses, 99);
     metrics[`heap_sync_pause_warm_median_ms_${tag}`] = median(x.warmPauses);
-    log(`(a) heap sync pause at ${x.keys.toLocaleString('en-US')} keys: median ${median(x.pauses).toFixed(4)} ms, p99 ${percentile(x.pauses, 99).toFixed(4)} ms; right after another snapshot: median ${median(x.warmPauses).toFixed(4)} ms`);
+    log(
+      `(a) heap sync pause at ${x.keys.toLocaleString('en-US')} keys: median ${median(x.pauses).toFixed(4)} ms, p99 ${percentile(x.pauses, 99).toFixed(4)} ms; right after another snapshot: median ${median(x.warmPauses).toFixed(4)} ms`,
+    );
   }
   const [smallest, largest] = [subjects[0]!, subjects[subjects.length - 1]!];
   ratios.sync_pause_p99_1m_vs_10k = percentile(largest.pauses, 99) / percentile(smallest.pauses, 99);
@@ -304,8 +324,10 @@ async function main(): Promise<void> {
 
     const fromFull = await restoreMs(full.last, dir, 'the full checkpoint');
     const fromChain = await restoreMs(incr.last, dir, `base + ${chain.files.length - 1} increments`);
-    if (fromFull.keys !== params.checkpointKeys || fromChain.keys !== params.checkpointKeys) throw new Error(`restored ${fromFull.keys} and ${fromChain.keys} keys, expected ${params.checkpointKeys}`);
-    if (fromFull.probe === undefined || fromChain.probe === undefined || !fromFull.probe.endsWith('x') || !fromChain.probe.endsWith('x')) throw new Error('a restored value is missing');
+    if (fromFull.keys !== params.checkpointKeys || fromChain.keys !== params.checkpointKeys)
+      throw new Error(`restored ${fromFull.keys} and ${fromChain.keys} keys, expected ${params.checkpointKeys}`);
+    if (fromFull.probe === undefined || fromChain.probe === undefined || !fromFull.probe.endsWith('x') || !fromChain.probe.endsWith('x'))
+      throw new Error('a restored value is missing');
     metrics.restore_full_ms = fromFull.ms;
     metrics.restore_chain_ms = fromChain.ms;
     ratios.restore_chain_vs_full = fromChain.ms / fromFull.ms;
@@ -323,7 +345,9 @@ async function main(): Promise<void> {
       const run = await runJob(backend, keys, records, params.throughputCacheEntriesMax);
       if (run.checksum !== expected) throw new Error(`${backend} (round ${round}): checksum ${run.checksum}, expected ${expected}`);
       (backend === 'heap' ? heapRates : embeddedRates).push(run.recordsPerSec);
-      log(`(d) round ${round} ${backend} at ${keys.toLocaleString('en-US')} keys: ${Math.round(run.recordsPerSec).toLocaleString('en-US')} records/s, ${run.checkpoints.length} checkpoints`);
+      log(
+        `(d) round ${round} ${backend} at ${keys.toLocaleString('en-US')} keys: ${Math.round(run.recordsPerSec).toLocaleString('en-US')} records/s, ${run.checkpoints.length} checkpoints`,
+      );
     }
   }
   metrics.heap_records_per_sec = median(heapRates);
@@ -332,11 +356,14 @@ async function main(): Promise<void> {
 
   const largeRecords = Math.round(params.largeKeys * params.largeRecordsPerKey);
   const large = await runJob('embedded', params.largeKeys, largeRecords, params.cacheEntriesMax);
-  if (large.checksum !== expectedChecksum(params.largeKeys, largeRecords)) throw new Error('embedded at the large key count: checksum differs from the expected counts');
+  if (large.checksum !== expectedChecksum(params.largeKeys, largeRecords))
+    throw new Error('embedded at the large key count: checksum differs from the expected counts');
   metrics[`embedded_records_per_sec_${keyTag(params.largeKeys)}`] = large.recordsPerSec;
   metrics.embedded_large_checkpoints_completed = large.checkpoints.length;
   metrics.embedded_large_checkpoint_persisted_bytes_median = large.checkpoints.length > 0 ? median(large.checkpoints.map((c) => c.persistedBytes)) : 0;
-  log(`(d) embedded at ${params.largeKeys.toLocaleString('en-US')} keys: ${Math.round(large.recordsPerSec).toLocaleString('en-US')} records/s, ${large.checkpoints.length} checkpoints`);
+  log(
+    `(d) embedded at ${params.largeKeys.toLocaleString('en-US')} keys: ${Math.round(large.recordsPerSec).toLocaleString('en-US')} records/s, ${large.checkpoints.length} checkpoints`,
+  );
   metrics.load_average_1m_end = loadavg()[0]!;
 
   const result = buildResult(SCENARIO, params, metrics, ratios);

@@ -257,7 +257,8 @@ async function verificationPass(keyAt: KeyAt): Promise<{ reference: Counts; dige
       reference = counts;
     }
     assertSameCounts(`${variant} (verification pass)`, reference!, counts);
-    if (outcome.checksum !== expectedChecksum(variant, reference!)) throw new Error(`${variant} (verification pass): checksum ${outcome.checksum}, expected ${expectedChecksum(variant, reference!)}`);
+    if (outcome.checksum !== expectedChecksum(variant, reference!))
+      throw new Error(`${variant} (verification pass): checksum ${outcome.checksum}, expected ${expectedChecksum(variant, reference!)}`);
     digests[variant] = countsDigest(counts);
     log(`verify ${variant}: final counts equal the loop's (${seconds(outcome.ms)}, untimed)`);
   }
@@ -282,7 +283,8 @@ async function main(): Promise<void> {
       collectGarbage();
       const outcome = await runVariant(variant, keyAt, 'timed');
       const expected = expectedChecksum(variant, reference);
-      if (outcome.checksum !== expected) throw new Error(`${variant} (round ${round}): checksum ${outcome.checksum}, expected ${expected}: counts differ from the loop's`);
+      if (outcome.checksum !== expected)
+        throw new Error(`${variant} (round ${round}): checksum ${outcome.checksum}, expected ${expected}: counts differ from the loop's`);
       if (outcome.counts) assertSameCounts(`${variant} (round ${round})`, reference, outcome.counts);
       updatesOut[variant] = outcome.updatesOut;
       rates[variant].push(rateOf(outcome));
@@ -299,7 +301,9 @@ async function main(): Promise<void> {
         }
         extra = `, ${done.length} checkpoints completed (median ${medianMs.toFixed(1)} ms)`;
       }
-      log(`round ${round}/${params.rounds} ${variant}: ${seconds(outcome.ms)}, ${Math.round(rateOf(outcome)).toLocaleString('en-US')} records/s (${Math.round(cpuRateOf(outcome)).toLocaleString('en-US')} per CPU-s)${extra}`);
+      log(
+        `round ${round}/${params.rounds} ${variant}: ${seconds(outcome.ms)}, ${Math.round(rateOf(outcome)).toLocaleString('en-US')} records/s (${Math.round(cpuRateOf(outcome)).toLocaleString('en-US')} per CPU-s)${extra}`,
+      );
     }
   }
 

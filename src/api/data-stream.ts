@@ -4,14 +4,7 @@
  */
 import { JobDefinitionError } from '../core/errors.ts';
 import type { LogicalGraph, LogicalNode, StreamRef } from '../graph/transformation.ts';
-import type {
-  CoProcessFunction,
-  Collector,
-  KeyedCoProcessFunction,
-  KeyedProcessFunction,
-  ProcessFunction,
-  RuntimeContext,
-} from '../runtime/functions.ts';
+import type { CoProcessFunction, Collector, KeyedCoProcessFunction, KeyedProcessFunction, ProcessFunction, RuntimeContext } from '../runtime/functions.ts';
 import { FilterOperator, FlatMapOperator, MapOperator } from '../runtime/operators/simple.ts';
 import { ProcessOperator } from '../runtime/operators/process.ts';
 import { PlainSinkOperator, TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.ts';
@@ -94,7 +87,11 @@ export class DataStream<T> extends OperatorHandle {
     super(graph, node);
   }
 
-  private apply<R>(name: string, createOperator: () => import('../runtime/operator.ts').StreamOperator, keySelector: ((r: any) => Key) | null = null): DataStream<R> {
+  private apply<R>(
+    name: string,
+    createOperator: () => import('../runtime/operator.ts').StreamOperator,
+    keySelector: ((r: any) => Key) | null = null,
+  ): DataStream<R> {
     const node = this.graph.add({ kind: 'operator', name, inputs: [this.refs], keySelectors: [keySelector], createOperator });
     return new DataStream<R>(this.graph, [{ node, partitioner: null }], node);
   }

@@ -28,7 +28,7 @@ import { TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.
 import type { StateBackendFactory } from '../state/backend.ts';
 import { HeapStateBackendFactory } from '../state/heap/heap-backend-factory.ts';
 import { EmbeddedStateBackendFactory } from '../state/embedded/embedded-backend-factory.ts';
-import { FsCheckpointStorage, } from '../storage/fs-storage.ts';
+import { FsCheckpointStorage } from '../storage/fs-storage.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
 import { DataStream } from './data-stream.ts';
@@ -200,7 +200,8 @@ export class StreamEnvironment {
    * @throws ConfigError when `count` is not a number >= 0 or `ratePerSec` is not > 0.
    */
   generate<T>(options: GeneratorOptions, produce: (index: number, seed: number) => T): DataStream<T> {
-    if (typeof options.count !== 'number' || !(options.count >= 0)) throw new ConfigError('generate.count', `must be a number >= 0 or Infinity, got ${JSON.stringify(options.count)}`);
+    if (typeof options.count !== 'number' || !(options.count >= 0))
+      throw new ConfigError('generate.count', `must be a number >= 0 or Infinity, got ${JSON.stringify(options.count)}`);
     if (options.ratePerSec !== undefined && !(options.ratePerSec > 0)) throw new ConfigError('generate.ratePerSec', `must be > 0, got ${options.ratePerSec}`);
     const seed = options.seed ?? 0;
     return this.fromSource(new IndexedSource('generate', { count: options.count, ratePerSec: options.ratePerSec }, (i) => produce(i, seed)));
@@ -289,7 +290,9 @@ export class StreamEnvironment {
         allowNonRestoredState: run.allowNonRestoredState ?? false,
         acceptDuplicates: run.acceptDuplicates ?? false,
         claim: run.claim ?? false,
-        ...(run.inMemoryTaskManagers === undefined ? this.taskManagerDeployer(id, graph, env, run) : this.inMemoryDeployer(run.inMemoryTaskManagers, graph, env, run, storage, backends, () => master)),
+        ...(run.inMemoryTaskManagers === undefined
+          ? this.taskManagerDeployer(id, graph, env, run)
+          : this.inMemoryDeployer(run.inMemoryTaskManagers, graph, env, run, storage, backends, () => master)),
       },
       env,
       run,
@@ -298,7 +301,11 @@ export class StreamEnvironment {
     const onWorkers = run.inMemoryTaskManagers === undefined && master.runsOnTaskManagers;
     const refuseSavepointOnWorkers = (): void => {
       // Subtasks in worker threads write state where checkpoints go; a savepoint's own directory is not known to them yet.
-      if (onWorkers) throw new WeirError('CHECKPOINT_FAILED', `savepoints of a job on task managers in worker threads are not supported yet (issue 11): run it with taskManagers: 1 to take one`);
+      if (onWorkers)
+        throw new WeirError(
+          'CHECKPOINT_FAILED',
+          `savepoints of a job on task managers in worker threads are not supported yet (issue 11): run it with taskManagers: 1 to take one`,
+        );
     };
     master.start();
     return {
@@ -328,7 +335,15 @@ export class StreamEnvironment {
   }
 
   /** Task managers in this thread over in-memory links, sharing the graph, backends, storage and fault injector. */
-  private inMemoryDeployer(count: number, graph: JobGraph, env: Environment, run: InternalRunOptions, storage: CheckpointStorage, backends: StateBackendFactory, master: () => JobMaster): { deployer: Deployer } {
+  private inMemoryDeployer(
+    count: number,
+    graph: JobGraph,
+    env: Environment,
+    run: InternalRunOptions,
+    storage: CheckpointStorage,
+    backends: StateBackendFactory,
+    master: () => JobMaster,
+  ): { deployer: Deployer } {
     if (!Number.isInteger(count) || count < 1) throw new ConfigError('inMemoryTaskManagers', `must be an integer >= 1, got ${count}`);
     const slots = this.options.slotsPerTaskManager;
     placeSubtasks(buildExecutionPlan(graph), count, slots);
@@ -403,7 +418,11 @@ export class StreamEnvironment {
 }
 
 function defaultJobId(name: string, suffix: number): string {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '') || 'job';
+  const slug =
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'job';
   return `${slug}-${suffix.toString(16).padStart(6, '0')}`;
 }
 

@@ -170,9 +170,34 @@ export interface ResolvedOptions {
   readonly slotsPerTaskManager: number | null;
 }
 
-const KNOWN_TOP = ['parallelism', 'maxParallelism', 'checkpointing', 'stateBackend', 'incremental', 'embeddedState', 'checkpointStorage', 'restartStrategy', 'bufferRecords', 'channelCapacity', 'jobId', 'taskManagers', 'slotsPerTaskManager'];
+const KNOWN_TOP = [
+  'parallelism',
+  'maxParallelism',
+  'checkpointing',
+  'stateBackend',
+  'incremental',
+  'embeddedState',
+  'checkpointStorage',
+  'restartStrategy',
+  'bufferRecords',
+  'channelCapacity',
+  'jobId',
+  'taskManagers',
+  'slotsPerTaskManager',
+];
 const KNOWN_EMBEDDED = ['localDir', 'cacheEntriesMax', 'incrementsShareMax'];
-const KNOWN_CHECKPOINTING = ['intervalMs', 'mode', 'timeoutMs', 'maxConcurrent', 'minPauseMs', 'tolerableFailures', 'retained', 'retention', 'unaligned', 'alignedCheckpointTimeoutMs'];
+const KNOWN_CHECKPOINTING = [
+  'intervalMs',
+  'mode',
+  'timeoutMs',
+  'maxConcurrent',
+  'minPauseMs',
+  'tolerableFailures',
+  'retained',
+  'retention',
+  'unaligned',
+  'alignedCheckpointTimeoutMs',
+];
 
 function rejectUnknown(obj: object, known: readonly string[], prefix: string): void {
   for (const key of Object.keys(obj)) {
@@ -204,11 +229,14 @@ function resolveCheckpointing(c: CheckpointingOptions | undefined): Checkpointin
   const intervalMs = o.intervalMs === undefined ? null : int(o.intervalMs, 'checkpointing.intervalMs', 1, 0);
   const mode = oneOf(o.mode, 'checkpointing.mode', ['exactly-once', 'at-least-once'], 'exactly-once');
   const maxConcurrent = int(o.maxConcurrent, 'checkpointing.maxConcurrent', 1, 1);
-  if (o.unaligned !== undefined && typeof o.unaligned !== 'boolean') throw new ConfigError('checkpointing.unaligned', `must be true or false, got ${JSON.stringify(o.unaligned)}`);
+  if (o.unaligned !== undefined && typeof o.unaligned !== 'boolean')
+    throw new ConfigError('checkpointing.unaligned', `must be true or false, got ${JSON.stringify(o.unaligned)}`);
   const unaligned = o.unaligned ?? false;
-  if (unaligned && mode !== 'exactly-once') throw new ConfigError('checkpointing.unaligned', "needs mode 'exactly-once' (at-least-once never aligns, so there is nothing to overtake)");
+  if (unaligned && mode !== 'exactly-once')
+    throw new ConfigError('checkpointing.unaligned', "needs mode 'exactly-once' (at-least-once never aligns, so there is nothing to overtake)");
   if (unaligned && maxConcurrent !== 1) throw new ConfigError('checkpointing.unaligned', `needs maxConcurrent 1, got maxConcurrent ${maxConcurrent}`);
-  if (o.alignedCheckpointTimeoutMs !== undefined && !unaligned) throw new ConfigError('checkpointing.alignedCheckpointTimeoutMs', 'only applies with unaligned: true');
+  if (o.alignedCheckpointTimeoutMs !== undefined && !unaligned)
+    throw new ConfigError('checkpointing.alignedCheckpointTimeoutMs', 'only applies with unaligned: true');
   return {
     intervalMs,
     mode,
@@ -243,13 +271,17 @@ function resolveRestart(r: RestartStrategyOptions | undefined): RestartStrategyC
       const maxDelayMs = int(e.maxDelayMs, 'restartStrategy.maxDelayMs', 0, 60_000);
       if (maxDelayMs < initialDelayMs) throw new ConfigError('restartStrategy.maxDelayMs', `must be >= initialDelayMs (${initialDelayMs}), got ${maxDelayMs}`);
       const multiplier = e.multiplier ?? 2;
-      if (typeof multiplier !== 'number' || !(multiplier >= 1)) throw new ConfigError('restartStrategy.multiplier', `must be a number >= 1, got ${JSON.stringify(multiplier)}`);
+      if (typeof multiplier !== 'number' || !(multiplier >= 1))
+        throw new ConfigError('restartStrategy.multiplier', `must be a number >= 1, got ${JSON.stringify(multiplier)}`);
       return { type, attempts: int(e.attempts, 'restartStrategy.attempts', 0, 10), initialDelayMs, maxDelayMs, multiplier };
     }
   }
 }
 
-function resolveStateOptions(backend: ResolvedOptions['stateBackend'], options: StreamEnvironmentOptions): { incremental: boolean; embeddedState: ResolvedEmbeddedState } {
+function resolveStateOptions(
+  backend: ResolvedOptions['stateBackend'],
+  options: StreamEnvironmentOptions,
+): { incremental: boolean; embeddedState: ResolvedEmbeddedState } {
   if (options.incremental !== undefined && typeof options.incremental !== 'boolean') {
     throw new ConfigError('incremental', `must be true or false, got ${JSON.stringify(options.incremental)}`);
   }
@@ -269,7 +301,11 @@ function resolveStateOptions(backend: ResolvedOptions['stateBackend'], options: 
   }
   return {
     incremental: options.incremental ?? backend === 'embedded',
-    embeddedState: { localDir: e.localDir ?? null, cacheEntriesMax: int(e.cacheEntriesMax, 'embeddedState.cacheEntriesMax', 1, 100_000), incrementsShareMax: share },
+    embeddedState: {
+      localDir: e.localDir ?? null,
+      cacheEntriesMax: int(e.cacheEntriesMax, 'embeddedState.cacheEntriesMax', 1, 100_000),
+      incrementsShareMax: share,
+    },
   };
 }
 
@@ -277,7 +313,10 @@ function resolveTaskManagers(options: StreamEnvironmentOptions, checkpointStorag
   const taskManagers = int(options.taskManagers, 'taskManagers', 1, 1, 256);
   const slotsPerTaskManager = options.slotsPerTaskManager === undefined ? null : int(options.slotsPerTaskManager, 'slotsPerTaskManager', 1, 1);
   if (taskManagers > 1 && checkpointStorage === 'memory') {
-    throw new ConfigError('taskManagers', `${taskManagers} task managers need checkpointStorage to be a directory: worker threads cannot share 'memory' storage`);
+    throw new ConfigError(
+      'taskManagers',
+      `${taskManagers} task managers need checkpointStorage to be a directory: worker threads cannot share 'memory' storage`,
+    );
   }
   return { taskManagers, slotsPerTaskManager };
 }
@@ -293,7 +332,8 @@ export function resolveOptions(options: StreamEnvironmentOptions = {}): Resolved
   const parallelism = int(options.parallelism, 'parallelism', 1, 1);
   if (parallelism > maxParallelism) throw new ConfigError('parallelism', `${parallelism} exceeds maxParallelism ${maxParallelism}`);
   const stateBackend = options.stateBackend ?? 'heap';
-  if (stateBackend !== 'heap' && stateBackend !== 'embedded') throw new ConfigError('stateBackend', `must be 'heap' or 'embedded', got ${JSON.stringify(stateBackend)}`);
+  if (stateBackend !== 'heap' && stateBackend !== 'embedded')
+    throw new ConfigError('stateBackend', `must be 'heap' or 'embedded', got ${JSON.stringify(stateBackend)}`);
   const { incremental, embeddedState } = resolveStateOptions(stateBackend, options);
   const checkpointStorage = options.checkpointStorage ?? 'memory';
   if (typeof checkpointStorage !== 'string' || checkpointStorage.length === 0) {

@@ -29,7 +29,9 @@ export function resolveJob(ref: string): ControlTarget {
   const entry = lookupJob(ref) ?? byName(ref);
   if (!isProcessAlive(entry.pid)) {
     removeStaleEntry(entry.jobId);
-    throw new UsageError(`job '${entry.jobId}' is not running: its weir run process ${entry.pid} is gone (removed the stale entry ${registryFile(entry.jobId)})`);
+    throw new UsageError(
+      `job '${entry.jobId}' is not running: its weir run process ${entry.pid} is gone (removed the stale entry ${registryFile(entry.jobId)})`,
+    );
   }
   return { address: parseAddress(entry.address), token: entry.token, label: `job ${entry.jobId}` };
 }
@@ -37,7 +39,10 @@ export function resolveJob(ref: string): ControlTarget {
 /** The registered job serving `address`: its token is only in the registry. */
 function byAddress(address: string): RegisteredJob {
   const entry = listJobs().find((j) => sameAddress(j.address, address));
-  if (entry === undefined) throw new UsageError(`no job registered in ${registryDir()} serves ${address}: weir needs the job's token from its registry entry (is WEIR_HOME the same as for its weir run?)`);
+  if (entry === undefined)
+    throw new UsageError(
+      `no job registered in ${registryDir()} serves ${address}: weir needs the job's token from its registry entry (is WEIR_HOME the same as for its weir run?)`,
+    );
   return entry;
 }
 
@@ -110,7 +115,8 @@ function answerOf(target: ControlTarget, status: number, text: string): Record<s
   } catch {
     throw new Error(`${target.address} did not answer as a weir control endpoint (HTTP ${status}, not JSON)`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${target.address} did not answer as a weir control endpoint (HTTP ${status})`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new Error(`${target.address} did not answer as a weir control endpoint (HTTP ${status})`);
   const answer = parsed as Record<string, unknown>;
   if (status >= 200 && status < 300) return answer;
   const message = `${target.label}: ${typeof answer.error === 'string' ? answer.error : `HTTP ${status}`}`;

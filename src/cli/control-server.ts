@@ -132,7 +132,12 @@ async function closeServer(server: http.Server, pending: ReadonlySet<Promise<voi
   server.closeAllConnections();
 }
 
-async function handle(req: http.IncomingMessage, res: http.ServerResponse, routes: Record<string, Route>, access: { port: () => number; token: string }): Promise<void> {
+async function handle(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  routes: Record<string, Route>,
+  access: { port: () => number; token: string },
+): Promise<void> {
   let reply: Reply;
   try {
     checkHost(req, access.port());
@@ -219,6 +224,13 @@ function statusOf(client: JobClient): Record<string, unknown> {
     lastCheckpoint:
       c === null
         ? null
-        : { checkpointId: c.checkpointId, kind: c.kind, triggeredAtMs: c.triggeredAtMs, durationMs: c.durationMs, persistedBytes: c.persistedBytes, location: c.location },
+        : {
+            checkpointId: c.checkpointId,
+            kind: c.kind,
+            triggeredAtMs: c.triggeredAtMs,
+            durationMs: c.durationMs,
+            persistedBytes: c.persistedBytes,
+            location: c.location,
+          },
   };
 }

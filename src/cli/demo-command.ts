@@ -86,7 +86,8 @@ export async function demoCommand(flags: DemoFlags): Promise<number> {
     return EXIT_JOB_FAILED;
   }
   const restarts = outcome.result.restarts;
-  const restored = outcome.restoredFrom === null ? 'restarted from the beginning: no checkpoint had completed' : `restored from checkpoint ${outcome.restoredFrom}`;
+  const restored =
+    outcome.restoredFrom === null ? 'restarted from the beginning: no checkpoint had completed' : `restored from checkpoint ${outcome.restoredFrom}`;
   process.stdout.write(
     `verified exactly-once: ${config.accounts} accounts, ${config.transfers} transfers, ${verdict.committed} balance updates ` +
       `(${want.postings} debits and credits + ${want.openings} openings) committed once each, ` +

@@ -16,7 +16,7 @@ export const EXIT_CANCELED = EXIT_SIGINT;
 /** Every exit code of `weir`, with its meaning: the one place they are documented (`weir --help`). */
 export const EXIT_CODE_HELP: readonly (readonly [number, string])[] = [
   [EXIT_OK, 'success: the job FINISHED, or the command did what it was asked'],
-  [EXIT_JOB_FAILED, "the job FAILED or its own check failed (onFinished, the demo); a running job could not do it; weir sim: a checker violation"],
+  [EXIT_JOB_FAILED, 'the job FAILED or its own check failed (onFinished, the demo); a running job could not do it; weir sim: a checker violation'],
   [EXIT_USAGE, 'usage error: a bad flag or argument, a bad job module, invalid options, an unknown job, an unsafe job registry'],
   [SIM_EXIT.liveness, 'weir sim: a liveness failure (a seed did not finish)'],
   [SIM_EXIT.crash, 'weir sim: a crash (an unexpected error in a seed)'],

@@ -84,7 +84,9 @@ export function listJobs(): RegisteredJob[] {
   const dir = checkedRegistryDir();
   if (dir === null) return [];
   const out: RegisteredJob[] = [];
-  for (const n of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const n of readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     try {
       const entry = readEntry(path.join(dir, n));
       if (entry !== null) out.push(entry);

@@ -34,7 +34,13 @@ export async function listCommand(flags: ListFlags): Promise<number> {
   const jobs = await Promise.all(live.map(describe));
   if (flags.json) process.stdout.write(`${JSON.stringify(jobs, null, 2)}\n`);
   else if (jobs.length === 0) process.stderr.write(`no running jobs (registry: ${registryDir()})\n`);
-  else process.stdout.write(renderTable(['JOB', 'NAME', 'STATE', 'CONTROL', 'STARTED'], jobs.map((j) => [j.jobId, j.name ?? '-', j.state, j.address, j.startedAt])));
+  else
+    process.stdout.write(
+      renderTable(
+        ['JOB', 'NAME', 'STATE', 'CONTROL', 'STARTED'],
+        jobs.map((j) => [j.jobId, j.name ?? '-', j.state, j.address, j.startedAt]),
+      ),
+    );
   return EXIT_OK;
 }
 

@@ -92,9 +92,11 @@ export async function loadJobModule(file: string, cwd = process.cwd()): Promise<
   const onFinished = mod.onFinished;
   if (onFinished !== undefined && typeof onFinished !== 'function') throw new UsageError(`job module ${abs}: export 'onFinished' must be a function`);
   const simCheck = mod.simCheck;
-  if (simCheck !== undefined && typeof simCheck !== 'function') throw new UsageError(`job module ${abs}: export 'simCheck' must be a function (committed, oracle, guarantee) => string[]`);
+  if (simCheck !== undefined && typeof simCheck !== 'function')
+    throw new UsageError(`job module ${abs}: export 'simCheck' must be a function (committed, oracle, guarantee) => string[]`);
   const simOutput = mod.simOutput;
-  if (simOutput !== undefined && simOutput !== 'order-independent') throw new UsageError(`job module ${abs}: export 'simOutput' must be 'order-independent', got ${JSON.stringify(simOutput)}`);
+  if (simOutput !== undefined && simOutput !== 'order-independent')
+    throw new UsageError(`job module ${abs}: export 'simOutput' must be 'order-independent', got ${JSON.stringify(simOutput)}`);
   if (simCheck !== undefined && simOutput !== undefined) throw new UsageError(`job module ${abs}: export either 'simCheck' or 'simOutput', not both`);
   return {
     path: abs,

@@ -5,7 +5,15 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { errorMessage } from '../core/errors.ts';
 import { checkpointsCommand } from './checkpoints-command.ts';
-import { cancelCommand, DEFAULT_SAVEPOINT_DIR, savepointCommand, stopCommand, type CancelFlags, type SavepointFlags, type StopFlags } from './control-commands.ts';
+import {
+  cancelCommand,
+  DEFAULT_SAVEPOINT_DIR,
+  savepointCommand,
+  stopCommand,
+  type CancelFlags,
+  type SavepointFlags,
+  type StopFlags,
+} from './control-commands.ts';
 import { demoCommand } from './demo-command.ts';
 import { EXIT_CODE_HELP, EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';

@@ -69,7 +69,9 @@ export class ProgressDisplay {
         if (!this.opts.tty && !this.opts.quiet && systemClock.now() - this.lastPlainLineMs >= PLAIN_MIN_GAP_MS) this.printPlain();
         return;
       case 'checkpoint-failed':
-        this.log(`checkpoint ${event.stats.checkpointId} failed${event.stats.failureReason ? ` (${event.stats.failureReason})` : ''}: ${event.stats.failureMessage ?? 'no reason given'}`);
+        this.log(
+          `checkpoint ${event.stats.checkpointId} failed${event.stats.failureReason ? ` (${event.stats.failureReason})` : ''}: ${event.stats.failureMessage ?? 'no reason given'}`,
+        );
         return;
       case 'restarting':
         this.log(`restarting: attempt ${event.attempt} in ${event.delayMs} ms after failure: ${event.cause}`);

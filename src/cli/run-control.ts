@@ -30,7 +30,15 @@ export async function openRunControl(client: JobClient, job: { path: string; nam
   }
   const onExit = () => unregisterJob(client.jobId);
   try {
-    registerJob({ jobId: client.jobId, name: job.name, address: server.address, token, pid: process.pid, module: job.path, startedAt: isoTime(systemClock.wallNow()) });
+    registerJob({
+      jobId: client.jobId,
+      name: job.name,
+      address: server.address,
+      token,
+      pid: process.pid,
+      module: job.path,
+      startedAt: isoTime(systemClock.wallNow()),
+    });
     process.on('exit', onExit);
   } catch (err) {
     await server.close();

@@ -127,7 +127,10 @@ async function inspectOperator(op: OperatorStateMeta): Promise<OperatorReport> {
  * Per state and key group of one keyed stream (full layout, or an increment's delta layout whose
  * sections carry deletions as a third element): its kind and the encoded size of its entries.
  */
-async function keyedSections(stream: StreamStateHandle, offsets: KeyGroupsStateHandle['offsets']): Promise<Array<{ name: string; kind: string; bytes: number }>> {
+async function keyedSections(
+  stream: StreamStateHandle,
+  offsets: KeyGroupsStateHandle['offsets'],
+): Promise<Array<{ name: string; kind: string; bytes: number }>> {
   const label = streamName(stream);
   const bytes = await readStateFs(stream);
   readStreamHeader(bytes, 'keyed', [KEYED_STREAM_VERSION, KEYED_DELTA_STREAM_VERSION], label);
@@ -141,7 +144,8 @@ async function keyedSections(stream: StreamStateHandle, offsets: KeyGroupsStateH
       if (err instanceof StorageError) throw err;
       throw corrupt('undecodable section');
     }
-    if (!Array.isArray(decoded) || decoded[0] !== keyGroup || typeof decoded[1] !== 'object' || decoded[1] === null) throw corrupt('section header does not match the offsets');
+    if (!Array.isArray(decoded) || decoded[0] !== keyGroup || typeof decoded[1] !== 'object' || decoded[1] === null)
+      throw corrupt('section header does not match the offsets');
     for (const [name, stored] of Object.entries(decoded[1] as Record<string, unknown>)) {
       if (!Array.isArray(stored) || typeof stored[0] !== 'string' || !Array.isArray(stored[1])) throw corrupt(`state "${name}" is malformed`);
       out.push({ name, kind: stored[0], bytes: encodeValue(stored[1]).byteLength });

@@ -60,15 +60,28 @@ export async function simCommand(flags: SimFlags): Promise<number> {
   const start = flags.seed ?? flags.start ?? 1;
   const seeds = flags.seed !== undefined ? 1 : (flags.seeds ?? 100);
   const print = (line: string) => process.stdout.write(`${line}\n`);
-  print(`weir sim: seeds ${start}..${start + seeds - 1}${mode ? `, mode ${mode}` : `, modes ${SIM_MODES.join('/')}`}${flags.job ? `, job ${flags.job}` : ', all scenarios'}`);
+  print(
+    `weir sim: seeds ${start}..${start + seeds - 1}${mode ? `, mode ${mode}` : `, modes ${SIM_MODES.join('/')}`}${flags.job ? `, job ${flags.job}` : ', all scenarios'}`,
+  );
   const rule = describeRule(typeof job === 'object' ? job.outputRule : undefined);
   if (rule !== null) print(`  ${rule}`);
   const t0 = systemClock.now();
   const progress = new SimProgress({ total: seeds, now: () => systemClock.now(), write: (line) => process.stderr.write(`${line}\n`) });
-  const summary = await runSeeds({ seeds, start, mode, job, print, verbose: flags.verbose, trace: flags.trace, onSeedDone: (o) => progress.seedDone(o.kind === 'ok') });
+  const summary = await runSeeds({
+    seeds,
+    start,
+    mode,
+    job,
+    print,
+    verbose: flags.verbose,
+    trace: flags.trace,
+    onSeedDone: (o) => progress.seedDone(o.kind === 'ok'),
+  });
   const secs = ((systemClock.now() - t0) / 1000).toFixed(1);
   const k = summary.byKind;
-  print(`${summary.runs} seeds in ${secs} s: ${k.ok} passed, ${k.violation} checker violations, ${k.liveness} liveness failures, ${k.crash} crashes (${summary.restarts} restarts, ${summary.checkpoints} checkpoints of which ${summary.inflightCheckpoints} persisted in-flight data, ${summary.rescaled} savepoint rescales, ${summary.faults} injected faults)`);
+  print(
+    `${summary.runs} seeds in ${secs} s: ${k.ok} passed, ${k.violation} checker violations, ${k.liveness} liveness failures, ${k.crash} crashes (${summary.restarts} restarts, ${summary.checkpoints} checkpoints of which ${summary.inflightCheckpoints} persisted in-flight data, ${summary.rescaled} savepoint rescales, ${summary.faults} injected faults)`,
+  );
   print(`recovery: ${describeRecovery(summary.recovery)}`);
   return exitCodeFor(summary);
 }

@@ -46,10 +46,24 @@ export async function superviseJob(env: StreamEnvironment, name: string, run: In
   const removeStallGuard = failIfStalled(client);
   try {
     const result = await Promise.race([client.result, removeStallGuard.stalled]);
-    return { status: result.status, jobId: client.jobId, result, elapsedMs: systemClock.now() - startMs, restoredFrom: display.restoredFrom, checkpointsCompleted: display.checkpointsCompleted };
+    return {
+      status: result.status,
+      jobId: client.jobId,
+      result,
+      elapsedMs: systemClock.now() - startMs,
+      restoredFrom: display.restoredFrom,
+      checkpointsCompleted: display.checkpointsCompleted,
+    };
   } catch (err) {
     const error = err instanceof Error ? err : new Error(errorMessage(err));
-    return { status: 'FAILED', jobId: client.jobId, error, elapsedMs: systemClock.now() - startMs, restoredFrom: display.restoredFrom, checkpointsCompleted: display.checkpointsCompleted };
+    return {
+      status: 'FAILED',
+      jobId: client.jobId,
+      error,
+      elapsedMs: systemClock.now() - startMs,
+      restoredFrom: display.restoredFrom,
+      checkpointsCompleted: display.checkpointsCompleted,
+    };
   } finally {
     removeSignals();
     removeStallGuard.remove();

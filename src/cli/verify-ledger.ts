@@ -47,7 +47,8 @@ export function verifyLedger(lines: readonly string[], want: ExpectedLedger, tra
   for (const a of byAccount.keys()) if (!(a >= 0 && a < want.balances.length)) report(`updates for unknown account ${a}`);
   if (finalTotal !== want.total) report(`total is ${finalTotal}, expected ${want.total}`);
   const expectedLines = want.postings + want.openings;
-  if (lines.length !== expectedLines) report(`${lines.length} balance updates committed, expected ${expectedLines} (${duplicates} duplicates, ${missing} missing)`);
+  if (lines.length !== expectedLines)
+    report(`${lines.length} balance updates committed, expected ${expectedLines} (${duplicates} duplicates, ${missing} missing)`);
   return { ok: problems.length === 0, problems, committed: lines.length, finalTotal };
 }
 

@@ -74,12 +74,16 @@ export function checkSnapshotCompatible(graph: JobGraph, metadata: CheckpointMet
     if (!vertex) {
       const hasState = op.subtasks.some((s) => s.keyed.length > 0 || (s.operator?.states.some((st) => st.count > 0) ?? false));
       if (hasState && !allowNonRestoredState) {
-        throw new RestoreError(`snapshot ${metadata.checkpointId} has state for uid '${op.uid}' (${op.name}) but the job has no operator with that uid; pass --allow-non-restored-state to drop it`);
+        throw new RestoreError(
+          `snapshot ${metadata.checkpointId} has state for uid '${op.uid}' (${op.name}) but the job has no operator with that uid; pass --allow-non-restored-state to drop it`,
+        );
       }
       continue;
     }
     if (op.maxParallelism !== vertex.maxParallelism) {
-      throw new RestoreError(`uid '${op.uid}': the snapshot was taken with maxParallelism ${op.maxParallelism}, the job has ${vertex.maxParallelism}; maxParallelism cannot change`);
+      throw new RestoreError(
+        `uid '${op.uid}': the snapshot was taken with maxParallelism ${op.maxParallelism}, the job has ${vertex.maxParallelism}; maxParallelism cannot change`,
+      );
     }
   }
 }
@@ -111,7 +115,11 @@ export interface ChannelTargets {
  * per channel, the buffers the consumer had recorded (older) and then those the producer's
  * barrier overtook (newer), each in its original order.
  */
-export async function restoreChannelState(targets: readonly ChannelTargets[], restored: Map<string, OperatorStateMeta>, storage: CheckpointStorage): Promise<void> {
+export async function restoreChannelState(
+  targets: readonly ChannelTargets[],
+  restored: Map<string, OperatorStateMeta>,
+  storage: CheckpointStorage,
+): Promise<void> {
   const fill = new Map<InputChannel | OutputChannel, { input: DataBuffer[]; output: DataBuffer[] }>();
   const slot = (ch: InputChannel | OutputChannel) => {
     let f = fill.get(ch);
@@ -124,7 +132,10 @@ export async function restoreChannelState(targets: readonly ChannelTargets[], re
       const what = h.stream.type === 'file' ? h.stream.path : `channel state of ${t.headUid}#${t.subtask}`;
       const buffers = decodeBuffers(await storage.readState(h.stream), what);
       const target = h.direction === 'input' ? t.inputs[h.channel] : t.outputs[h.gate]?.[h.channel];
-      if (!target) throw new RestoreError(`channel state of uid '${t.headUid}' subtask ${t.subtask} names ${h.direction} channel ${h.gate}/${h.channel}, which this job does not have; restore unaligned checkpoints into the same job graph`);
+      if (!target)
+        throw new RestoreError(
+          `channel state of uid '${t.headUid}' subtask ${t.subtask} names ${h.direction} channel ${h.gate}/${h.channel}, which this job does not have; restore unaligned checkpoints into the same job graph`,
+        );
       slot(target)[h.direction].push(...buffers);
     }
   }
@@ -136,7 +147,9 @@ function checkChannelStateRescale(graph: JobGraph, metadata: CheckpointMetadata)
   for (const v of graph.vertices) {
     const op = metadata.operators.find((o) => o.uid === v.chain[0]!.uid);
     if (op && op.parallelism !== v.parallelism && op.subtasks.some((s) => s.channels.length > 0)) {
-      throw new RestoreError(`checkpoint ${metadata.checkpointId} is unaligned and holds in-flight data of uid '${op.uid}' at parallelism ${op.parallelism}; restore it at that parallelism (not ${v.parallelism}), or rescale from a savepoint`);
+      throw new RestoreError(
+        `checkpoint ${metadata.checkpointId} is unaligned and holds in-flight data of uid '${op.uid}' at parallelism ${op.parallelism}; restore it at that parallelism (not ${v.parallelism}), or rescale from a savepoint`,
+      );
     }
   }
 }
@@ -145,7 +158,12 @@ function checkChannelStateRescale(graph: JobGraph, metadata: CheckpointMetadata)
  * `firstCheckpointFull`: the snapshot restored from is not the job's own (no-claim, or a savepoint),
  * so incremental backends must not build on its files: their first checkpoint is a full base.
  */
-export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata | null, firstCheckpointFull = false, part?: (plan: ExecutionPlan) => DeploymentPart): Promise<Deployment> {
+export async function deploy(
+  spec: DeploymentSpec,
+  restore: CheckpointMetadata | null,
+  firstCheckpointFull = false,
+  part?: (plan: ExecutionPlan) => DeploymentPart,
+): Promise<Deployment> {
   const { graph } = spec;
   if (restore) {
     checkSnapshotCompatible(graph, restore, spec.allowNonRestoredState);
@@ -163,7 +181,12 @@ export async function deploy(spec: DeploymentSpec, restore: CheckpointMetadata |
       const outputs = sub.outputs.map((ids) => ids.map((id) => share.output(byId.get(id)!)));
       built.push(await deploySubtask(spec, sub, inputs, outputs, restored, firstCheckpointFull));
     }
-    if (restore) await restoreChannelState(built.map((b) => b.target), restored, spec.storage);
+    if (restore)
+      await restoreChannelState(
+        built.map((b) => b.target),
+        restored,
+        spec.storage,
+      );
   } catch (err) {
     for (const b of built) disposeChain(b.chain);
     throw err;
@@ -238,13 +261,24 @@ async function deploySubtask(
   return { task: new StreamTask(cfg), chain, target };
 }
 
-async function restoreChain(chain: ChainedOperator[], restored: Map<string, OperatorStateMeta>, spec: DeploymentSpec, subtask: number, parallelism: number, firstCheckpointFull: boolean): Promise<void> {
+async function restoreChain(
+  chain: ChainedOperator[],
+  restored: Map<string, OperatorStateMeta>,
+  spec: DeploymentSpec,
+  subtask: number,
+  parallelism: number,
+  firstCheckpointFull: boolean,
+): Promise<void> {
   const read = (h: Parameters<CheckpointStorage['readState']>[0]) => spec.storage.readState(h);
   for (const op of chain) {
     const meta = restored.get(op.uid);
     if (!meta) continue;
     if (op.keyedBackend) {
-      await op.keyedBackend.restore(meta.subtasks.flatMap((s) => s.keyed), read, { firstCheckpointFull });
+      await op.keyedBackend.restore(
+        meta.subtasks.flatMap((s) => s.keyed),
+        read,
+        { firstCheckpointFull },
+      );
     }
     const operatorHandles = meta.subtasks.map((s) => s.operator);
     await op.operatorBackend.restoreRedistributed(operatorHandles, read, subtask, parallelism);

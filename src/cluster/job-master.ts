@@ -171,7 +171,10 @@ export class JobMaster {
     await this.result;
     if (this.attempt !== attempt) {
       // The job failed before it could finish and recovered (from this savepoint): it ran on.
-      throw new WeirError('CHECKPOINT_FAILED', `stop-with-savepoint: savepoint ${savepoint.checkpointId} at ${savepoint.location} completed, but the job failed before it finished stopping, recovered and ran on instead`);
+      throw new WeirError(
+        'CHECKPOINT_FAILED',
+        `stop-with-savepoint: savepoint ${savepoint.checkpointId} at ${savepoint.location} completed, but the job failed before it finished stopping, recovered and ran on instead`,
+      );
     }
     return savepoint;
   }
@@ -257,7 +260,9 @@ export class JobMaster {
       return { deployment, restoredFrom: restored };
     }
     if (skipped.length > 0) {
-      throw new JobFailedError(`nothing to restore job '${this.cfg.name}' from verifies: ${skipped.map((s) => `checkpoint ${s.checkpointId}: ${s.reason}`).join('; ')}`);
+      throw new JobFailedError(
+        `nothing to restore job '${this.cfg.name}' from verifies: ${skipped.map((s) => `checkpoint ${s.checkpointId}: ${s.reason}`).join('; ')}`,
+      );
     }
     const deployment = await this.deployer(spec, null, false);
     await this.reconcileSinks(null, skipped, deployment);
@@ -266,7 +271,9 @@ export class JobMaster {
 
   /** Newest first: the job's own retained checkpoints, then the `--from` candidates it has no copy of. */
   private restoreCandidates(): Array<{ checkpointId: number; location: string; kind: string; initial: boolean; load(): Promise<CompletedCheckpoint> }> {
-    const own = this.coordinator.store.all().map((c) => ({ checkpointId: c.checkpointId, location: c.location, kind: c.kind, initial: false, load: async () => c }));
+    const own = this.coordinator.store
+      .all()
+      .map((c) => ({ checkpointId: c.checkpointId, location: c.location, kind: c.kind, initial: false, load: async () => c }));
     const held = new Set(own.map((c) => c.location));
     const initial = this.initialCandidates
       .filter((c) => !held.has(c.location))
@@ -301,7 +308,10 @@ export class JobMaster {
       const sink = sinks.find((s) => s.uid === rollBack.uid)!.sink;
       const what = await sink.rollBackAfter!(rollBack.after);
       this.emit({ type: 'sink-rolled-back', uid: rollBack.uid, after: rollBack.after, description: what });
-      this.emit({ type: 'log', message: `sink '${rollBack.name}' (uid '${rollBack.uid}') committed output after checkpoint ${rollBack.after}, which the job restores: ${what}` });
+      this.emit({
+        type: 'log',
+        message: `sink '${rollBack.name}' (uid '${rollBack.uid}') committed output after checkpoint ${rollBack.after}, which the job restores: ${what}`,
+      });
     }
   }
 
@@ -335,7 +345,9 @@ export class JobMaster {
       if (this.isTerminal()) return;
       // A configuration error (a missing directory an option names) comes back on every retry.
       const hopeless = err instanceof JobFailedError || err instanceof RestoreError || err instanceof ConfigError;
-      const decision = hopeless ? { restart: false as const, why: 'restoring cannot succeed by retrying' } : decideRestart(this.cfg.restartStrategy, this.restarts);
+      const decision = hopeless
+        ? { restart: false as const, why: 'restoring cannot succeed by retrying' }
+        : decideRestart(this.cfg.restartStrategy, this.restarts);
       if (!decision.restart) {
         this.fail(new JobFailedError(`job '${this.cfg.name}' failed: ${decision.why}; last failure: ${cause}`, { cause: err }));
         return;
@@ -424,7 +436,9 @@ export class JobMaster {
       allTasksRunning: () => this.status === 'RUNNING' && this.deployment !== null && this.running.size === this.deployment.tasks.length,
       expectedTasks: (): TaskId[] => (this.deployment?.tasks ?? []).map((t) => t.id),
       operators: (): OperatorInfo[] =>
-        this.cfg.graph.vertices.flatMap((v) => v.chain.map((n) => ({ uid: n.uid, name: n.name, parallelism: v.parallelism, maxParallelism: v.maxParallelism }))),
+        this.cfg.graph.vertices.flatMap((v) =>
+          v.chain.map((n) => ({ uid: n.uid, name: n.name, parallelism: v.parallelism, maxParallelism: v.maxParallelism })),
+        ),
       triggerSources: (barrier: Parameters<TaskHandle['triggerCheckpoint']>[0]) => {
         for (const task of this.deployment?.tasks ?? []) {
           if (task.isSourceTask) this.rpc.send('trigger', () => task.triggerCheckpoint(barrier));

@@ -37,7 +37,8 @@ export function decideRestart(config: RestartStrategyConfig, restartsSoFar: numb
       if (restartsSoFar >= config.attempts) return { restart: false, why: `restartStrategy fixed-delay allows ${config.attempts} restarts and all were used` };
       return { restart: true, delayMs: config.delayMs };
     case 'exponential-delay': {
-      if (restartsSoFar >= config.attempts) return { restart: false, why: `restartStrategy exponential-delay allows ${config.attempts} restarts and all were used` };
+      if (restartsSoFar >= config.attempts)
+        return { restart: false, why: `restartStrategy exponential-delay allows ${config.attempts} restarts and all were used` };
       const delayMs = Math.min(config.maxDelayMs, config.initialDelayMs * Math.pow(config.multiplier, restartsSoFar));
       return { restart: true, delayMs };
     }

@@ -30,7 +30,11 @@ export interface RestorePlan {
 }
 
 export type SinkRecoveryDecision =
-  | { readonly kind: 'proceed'; readonly rollBacks: ReadonlyArray<{ readonly uid: string; readonly name: string; readonly after: number }>; readonly warnings: readonly string[] }
+  | {
+      readonly kind: 'proceed';
+      readonly rollBacks: ReadonlyArray<{ readonly uid: string; readonly name: string; readonly after: number }>;
+      readonly warnings: readonly string[];
+    }
   | { readonly kind: 'refuse'; readonly message: string };
 
 const WAY_OUT = 'To restore anyway and accept duplicate output, run with --accept-duplicates (RunOptions.acceptDuplicates)';

@@ -52,7 +52,8 @@ export function buildJobGraph(graph: LogicalGraph, defaultParallelism: number, m
     if (other) throw new JobDefinitionError(`uid '${node.uid}' is used by both '${other.name}' and '${node.name}'; uids must be unique`);
     uids.set(node.uid, node);
     const p = node.parallelism ?? defaultParallelism;
-    if (p > maxParallelism) throw new JobDefinitionError(`operator '${node.name}' (uid ${node.uid}): parallelism ${p} exceeds maxParallelism ${maxParallelism}`);
+    if (p > maxParallelism)
+      throw new JobDefinitionError(`operator '${node.name}' (uid ${node.uid}): parallelism ${p} exceeds maxParallelism ${maxParallelism}`);
   }
   const parallelismOf = (n: LogicalNode) => n.parallelism ?? defaultParallelism;
   const out = consumers(graph);
@@ -89,7 +90,9 @@ export function buildJobGraph(graph: LogicalGraph, defaultParallelism: number, m
         const pDown = parallelismOf(head);
         const partitioner = ref.partitioner ?? (pUp === pDown ? { type: 'forward' as const } : { type: 'rebalance' as const });
         if (partitioner.type === 'forward' && pUp !== pDown) {
-          throw new JobDefinitionError(`forward edge from '${ref.node.name}' (parallelism ${pUp}) to '${head.name}' (parallelism ${pDown}): parallelisms must match; use rebalance()`);
+          throw new JobDefinitionError(
+            `forward edge from '${ref.node.name}' (parallelism ${pUp}) to '${head.name}' (parallelism ${pDown}): parallelisms must match; use rebalance()`,
+          );
         }
         edges.push({ source, target: vertexOfHead.get(head.id)!, partitioner, input });
       }

@@ -347,7 +347,13 @@ export class StreamTask {
     const l = this.lifecycle;
     if (l.phase !== 'running' && l.phase !== 'finishing') return;
     if (barrier.options.isFinal) {
-      this.lifecycle = { phase: 'finishing', ended: l.ended, finalCheckpoint: barrier.checkpointId, stopped: this.source !== null && !l.ended, committed: false };
+      this.lifecycle = {
+        phase: 'finishing',
+        ended: l.ended,
+        finalCheckpoint: barrier.checkpointId,
+        stopped: this.source !== null && !l.ended,
+        committed: false,
+      };
     } else if (l.phase === 'finishing' && barrier.checkpointId > l.finalCheckpoint) {
       this.lifecycle = { phase: 'running', ended: l.ended };
     }

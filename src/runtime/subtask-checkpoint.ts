@@ -204,7 +204,9 @@ export class SubtaskCheckpoint {
       : Promise.resolve({ handles: [], bytes: 0 });
     void Promise.all([
       Promise.all(preCommits),
-      Promise.all(runners.map(async (r): Promise<SnapshotResult> => ({ uid: r.uid, keyed: r.keyed ? await r.keyed.run() : [], operator: await r.operator.run() }))),
+      Promise.all(
+        runners.map(async (r): Promise<SnapshotResult> => ({ uid: r.uid, keyed: r.keyed ? await r.keyed.run() : [], operator: await r.operator.run() })),
+      ),
       channelState,
     ]).then(
       ([, states, channels]) =>
@@ -224,7 +226,12 @@ export class SubtaskCheckpoint {
     );
   }
 
-  private completeAsyncPhase(id: CheckpointId, states: SnapshotResult[], channels: { handles: ChannelStateHandle[]; bytes: number }, figures: SyncFigures): void {
+  private completeAsyncPhase(
+    id: CheckpointId,
+    states: SnapshotResult[],
+    channels: { handles: ChannelStateHandle[]; bytes: number },
+    figures: SyncFigures,
+  ): void {
     const { cfg } = this.host;
     this.host.check('async-phase', id);
     const asyncMs = cfg.env.clock.now() - figures.asyncStart;

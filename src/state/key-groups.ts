@@ -114,10 +114,7 @@ function checkParallelism(maxParallelism: number, parallelism: number): void {
 /** The key groups subtask `subtask` of `parallelism` owns: [ceil(i*m/p), ceil((i+1)*m/p) - 1]. */
 export function keyGroupRangeForSubtask(maxParallelism: number, parallelism: number, subtask: number): KeyGroupRange {
   checkParallelism(maxParallelism, parallelism);
-  assert(
-    Number.isInteger(subtask) && subtask >= 0 && subtask < parallelism,
-    () => `subtask must be an integer in [0, ${parallelism}), got ${subtask}`,
-  );
+  assert(Number.isInteger(subtask) && subtask >= 0 && subtask < parallelism, () => `subtask must be an integer in [0, ${parallelism}), got ${subtask}`);
   const start = Math.floor((subtask * maxParallelism + parallelism - 1) / parallelism);
   const end = Math.floor(((subtask + 1) * maxParallelism + parallelism - 1) / parallelism) - 1;
   return { start, end };

@@ -46,7 +46,7 @@ export async function writeFileDurable(file: string, bytes: Uint8Array, options:
       // best effort
     }
     throw storageIoError(file, 'write', err);
-  } 
+  }
   try {
     fs.closeSync(fd);
   } catch (err) {

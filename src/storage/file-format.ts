@@ -59,12 +59,7 @@ export interface DecodedEnvelope {
  * Verifies and unwraps a file of `kind`. Checks, in order: magic, format version (before anything
  * else a newer version might lay out differently), length, checksum.
  */
-export function decodeEnvelope(
-  kind: FileKind,
-  bytes: Uint8Array,
-  fileNameForErrors: string,
-  supportedVersions: readonly number[],
-): DecodedEnvelope {
+export function decodeEnvelope(kind: FileKind, bytes: Uint8Array, fileNameForErrors: string, supportedVersions: readonly number[]): DecodedEnvelope {
   assert(supportedVersions.length > 0, 'decodeEnvelope needs at least one supported version');
   const file = fileNameForErrors;
   checkMagic(kind, bytes, file);

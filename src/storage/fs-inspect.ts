@@ -90,7 +90,12 @@ export async function resolveCheckpointLocation(p: string): Promise<string> {
   const chks = await checkpointDirsOf(abs);
   const complete = chks.filter((c) => c.hasMetadata);
   if (complete.length > 0) return complete[complete.length - 1]!.dir;
-  if (chks.length > 0) throw new StorageError('MISSING_FILE', abs, `no completed checkpoint: ${chks.length} checkpoint director${chks.length === 1 ? 'y has' : 'ies have'} no ${METADATA_FILE_NAME}`);
+  if (chks.length > 0)
+    throw new StorageError(
+      'MISSING_FILE',
+      abs,
+      `no completed checkpoint: ${chks.length} checkpoint director${chks.length === 1 ? 'y has' : 'ies have'} no ${METADATA_FILE_NAME}`,
+    );
   const what = parseCheckpointDirName(path.basename(abs)) !== null ? 'incomplete checkpoint' : 'not a checkpoint';
   throw new StorageError('MISSING_FILE', abs, `${what}: no ${METADATA_FILE_NAME} in this directory`);
 }

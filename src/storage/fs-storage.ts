@@ -121,7 +121,8 @@ export class FsCheckpointStorage implements CheckpointStorage {
   }
 
   private checkNotDiscarded(checkpointId: CheckpointId, dir: string): void {
-    if (this.discarded.has(checkpointId)) throw new StorageError('STORAGE_IO', dir, `checkpoint ${checkpointId} was aborted and discarded; not writing into it`);
+    if (this.discarded.has(checkpointId))
+      throw new StorageError('STORAGE_IO', dir, `checkpoint ${checkpointId} was aborted and discarded; not writing into it`);
   }
 
   async commitMetadata(metadata: CheckpointMetadata): Promise<string> {
@@ -199,7 +200,8 @@ export class FsCheckpointStorage implements CheckpointStorage {
   }
 
   createSavepointTarget(savepointRoot: string, checkpointId: CheckpointId, rand: string): SavepointTarget {
-    if (isMemoryPath(savepointRoot)) throw new StorageError('STORAGE_IO', savepointRoot, 'a job checkpointing to a directory writes savepoints to a directory, not to memory');
+    if (isMemoryPath(savepointRoot))
+      throw new StorageError('STORAGE_IO', savepointRoot, 'a job checkpointing to a directory writes savepoints to a directory, not to memory');
     return new FsSavepointWriter(savepointDir(path.resolve(savepointRoot), checkpointId, rand));
   }
 

@@ -28,7 +28,15 @@ import {
   stateFileName,
   METADATA_FILE_NAME,
 } from './paths.ts';
-import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, decodeStateFile, encodeStateFile, fileHandleFor, inlineHandleFor, verifyInline } from './state-file.ts';
+import {
+  counterSuffixes,
+  DEFAULT_INLINE_THRESHOLD_BYTES,
+  decodeStateFile,
+  encodeStateFile,
+  fileHandleFor,
+  inlineHandleFor,
+  verifyInline,
+} from './state-file.ts';
 import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, RestoreCandidate, StateScope } from './storage.ts';
 import { fsRestoreCandidates } from './fs-inspect.ts';
 import type { SavepointTarget } from './savepoint-target.ts';
@@ -105,7 +113,8 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     assert(data instanceof Uint8Array, () => `state for ${nameHint} is not a Uint8Array`);
     if (data.byteLength < this.inlineThresholdBytes) return inlineHandleFor(data);
     const dir = scope === 'exclusive' ? this.checkpointDir(checkpointId) : sharedDir(this.jobDir);
-    if (this.discarded.has(checkpointId)) throw new StorageError('STORAGE_IO', dir, `checkpoint ${checkpointId} was aborted and discarded; not writing into it`);
+    if (this.discarded.has(checkpointId))
+      throw new StorageError('STORAGE_IO', dir, `checkpoint ${checkpointId} was aborted and discarded; not writing into it`);
     let file = joinPath(dir, stateFileName(nameHint, this.nextSuffix()));
     while (this.files.has(file)) file = joinPath(dir, stateFileName(nameHint, this.nextSuffix()));
     this.files.set(file, encodeStateFile(data));
@@ -163,7 +172,8 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
 
   private async readCheckedMetadata(location: string, id: CheckpointId): Promise<CheckpointMetadata> {
     const meta = await this.readMetadata(location);
-    if (meta.checkpointId !== id) throw new StorageError('CORRUPT_FILE', metadataPath(location), `metadata is for checkpoint ${meta.checkpointId} but its directory is chk-${id}`);
+    if (meta.checkpointId !== id)
+      throw new StorageError('CORRUPT_FILE', metadataPath(location), `metadata is for checkpoint ${meta.checkpointId} but its directory is chk-${id}`);
     return meta;
   }
 

@@ -148,7 +148,10 @@ export function parseSavepointDirName(name: string): { readonly checkpointId: Ch
  */
 export function stateFileName(nameHint: string, suffix: string): string {
   assert(SUFFIX_RE.test(suffix), () => `file suffix must be letters, digits, _ or -: ${JSON.stringify(suffix)}`);
-  const hint = nameHint.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_').slice(0, 120);
+  const hint = nameHint
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/^\.+/, '_')
+    .slice(0, 120);
   return `${hint === '' ? 'state' : hint}-${suffix}`;
 }
 

@@ -34,7 +34,11 @@ export function inlineHandleFor(data: Uint8Array): StreamStateHandle {
 export function decodeStateFile(bytes: Uint8Array, handle: StreamStateHandle & { type: 'file' }): Uint8Array {
   const { body, checksum } = decodeEnvelope('state', bytes, handle.path, SUPPORTED_STATE_VERSIONS);
   if (checksum !== handle.checksum >>> 0) {
-    throw new StorageError('CORRUPT_FILE', handle.path, `checksum mismatch: file has ${hex32(checksum)}, checkpoint metadata expects ${hex32(handle.checksum)}`);
+    throw new StorageError(
+      'CORRUPT_FILE',
+      handle.path,
+      `checksum mismatch: file has ${hex32(checksum)}, checkpoint metadata expects ${hex32(handle.checksum)}`,
+    );
   }
   if (body.byteLength !== handle.size) {
     throw new StorageError('CORRUPT_FILE', handle.path, `size mismatch: file holds ${body.byteLength} bytes, checkpoint metadata expects ${handle.size}`);

@@ -43,7 +43,16 @@ describe('option validation', () => {
     const env = StreamEnvironment.create({
       parallelism: 4,
       maxParallelism: 64,
-      checkpointing: { intervalMs: 1000, mode: 'at-least-once', timeoutMs: 5000, maxConcurrent: 2, minPauseMs: 100, tolerableFailures: 0, retained: 3, retention: 'retain-on-cancel' },
+      checkpointing: {
+        intervalMs: 1000,
+        mode: 'at-least-once',
+        timeoutMs: 5000,
+        maxConcurrent: 2,
+        minPauseMs: 100,
+        tolerableFailures: 0,
+        retained: 3,
+        retention: 'retain-on-cancel',
+      },
       restartStrategy: { type: 'exponential-delay', attempts: 5, initialDelayMs: 10, maxDelayMs: 1000, multiplier: 3 },
       checkpointStorage: '/tmp/x',
     });

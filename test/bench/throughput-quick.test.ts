@@ -15,7 +15,7 @@ describe('bench throughput --quick', () => {
   const outDir = mkdtempSync(join(tmpdir(), 'weir-bench-test-'));
   afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
-  it('writes a well-formed result in which every variant produced the loop\'s counts', () => {
+  it("writes a well-formed result in which every variant produced the loop's counts", () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'throughput', '--quick', '--out', outDir], {
       cwd: join(import.meta.dirname, '..', '..'),
       encoding: 'utf8',

@@ -33,11 +33,55 @@ describe('bench zipf keys', () => {
   });
 
   it('fails loudly on differing counts and digests equal counts alike', () => {
-    const a = new Map([['x', 1], ['y', 2]]);
-    expect(() => assertSameCounts('v', a, new Map([['y', 2], ['x', 1]]))).not.toThrow();
-    expect(() => assertSameCounts('v', a, new Map([['x', 1], ['y', 3]]))).toThrow(/key "y": count 3, expected 2/);
-    expect(() => assertSameCounts('v', a, new Map([['x', 1], ['z', 2]]))).toThrow(/differ/);
-    expect(countsDigest(new Map([['y', 2], ['x', 1]]))).toBe(countsDigest(a));
-    expect(countsDigest(new Map([['x', 2], ['y', 1]]))).not.toBe(countsDigest(a));
+    const a = new Map([
+      ['x', 1],
+      ['y', 2],
+    ]);
+    expect(() =>
+      assertSameCounts(
+        'v',
+        a,
+        new Map([
+          ['y', 2],
+          ['x', 1],
+        ]),
+      ),
+    ).not.toThrow();
+    expect(() =>
+      assertSameCounts(
+        'v',
+        a,
+        new Map([
+          ['x', 1],
+          ['y', 3],
+        ]),
+      ),
+    ).toThrow(/key "y": count 3, expected 2/);
+    expect(() =>
+      assertSameCounts(
+        'v',
+        a,
+        new Map([
+          ['x', 1],
+          ['z', 2],
+        ]),
+      ),
+    ).toThrow(/differ/);
+    expect(
+      countsDigest(
+        new Map([
+          ['y', 2],
+          ['x', 1],
+        ]),
+      ),
+    ).toBe(countsDigest(a));
+    expect(
+      countsDigest(
+        new Map([
+          ['x', 2],
+          ['y', 1],
+        ]),
+      ),
+    ).not.toBe(countsDigest(a));
   });
 });

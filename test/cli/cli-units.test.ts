@@ -6,8 +6,15 @@ import { verifyLedger } from '../../src/cli/verify-ledger.ts';
 
 describe('mergeOptions', () => {
   it('lets flags win over module options and retains checkpoints written to --checkpoint-dir', () => {
-    const merged = mergeOptions({ parallelism: 2, checkpointing: { intervalMs: 1000, mode: 'at-least-once' } }, { parallelism: 4, checkpointDir: '/tmp/c', checkpointInterval: 250 });
-    expect(merged).toEqual({ parallelism: 4, checkpointStorage: '/tmp/c', checkpointing: { intervalMs: 250, mode: 'at-least-once', retention: 'retain-on-cancel' } });
+    const merged = mergeOptions(
+      { parallelism: 2, checkpointing: { intervalMs: 1000, mode: 'at-least-once' } },
+      { parallelism: 4, checkpointDir: '/tmp/c', checkpointInterval: 250 },
+    );
+    expect(merged).toEqual({
+      parallelism: 4,
+      checkpointStorage: '/tmp/c',
+      checkpointing: { intervalMs: 250, mode: 'at-least-once', retention: 'retain-on-cancel' },
+    });
   });
 
   it('keeps the retention the module chose, and leaves options alone without flags', () => {

@@ -16,7 +16,12 @@ describe('weir --version, weir help and weir list', () => {
   });
 
   it('weir help <command> exits 0 with the same text as <command> --help; an unknown topic is a usage error', async () => {
-    const [help, dashHelp, unknown, main] = await Promise.all([runCli(['help', 'run']), runCli(['run', '--help']), runCli(['help', 'nope']), runCli(['--help'])]);
+    const [help, dashHelp, unknown, main] = await Promise.all([
+      runCli(['help', 'run']),
+      runCli(['run', '--help']),
+      runCli(['help', 'nope']),
+      runCli(['--help']),
+    ]);
     expect(help.code, help.stderr).toBe(0);
     expect(help.stdout).toContain('Usage: weir run [options] <job-module>');
     expect(help.stdout).toBe(dashHelp.stdout);
@@ -50,7 +55,15 @@ describe('weir --version, weir help and weir list', () => {
       const json = await runCli(['list', '--json']);
       expect(json.code, json.stderr).toBe(0);
       expect(JSON.parse(json.stdout)).toEqual([
-        { jobId: job.jobId, name: 'slow', state: 'RUNNING', address: job.address, pid: job.cli.child.pid, module: path.join(FIXTURES, 'slow-job.ts'), startedAt: started },
+        {
+          jobId: job.jobId,
+          name: 'slow',
+          state: 'RUNNING',
+          address: job.address,
+          pid: job.cli.child.pid,
+          module: path.join(FIXTURES, 'slow-job.ts'),
+          startedAt: started,
+        },
       ]);
       expect(json.stdout).not.toContain('token');
 

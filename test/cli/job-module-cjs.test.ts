@@ -13,7 +13,8 @@ describe('a .ts job module outside a "type": "module" package', () => {
   beforeAll(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'weir-cjs-job-'));
     writeFileSync(path.join(dir, 'package.json'), '{ "name": "plain-project", "private": true }\n');
-    const job = (body: string) => `import * as path from 'node:path';\n${body}\nexport default (env: any) => { env.fromElements(path.basename('/a/ok')).print(); };\n`;
+    const job = (body: string) =>
+      `import * as path from 'node:path';\n${body}\nexport default (env: any) => { env.fromElements(path.basename('/a/ok')).print(); };\n`;
     writeFileSync(path.join(dir, 'good.ts'), `${job('')}export const name = 'good-cjs';\n`);
     writeFileSync(path.join(dir, 'missing-import.ts'), job("import { helper } from './helpers.ts';\nhelper();"));
     writeFileSync(path.join(dir, 'syntax.ts'), job('const x: number = (1 +;'));

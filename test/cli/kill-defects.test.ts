@@ -27,7 +27,14 @@ describe('issue 9: exactly-once output across SIGKILL of weir run', () => {
   it('defect 1: resuming twice from the same checkpoint keeps the committed part files', { timeout: 120_000 }, async () => {
     // Killed right after checkpoint 1 completed; resumed from its job dir and killed before a new
     // checkpoint (after it wrote uncommitted output); resumed from the same job dir again to the end.
-    const trial = await runKillTrial({ root, steps: [{ moment: 'after-complete', nth: 1 }, { moment: 'resumed-no-checkpoint', nth: 1 }], env: PAD });
+    const trial = await runKillTrial({
+      root,
+      steps: [
+        { moment: 'after-complete', nth: 1 },
+        { moment: 'resumed-no-checkpoint', nth: 1 },
+      ],
+      env: PAD,
+    });
     expect(trial.kills.map((k) => k.moment)).toEqual(['after-complete', 'resumed-no-checkpoint']);
     expect(trial.kills[1]!.from).not.toBeNull();
     expect(trial.kills[1]!.completed).toEqual([]);
@@ -57,7 +64,9 @@ describe('issue 9: exactly-once output across SIGKILL of weir run', () => {
     expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
   });
 
-  it('defect 2 (in-process fallback): a subtask failing after the newest checkpoint rotted does not repeat committed output', { timeout: 120_000 }, async () => {
+  it('defect 2 (in-process fallback): a subtask failing after the newest checkpoint rotted does not repeat committed output', {
+    timeout: 120_000,
+  }, async () => {
     const env = { ...PAD, KILL_RETAINED: '2', KILL_CORRUPT_AT: '2', KILL_RECORDS: '8000', KILL_RATE: '2000' };
     const run = await runCli(['run', KILL_JOB, '--checkpoint-dir', root, '--quiet'], { env });
     // The planted failure happened: the job truncated a state file of a committed checkpoint and failed a subtask.

@@ -22,7 +22,9 @@ export function committedBySubtask(outputDir: string): Map<number, string[]> {
     .sort((a, b) => a.subtask - b.subtask || a.checkpoint - b.checkpoint);
   const out = new Map<number, string[]>();
   for (const f of files) {
-    const lines = readFileSync(path.join(outputDir, f.name), 'utf8').split('\n').filter((l) => l.length > 0);
+    const lines = readFileSync(path.join(outputDir, f.name), 'utf8')
+      .split('\n')
+      .filter((l) => l.length > 0);
     out.set(f.subtask, [...(out.get(f.subtask) ?? []), ...lines]);
   }
   return out;
@@ -48,7 +50,10 @@ export function checkKillOutput(outputDir: string, records: number, keys: number
     const got = perKey.get(key) ?? [];
     perKey.delete(key);
     const at = firstDifference(got, want);
-    if (at !== null) problems.push(`key ${key}: ${got.length} lines, expected ${want.length}; first difference at line ${at + 1}: got '${got[at] ?? '(end)'}', expected '${want[at] ?? '(end)'}'`);
+    if (at !== null)
+      problems.push(
+        `key ${key}: ${got.length} lines, expected ${want.length}; first difference at line ${at + 1}: got '${got[at] ?? '(end)'}', expected '${want[at] ?? '(end)'}'`,
+      );
   }
   for (const [key, got] of perKey) problems.push(`key ${key}: ${got.length} lines of a key the input never has`);
   if (problems.length > 0) problems.unshift(`${lines} lines committed, expected ${records}`);

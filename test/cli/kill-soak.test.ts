@@ -15,7 +15,9 @@ const FIRST_SEED = Number(process.env.WEIR_SOAK_SEED ?? 1);
 const KILLS_PER_TRIAL = 4;
 
 describe('weir run under SIGKILL', () => {
-  it(`${KILLS} kills at seeded moments, each resumed from the killed run's job dir, commit every input once in per-key order`, { timeout: 120_000 + KILLS * 15_000 }, async () => {
+  it(`${KILLS} kills at seeded moments, each resumed from the killed run's job dir, commit every input once in per-key order`, {
+    timeout: 120_000 + KILLS * 15_000,
+  }, async () => {
     const seen: Record<KillMoment | 'half-written seen' | 'completed before kill', number> = {
       'before-first': 0,
       during: 0,
@@ -52,7 +54,9 @@ describe('weir run under SIGKILL', () => {
     const by = Object.entries(seen)
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
-    process.stdout.write(`kill soak: ${kills} kills, ${resumes} resumes, seeds ${seeds[0]}..${seeds.at(-1)} (${seeds.length} trials): ${by}; every trial's output exact\n`);
+    process.stdout.write(
+      `kill soak: ${kills} kills, ${resumes} resumes, seeds ${seeds[0]}..${seeds.at(-1)} (${seeds.length} trials): ${by}; every trial's output exact\n`,
+    );
     expect(kills).toBeGreaterThanOrEqual(KILLS);
     expect(seen.during + seen['after-complete'] + seen['resumed-no-checkpoint']).toBeGreaterThan(0);
   });

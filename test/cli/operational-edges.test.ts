@@ -51,7 +51,10 @@ describe('operational edges of weir run', () => {
     const ro = path.join(root, 'ro');
     mkdirSync(ro);
     const weir = `${process.execPath} ${path.join(REPO, 'bin/weir.mjs')} run ${KILL_JOB} --checkpoint-dir ${ro} --quiet`;
-    const r = spawnSync('unshare', ['-rm', 'sh', '-c', `mount --bind ${ro} ${ro} && mount -o remount,bind,ro ${ro} && exec ${weir}`], { encoding: 'utf8', env: { ...process.env, ...FAST } });
+    const r = spawnSync('unshare', ['-rm', 'sh', '-c', `mount --bind ${ro} ${ro} && mount -o remount,bind,ro ${ro} && exec ${weir}`], {
+      encoding: 'utf8',
+      env: { ...process.env, ...FAST },
+    });
     expect(r.status, r.stderr).toBe(2);
     expect(r.stderr).toContain(`weir: checkpointStorage: checkpoint directory ${ro} cannot be written: the file system is read-only (EROFS)`);
     expect(r.stderr).not.toMatch(/restarting/);
@@ -77,7 +80,12 @@ describe('operational edges of weir run', () => {
   it('an embeddedState.localDir that vanishes after the start check fails the job at once instead of restarting', async () => {
     const local = path.join(root, 'local');
     mkdirSync(local);
-    const env = StreamEnvironment.create({ parallelism: 1, stateBackend: 'embedded', embeddedState: { localDir: local }, restartStrategy: { type: 'fixed-delay', attempts: 5, delayMs: 1 } });
+    const env = StreamEnvironment.create({
+      parallelism: 1,
+      stateBackend: 'embedded',
+      embeddedState: { localDir: local },
+      restartStrategy: { type: 'fixed-delay', attempts: 5, delayMs: 1 },
+    });
     env
       .generate({ count: 10 }, (i) => i)
       .uid('n')
@@ -124,7 +132,8 @@ describe('operational edges of weir run', () => {
 
       const next = await runCli(['run', KILL_JOB, '--checkpoint-dir', root, '--quiet'], { env: { ...FAST, ...output('next') } });
       expect(next.code, next.stderr).toBe(0);
-      for (const id of left.incomplete) expect(next.stderr).toContain(`removed ${path.join(dead.jobDir, `chk-${id}`)}: an incomplete checkpoint of a run that is gone`);
+      for (const id of left.incomplete)
+        expect(next.stderr).toContain(`removed ${path.join(dead.jobDir, `chk-${id}`)}: an incomplete checkpoint of a run that is gone`);
       expect(checkpointsIn(dead.jobDir)).toEqual({ completed: left.completed, incomplete: [] });
       expect(existsSync(liveInProgress)).toBe(true);
       expect(live.cli.child.exitCode, 'the live run is still running').toBeNull();
@@ -168,17 +177,22 @@ describe('operational edges of weir run', () => {
     const stream = Object.assign(new Writable({ write: (_c, _e, cb) => cb() }), { isTTY: false });
     let running!: () => void;
     const isRunning = new Promise<void>((resolve) => (running = resolve));
-    const outcome = await superviseJob(env, 'count-checkpoints', { onEvent: (e) => e.type === 'running' && running() }, {
-      quiet: true,
-      stream: stream as unknown as NodeJS.WriteStream,
-      onStarted: (client) => {
-        void (async () => {
-          await isRunning;
-          for (let i = 0; i < 130; i++) await client.triggerCheckpoint();
-          await client.cancel();
-        })();
+    const outcome = await superviseJob(
+      env,
+      'count-checkpoints',
+      { onEvent: (e) => e.type === 'running' && running() },
+      {
+        quiet: true,
+        stream: stream as unknown as NodeJS.WriteStream,
+        onStarted: (client) => {
+          void (async () => {
+            await isRunning;
+            for (let i = 0; i < 130; i++) await client.triggerCheckpoint();
+            await client.cancel();
+          })();
+        },
       },
-    });
+    );
     expect(outcome.status).toBe('CANCELED');
     expect(outcome.checkpointsCompleted).toBe(130);
     expect(finalStatusLine(outcome)).toMatch(/\| 130 checkpoints, last checkpoint 130: /);

@@ -69,8 +69,7 @@ export function startCli(args: readonly string[], options: CliOptions = {}): Cli
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
-  const waitForStderr = (text: string) =>
-    stderr.includes(text) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ text, resolve }));
+  const waitForStderr = (text: string) => (stderr.includes(text) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ text, resolve })));
   return { child, done, waitForStderr, output: () => ({ stdout, stderr }) };
 }
 

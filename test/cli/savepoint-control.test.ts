@@ -18,7 +18,13 @@ function expectUsage(r: CliResult): string {
 }
 
 /** One raw request to a control endpoint, with full control over the headers. */
-function request(address: string, method: string, route: string, body: string | null, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, unknown> }> {
+function request(
+  address: string,
+  method: string,
+  route: string,
+  body: string | null,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = http.request(new URL(route, address), { method, headers }, (res) => {
       let text = '';

@@ -14,7 +14,12 @@ interface InspectJson {
   checkpointId: number;
   jobId: string;
   createdAt: string;
-  operators: Array<{ uid: string; parallelism: number; maxParallelism: number; states: Array<{ name: string; scope: string; kind: string | null; keys?: number; entries?: number; bytes: number }> }>;
+  operators: Array<{
+    uid: string;
+    parallelism: number;
+    maxParallelism: number;
+    states: Array<{ name: string; scope: string; kind: string | null; keys?: number; entries?: number; bytes: number }>;
+  }>;
 }
 
 const COUNTS = path.join(FIXTURES, 'counts-job.ts');
@@ -82,7 +87,9 @@ describe('weir savepoint, stop --savepoint and resume from it', { timeout: CLI_T
     expect(table.stdout).toMatch(/^ {2}format version {2}1$/m);
     expect(table.stdout).toMatch(/^count\s+keyed-process\s+2\s+128\s+count\s+keyed value\s+20 keys\s+\d+ B$/m);
 
-    const resumed = await runCli(['run', COUNTS, '--checkpoint-dir', chk, '--from', stopSavepoint, '--parallelism', '3', '--quiet'], { env: { COUNTS_RATE: '20000' } });
+    const resumed = await runCli(['run', COUNTS, '--checkpoint-dir', chk, '--from', stopSavepoint, '--parallelism', '3', '--quiet'], {
+      env: { COUNTS_RATE: '20000' },
+    });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/restored from checkpoint \d+/);
     expect(resumed.stdout).toContain('counts: all 8000 lines committed exactly once');

@@ -31,7 +31,9 @@ describe('bank-transfers simCheck', () => {
     const [o0, d1, c2] = ORACLE.balances;
     expect(simCheck({ balances: [o0!, d1!, d1!, c2!] }, ORACLE, 'exactly-once').join('\n')).toMatch(/d1 \(account 0\) committed 2 times/);
     expect(simCheck({ balances: [o0!, c2!] }, ORACLE, 'exactly-once').join('\n')).toMatch(/d1 \(account 0\) was never committed/);
-    expect(simCheck({ balances: [o0!, update(0, 2, 91, -10, 'd1'), update(0, 3, 96, 5, 'c2')] }, ORACLE, 'exactly-once').join('\n')).toMatch(/makes 100 \+ -10 into 91/);
+    expect(simCheck({ balances: [o0!, update(0, 2, 91, -10, 'd1'), update(0, 3, 96, 5, 'c2')] }, ORACLE, 'exactly-once').join('\n')).toMatch(
+      /makes 100 \+ -10 into 91/,
+    );
     // At-least-once tolerates a repeat but not a loss.
     expect(simCheck({ balances: [o0!, d1!, d1!, c2!] }, ORACLE, 'at-least-once')).toEqual([]);
     expect(simCheck({ balances: [o0!, c2!] }, ORACLE, 'at-least-once')).not.toEqual([]);
@@ -44,7 +46,9 @@ describe('output rules', () => {
     expect(outputRuleOf({ simOutput: 'order-independent' }).kind).toBe('multiset');
     expect(outputRuleOf({ simCheck }).kind).toBe('custom');
     expect(checkOutput('exactly-once', ['a\t1', 'a\t2'], ['a\t2', 'a\t1'], { kind: 'counts' })).toEqual([]);
-    expect(checkOutput('exactly-once', ['a\t1', 'a\t1', 'a\t2'], ['a\t2', 'a\t1'], { kind: 'counts' })).toEqual(['sink a: 3 records committed, the fault-free run committed 2']);
+    expect(checkOutput('exactly-once', ['a\t1', 'a\t1', 'a\t2'], ['a\t2', 'a\t1'], { kind: 'counts' })).toEqual([
+      'sink a: 3 records committed, the fault-free run committed 2',
+    ]);
     expect(checkOutput('at-least-once', ['a\t1', 'a\t1', 'a\t2'], ['a\t2', 'a\t1'], { kind: 'counts' })).toEqual([]);
   });
 
@@ -53,7 +57,9 @@ describe('output rules', () => {
       throw new Error('bad check');
     };
     expect(checkOutput('exactly-once', [], [], { kind: 'custom', check: boom })).toEqual(['simCheck threw: bad check']);
-    expect(checkOutput('exactly-once', [], [], { kind: 'custom', check: (() => 'no') as never })).toEqual(['simCheck must return an array of problems (strings), got string']);
+    expect(checkOutput('exactly-once', [], [], { kind: 'custom', check: (() => 'no') as never })).toEqual([
+      'simCheck must return an array of problems (strings), got string',
+    ]);
   });
 });
 
@@ -79,12 +85,17 @@ describe('SimProgress', () => {
       now += 100;
       fast.seedDone(true);
     }
-    expect(lines.slice(2)).toEqual(['sim: 10/100 seeds, 0 failed so far, 10.0 seeds/s, about 9.0 s left', 'sim: 20/100 seeds, 0 failed so far, 10.0 seeds/s, about 8.0 s left']);
+    expect(lines.slice(2)).toEqual([
+      'sim: 10/100 seeds, 0 failed so far, 10.0 seeds/s, about 9.0 s left',
+      'sim: 20/100 seeds, 0 failed so far, 10.0 seeds/s, about 8.0 s left',
+    ]);
   });
 });
 
 describe('weir sim --job <module>', () => {
-  it('runs a module fixing parallelism 2 (seeds 7 and 11 drew maxParallelism 1) and checks bank transfers by their simCheck', { timeout: 180_000 }, async () => {
+  it('runs a module fixing parallelism 2 (seeds 7 and 11 drew maxParallelism 1) and checks bank transfers by their simCheck', {
+    timeout: 180_000,
+  }, async () => {
     const r = await runCli(['sim', '--job', path.join(FIXTURES, 'sim-bank-job.ts'), '--start', '7', '--seeds', '5']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain("output checked by the module's simCheck against the fault-free run");

@@ -8,7 +8,11 @@ import { LocalChannel } from '../../src/runtime/channel.ts';
 import type { DataBuffer } from '../../src/checkpoint/channel/buffer.ts';
 import { MemoryCheckpointStorage } from '../../src/storage/memory-storage.ts';
 
-const buf = (records: number[], keyed = false): DataBuffer => ({ kind: 'buffer', records, keyGroups: keyed ? Int32Array.from(records.map((r) => r % 7)) : null });
+const buf = (records: number[], keyed = false): DataBuffer => ({
+  kind: 'buffer',
+  records,
+  keyGroups: keyed ? Int32Array.from(records.map((r) => r % 7)) : null,
+});
 
 describe('channel state restore', () => {
   it('puts back the consumer-recorded buffers, then the producer-overtaken ones, each in order, before new data', async () => {

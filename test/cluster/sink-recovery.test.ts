@@ -8,7 +8,11 @@ const skipped = [{ checkpointId: 5, reason: 'chk-5/_metadata: checksum mismatch'
 
 describe('the sink-aware restore rule', () => {
   it('proceeds when no sink committed past the restore point', () => {
-    expect(decideSinkRecovery({ restoreId: 5, skipped: [], acceptDuplicates: false }, [files(5), pg(4), blind])).toEqual({ kind: 'proceed', rollBacks: [], warnings: [] });
+    expect(decideSinkRecovery({ restoreId: 5, skipped: [], acceptDuplicates: false }, [files(5), pg(4), blind])).toEqual({
+      kind: 'proceed',
+      rollBacks: [],
+      warnings: [],
+    });
   });
 
   it('rolls back a sink that can, when it committed a newer checkpoint', () => {

@@ -23,7 +23,7 @@ async function run(sink: FileSink, runId: string, restored: FileCommittable[], l
 }
 
 describe('file sink across processes (issue 9, defect 1)', () => {
-  it('restoring the same checkpoint twice never commits another run\'s file over committed output', async () => {
+  it("restoring the same checkpoint twice never commits another run's file over committed output", async () => {
     const dir = tempDir();
     const sink = new FileSink({ directory: dir });
     // Process 1 pre-commits checkpoint 1 and dies before committing it.
@@ -46,7 +46,7 @@ describe('file sink across processes (issue 9, defect 1)', () => {
     expect(c.final).toBe(join(dir, 'part-0-7'));
   });
 
-  it('keeps files a restored committable names and files of the current run, deletes other runs\' leftovers', async () => {
+  it("keeps files a restored committable names and files of the current run, deletes other runs' leftovers", async () => {
     const dir = tempDir();
     const sink = new FileSink({ directory: dir });
     const writers = await Promise.all(

@@ -62,7 +62,9 @@ describe('ownership of the checkpoint a job restores from', () => {
     const client = await env.executeAsync('sp');
     await whenRunning(client);
     const savepoint = await client.stopWithSavepoint(join(dir, 'savepoints'));
-    const error = await job(dir, 'claimer', 10).execute('claimer', { restoreFrom: savepoint, claim: true }).catch((e: unknown) => e);
+    const error = await job(dir, 'claimer', 10)
+      .execute('claimer', { restoreFrom: savepoint, claim: true })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toContain('cannot be claimed');
   });

@@ -20,7 +20,13 @@ function job(backend: 'heap' | 'embedded', parallelism: number, root: string, si
     checkpointing: { retention: 'retain-on-cancel' },
     restartStrategy: { type: 'none' },
   });
-  heldGenerate(env, { count: N }, key, { gate }).uid('keys').keyBy((k) => k).process(keyedCount).uid('count').sinkTo(sink).uid('sink');
+  heldGenerate(env, { count: N }, key, { gate })
+    .uid('keys')
+    .keyBy((k) => k)
+    .process(keyedCount)
+    .uid('count')
+    .sinkTo(sink)
+    .uid('sink');
   return env;
 }
 

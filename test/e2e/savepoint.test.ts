@@ -132,7 +132,9 @@ describe('savepoints', () => {
     const { env } = countingJob({ parallelism: 1, checkpointStorage: join(root, 'chk') }, 'count', undefined, new SourceGate(1_000));
     const client = await heldRun(env, 'corrupt');
     const location = await client.stopWithSavepoint(join(root, 'sp'));
-    const victim = readdirSync(location).filter((n) => n !== '_metadata').map((n) => join(location, n))[0]!;
+    const victim = readdirSync(location)
+      .filter((n) => n !== '_metadata')
+      .map((n) => join(location, n))[0]!;
     const bytes = readFileSync(victim);
     bytes[bytes.length - 3]! ^= 0x55;
     writeFileSync(victim, bytes);

@@ -142,7 +142,9 @@ describe('sink-aware fallback', () => {
       (j.sink as { rollBackAfter?: unknown }).rollBackAfter = undefined;
       return j;
     };
-    const error = await build().env.execute('second', { restoreFrom: join(root, 'chk', 'first') }).catch((e: unknown) => e);
+    const error = await build()
+      .env.execute('second', { restoreFrom: join(root, 'chk', 'first') })
+      .catch((e: unknown) => e);
     expect((error as Error).message).toContain(`has committed checkpoint ${newest.checkpointId}`);
     expect((error as Error).message).toContain(`restore checkpoint ${newest.checkpointId - 1}`);
     expect((error as Error).message).toContain("uid 'out'");

@@ -47,7 +47,9 @@ function allKinds(): KeyedProcessFunction<string, Reading, string> {
       if (count.value()! % 10 === 0) buckets.remove(0);
       max.add(r.value);
       mean.add(r.value);
-      out.collect(`${ctx.currentKey}|${count.value()}|${last.join(',')}|${[...buckets.entries()].sort((a, b) => a[0] - b[0]).join(';')}|${max.get()}|${mean.get()}`);
+      out.collect(
+        `${ctx.currentKey}|${count.value()}|${last.join(',')}|${[...buckets.entries()].sort((a, b) => a[0] - b[0]).join(';')}|${max.get()}|${mean.get()}`,
+      );
     },
   };
 }

@@ -18,7 +18,13 @@ async function run(variant: Variant, faults?: FaultPlan) {
   const env = StreamEnvironment.create(
     baseOptions({
       checkpointStorage: tempDir(),
-      checkpointing: { intervalMs: 5, retention: 'retain-on-cancel', retained: 2, unaligned: variant.unaligned, alignedCheckpointTimeoutMs: variant.alignedCheckpointTimeoutMs },
+      checkpointing: {
+        intervalMs: 5,
+        retention: 'retain-on-cancel',
+        retained: 2,
+        unaligned: variant.unaligned,
+        alignedCheckpointTimeoutMs: variant.alignedCheckpointTimeoutMs,
+      },
     }),
   );
   const sink = new CollectSink<string>();

@@ -5,11 +5,17 @@ import { buildExecutionPlan } from '../../src/graph/execution-plan.ts';
 /** gen(2) -keyBy-> count(3) -rebalance-> sink(3), and a second source forward-connected into a map chain. */
 function graph() {
   const env = StreamEnvironment.create({ parallelism: 3, maxParallelism: 8 });
-  const a = env.generate({ count: 10 }, (i) => `k${i}`).uid('a').setParallelism(2);
+  const a = env
+    .generate({ count: 10 }, (i) => `k${i}`)
+    .uid('a')
+    .setParallelism(2);
   const b = env.generate({ count: 10 }, (i) => `k${i}`).uid('b');
   a.keyBy((x) => x)
     .connect(b.keyBy((x) => x))
-    .process(() => ({ processElement1: (x: string, _c: unknown, out: { collect(r: string): void }) => out.collect(x), processElement2: (x: string, _c: unknown, out: { collect(r: string): void }) => out.collect(x) }))
+    .process(() => ({
+      processElement1: (x: string, _c: unknown, out: { collect(r: string): void }) => out.collect(x),
+      processElement2: (x: string, _c: unknown, out: { collect(r: string): void }) => out.collect(x),
+    }))
     .uid('join')
     .rebalance()
     .sinkTo(new CollectSink<string>())

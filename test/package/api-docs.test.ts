@@ -13,7 +13,9 @@ const exec = promisify(execFile);
 describe('npm run docs', () => {
   it('documents every public export and names no unexported type (TypeDoc, warnings as errors)', async () => {
     const typedoc = path.join(REPO, 'node_modules/typedoc/bin/typedoc');
-    const r = await exec(process.execPath, [typedoc, '--emit', 'none', '--treatWarningsAsErrors'], { cwd: REPO }).catch((e: { stdout: string; stderr: string; code: number }) => e);
+    const r = await exec(process.execPath, [typedoc, '--emit', 'none', '--treatWarningsAsErrors'], { cwd: REPO }).catch(
+      (e: { stdout: string; stderr: string; code: number }) => e,
+    );
     const out = `${r.stdout}${r.stderr}`.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '');
     expect(out.split('\n').filter((l) => l.includes('[warning]') || l.includes('[error]'))).toEqual([]);
     expect('code' in r ? r.code : 0).toBe(0);

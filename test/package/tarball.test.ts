@@ -95,7 +95,18 @@ describe('the packed package, installed into a fresh project', () => {
   it('holds only the compiled package: dist, bin, README, LICENSE, CHANGELOG, package.json', () => {
     const paths = packed.files.map((f) => f.path);
     expect(paths.filter((p) => !ALLOWED_TOP.has(p.split('/')[0]!))).toEqual([]);
-    expect(paths).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'bin/weir.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/cli/main.js']));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'LICENSE',
+        'CHANGELOG.md',
+        'bin/weir.mjs',
+        'dist/src/index.js',
+        'dist/src/index.d.ts',
+        'dist/src/cli/main.js',
+      ]),
+    );
     expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);
   });
 
@@ -105,7 +116,9 @@ describe('the packed package, installed into a fresh project', () => {
   });
 
   it('type-checks a strict TypeScript project against its .d.ts (skipLibCheck off)', async () => {
-    const r = await exec(process.execPath, [path.join(project, 'node_modules/typescript/bin/tsc'), '-p', '.'], { cwd: project }).catch((e: { stdout: string; code: number }) => e);
+    const r = await exec(process.execPath, [path.join(project, 'node_modules/typescript/bin/tsc'), '-p', '.'], { cwd: project }).catch(
+      (e: { stdout: string; code: number }) => e,
+    );
     expect(r.stdout).toBe('');
   }, 90_000);
 

@@ -42,12 +42,14 @@ class GatedSink implements TwoPhaseCommitSink<number, number[]> {
   }
 }
 
-
 function job(count: number) {
   const env = StreamEnvironment.create({ parallelism: 1, restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 5 } });
   const sink = new GatedSink();
   const gate = new SourceGate(1_000);
-  heldGenerate(env, { count }, (i) => i, { gate }).uid('gen').sinkTo(sink).uid('out');
+  heldGenerate(env, { count }, (i) => i, { gate })
+    .uid('gen')
+    .sinkTo(sink)
+    .uid('out');
   return { env, sink, gate };
 }
 

@@ -52,7 +52,9 @@ describe('credit-based channels', () => {
       onEvent: (e) => {
         // Once the attempt runs, reach its channels through its tasks' input gates.
         if (e.type !== 'running' || master === null) return;
-        channels = master.tasks.flatMap((t) => ((t as unknown as { cfg: { input: { channels: Array<{ channel: LocalChannel }> } | null } }).cfg.input?.channels ?? []).map((s) => s.channel));
+        channels = master.tasks.flatMap((t) =>
+          ((t as unknown as { cfg: { input: { channels: Array<{ channel: LocalChannel }> } | null } }).cfg.input?.channels ?? []).map((s) => s.channel),
+        );
       },
     });
     expect(result.status).toBe('FINISHED');

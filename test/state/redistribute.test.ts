@@ -30,7 +30,16 @@ describe('redistributeListEntries', () => {
 
   it('split 2 -> 5 leaves later subtasks empty when entries run out', () => {
     expect(redistributeListEntries('split', [[1, 2], [3]], 5)).toEqual([[1], [2], [3], [], []]);
-    expect(redistributeListEntries('split', [[1, 2, 3, 4], [5, 6, 7]], 5)).toEqual([[1, 2], [3, 4], [5], [6], [7]]);
+    expect(
+      redistributeListEntries(
+        'split',
+        [
+          [1, 2, 3, 4],
+          [5, 6, 7],
+        ],
+        5,
+      ),
+    ).toEqual([[1, 2], [3, 4], [5], [6], [7]]);
   });
 
   it('split at unchanged parallelism keeps each subtask its own entries', () => {
@@ -39,8 +48,15 @@ describe('redistributeListEntries', () => {
 
   it('union gives everyone the concatenation, at any parallelism', () => {
     const old = [['a'], ['b', 'c'], []];
-    expect(redistributeListEntries('union', old, 2)).toEqual([['a', 'b', 'c'], ['a', 'b', 'c']]);
-    expect(redistributeListEntries('union', old, 3)).toEqual([['a', 'b', 'c'], ['a', 'b', 'c'], ['a', 'b', 'c']]);
+    expect(redistributeListEntries('union', old, 2)).toEqual([
+      ['a', 'b', 'c'],
+      ['a', 'b', 'c'],
+    ]);
+    expect(redistributeListEntries('union', old, 3)).toEqual([
+      ['a', 'b', 'c'],
+      ['a', 'b', 'c'],
+      ['a', 'b', 'c'],
+    ]);
     expect(redistributeListEntries('union', [['x'], ['y']], 5)).toEqual(Array.from({ length: 5 }, () => ['x', 'y']));
   });
 

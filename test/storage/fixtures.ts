@@ -77,12 +77,8 @@ export function sampleMetadata(args: {
           {
             subtask: 0,
             keyed,
-            operator:
-              args.operator == null
-                ? null
-                : { type: 'operator', states: [{ name: 'offsets', mode: 'split', count: 2 }], stream: args.operator },
-            channels:
-              args.channel == null ? [] : [{ direction: 'input', gate: 0, channel: 1, stream: args.channel, buffers: 4 }],
+            operator: args.operator == null ? null : { type: 'operator', states: [{ name: 'offsets', mode: 'split', count: 2 }], stream: args.operator },
+            channels: args.channel == null ? [] : [{ direction: 'input', gate: 0, channel: 1, stream: args.channel, buffers: 4 }],
           },
         ],
       },

@@ -29,7 +29,13 @@ function pathOf(h: StreamStateHandle): string {
 describe('FsCheckpointStorage on disk', () => {
   it('lays files out as <root>/<job>/chk-<n>/ and shared/, with absolute handle paths', async () => {
     const root = await dirs.make();
-    const storage = new FsCheckpointStorage(root, JOB, { inlineThresholdBytes: 0, fileSuffix: (() => { let i = 0; return () => `s${i++}`; })() });
+    const storage = new FsCheckpointStorage(root, JOB, {
+      inlineThresholdBytes: 0,
+      fileSuffix: (() => {
+        let i = 0;
+        return () => `s${i++}`;
+      })(),
+    });
     await storage.initialize();
     expect(storage.description).toBe(path.join(root, 'job-a'));
     expect((await readdir(storage.jobDir)).sort()).toEqual(['shared', 'taskowned']);

@@ -42,8 +42,16 @@ export const KEYED_UID = 'per-key-counts';
  */
 export function buildTwoInputJob(env: StreamEnvironment, sink: CollectSink<string>, o: TwoInputJobOptions): void {
   const pace = o.recordsPerCheckpoint;
-  const a = heldGenerate(env, { count: o.countA, ratePerSec: o.ratePerSec, seed: 1 }, (i) => ({ key: `k${(i * 7919) % o.keys}`, i }), { recordsPerCheckpoint: pace?.a }).uid('source-a').name('gen-a');
-  const b = heldGenerate(env, { count: o.countB, ratePerSec: o.ratePerSec, seed: 2 }, (i) => ({ key: `k${(i * 104729) % o.keys}`, i }), { recordsPerCheckpoint: pace?.b }).uid('source-b').name('gen-b');
+  const a = heldGenerate(env, { count: o.countA, ratePerSec: o.ratePerSec, seed: 1 }, (i) => ({ key: `k${(i * 7919) % o.keys}`, i }), {
+    recordsPerCheckpoint: pace?.a,
+  })
+    .uid('source-a')
+    .name('gen-a');
+  const b = heldGenerate(env, { count: o.countB, ratePerSec: o.ratePerSec, seed: 2 }, (i) => ({ key: `k${(i * 104729) % o.keys}`, i }), {
+    recordsPerCheckpoint: pace?.b,
+  })
+    .uid('source-b')
+    .name('gen-b');
   const slow = o.slowBMicros ?? 0;
   const mappedB = b
     .map((r) => {
@@ -158,7 +166,11 @@ export function expectedRunningCounts(count: number, keys: number): string[] {
 }
 
 /** gen (`key-${(i * 7919) % keys}`, held by `gate`) -> keyBy -> keyedCount (uid 'count') -> sink (uid 'out'): the sink tests' job. */
-export function buildKeyedCountJob(env: StreamEnvironment, sink: TwoPhaseCommitSink<string, unknown>, o: { count: number; keys: number; gate: SourceGate }): void {
+export function buildKeyedCountJob(
+  env: StreamEnvironment,
+  sink: TwoPhaseCommitSink<string, unknown>,
+  o: { count: number; keys: number; gate: SourceGate },
+): void {
   heldGenerate(env, { count: o.count }, (i) => `key-${(i * 7919) % o.keys}`, { gate: o.gate })
     .uid('gen')
     .keyBy((k) => k)

@@ -15,7 +15,10 @@ export async function keyedStateAt(metadata: CheckpointMetadata, uid: string, st
   const op = metadata.operators.find((o) => o.uid === uid);
   if (!op) throw new Error(`no uid ${uid} in checkpoint ${metadata.checkpointId}`);
   const backend = new HeapKeyedStateBackend({ uid, subtask: 0, keyGroupRange: { start: 0, end: op.maxParallelism - 1 }, maxParallelism: op.maxParallelism });
-  await backend.restore(op.subtasks.flatMap((s) => s.keyed), read);
+  await backend.restore(
+    op.subtasks.flatMap((s) => s.keyed),
+    read,
+  );
   return new Map(backend.entries(stateName));
 }
 

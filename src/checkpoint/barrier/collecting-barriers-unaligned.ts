@@ -21,7 +21,10 @@ export class CollectingBarriersUnaligned implements BarrierHandlerState {
   }
 
   barrierReceived(ctx: BarrierHandlerContext, channel: number, barrier: CheckpointBarrier): BarrierHandlerState {
-    assert(barrier.checkpointId === this.barrier.checkpointId, () => `${this.name}: barrier ${barrier.checkpointId} while collecting ${this.barrier.checkpointId}`);
+    assert(
+      barrier.checkpointId === this.barrier.checkpointId,
+      () => `${this.name}: barrier ${barrier.checkpointId} while collecting ${this.barrier.checkpointId}`,
+    );
     assert(!this.received.has(channel), () => `${this.name}: channel ${channel} delivered barrier ${barrier.checkpointId} twice`);
     this.received.add(channel);
     ctx.stopRecording(channel);

@@ -26,7 +26,10 @@ export class CollectingBarriers implements BarrierHandlerState {
   }
 
   barrierReceived(ctx: BarrierHandlerContext, channel: number, barrier: CheckpointBarrier): BarrierHandlerState {
-    assert(barrier.checkpointId === this.barrier.checkpointId, () => `${this.name}: barrier ${barrier.checkpointId} while collecting ${this.barrier.checkpointId}`);
+    assert(
+      barrier.checkpointId === this.barrier.checkpointId,
+      () => `${this.name}: barrier ${barrier.checkpointId} while collecting ${this.barrier.checkpointId}`,
+    );
     assert(!this.received.has(channel), () => `${this.name}: channel ${channel} delivered barrier ${barrier.checkpointId} twice`);
     this.received.add(channel);
     if (this.holdChannels) ctx.blockChannel(channel);

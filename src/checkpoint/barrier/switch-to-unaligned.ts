@@ -7,7 +7,12 @@ import type { CheckpointBarrier } from './barrier.ts';
 import type { BarrierHandlerContext, BarrierHandlerState } from './handler-state.ts';
 import { CollectingBarriersUnaligned } from './collecting-barriers-unaligned.ts';
 
-export function switchToUnaligned(ctx: BarrierHandlerContext, barrier: CheckpointBarrier, received: Set<number>, idle: BarrierHandlerState): BarrierHandlerState {
+export function switchToUnaligned(
+  ctx: BarrierHandlerContext,
+  barrier: CheckpointBarrier,
+  received: Set<number>,
+  idle: BarrierHandlerState,
+): BarrierHandlerState {
   ctx.triggerCheckpoint(barrier, true);
   for (const ch of ctx.openChannelIndexes()) {
     if (received.has(ch)) continue;

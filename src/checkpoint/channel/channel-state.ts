@@ -28,7 +28,11 @@ export function decodeBuffers(bytes: Uint8Array, what: string): DataBuffer[] {
 }
 
 /** Persists the log; returns the handles and the bytes written. */
-export async function writeChannelState(log: InflightLog, streams: CheckpointStreamFactory, task: string): Promise<{ handles: ChannelStateHandle[]; bytes: number }> {
+export async function writeChannelState(
+  log: InflightLog,
+  streams: CheckpointStreamFactory,
+  task: string,
+): Promise<{ handles: ChannelStateHandle[]; bytes: number }> {
   const handles: ChannelStateHandle[] = [];
   let bytes = 0;
   const put = async (direction: 'input' | 'output', gate: number, channel: number, buffers: DataBuffer[]) => {

@@ -160,7 +160,13 @@ export class CheckpointCoordinator {
     if (stop) {
       // A stop-with-savepoint is the job's final checkpoint: no periodic ones, never two finals at once.
       const next = onStopRequested(this.ending, id);
-      if (next === null) return Promise.reject(new WeirError('CHECKPOINT_FAILED', `cannot stop with a savepoint: the job is already ${this.ending.phase === 'finished' ? 'finishing' : 'stopping or taking its final checkpoint'}`));
+      if (next === null)
+        return Promise.reject(
+          new WeirError(
+            'CHECKPOINT_FAILED',
+            `cannot stop with a savepoint: the job is already ${this.ending.phase === 'finished' ? 'finishing' : 'stopping or taking its final checkpoint'}`,
+          ),
+        );
       this.ending = next;
     }
     return this.trigger({ kind: 'savepoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal: stop }, makeTarget(id)).completion;
@@ -267,7 +273,8 @@ export class CheckpointCoordinator {
     // Older pending checkpoints are subsumed by this one (a savepoint subsumes nothing).
     if (completed.kind === 'checkpoint') {
       for (const older of [...this.pending.values()]) {
-        if (older.checkpointId < p.checkpointId && older.state === 'collecting' && older.options.kind === 'checkpoint') this.abort(older, 'SUBSUMED_BY_NEWER_BARRIER');
+        if (older.checkpointId < p.checkpointId && older.state === 'collecting' && older.options.kind === 'checkpoint')
+          this.abort(older, 'SUBSUMED_BY_NEWER_BARRIER');
       }
     }
     this.ending = onCompleted(this.ending, p.checkpointId, p.isFinal);
@@ -293,7 +300,13 @@ export class CheckpointCoordinator {
       this.consecutiveFailures++;
       if (this.consecutiveFailures > this.config.tolerableFailures) {
         this.consecutiveFailures = 0;
-        this.ctx.failJob(new WeirError('CHECKPOINT_FAILED', `${this.config.tolerableFailures + 1} consecutive checkpoint failures exceed tolerableFailures=${this.config.tolerableFailures}; last: ${error.message}`, { cause: error }));
+        this.ctx.failJob(
+          new WeirError(
+            'CHECKPOINT_FAILED',
+            `${this.config.tolerableFailures + 1} consecutive checkpoint failures exceed tolerableFailures=${this.config.tolerableFailures}; last: ${error.message}`,
+            { cause: error },
+          ),
+        );
         return;
       }
     }
@@ -351,7 +364,10 @@ export class CheckpointCoordinator {
   // ---- shared state (issue 5) ----
 
   private oldestRetainedId(): number | undefined {
-    return this.store.all().filter((c) => c.kind === 'checkpoint').at(-1)?.checkpointId;
+    return this.store
+      .all()
+      .filter((c) => c.kind === 'checkpoint')
+      .at(-1)?.checkpointId;
   }
 
   /** Shared-file work the shutdown waits for, like discards. */

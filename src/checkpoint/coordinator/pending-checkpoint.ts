@@ -41,7 +41,9 @@ export class CheckpointFailedError extends WeirError {
     readonly reason: CheckpointFailureReason,
     cause?: unknown,
   ) {
-    super('CHECKPOINT_FAILED', `checkpoint ${checkpointId} failed: ${CHECKPOINT_FAILURE_MESSAGES[reason]}${cause ? ` (${errorMessage(cause)})` : ''}`, { cause });
+    super('CHECKPOINT_FAILED', `checkpoint ${checkpointId} failed: ${CHECKPOINT_FAILURE_MESSAGES[reason]}${cause ? ` (${errorMessage(cause)})` : ''}`, {
+      cause,
+    });
   }
 }
 
@@ -157,7 +159,10 @@ export class PendingCheckpoint {
     }
     const metas: OperatorStateMeta[] = operators.map((info) => {
       const subtasks = (byUid.get(info.uid) ?? []).sort((a, b) => a.subtask - b.subtask);
-      assert(subtasks.length === info.parallelism, () => `checkpoint ${this.checkpointId}: uid ${info.uid} has ${subtasks.length} of ${info.parallelism} subtask states`);
+      assert(
+        subtasks.length === info.parallelism,
+        () => `checkpoint ${this.checkpointId}: uid ${info.uid} has ${subtasks.length} of ${info.parallelism} subtask states`,
+      );
       return { uid: info.uid, name: info.name, parallelism: info.parallelism, maxParallelism: info.maxParallelism, subtasks };
     });
     let stateBytes = 0;

@@ -17,7 +17,15 @@
  */
 import { assert } from '../../core/assert.ts';
 import { checkpointId, jobId } from '../../core/ids.ts';
-import type { IncrementalKeyGroupsStateHandle, IncrementalStateFile, KeyedStateHandle, KeyGroupsStateHandle, OperatorStateEntry, OperatorStateHandle, StreamStateHandle } from '../../storage/handles.ts';
+import type {
+  IncrementalKeyGroupsStateHandle,
+  IncrementalStateFile,
+  KeyedStateHandle,
+  KeyGroupsStateHandle,
+  OperatorStateEntry,
+  OperatorStateHandle,
+  StreamStateHandle,
+} from '../../storage/handles.ts';
 import { relativePath, resolveRelative } from '../../storage/paths.ts';
 import type { ChannelStateHandle, CheckpointMetadata, CheckpointSummary, OperatorStateMeta, SubtaskStateMeta } from './metadata.ts';
 import { WireCheck } from './wire-check.ts';

@@ -77,7 +77,11 @@ function commitOne(c: FileCommittable): void {
   }
   if (visible === null) linkSync(c.inProgress, c.final);
   else if (visible !== pending) {
-    throw new StorageError('CORRUPT_FILE', c.final, `committing ${c.inProgress} would overwrite this file, which holds other committed output; the sink directory is shared with another job or run`);
+    throw new StorageError(
+      'CORRUPT_FILE',
+      c.final,
+      `committing ${c.inProgress} would overwrite this file, which holds other committed output; the sink directory is shared with another job or run`,
+    );
   }
   unlinkSync(c.inProgress);
 }
@@ -244,5 +248,9 @@ export function readCommittedLines(directory: string): string[] {
   return readdirSync(directory)
     .filter((n) => n.startsWith('part-'))
     .sort()
-    .flatMap((n) => readFileSync(join(directory, n), 'utf8').split('\n').filter((l) => l.length > 0));
+    .flatMap((n) =>
+      readFileSync(join(directory, n), 'utf8')
+        .split('\n')
+        .filter((l) => l.length > 0),
+    );
 }

@@ -91,7 +91,10 @@ class TextFileReader implements SourceReader<string> {
     const text = this.carry + this.decoder.write(this.chunk.subarray(0, n));
     const parts = text.split('\n');
     this.carry = parts.pop()!;
-    this.setLines(parts, parts.map((p) => Buffer.byteLength(p) + 1));
+    this.setLines(
+      parts,
+      parts.map((p) => Buffer.byteLength(p) + 1),
+    );
     return true;
   }
 

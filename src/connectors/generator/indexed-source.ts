@@ -107,7 +107,8 @@ export class IndexedSource<T> implements Source<T> {
 
 /** A deterministic number in [0, 1) for (seed, index, salt): lets generators draw without state. */
 export function uniformAt(seed: number, index: number, salt = 0): number {
-  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(index | 0, 0xc2b2ae35) ^ Math.imul((index / 4294967296) | 0, 0x27d4eb2f) ^ Math.imul(salt, 0x165667b1);
+  let h =
+    Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(index | 0, 0xc2b2ae35) ^ Math.imul((index / 4294967296) | 0, 0x27d4eb2f) ^ Math.imul(salt, 0x165667b1);
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

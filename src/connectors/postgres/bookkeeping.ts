@@ -53,7 +53,9 @@ export function recordStatement(schema: string): string {
 export async function newestCommittedCheckpoint(client: pg.Client, schema: string, sinkId: string): Promise<number | null> {
   const exists = await client.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [bookkeepingTable(schema)]);
   if (exists.rows[0]?.t == null) return null;
-  const res = await client.query<{ newest: string | null }>(`SELECT max(checkpoint_id)::text AS newest FROM ${bookkeepingTable(schema)} WHERE sink = $1`, [sinkId]);
+  const res = await client.query<{ newest: string | null }>(`SELECT max(checkpoint_id)::text AS newest FROM ${bookkeepingTable(schema)} WHERE sink = $1`, [
+    sinkId,
+  ]);
   const newest = res.rows[0]?.newest;
   return newest == null ? null : Number(newest);
 }
@@ -73,6 +75,9 @@ export async function pruneBookkeeping(client: pg.Client, schema: string, sinkId
 
 /** Prepared transactions in the current database whose gid starts with `prefix`. */
 export async function preparedWithPrefix(client: pg.Client, prefix: string): Promise<string[]> {
-  const res = await client.query<{ gid: string }>('SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND left(gid, $2) = $1 ORDER BY gid', [prefix, prefix.length]);
+  const res = await client.query<{ gid: string }>('SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND left(gid, $2) = $1 ORDER BY gid', [
+    prefix,
+    prefix.length,
+  ]);
   return res.rows.map((r) => r.gid);
 }

@@ -26,4 +26,3 @@ export async function connect(c: ResolvedConnection, purpose: string, onError: (
   }
   return client;
 }
-

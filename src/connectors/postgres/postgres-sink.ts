@@ -101,15 +101,18 @@ function settingsOf(o: PostgresSinkOptions<unknown>): WriterSettings {
     if (!o.columns.includes(k)) throw new ConfigError(`${where}.upsertKey`, `column '${k}' is not among the columns (${o.columns.join(', ')})`);
   }
   const guarantee = o.guarantee ?? 'exactly-once';
-  if (guarantee !== 'exactly-once' && guarantee !== 'at-least-once') throw new ConfigError(`${where}.guarantee`, `'${String(guarantee)}' is neither 'exactly-once' nor 'at-least-once'`);
+  if (guarantee !== 'exactly-once' && guarantee !== 'at-least-once')
+    throw new ConfigError(`${where}.guarantee`, `'${String(guarantee)}' is neither 'exactly-once' nor 'at-least-once'`);
   const most = Math.floor(MAX_PARAMETERS / o.columns.length);
   const batchRows = o.batchRows ?? Math.min(1000, most);
-  if (!Number.isInteger(batchRows) || batchRows < 1 || batchRows > most) throw new ConfigError(`${where}.batchRows`, `must be an integer from 1 to ${most} for ${o.columns.length} column(s), got ${batchRows}`);
+  if (!Number.isInteger(batchRows) || batchRows < 1 || batchRows > most)
+    throw new ConfigError(`${where}.batchRows`, `must be an integer from 1 to ${most} for ${o.columns.length} column(s), got ${batchRows}`);
   const columns = o.columns;
   const toRow = o.toRow ?? ((record: unknown) => columns.map((c) => (record as Record<string, unknown>)[c]));
   const checkedRow = (record: unknown): readonly unknown[] => {
     const row = toRow(record);
-    if (row.length !== columns.length) throw new ConfigError(`${where}.toRow`, `returned ${row.length} value(s) for ${columns.length} column(s) (${columns.join(', ')})`);
+    if (row.length !== columns.length)
+      throw new ConfigError(`${where}.toRow`, `returned ${row.length} value(s) for ${columns.length} column(s) (${columns.join(', ')})`);
     return row;
   };
   const connection = checkedConnection(o.connection);

@@ -93,7 +93,11 @@ export class PostgresSinkWriter implements TwoPhaseCommitWriter<unknown, string>
     for (const gid of gids) {
       const committedNow = await this.finishPrepared('COMMIT', gid).catch((err: unknown) => Promise.reject(this.failed(`committing ${gid}`, err)));
       if (!committedNow && !(await isRecorded(this.control!, this.s.target.schema, gid))) {
-        throw connectorError(this.s.connection, `committing ${gid}`, new Error('the prepared transaction is gone and was never committed (rolled back outside this job?): its rows are lost'));
+        throw connectorError(
+          this.s.connection,
+          `committing ${gid}`,
+          new Error('the prepared transaction is gone and was never committed (rolled back outside this job?): its rows are lost'),
+        );
       }
       newest = Math.max(newest, parseGid(gid, this.s.sinkId)?.checkpointId ?? 0);
     }

@@ -59,7 +59,12 @@ export function redact(message: string, c: ResolvedConnection): string {
 }
 
 /** A ConnectorError for a failed operation on `c`, with the password redacted and no cause attached (a client error may carry its settings). */
-export function connectorError(c: ResolvedConnection, what: string, err: unknown, code: 'CONNECTOR_UNREACHABLE' | 'CONNECTOR_FAILED' = 'CONNECTOR_FAILED'): ConnectorError {
+export function connectorError(
+  c: ResolvedConnection,
+  what: string,
+  err: unknown,
+  code: 'CONNECTOR_UNREACHABLE' | 'CONNECTOR_FAILED' = 'CONNECTOR_FAILED',
+): ConnectorError {
   const pgCode = (err as { code?: unknown }).code;
   const detail = redact(errorMessage(err), c) + (typeof pgCode === 'string' ? ` [${pgCode}]` : '');
   return new ConnectorError(code, describeServer(c), `${what}: ${detail}`);

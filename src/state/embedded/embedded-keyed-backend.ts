@@ -47,7 +47,14 @@ import { ChangeTracker, changeSlot, type ChangeSet } from '../incremental/change
 import { restoreKeyedHandles } from '../incremental/keyed-handle-reader.ts';
 import { toWorkingValue } from '../formats/keyed-sections.ts';
 import { EmbeddedKeyedSnapshot, storedBytes, type SnapshotPlan } from './embedded-snapshot.ts';
-import { EmbeddedAggregatingState, EmbeddedListState, EmbeddedMapState, EmbeddedReducingState, EmbeddedValueState, type SlotAccess } from './embedded-states.ts';
+import {
+  EmbeddedAggregatingState,
+  EmbeddedListState,
+  EmbeddedMapState,
+  EmbeddedReducingState,
+  EmbeddedValueState,
+  type SlotAccess,
+} from './embedded-states.ts';
 import { LocalStore } from './local-store.ts';
 import { ABSENT, Slot, SlotTable, type SlotMap } from './slot-table.ts';
 import { decodeUserKey, encodeUserKey, keyGroupOfStoreKey, stateIdOfStoreKey, storeKeyOf, storeKeyPrefix } from './store-keys.ts';
@@ -129,7 +136,10 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
     this.groupCount = rangeSize(range);
     this.cacheEntriesMax = options.cacheEntriesMax ?? EMBEDDED_DEFAULTS.cacheEntriesMax;
     this.incrementsShareMax = options.incrementsShareMax ?? EMBEDDED_DEFAULTS.incrementsShareMax;
-    assert(Number.isInteger(this.cacheEntriesMax) && this.cacheEntriesMax >= 1, () => `cacheEntriesMax must be a positive integer, got ${this.cacheEntriesMax}`);
+    assert(
+      Number.isInteger(this.cacheEntriesMax) && this.cacheEntriesMax >= 1,
+      () => `cacheEntriesMax must be a positive integer, got ${this.cacheEntriesMax}`,
+    );
     assert(this.incrementsShareMax > 0, () => `incrementsShareMax must be > 0, got ${this.incrementsShareMax}`);
     // Tracked keys cost memory like cached ones; past this the next snapshot writes a base instead.
     this.tracker = (options.incremental ?? EMBEDDED_DEFAULTS.incremental) ? new ChangeTracker(Math.max(10_000, 2 * this.cacheEntriesMax)) : null;
@@ -149,7 +159,9 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   setCurrentKey(key: Key, keyGroup: KeyGroup): void {
     const index = keyGroup - this.keyGroupRange.start;
     if (!(index >= 0 && index < this.groupCount)) {
-      throw new AssertionError(`${this.uid}/${this.subtask}: key group ${keyGroup} of key ${String(key)} is outside [${this.keyGroupRange.start}, ${this.keyGroupRange.end}]`);
+      throw new AssertionError(
+        `${this.uid}/${this.subtask}: key group ${keyGroup} of key ${String(key)} is outside [${this.keyGroupRange.start}, ${this.keyGroupRange.end}]`,
+      );
     }
     this.key = key;
     this.keyGroup = keyGroup;

@@ -110,7 +110,10 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     this.started = true;
     const { uid, subtask, plan } = this.args;
     if (this.released) {
-      throw new WeirError('CHECKPOINT_FAILED', `keyed snapshot of ${uid} subtask ${subtask} for checkpoint ${this.checkpointId} was aborted or disposed before its async part ran`);
+      throw new WeirError(
+        'CHECKPOINT_FAILED',
+        `keyed snapshot of ${uid} subtask ${subtask} for checkpoint ${this.checkpointId} was aborted or disposed before its async part ran`,
+      );
     }
     let builder: KeyedStreamBuilder;
     try {
@@ -122,7 +125,10 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     return [await this.incrementalHandle(builder)];
   }
 
-  private async write(builder: KeyedStreamBuilder, layout: SectionLayout): Promise<{ stream: StreamStateHandle; offsets: Array<readonly [number, number, number]> }> {
+  private async write(
+    builder: KeyedStreamBuilder,
+    layout: SectionLayout,
+  ): Promise<{ stream: StreamStateHandle; offsets: Array<readonly [number, number, number]> }> {
     const { bytes, offsets } = builder.finish();
     const { uid, subtask, plan, streams } = this.args;
     const stream =

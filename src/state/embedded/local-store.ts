@@ -81,7 +81,8 @@ export class LocalStore {
     try {
       dir = mkdtempSync(join(root, `${STORE_DIR_PREFIX}${process.pid}-${safe}-`));
     } catch (err) {
-      if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR') throw new ConfigError('embeddedState.localDir', `${root} does not exist or is not a directory`);
+      if (errnoCode(err) === 'ENOENT' || errnoCode(err) === 'ENOTDIR')
+        throw new ConfigError('embeddedState.localDir', `${root} does not exist or is not a directory`);
       throw storageIoError(root, 'create embedded state directory', err);
     }
     const db = open<Buffer, Buffer>({

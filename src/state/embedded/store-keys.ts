@@ -27,7 +27,10 @@ export function encodeUserKey(key: Key): Uint8Array {
 export function storeKeyOf(keyGroup: number, stateId: number, userKey: Uint8Array, stateName: string): Buffer {
   const total = STORE_KEY_PREFIX_BYTES + userKey.byteLength;
   if (total > STORE_KEY_BYTES_MAX) {
-    throw new WeirError('INVALID_JOB', `state "${stateName}": a key of ${userKey.byteLength} encoded bytes is too long for the embedded state backend (at most ${STORE_KEY_BYTES_MAX - STORE_KEY_PREFIX_BYTES}); use a shorter key or the heap backend`);
+    throw new WeirError(
+      'INVALID_JOB',
+      `state "${stateName}": a key of ${userKey.byteLength} encoded bytes is too long for the embedded state backend (at most ${STORE_KEY_BYTES_MAX - STORE_KEY_PREFIX_BYTES}); use a shorter key or the heap backend`,
+    );
   }
   const out = Buffer.allocUnsafe(total);
   out.writeUInt16BE(keyGroup, 0);

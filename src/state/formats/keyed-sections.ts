@@ -77,7 +77,12 @@ export class KeyedStreamBuilder {
     const last = this.keyGroups[this.keyGroups.length - 1];
     if (last !== undefined && keyGroup <= last) throw new Error(`keyed stream sections out of order: ${keyGroup} after ${last}`);
     for (const s of states) {
-      Object.defineProperty(this.keyCounts, s.name, { value: (this.keyCounts[s.name] ?? 0) + s.entries.length, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(this.keyCounts, s.name, {
+        value: (this.keyCounts[s.name] ?? 0) + s.entries.length,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     this.sections.push(encodeRawSection(this.layout, keyGroup, states));
     this.keyGroups.push(keyGroup);
@@ -123,7 +128,14 @@ export function toWorkingValue(kind: StateKind, stored: unknown, corrupt: (what:
  * Decodes and checks the delta section of key group `keyGroup`: its shape (StorageError) and that
  * every key, written or removed, belongs to that key group at `maxParallelism` (RestoreError).
  */
-export function decodeDeltaSection(stream: Uint8Array, keyGroup: number, offset: number, length: number, maxParallelism: number, streamLabel: string): DecodedDeltaState[] {
+export function decodeDeltaSection(
+  stream: Uint8Array,
+  keyGroup: number,
+  offset: number,
+  length: number,
+  maxParallelism: number,
+  streamLabel: string,
+): DecodedDeltaState[] {
   const corrupt = (what: string): StorageError => new StorageError('CORRUPT_FILE', streamLabel, `key group ${keyGroup}: ${what}`);
   let decoded: unknown;
   try {
@@ -132,14 +144,23 @@ export function decodeDeltaSection(stream: Uint8Array, keyGroup: number, offset:
     if (err instanceof StorageError) throw err;
     throw new StorageError('CORRUPT_FILE', streamLabel, `key group ${keyGroup}: undecodable section`, { cause: err });
   }
-  if (!Array.isArray(decoded) || decoded.length !== 2 || decoded[0] !== keyGroup || typeof decoded[1] !== 'object' || decoded[1] === null || Array.isArray(decoded[1])) {
+  if (
+    !Array.isArray(decoded) ||
+    decoded.length !== 2 ||
+    decoded[0] !== keyGroup ||
+    typeof decoded[1] !== 'object' ||
+    decoded[1] === null ||
+    Array.isArray(decoded[1])
+  ) {
     throw corrupt('section header does not match the offsets');
   }
   const checkKey = (name: string, key: unknown): Key => {
     if (!isKey(key)) throw corrupt(`state "${name}" has a malformed key`);
     const actual = assignToKeyGroup(key, maxParallelism);
     if (actual !== keyGroup) {
-      throw new RestoreError(`${streamLabel}: state "${name}": key ${String(key)} was stored in key group ${keyGroup} but belongs to ${actual} at maxParallelism ${maxParallelism}; was the snapshot taken with another maxParallelism?`);
+      throw new RestoreError(
+        `${streamLabel}: state "${name}": key ${String(key)} was stored in key group ${keyGroup} but belongs to ${actual} at maxParallelism ${maxParallelism}; was the snapshot taken with another maxParallelism?`,
+      );
     }
     return key;
   };

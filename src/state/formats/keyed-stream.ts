@@ -73,7 +73,14 @@ function isKey(value: unknown): value is Key {
  * that every key really hashes to that key group at `maxParallelism` (RestoreError: the snapshot
  * was most likely written with another maxParallelism).
  */
-export function decodeKeyedSection(stream: Uint8Array, keyGroup: number, offset: number, length: number, maxParallelism: number, streamLabel: string): DecodedState[] {
+export function decodeKeyedSection(
+  stream: Uint8Array,
+  keyGroup: number,
+  offset: number,
+  length: number,
+  maxParallelism: number,
+  streamLabel: string,
+): DecodedState[] {
   const corrupt = (what: string): StorageError => new StorageError('CORRUPT_FILE', streamLabel, `key group ${keyGroup}: ${what}`);
   let decoded: unknown;
   try {

@@ -61,7 +61,9 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   setCurrentKey(key: Key, keyGroup: KeyGroup): void {
     const index = keyGroup - this.keyGroupRange.start;
     if (!(index >= 0 && index < this.groupCount)) {
-      throw new AssertionError(`${this.uid}/${this.subtask}: key group ${keyGroup} of key ${String(key)} is outside [${this.keyGroupRange.start}, ${this.keyGroupRange.end}]`);
+      throw new AssertionError(
+        `${this.uid}/${this.subtask}: key group ${keyGroup} of key ${String(key)} is outside [${this.keyGroupRange.start}, ${this.keyGroupRange.end}]`,
+      );
     }
     const ctx = this.ctx;
     ctx.key = key;
@@ -139,7 +141,11 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
       readStreamHeader(bytes, 'keyed', [KEYED_STREAM_VERSION], label);
       for (const [keyGroup, offset, length] of handle.offsets) {
         if (!rangeContains(handle.range, keyGroup)) {
-          throw new StorageError('CORRUPT_FILE', label, `offsets name key group ${keyGroup}, outside the handle's range [${handle.range.start}, ${handle.range.end}]`);
+          throw new StorageError(
+            'CORRUPT_FILE',
+            label,
+            `offsets name key group ${keyGroup}, outside the handle's range [${handle.range.start}, ${handle.range.end}]`,
+          );
         }
         if (!rangeContains(this.keyGroupRange, keyGroup)) continue;
         for (const state of decodeKeyedSection(bytes, keyGroup, offset, length, this.maxParallelism, label)) {
@@ -153,10 +159,23 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   /** An incremental chain (from the embedded backend): base, then increments with deletions. */
   private async restoreIncremental(handle: IncrementalKeyGroupsStateHandle, read: StateReader): Promise<void> {
     const start = this.keyGroupRange.start;
-    await restoreKeyedHandles([handle], this.keyGroupRange, this.maxParallelism, read, {
-      put: (name, kind, keyGroup, key, value) => void this.tableFor(name, kind, 'restore').writable(keyGroup - start).set(key, value),
-      remove: (name, kind, keyGroup, key) => void this.tableFor(name, kind, 'restore').writable(keyGroup - start).delete(key),
-    }, `${this.uid}/${this.subtask}`);
+    await restoreKeyedHandles(
+      [handle],
+      this.keyGroupRange,
+      this.maxParallelism,
+      read,
+      {
+        put: (name, kind, keyGroup, key, value) =>
+          void this.tableFor(name, kind, 'restore')
+            .writable(keyGroup - start)
+            .set(key, value),
+        remove: (name, kind, keyGroup, key) =>
+          void this.tableFor(name, kind, 'restore')
+            .writable(keyGroup - start)
+            .delete(key),
+      },
+      `${this.uid}/${this.subtask}`,
+    );
   }
 
   notifyCheckpointComplete(checkpointId: CheckpointId): void {

@@ -47,7 +47,10 @@ export class HeapKeyedSnapshot implements SnapshotRunner<KeyGroupsStateHandle[]>
     this.started = true;
     const { uid, subtask, range, streams } = this.target;
     if (this.released) {
-      throw new WeirError('CHECKPOINT_FAILED', `keyed snapshot of ${uid} subtask ${subtask} for checkpoint ${this.checkpointId} was aborted or disposed before its async part ran`);
+      throw new WeirError(
+        'CHECKPOINT_FAILED',
+        `keyed snapshot of ${uid} subtask ${subtask} for checkpoint ${this.checkpointId} was aborted or disposed before its async part ran`,
+      );
     }
     let encoded: ReturnType<typeof encodeKeyedStream>;
     try {

@@ -123,7 +123,12 @@ export class HeapOperatorStateBackend implements OperatorStateBackend {
    * Restores from every old subtask's handle (index = old subtask; null where it had no operator
    * state) and keeps this subtask's share of each list, as `redistributeListEntries` deals them.
    */
-  async restoreRedistributed(allOldHandles: ReadonlyArray<OperatorStateHandle | null>, read: StateReader, subtask: number, newParallelism: number): Promise<void> {
+  async restoreRedistributed(
+    allOldHandles: ReadonlyArray<OperatorStateHandle | null>,
+    read: StateReader,
+    subtask: number,
+    newParallelism: number,
+  ): Promise<void> {
     assert(Number.isInteger(subtask) && subtask >= 0 && subtask < newParallelism, () => `subtask ${subtask} outside [0, ${newParallelism})`);
     const byName = new Map<string, { mode: OperatorStateMode; perSubtask: unknown[][] }>();
     for (let old = 0; old < allOldHandles.length; old++) {
@@ -149,4 +154,3 @@ export class HeapOperatorStateBackend implements OperatorStateBackend {
     this.lists.clear();
   }
 }
-

@@ -31,9 +31,7 @@ interface Epoch {
 }
 
 /** What a snapshot's sync phase learns: every unconfirmed change, or that changes were lost. */
-export type ClosedChanges =
-  | { readonly complete: true; readonly changes: readonly ChangeSet[]; readonly keys: number }
-  | { readonly complete: false };
+export type ClosedChanges = { readonly complete: true; readonly changes: readonly ChangeSet[]; readonly keys: number } | { readonly complete: false };
 
 /** Changed keys per epoch since the last completed checkpoint. */
 export class ChangeTracker {

@@ -62,8 +62,10 @@ interface OpenedStream {
 function checkChain(files: readonly IncrementalStateFile[], checkpointId: number): void {
   files.forEach((f, i) => {
     const label = streamName(f.stream);
-    if ((i === 0) !== (f.kind === 'base')) throw new StorageError('CORRUPT_FILE', label, `incremental chain file ${i} is a ${f.kind}; a chain is one base followed by increments`);
-    if (f.checkpointId > checkpointId) throw new StorageError('CORRUPT_FILE', label, `written by checkpoint ${f.checkpointId}, newer than checkpoint ${checkpointId} that refers to it`);
+    if ((i === 0) !== (f.kind === 'base'))
+      throw new StorageError('CORRUPT_FILE', label, `incremental chain file ${i} is a ${f.kind}; a chain is one base followed by increments`);
+    if (f.checkpointId > checkpointId)
+      throw new StorageError('CORRUPT_FILE', label, `written by checkpoint ${f.checkpointId}, newer than checkpoint ${checkpointId} that refers to it`);
   });
 }
 
@@ -80,7 +82,11 @@ async function openStream(
   const sections = new Map<number, readonly [number, number]>();
   for (const [keyGroup, offset, length] of offsets) {
     if (!rangeContains(handleRange, keyGroup)) {
-      throw new StorageError('CORRUPT_FILE', label, `offsets name key group ${keyGroup}, outside the handle's range [${handleRange.start}, ${handleRange.end}]`);
+      throw new StorageError(
+        'CORRUPT_FILE',
+        label,
+        `offsets name key group ${keyGroup}, outside the handle's range [${handleRange.start}, ${handleRange.end}]`,
+      );
     }
     if (rangeContains(range, keyGroup)) sections.set(keyGroup, [offset, length]);
   }
@@ -88,7 +94,8 @@ async function openStream(
   const bytes = await read(stream);
   const expected = layout === 'full' ? KEYED_STREAM_VERSION : KEYED_DELTA_STREAM_VERSION;
   const version = readStreamHeader(bytes, 'keyed', [KEYED_STREAM_VERSION, KEYED_DELTA_STREAM_VERSION], label);
-  if (version !== expected) throw new StorageError('CORRUPT_FILE', label, `keyed stream version ${version}, but its handle names a ${layout} file (version ${expected})`);
+  if (version !== expected)
+    throw new StorageError('CORRUPT_FILE', label, `keyed stream version ${version}, but its handle names a ${layout} file (version ${expected})`);
   return { label, layout, bytes, sections };
 }
 

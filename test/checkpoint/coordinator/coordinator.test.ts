@@ -194,7 +194,11 @@ describe('CheckpointCoordinator while the job finishes', () => {
     t.coordinator.allReachedEndOfData();
     expect(t.triggered.map((b) => [b.checkpointId, b.options.isFinal])).toEqual([[1, true]]);
     await expect(t.coordinator.triggerNow()).rejects.toThrow('cannot trigger a checkpoint: the job is finishing (final-pending)');
-    await expect(t.coordinator.triggerSavepoint(() => { throw new Error('no target expected'); }, false)).rejects.toThrow('cannot take a savepoint');
+    await expect(
+      t.coordinator.triggerSavepoint(() => {
+        throw new Error('no target expected');
+      }, false),
+    ).rejects.toThrow('cannot take a savepoint');
     t.ackAll(1);
     await flush();
     expect(t.completed).toEqual([1]);
@@ -242,7 +246,10 @@ describe('CheckpointCoordinator with maxConcurrent 2 (found by the simulator)', 
     };
     const coordinator = new CheckpointCoordinator(jobId('j'), config({ maxConcurrent: 2, intervalMs: 10 }), storage, env, ctx);
     const ackAll = (id: number) => {
-      for (const [task, uid] of [[TASKS[0]!, 'src'], [TASKS[1]!, 'op']] as const) {
+      for (const [task, uid] of [
+        [TASKS[0]!, 'src'],
+        [TASKS[1]!, 'op'],
+      ] as const) {
         coordinator.receiveAck({
           task,
           checkpointId: checkpointId(id),

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { checkpointId } from '../../../src/core/ids.ts';
-import { onAborted, onCompleted, onEndOfData, onFinalTriggered, onStopRequested, periodicAllowed, RUNNING, type Ending } from '../../../src/checkpoint/coordinator/job-ending.ts';
+import {
+  onAborted,
+  onCompleted,
+  onEndOfData,
+  onFinalTriggered,
+  onStopRequested,
+  periodicAllowed,
+  RUNNING,
+  type Ending,
+} from '../../../src/checkpoint/coordinator/job-ending.ts';
 
 const id = checkpointId;
 

@@ -57,13 +57,28 @@ describe('SharedStateLedger', () => {
   });
 
   it('minKnownCompleted: the lowest known completed checkpoint over incremental handles', () => {
-    const handle = (known: number | null): IncrementalKeyGroupsStateHandle => ({ type: 'incremental-key-groups', range: { start: 0, end: 0 }, checkpointId: 9, knownCompletedCheckpointId: known, files: [], keyCounts: {} });
+    const handle = (known: number | null): IncrementalKeyGroupsStateHandle => ({
+      type: 'incremental-key-groups',
+      range: { start: 0, end: 0 },
+      checkpointId: 9,
+      knownCompletedCheckpointId: known,
+      files: [],
+      keyCounts: {},
+    });
     const meta = (keyed: IncrementalKeyGroupsStateHandle[]): CheckpointMetadata => ({
       jobId: jobId('j'),
       checkpointId: c(9),
       timestampMs: 0,
       kind: 'checkpoint',
-      operators: [{ uid: 'op', name: 'op', parallelism: keyed.length, maxParallelism: 128, subtasks: keyed.map((h, i) => ({ subtask: i, keyed: [h], operator: null, channels: [] })) }],
+      operators: [
+        {
+          uid: 'op',
+          name: 'op',
+          parallelism: keyed.length,
+          maxParallelism: 128,
+          subtasks: keyed.map((h, i) => ({ subtask: i, keyed: [h], operator: null, channels: [] })),
+        },
+      ],
     });
     expect(minKnownCompleted(meta([]))).toBe(Infinity);
     expect(minKnownCompleted(meta([handle(7), handle(5)]))).toBe(5);
@@ -128,10 +143,30 @@ function harness(files = new Map<string, Uint8Array>()) {
     coordinator.receiveAck({
       task: TASK,
       checkpointId: c(id),
-      operators: [{ uid: 'op', keyed: [{ type: 'incremental-key-groups', range: { start: 0, end: 127 }, checkpointId: id, knownCompletedCheckpointId: known, files, keyCounts: {} }], operator: null, channels: [] }],
-      metrics: { syncMs: 0, asyncMs: 0, alignmentMs: 0, alignmentRecords: 0, persistedBytes: 1, stateBytes: files.length, channelStateBytes: 0, unaligned: false },
+      operators: [
+        {
+          uid: 'op',
+          keyed: [{ type: 'incremental-key-groups', range: { start: 0, end: 127 }, checkpointId: id, knownCompletedCheckpointId: known, files, keyCounts: {} }],
+          operator: null,
+          channels: [],
+        },
+      ],
+      metrics: {
+        syncMs: 0,
+        asyncMs: 0,
+        alignmentMs: 0,
+        alignmentRecords: 0,
+        persistedBytes: 1,
+        stateBytes: files.length,
+        channelStateBytes: 0,
+        unaligned: false,
+      },
     });
-  const sharedFiles = () => [...files.keys()].filter((p) => p.includes('/shared/')).map((p) => p.slice(p.lastIndexOf('/') + 1).replace(/-op-0-\w+$/, '')).sort();
+  const sharedFiles = () =>
+    [...files.keys()]
+      .filter((p) => p.includes('/shared/'))
+      .map((p) => p.slice(p.lastIndexOf('/') + 1).replace(/-op-0-\w+$/, ''))
+      .sort();
   return { storage, coordinator, upload, ack, sharedFiles, logs };
 }
 
@@ -247,7 +282,31 @@ describe('shared files through the coordinator', () => {
       checkpointId: c(2),
       timestampMs: 0,
       kind: 'checkpoint',
-      operators: [{ uid: 'op', name: 'op', parallelism: 1, maxParallelism: 128, subtasks: [{ subtask: 0, keyed: [{ type: 'incremental-key-groups', range: { start: 0, end: 127 }, checkpointId: 2, knownCompletedCheckpointId: 1, files: [{ kind: 'base', checkpointId: 1, offsets: [], stream: foreign }], keyCounts: {} }], operator: null, channels: [] }] }],
+      operators: [
+        {
+          uid: 'op',
+          name: 'op',
+          parallelism: 1,
+          maxParallelism: 128,
+          subtasks: [
+            {
+              subtask: 0,
+              keyed: [
+                {
+                  type: 'incremental-key-groups',
+                  range: { start: 0, end: 127 },
+                  checkpointId: 2,
+                  knownCompletedCheckpointId: 1,
+                  files: [{ kind: 'base', checkpointId: 1, offsets: [], stream: foreign }],
+                  keyCounts: {},
+                },
+              ],
+              operator: null,
+              channels: [],
+            },
+          ],
+        },
+      ],
     };
     expect(s.registerCompleting(meta)).toBeNull();
     await s.afterDiscard(c(2), () => undefined);

@@ -64,7 +64,9 @@ describe('metadata serializer', () => {
 
   it('stores file paths relative to the directory holding _metadata', () => {
     const { body } = decodeEnvelope('metadata', serializeMetadata(sample(), DIR), FILE, [1]);
-    const wire = packr.unpack(body) as { operators: Array<{ subtasks: Array<{ keyed: Array<{ stream: { path?: string } }>; channels: Array<{ stream: { path: string } }> }> }> };
+    const wire = packr.unpack(body) as {
+      operators: Array<{ subtasks: Array<{ keyed: Array<{ stream: { path?: string } }>; channels: Array<{ stream: { path: string } }> }> }>;
+    };
     const st = wire.operators[0]?.subtasks[0];
     if (!st) throw new Error('the wire metadata has no subtask 0 of operator 0');
     expect(st.keyed.map((k) => k.stream.path)).toEqual(['keyed-x-0-3', '../shared/abc', undefined]);

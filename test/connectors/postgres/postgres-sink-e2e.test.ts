@@ -171,7 +171,7 @@ describe('PostgresSink in jobs', () => {
     gate.allowUpTo(5_000);
     await gate.reached(2);
     // as a server restart would: every connection of the sink goes, with the open transactions
-    const dropped = await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE $1", [`weir sink ${schema}.t %`]);
+    const dropped = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE $1', [`weir sink ${schema}.t %`]);
     expect(dropped.rowCount).toBe(4);
     gate.open();
     const result = await client.result;

@@ -32,7 +32,12 @@ describe('PostgresSink writer', () => {
     const s = sink();
     const w = s.createWriter();
     await w.open(writerContext(0, 'run1-a0'), []);
-    writeAll(w, [{ k: 'a', n: 1 }, { k: 'b', n: 2 }, { k: 'c', n: 3 }, { k: 'd', n: 4 }]);
+    writeAll(w, [
+      { k: 'a', n: 1 },
+      { k: 'b', n: 2 },
+      { k: 'c', n: 3 },
+      { k: 'd', n: 4 },
+    ]);
     const gid = w.preCommit(7);
     expect(gid).toBe(`weir:${schema}.t:0:7:run1-a0`);
     await w.whenPreCommitted!(7);
@@ -134,11 +139,19 @@ describe('PostgresSink writer', () => {
     const { admin, schema, sink } = await setup('k text PRIMARY KEY, n integer NOT NULL');
     const w = sink({ upsertKey: ['k'] }).createWriter();
     await w.open(writerContext(0, 'run-a0'), []);
-    writeAll(w, [{ k: 'a', n: 1 }, { k: 'a', n: 2 }, { k: 'b', n: 1 }, { k: 'a', n: 3 }]);
+    writeAll(w, [
+      { k: 'a', n: 1 },
+      { k: 'a', n: 2 },
+      { k: 'b', n: 1 },
+      { k: 'a', n: 3 },
+    ]);
     const g1 = w.preCommit(1)!;
     await w.whenPreCommitted!(1);
     await w.commit([g1]);
-    writeAll(w, [{ k: 'b', n: 5 }, { k: 'c', n: 1 }]);
+    writeAll(w, [
+      { k: 'b', n: 5 },
+      { k: 'c', n: 1 },
+    ]);
     const g2 = w.preCommit(2)!;
     await w.whenPreCommitted!(2);
     await w.commit([g2]);
@@ -151,7 +164,13 @@ describe('PostgresSink writer', () => {
     const s = sink({ guarantee: 'at-least-once' });
     const w = s.createWriter();
     await w.open(writerContext(0, 'run-a0'), []);
-    writeAll(w, [{ k: 'a', n: 1 }, { k: 'b', n: 2 }, { k: 'c', n: 3 }, { k: 'd', n: 4 }, { k: 'e', n: 5 }]);
+    writeAll(w, [
+      { k: 'a', n: 1 },
+      { k: 'b', n: 2 },
+      { k: 'c', n: 3 },
+      { k: 'd', n: 4 },
+      { k: 'e', n: 5 },
+    ]);
     expect(w.preCommit(1)).toBe(null);
     await w.whenPreCommitted!(1);
     expect(await rowsOf(admin, schema)).toEqual(['a:1', 'b:2', 'c:3', 'd:4', 'e:5']);
@@ -161,7 +180,11 @@ describe('PostgresSink writer', () => {
   });
 
   it('a server that is down gives one error naming the server and address, without the password', async () => {
-    const s = new PostgresSink<Row>({ table: 't', columns: ['k', 'n'], connection: { host: '127.0.0.1', port: 1, database: 'test', user: 'root', password: 'sekret-pw' } });
+    const s = new PostgresSink<Row>({
+      table: 't',
+      columns: ['k', 'n'],
+      connection: { host: '127.0.0.1', port: 1, database: 'test', user: 'root', password: 'sekret-pw' },
+    });
     const err = await s.newestCommitted().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConnectorError);
     expect((err as ConnectorError).code).toBe('CONNECTOR_UNREACHABLE');

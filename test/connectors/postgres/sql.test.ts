@@ -10,12 +10,24 @@ describe('PostgreSQL sink SQL', () => {
     expect(insertStatement({ ...target, upsertKey: ['k'] }, 1)).toBe(
       'INSERT INTO "s"."t" ("k", "v", "w") VALUES ($1,$2,$3) ON CONFLICT ("k") DO UPDATE SET "v" = EXCLUDED."v", "w" = EXCLUDED."w"',
     );
-    expect(insertStatement({ schema: 's', table: 't', columns: ['k'], upsertKey: ['k'] }, 1)).toBe('INSERT INTO "s"."t" ("k") VALUES ($1) ON CONFLICT ("k") DO NOTHING');
+    expect(insertStatement({ schema: 's', table: 't', columns: ['k'], upsertKey: ['k'] }, 1)).toBe(
+      'INSERT INTO "s"."t" ("k") VALUES ($1) ON CONFLICT ("k") DO NOTHING',
+    );
   });
 
   it('keeps the last row per key in the order of the last writes', () => {
-    const rows = [['a', 1], ['b', 1], ['a', 2], ['c', 1], ['b', 2]];
-    expect(lastPerKey(rows, [0])).toEqual([['a', 2], ['c', 1], ['b', 2]]);
+    const rows = [
+      ['a', 1],
+      ['b', 1],
+      ['a', 2],
+      ['c', 1],
+      ['b', 2],
+    ];
+    expect(lastPerKey(rows, [0])).toEqual([
+      ['a', 2],
+      ['c', 1],
+      ['b', 2],
+    ]);
   });
 
   it('formats and parses gids; a sink id never leaks a separator into them', () => {
@@ -27,7 +39,7 @@ describe('PostgreSQL sink SQL', () => {
     expect(() => formatGid('x'.repeat(200), 0, 1, 'r-a0')).toThrow(/exceeds 200 bytes/);
   });
 
-  it('rolls back only this sink\'s prepared transactions of other runs that no restored committable names', () => {
+  it("rolls back only this sink's prepared transactions of other runs that no restored committable names", () => {
     const named = formatGid('s.t', 0, 5, 'old-a0');
     const unnamed = formatGid('s.t', 1, 6, 'old-a0');
     const mine = formatGid('s.t', 1, 7, 'new-a0');

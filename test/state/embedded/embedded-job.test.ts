@@ -53,7 +53,7 @@ async function run(backend: Backend, dir: string, faults?: FaultPlan, steps?: { 
 }
 
 describe('the embedded backend in a job', () => {
-  it('gives the heap backend\'s output, with full and incremental checkpoints, through a failure', async () => {
+  it("gives the heap backend's output, with full and incremental checkpoints, through a failure", async () => {
     const clean = await run(HEAP, tempDir());
     expect(clean.output.length).toBe(20_000);
     for (const backend of [EMBEDDED_FULL, EMBEDDED_INCREMENTAL]) {

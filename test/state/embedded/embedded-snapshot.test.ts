@@ -109,7 +109,10 @@ describe('embedded snapshots: formats and scopes', () => {
     e.notifyCheckpointComplete(checkpointId(2)); // stop-with-savepoint notifies it
     fill(e, keys(5), 1);
     const next = incrementalOf(await snapshotNow(e, streams, 3));
-    expect(next.files.map((f) => [f.kind, f.checkpointId])).toEqual([['base', 1], ['delta', 3]]);
+    expect(next.files.map((f) => [f.kind, f.checkpointId])).toEqual([
+      ['base', 1],
+      ['delta', 3],
+    ]);
   });
 
   it('an empty backend reports an empty chain', async () => {
@@ -157,7 +160,11 @@ describe('incremental chains', () => {
       retained.push({ id, handles, expected, plain: plainAtSync });
       if (id % 5 !== 4) e.notifyCheckpointComplete(checkpointId(id)); // every fifth notice is lost
     }
-    const kinds = retained.map((c) => incrementalOf(c.handles).files.map((f) => f.kind).join(''));
+    const kinds = retained.map((c) =>
+      incrementalOf(c.handles)
+        .files.map((f) => f.kind)
+        .join(''),
+    );
     expect(kinds.some((k) => k.includes('delta'))).toBe(true);
     expect(kinds.filter((k) => k === 'base').length).toBeGreaterThan(1); // the chain restarted
     for (const c of retained) {
@@ -220,7 +227,10 @@ describe('incremental chains', () => {
     await extending.restore([h1], streams.read);
     fill(extending, keys(3), 9);
     const h2 = incrementalOf(await snapshotNow(extending, streams, 2));
-    expect(h2.files.map((f) => [f.kind, f.checkpointId])).toEqual([['base', 1], ['delta', 2]]);
+    expect(h2.files.map((f) => [f.kind, f.checkpointId])).toEqual([
+      ['base', 1],
+      ['delta', 2],
+    ]);
     expect(h2.knownCompletedCheckpointId).toBe(1);
     const full = embedded();
     await full.restore([h1], streams.read, { firstCheckpointFull: true });

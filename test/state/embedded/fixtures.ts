@@ -139,21 +139,34 @@ export function randomOp(r: SeededRandom, backends: readonly KeyedStateBackend[]
     setKey(b, key);
     const s = allStates(b);
     switch (op) {
-      case 0: return s.value.update(arg);
-      case 1: return s.value.clear();
-      case 2: return s.list.add(`e${arg}`);
-      case 3: return s.list.update(arg % 3 === 0 ? [] : [`u${arg}`, `v${arg}`]);
-      case 4: return s.map.put(arg % 5, arg);
-      case 5: return s.map.remove(arg % 5);
-      case 6: return s.reducing.add(arg);
-      case 7: return s.aggregating.add(arg);
-      case 8: return s.aggregating.clear();
-      case 9: return [s.value.value(), [...s.list.get()]];
-      case 10: return [[...s.map.entries()], s.map.isEmpty(), s.map.contains(arg % 5)];
-      case 11: return [s.reducing.get(), s.aggregating.get()];
-      case 12: return s.map.clear();
-      default: return s.list.addAll([`a${arg}`, `b${arg}`]);
+      case 0:
+        return s.value.update(arg);
+      case 1:
+        return s.value.clear();
+      case 2:
+        return s.list.add(`e${arg}`);
+      case 3:
+        return s.list.update(arg % 3 === 0 ? [] : [`u${arg}`, `v${arg}`]);
+      case 4:
+        return s.map.put(arg % 5, arg);
+      case 5:
+        return s.map.remove(arg % 5);
+      case 6:
+        return s.reducing.add(arg);
+      case 7:
+        return s.aggregating.add(arg);
+      case 8:
+        return s.aggregating.clear();
+      case 9:
+        return [s.value.value(), [...s.list.get()]];
+      case 10:
+        return [[...s.map.entries()], s.map.isEmpty(), s.map.contains(arg % 5)];
+      case 11:
+        return [s.reducing.get(), s.aggregating.get()];
+      case 12:
+        return s.map.clear();
+      default:
+        return s.list.addAll([`a${arg}`, `b${arg}`]);
     }
   });
 }
-

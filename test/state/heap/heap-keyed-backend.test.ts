@@ -84,7 +84,10 @@ describe('HeapKeyedStateBackend: map state', () => {
     expect(map.get(2)).toBe(20);
     expect(map.get('2')).toBeUndefined();
     expect(map.contains(2)).toBe(true);
-    expect([...map.entries()]).toEqual([['a', 10], [2, 20]]);
+    expect([...map.entries()]).toEqual([
+      ['a', 10],
+      [2, 20],
+    ]);
     expect([...map.keys()]).toEqual(['a', 2]);
     expect([...map.values()]).toEqual([10, 20]);
     expect(map.isEmpty()).toBe(false);

@@ -203,7 +203,11 @@ describe('heap keyed snapshots: restore at another parallelism', () => {
   it('3 -> 2: merges handles and reads only those that intersect', async () => {
     const ks = keys(3000);
     const sources = [0, 1, 2].map((i) => keyedBackend(keyGroupRangeForSubtask(M, 3, i), i));
-    for (const src of sources) fill(src, ks.filter((k) => rangeContains(src.keyGroupRange, assignToKeyGroup(k, M))));
+    for (const src of sources)
+      fill(
+        src,
+        ks.filter((k) => rangeContains(src.keyGroupRange, assignToKeyGroup(k, M))),
+      );
     const expected: Record<string, Array<[Key, unknown]>> = {};
     for (const src of sources) for (const [name, entries] of Object.entries(dump(src))) (expected[name] ??= []).push(...entries);
     const all = (await Promise.all(sources.map((s) => snapshotNow(s)))).flat();

@@ -27,14 +27,25 @@ describe('keyed sections from encoded pieces', () => {
     const [a, b] = keyIn(5, 2);
     const b1 = new KeyedStreamBuilder('full');
     b1.add(5, [
-      { name: 'v', kind: 'value', entries: [[encodeValue(a), encodeValue(1)], [encodeValue(b), encodeValue({ x: 2n })]], removed: [] },
+      {
+        name: 'v',
+        kind: 'value',
+        entries: [
+          [encodeValue(a), encodeValue(1)],
+          [encodeValue(b), encodeValue({ x: 2n })],
+        ],
+        removed: [],
+      },
       { name: 'm', kind: 'map', entries: [[encodeValue(a), encodeValue([['f', 3]])]], removed: [] },
     ]);
     const { bytes, offsets } = b1.finish();
     expect(b1.keyCounts).toEqual({ v: 2, m: 1 });
     const [kg, off, len] = firstSection(offsets);
     const states = decodeKeyedSection(bytes, kg, off, len, M, 'test');
-    expect(states.find((s) => s.name === 'v')!.entries).toEqual([[a, 1], [b, { x: 2n }]]);
+    expect(states.find((s) => s.name === 'v')!.entries).toEqual([
+      [a, 1],
+      [b, { x: 2n }],
+    ]);
     expect(states.find((s) => s.name === 'm')!.entries).toEqual([[a, new Map([['f', 3]])]]);
   });
 
