@@ -55,6 +55,10 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
   { seed: 35, job: 'keyed-counts', mode: 'aligned-timeout', bug: 'issue 9 defect 2: fallback past a committed checkpoint repeated 76 records' },
   { seed: 1, job: 'join', mode: 'exactly-once', bug: 'issue 9 defect 2 with a join: 680 records repeated' },
   { seed: 112, job: 'union', mode: 'unaligned', bug: 'issue 9 defect 2 with an unaligned union' },
+  // A stop-with-savepoint that failed after every source had ended: the final checkpoint was never taken (liveness).
+  { seed: 7903, job: 'file-sink', mode: 'exactly-once', bug: 'a failed stop-with-savepoint after the end of data left the final checkpoint untaken' },
+  { seed: 5051, job: 'join', mode: 'unaligned', bug: 'same as seed 7903, with an unaligned join' },
+  { seed: 7117, job: 'union', mode: 'aligned-timeout', bug: 'same as seed 7903, after two process kills' },
   {
     seed: 2359,
     job: 'state-kinds',

@@ -292,6 +292,8 @@ export class CheckpointCoordinator {
     if (target) {
       target.discardIncomplete().catch((err: unknown) => this.ctx.log(`could not clean up savepoint ${target.location}: ${errorMessage(err)}`));
       this.ctx.log(error.message);
+      // A failed stop-with-savepoint after every source ended leaves the final checkpoint still to take.
+      this.retryFinalLater();
       return;
     }
     this.discard(p.checkpointId);
@@ -310,6 +312,10 @@ export class CheckpointCoordinator {
         return;
       }
     }
+    this.retryFinalLater();
+  }
+
+  private retryFinalLater(): void {
     if (this.running && this.ending.phase === 'end-of-data') {
       this.env.scheduler.schedule(Math.min(this.config.intervalMs ?? 100, 100), () => this.tryTriggerFinal());
     }

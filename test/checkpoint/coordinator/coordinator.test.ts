@@ -207,6 +207,31 @@ describe('CheckpointCoordinator while the job finishes', () => {
   });
 });
 
+describe('CheckpointCoordinator after a failed stop-with-savepoint', () => {
+  it('takes the final checkpoint when every source ended while the stop was in flight (sim seed 7903)', async () => {
+    const t = setup({ intervalMs: 10_000, timeoutMs: 50 });
+    t.coordinator.start();
+    const stop = t.coordinator.triggerSavepoint(
+      () => ({
+        location: 'memory:sp',
+        streamFactory: () => t.storage.streamFactory(checkpointId(1)),
+        commitMetadata: async () => 'memory:sp',
+        discardIncomplete: async () => {},
+      }),
+      true,
+    );
+    t.coordinator.allReachedEndOfData();
+    expect(t.triggered.map((b) => [b.checkpointId, b.options.kind, b.options.isFinal])).toEqual([[1, 'savepoint', true]]);
+    t.advance(50); // the stop expires
+    await expect(stop).rejects.toThrow('checkpoint 1 failed');
+    t.advance(100);
+    expect(t.triggered.map((b) => [b.checkpointId, b.options.kind, b.options.isFinal])).toEqual([
+      [1, 'savepoint', true],
+      [2, 'checkpoint', true],
+    ]);
+  });
+});
+
 describe('CompletedCheckpointStore', () => {
   it('returns what falls out of the retained window, oldest first', () => {
     const store = new CompletedCheckpointStore(2);
