@@ -33,11 +33,13 @@ describe('recovery from an unaligned checkpoint', () => {
       channelCapacity: 8,
     });
     const sink = new CollectSink<number>();
-    // Paced by checkpoints (2,000 records between two): input is left after the armed one, however loaded the machine.
-    heldGenerate(env, { count: N }, (i) => i, { recordsPerCheckpoint: 2_000 })
+    // Paced by checkpoints (5,000 records between two) behind a map slow enough (20 µs a record) that its input
+    // queue is full when a barrier arrives, on a quiet machine too (at 2,000 and 8 µs the queue drained first);
+    // input is left after the armed checkpoint however loaded the machine.
+    heldGenerate(env, { count: N }, (i) => i, { recordsPerCheckpoint: 5_000 })
       .uid('numbers')
       .map((i) => {
-        spin(8);
+        spin(20);
         return i;
       })
       .uid('slow')
