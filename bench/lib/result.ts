@@ -149,3 +149,18 @@ export function startTimer(): () => Elapsed {
 export function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(2)}s`;
 }
+
+/** Prints a scenario's result and writes it under `outDir`. */
+export function publishResult(result: BenchResult, outDir: string): void {
+  const path = writeResult(result, outDir);
+  printResult(result);
+  console.log(`\nwritten to ${path}`);
+}
+
+/** Runs a scenario's main; a failure is printed with the scenario's name and exits 1. */
+export function runScenario(scenario: string, main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    console.error(`[${scenario}] FAILED:`, err);
+    process.exit(1);
+  });
+}

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
 import type { CheckpointStats, KeyedCoProcessFunction, Sink, ValueState } from '../../src/index.ts';
-import { buildResult, median, parseScenarioArgs, printResult, writeResult, type Figures } from '../lib/result.ts';
+import { buildResult, median, parseScenarioArgs, publishResult, runScenario, type Figures } from '../lib/result.ts';
 import { sleep } from '../../src/core/adapters.ts';
 
 const SCENARIO = 'backpressure';
@@ -151,12 +151,7 @@ async function main(): Promise<void> {
     aligned_timeout_speedup: metrics.aligned_duration_median_ms! / metrics.aligned_timeout_duration_median_ms!,
   };
   const result = buildResult(SCENARIO, params, metrics, ratios);
-  const path = writeResult(result, args.outDir);
-  printResult(result);
-  console.log(`\nwritten to ${path}`);
+  publishResult(result, args.outDir);
 }
 
-main().catch((err: unknown) => {
-  console.error(`[${SCENARIO}] FAILED:`, err);
-  process.exit(1);
-});
+runScenario(SCENARIO, main);

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { PostgresSink, StreamEnvironment } from '../../src/index.ts';
 import type { PostgresConnectionOptions } from '../../src/index.ts';
 import { insertStatement } from '../../src/connectors/postgres/sql.ts';
-import { buildResult, median, parseScenarioArgs, printResult, startTimer, writeResult, type Figures } from '../lib/result.ts';
+import { buildResult, median, parseScenarioArgs, publishResult, runScenario, startTimer, type Figures } from '../lib/result.ts';
 
 const SCENARIO = 'connectors';
 const args = parseScenarioArgs(process.argv.slice(2));
@@ -94,12 +94,7 @@ async function main(): Promise<void> {
   const metrics: Figures = { pg2pc_rows_per_sec: median(rowsPerSec.pg2pc), plain_rows_per_sec: median(rowsPerSec.plain) };
   const ratios: Figures = { pg2pc_vs_plain: metrics.pg2pc_rows_per_sec! / metrics.plain_rows_per_sec! };
   const result = buildResult(SCENARIO, params, metrics, ratios);
-  const path = writeResult(result, args.outDir);
-  printResult(result);
-  console.log(`\nwritten to ${path}`);
+  publishResult(result, args.outDir);
 }
 
-main().catch((err: unknown) => {
-  console.error(`[${SCENARIO}] FAILED:`, err);
-  process.exit(1);
-});
+runScenario(SCENARIO, main);

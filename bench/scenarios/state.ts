@@ -29,7 +29,7 @@ import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-backend.t
 import { assignToKeyGroup } from '../../src/state/key-groups.ts';
 import { keyedHandleSizes, type KeyedStateHandle } from '../../src/storage/handles.ts';
 import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
-import { buildResult, median, parseScenarioArgs, printResult, seconds, startTimer, writeResult, type Figures } from '../lib/result.ts';
+import { buildResult, median, parseScenarioArgs, publishResult, runScenario, seconds, startTimer, type Figures } from '../lib/result.ts';
 
 const SCENARIO = 'state';
 const MAX_PARALLELISM = 128;
@@ -367,16 +367,11 @@ async function main(): Promise<void> {
   metrics.load_average_1m_end = loadavg()[0]!;
 
   const result = buildResult(SCENARIO, params, metrics, ratios);
-  const path = writeResult(result, args.outDir);
-  printResult(result);
-  console.log(`\nwritten to ${path}`);
+  publishResult(result, args.outDir);
 }
 
 function keyTag(keys: number): string {
   return keys >= 1_000_000 && keys % 1_000_000 === 0 ? `${keys / 1_000_000}m` : `${Math.round(keys / 1000)}k`;
 }
 
-main().catch((err: unknown) => {
-  console.error(`[${SCENARIO}] FAILED:`, err);
-  process.exit(1);
-});
+runScenario(SCENARIO, main);

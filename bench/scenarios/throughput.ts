@@ -34,7 +34,7 @@ import { D2, MultiSet, map, output, reduce } from '@tanstack/db-ivm';
 import { StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
 import type { CheckpointStats, KeyedProcessFunction, Sink, SinkWriter, ValueState } from '../../src/index.ts';
 import { assertSameCounts, countsDigest, totalCount, type Counts } from '../lib/counts.ts';
-import { buildResult, median, parseScenarioArgs, printResult, seconds, startTimer, writeResult, type Elapsed, type Figures } from '../lib/result.ts';
+import { buildResult, median, parseScenarioArgs, publishResult, runScenario, seconds, startTimer, type Elapsed, type Figures } from '../lib/result.ts';
 import { zipfKeys, type KeyAt } from '../lib/zipf.ts';
 
 const SCENARIO = 'throughput';
@@ -342,12 +342,7 @@ async function main(): Promise<void> {
     weir_vs_db_ivm: perRoundRatio('weir', 'db_ivm'),
   };
   const result = buildResult(SCENARIO, params, metrics, ratios);
-  const path = writeResult(result, args.outDir);
-  printResult(result);
-  console.log(`\nwritten to ${path}`);
+  publishResult(result, args.outDir);
 }
 
-main().catch((err: unknown) => {
-  console.error(`[${SCENARIO}] FAILED:`, err);
-  process.exit(1);
-});
+runScenario(SCENARIO, main);

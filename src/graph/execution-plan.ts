@@ -56,18 +56,22 @@ export function buildExecutionPlan(graph: JobGraph): ExecutionPlan {
       }
     });
   }
+  // Index once by producer and by consumer (in creation order), so building every subtask's lists
+  // costs its own channels, not a scan of all of them: an all-to-all edge at parallelism 128 has 16,384.
+  const from = groupBy(channels, (c) => c.producer);
+  const to = groupBy(channels, (c) => c.consumer);
   const subtasks: SubtaskPlan[] = [];
   for (const v of graph.vertices) {
     for (let i = 0; i < v.parallelism; i++) {
       const self = { vertex: v.index, subtask: i };
-      const outputs = v.outputs.map((_, e) => channels.filter((c) => c.outputEdge === e && sameSubtask(c.producer, self)).map((c) => c.id));
+      const mine = from.get(subtaskKey(self)) ?? [];
+      const outputs = v.outputs.map((_, e) => mine.filter((c) => c.outputEdge === e).map((c) => c.id));
+      const feeding = to.get(subtaskKey(self)) ?? [];
       const inputs: Array<{ channel: string; input: number }> = [];
       for (const edge of v.inputs) {
         const upstream = graph.vertices[edge.source]!;
         const e = upstream.outputs.indexOf(edge);
-        for (const c of channels) {
-          if (c.producer.vertex === upstream.index && c.outputEdge === e && sameSubtask(c.consumer, self)) inputs.push({ channel: c.id, input: edge.input });
-        }
+        for (const c of feeding) if (c.producer.vertex === upstream.index && c.outputEdge === e) inputs.push({ channel: c.id, input: edge.input });
       }
       subtasks.push({ ...self, keyGroupRange: keyGroupRangeForSubtask(v.maxParallelism, v.parallelism, i), outputs, inputs });
     }
@@ -75,6 +79,15 @@ export function buildExecutionPlan(graph: JobGraph): ExecutionPlan {
   return { channels, subtasks };
 }
 
-function sameSubtask(a: SubtaskRef, b: SubtaskRef): boolean {
-  return a.vertex === b.vertex && a.subtask === b.subtask;
+const subtaskKey = (s: SubtaskRef): string => `${s.vertex}.${s.subtask}`;
+
+function groupBy(channels: readonly ChannelPlan[], side: (c: ChannelPlan) => SubtaskRef): Map<string, ChannelPlan[]> {
+  const out = new Map<string, ChannelPlan[]>();
+  for (const c of channels) {
+    const key = subtaskKey(side(c));
+    let list = out.get(key);
+    if (!list) out.set(key, (list = []));
+    list.push(c);
+  }
+  return out;
 }

@@ -10,8 +10,8 @@ import { FileSink, InjectedFault, readCommittedLines, StreamEnvironment } from '
 import type { JobEvent } from '../../src/index.ts';
 import type { FaultContext, FaultInjector, FaultSite } from '../../src/runtime/faults.ts';
 import { checkpointInSteps } from '../support/clients.ts';
-import { heldGenerate, SourceGate } from '../support/held-source.ts';
-import { keyedCount, tempDir } from '../support/jobs.ts';
+import { SourceGate } from '../support/held-source.ts';
+import { buildKeyedCountJob, expectedRunningCounts, tempDir, until } from '../support/jobs.ts';
 
 const KEYS = 500;
 
@@ -25,36 +25,8 @@ function job(root: string, jobId: string, count: number, gate = new SourceGate(I
     jobId,
   });
   const sink = new FileSink({ directory: join(root, 'out') });
-  heldGenerate(env, { count }, (i) => `key-${(i * 7919) % KEYS}`, { gate })
-    .uid('gen')
-    .keyBy((k) => k)
-    .process(keyedCount)
-    .uid('count')
-    .name('count')
-    .sinkTo(sink)
-    .uid('out');
+  buildKeyedCountJob(env, sink, { count, keys: KEYS, gate });
   return { env, sink, gate };
-}
-
-/** Every key's running counts, each exactly once: what `count` records produce. */
-function expected(count: number): string[] {
-  const per = new Map<string, number>();
-  const out: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const k = `key-${(i * 7919) % KEYS}`;
-    const n = (per.get(k) ?? 0) + 1;
-    per.set(k, n);
-    out.push(`${k}:${n}`);
-  }
-  return out.sort();
-}
-
-async function until(what: string, test: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
-  const start = performance.now();
-  while (!(await test())) {
-    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 /** The largest file of a checkpoint directory other than `_metadata`, with a byte flipped. */
@@ -111,7 +83,7 @@ describe('sink-aware fallback', () => {
     expect(fallback?.type === 'restore-fallback' && fallback.reason).toContain(victim);
     const rolled = events.find((e) => e.type === 'sink-rolled-back');
     expect(rolled?.type === 'sink-rolled-back' && rolled.after).toBe(second.checkpointId - 1);
-    expect(readCommittedLines(join(root, 'out')).sort()).toEqual(expected(count));
+    expect(readCommittedLines(join(root, 'out')).sort()).toEqual(expectedRunningCounts(count, KEYS));
     expect(existsSync(join(root, 'out', '.rolled-back', `after-checkpoint-${second.checkpointId - 1}`))).toBe(true);
   });
 
@@ -129,7 +101,7 @@ describe('sink-aware fallback', () => {
     const running = events.find((e) => e.type === 'running');
     expect(running?.type === 'running' && running.restoredFrom).toBe(newest.checkpointId - 1);
     expect(events.some((e) => e.type === 'sink-rolled-back')).toBe(true);
-    expect(readCommittedLines(join(root, 'out')).sort()).toEqual(expected(count));
+    expect(readCommittedLines(join(root, 'out')).sort()).toEqual(expectedRunningCounts(count, KEYS));
   });
 
   it('refuses to restore past a sink that cannot roll back, naming it and both checkpoints, unless duplicates are accepted', async () => {

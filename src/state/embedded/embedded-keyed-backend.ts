@@ -45,7 +45,7 @@ import { MAX_PARALLELISM_LIMIT, rangeSize, type Key, type KeyGroupRange } from '
 import { planSnapshot, restoredChain, type CompletedChain } from '../incremental/chain.ts';
 import { ChangeTracker, changeSlot, type ChangeSet } from '../incremental/change-tracker.ts';
 import { restoreKeyedHandles } from '../incremental/keyed-handle-reader.ts';
-import { toWorkingValue } from '../formats/keyed-sections.ts';
+import { toWorkingValue } from '../formats/keyed-stream.ts';
 import { EmbeddedKeyedSnapshot, storedBytes, type SnapshotPlan } from './embedded-snapshot.ts';
 import {
   EmbeddedAggregatingState,

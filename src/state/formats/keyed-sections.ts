@@ -1,21 +1,7 @@
-/**
- * Keyed snapshot streams written from already-encoded keys and values, in two layouts under the
- * 'keyed' stream header:
- *
- *   version 1 (full; the heap backend's layout, see heap/keyed-stream.ts), one section per key group:
- *     [keyGroup, {stateName: [kind, [[key, value], ...]]}]
- *   version 2 (delta: the changes since the previous file of an incremental chain):
- *     [keyGroup, {stateName: [kind, [[key, value], ...], [removedKey, ...]]}]
- *
- * Sections ascend by key group and the handle records each one's offset, so a restore at any
- * parallelism decodes only the key groups it owns. Values are stored as the codec encodes them
- * (map state as an array of [mapKey, value] pairs).
- */
-import { RestoreError, StorageError } from '../../core/errors.ts';
-import { decodeValue } from '../codec.ts';
 import type { StateKind } from '../descriptors.ts';
-import { assignToKeyGroup, type Key } from '../key-groups.ts';
-import { assembleStream, KEYED_STREAM_VERSION, sectionBytes } from './stream-format.ts';
+import type { Key } from '../key-groups.ts';
+import { openKeyedSection, STATE_KINDS, toWorkingValue } from './keyed-stream.ts';
+import { assembleStream, KEYED_STREAM_VERSION } from './stream-format.ts';
 import { ByteSink } from '../incremental/byte-sink.ts';
 
 /** Version 2 of the keyed stream: sections with deletions. Version 1 is the full layout. */
@@ -96,32 +82,12 @@ export class KeyedStreamBuilder {
 
 // ---- reading the delta layout ----
 
-const STATE_KINDS: readonly StateKind[] = ['value', 'list', 'map', 'reducing', 'aggregating'];
-
 export interface DecodedDeltaState {
   readonly name: string;
   readonly kind: StateKind;
   /** Values in working form (map state as `Map`). */
   readonly entries: Array<[Key, unknown]>;
   readonly removed: Key[];
-}
-
-function isKey(value: unknown): value is Key {
-  const t = typeof value;
-  return t === 'string' || t === 'number' || t === 'bigint' || t === 'boolean';
-}
-
-/** Stored form to working form; shared by every reader of keyed streams. */
-export function toWorkingValue(kind: StateKind, stored: unknown, corrupt: (what: string) => StorageError, name: string): unknown {
-  if (kind === 'list') {
-    if (!Array.isArray(stored)) throw corrupt(`list state "${name}" holds a non-array`);
-    return stored;
-  }
-  if (kind === 'map') {
-    if (!Array.isArray(stored) || !stored.every((p) => Array.isArray(p) && p.length === 2)) throw corrupt(`map state "${name}" holds a malformed map`);
-    return new Map(stored as Array<[string | number, unknown]>);
-  }
-  return stored;
 }
 
 /**
@@ -136,36 +102,9 @@ export function decodeDeltaSection(
   maxParallelism: number,
   streamLabel: string,
 ): DecodedDeltaState[] {
-  const corrupt = (what: string): StorageError => new StorageError('CORRUPT_FILE', streamLabel, `key group ${keyGroup}: ${what}`);
-  let decoded: unknown;
-  try {
-    decoded = decodeValue(sectionBytes(stream, offset, length, streamLabel));
-  } catch (err) {
-    if (err instanceof StorageError) throw err;
-    throw new StorageError('CORRUPT_FILE', streamLabel, `key group ${keyGroup}: undecodable section`, { cause: err });
-  }
-  if (
-    !Array.isArray(decoded) ||
-    decoded.length !== 2 ||
-    decoded[0] !== keyGroup ||
-    typeof decoded[1] !== 'object' ||
-    decoded[1] === null ||
-    Array.isArray(decoded[1])
-  ) {
-    throw corrupt('section header does not match the offsets');
-  }
-  const checkKey = (name: string, key: unknown): Key => {
-    if (!isKey(key)) throw corrupt(`state "${name}" has a malformed key`);
-    const actual = assignToKeyGroup(key, maxParallelism);
-    if (actual !== keyGroup) {
-      throw new RestoreError(
-        `${streamLabel}: state "${name}": key ${String(key)} was stored in key group ${keyGroup} but belongs to ${actual} at maxParallelism ${maxParallelism}; was the snapshot taken with another maxParallelism?`,
-      );
-    }
-    return key;
-  };
+  const { body, corrupt, checkKey } = openKeyedSection(stream, keyGroup, offset, length, maxParallelism, streamLabel);
   const states: DecodedDeltaState[] = [];
-  for (const [name, stored] of Object.entries(decoded[1] as Record<string, unknown>)) {
+  for (const [name, stored] of Object.entries(body)) {
     if (!Array.isArray(stored) || stored.length !== 3 || !STATE_KINDS.includes(stored[0]) || !Array.isArray(stored[1]) || !Array.isArray(stored[2])) {
       throw corrupt(`state "${name}" is malformed`);
     }

@@ -22,7 +22,7 @@ export interface EncodedKeyedStream {
   readonly keyCounts: Record<string, number>;
 }
 
-const STATE_KINDS: readonly StateKind[] = ['value', 'list', 'map', 'reducing', 'aggregating'];
+export const STATE_KINDS: readonly StateKind[] = ['value', 'list', 'map', 'reducing', 'aggregating'];
 
 function toStored(kind: StateKind, value: unknown): unknown {
   return kind === 'map' ? Array.from(value as Map<unknown, unknown>) : value;
@@ -68,6 +68,55 @@ function isKey(value: unknown): value is Key {
   return t === 'string' || t === 'number' || t === 'bigint' || t === 'boolean';
 }
 
+/** A decoded key-group section: its body by state name, and the checks every reader of it makes. */
+export interface KeyedSection {
+  readonly body: Record<string, unknown>;
+  /** A StorageError naming the stream and key group. */
+  readonly corrupt: (what: string) => StorageError;
+  /** The key, after checking it is a key and belongs to this key group at maxParallelism (RestoreError otherwise). */
+  readonly checkKey: (state: string, key: unknown) => Key;
+}
+
+/** Decodes a key group's section of a keyed stream (full or delta) and checks its header. */
+export function openKeyedSection(
+  stream: Uint8Array,
+  keyGroup: number,
+  offset: number,
+  length: number,
+  maxParallelism: number,
+  streamLabel: string,
+): KeyedSection {
+  const corrupt = (what: string): StorageError => new StorageError('CORRUPT_FILE', streamLabel, `key group ${keyGroup}: ${what}`);
+  let decoded: unknown;
+  try {
+    decoded = decodeValue(sectionBytes(stream, offset, length, streamLabel));
+  } catch (err) {
+    if (err instanceof StorageError) throw err;
+    throw new StorageError('CORRUPT_FILE', streamLabel, `key group ${keyGroup}: undecodable section`, { cause: err });
+  }
+  if (
+    !Array.isArray(decoded) ||
+    decoded.length !== 2 ||
+    decoded[0] !== keyGroup ||
+    typeof decoded[1] !== 'object' ||
+    decoded[1] === null ||
+    Array.isArray(decoded[1])
+  ) {
+    throw corrupt('section header does not match the offsets');
+  }
+  const checkKey = (state: string, key: unknown): Key => {
+    if (!isKey(key)) throw corrupt(`state "${state}" has a malformed key`);
+    const actual = assignToKeyGroup(key, maxParallelism);
+    if (actual !== keyGroup) {
+      throw new RestoreError(
+        `${streamLabel}: state "${state}": key ${String(key)} was stored in key group ${keyGroup} but belongs to ${actual} at maxParallelism ${maxParallelism}; was the snapshot taken with another maxParallelism?`,
+      );
+    }
+    return key;
+  };
+  return { body: decoded[1] as Record<string, unknown>, corrupt, checkKey };
+}
+
 /**
  * Decodes and checks the section of key group `keyGroup`: its shape and kinds (StorageError) and
  * that every key really hashes to that key group at `maxParallelism` (RestoreError: the snapshot
@@ -81,19 +130,9 @@ export function decodeKeyedSection(
   maxParallelism: number,
   streamLabel: string,
 ): DecodedState[] {
-  const corrupt = (what: string): StorageError => new StorageError('CORRUPT_FILE', streamLabel, `key group ${keyGroup}: ${what}`);
-  let decoded: unknown;
-  try {
-    decoded = decodeValue(sectionBytes(stream, offset, length, streamLabel));
-  } catch (err) {
-    if (err instanceof StorageError) throw err;
-    throw new StorageError('CORRUPT_FILE', streamLabel, `key group ${keyGroup}: undecodable section`, { cause: err });
-  }
-  if (!Array.isArray(decoded) || decoded.length !== 2 || decoded[0] !== keyGroup || typeof decoded[1] !== 'object' || decoded[1] === null) {
-    throw corrupt('section header does not match the offsets');
-  }
+  const { body, corrupt, checkKey } = openKeyedSection(stream, keyGroup, offset, length, maxParallelism, streamLabel);
   const states: DecodedState[] = [];
-  for (const [name, stored] of Object.entries(decoded[1] as Record<string, unknown>)) {
+  for (const [name, stored] of Object.entries(body)) {
     if (!Array.isArray(stored) || stored.length !== 2 || !STATE_KINDS.includes(stored[0]) || !Array.isArray(stored[1])) {
       throw corrupt(`state "${name}" is malformed`);
     }
@@ -101,21 +140,15 @@ export function decodeKeyedSection(
     const entries: Array<[Key, unknown]> = [];
     for (const entry of stored[1] as unknown[]) {
       if (!Array.isArray(entry) || entry.length !== 2 || !isKey(entry[0])) throw corrupt(`state "${name}" has a malformed entry`);
-      const key = entry[0];
-      const actual = assignToKeyGroup(key, maxParallelism);
-      if (actual !== keyGroup) {
-        throw new RestoreError(
-          `${streamLabel}: state "${name}": key ${String(key)} was stored in key group ${keyGroup} but belongs to ${actual} at maxParallelism ${maxParallelism}; was the snapshot taken with another maxParallelism?`,
-        );
-      }
-      entries.push([key, toWorking(kind, entry[1], corrupt, name)]);
+      entries.push([checkKey(name, entry[0]), toWorkingValue(kind, entry[1], corrupt, name)]);
     }
     states.push({ name, kind, entries });
   }
   return states;
 }
 
-function toWorking(kind: StateKind, stored: unknown, corrupt: (what: string) => StorageError, name: string): unknown {
+/** Stored form to working form (map state as `Map`); shared by every reader of keyed state. */
+export function toWorkingValue(kind: StateKind, stored: unknown, corrupt: (what: string) => StorageError, name: string): unknown {
   if (kind === 'list') {
     if (!Array.isArray(stored)) throw corrupt(`list state "${name}" holds a non-array`);
     return stored;
