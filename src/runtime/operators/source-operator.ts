@@ -11,7 +11,7 @@ export class SourceReaderOperator extends AbstractStreamOperator implements Sour
   constructor(private readonly reader: SourceReader<unknown>) {
     super();
   }
-  override open(): void {
+  override open(): Promise<void> | void {
     const output = this.ctx.output;
     this.counting = {
       collect: (record) => {
@@ -19,7 +19,7 @@ export class SourceReaderOperator extends AbstractStreamOperator implements Sour
         output.collect(record);
       },
     };
-    this.reader.open(createRuntimeContext(this.ctx));
+    return this.reader.open(createRuntimeContext(this.ctx));
   }
   poll(maxRecords: number): PollStatus {
     return this.reader.poll(this.counting, maxRecords);
@@ -29,6 +29,12 @@ export class SourceReaderOperator extends AbstractStreamOperator implements Sour
   }
   override snapshotState(checkpointId: CheckpointId): void {
     this.reader.snapshotState(checkpointId);
+  }
+  override notifyCheckpointComplete(checkpointId: CheckpointId): Promise<void> | void {
+    return this.reader.notifyCheckpointComplete?.(checkpointId);
+  }
+  override notifyCheckpointAborted(checkpointId: CheckpointId): void {
+    this.reader.notifyCheckpointAborted?.(checkpointId);
   }
   override close(): void {
     this.reader.close();
