@@ -7,7 +7,8 @@ import { realEnvironment } from '../core/adapters.ts';
 import type { Environment } from '../core/time.ts';
 import type { Deployer } from '../cluster/attempt-deployment.ts';
 import { placeSubtasks } from '../cluster/placement.ts';
-import { remoteDeployer } from '../cluster/remote-deployment.ts';
+import { remoteDeployer, type TaskManagerWatch } from '../cluster/remote-deployment.ts';
+import type { ToJobMaster } from '../cluster/transport/protocol.ts';
 import { launchWorkerTaskManagers } from '../cluster/worker-task-managers.ts';
 import { launchInMemoryTaskManagers } from '../cluster/in-memory-task-managers.ts';
 import type { TaskManagerContext } from '../cluster/task-manager.ts';
@@ -92,6 +93,11 @@ export interface InternalRunOptions extends RunOptions, ExecutionHooks {
    * and tests. Overrides `taskManagers`.
    */
   readonly inMemoryTaskManagers?: number;
+  /**
+   * With `inMemoryTaskManagers`: a message from task manager `taskManager` to the job master for
+   * which this returns true is lost on the way (lost heartbeats, in tests).
+   */
+  readonly loseControlMessage?: (taskManager: number, message: ToJobMaster) => boolean;
 }
 
 /** A checkpoint that completed: durably written, restorable with `RunOptions.restoreFrom: location`. */
@@ -361,7 +367,8 @@ export class StreamEnvironment {
       sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
       allowNonRestoredState: run.allowNonRestoredState ?? false,
     });
-    return { deployer: remoteDeployer(launchInMemoryTaskManagers(count, context, env.scheduler), (plan) => placeSubtasks(plan, count, slots), env) };
+    const launch = launchInMemoryTaskManagers(count, context, env.scheduler, run.loseControlMessage);
+    return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
   }
 
   /**
@@ -388,7 +395,11 @@ export class StreamEnvironment {
       elementsPerStep: run.elementsPerStep ?? 64,
       sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
     });
-    return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env) };
+    return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
+  }
+
+  private watch(): TaskManagerWatch {
+    return { heartbeat: this.options.heartbeat };
   }
 
   /**

@@ -15,6 +15,7 @@ import type { TaskStatus } from '../runtime/stream-task.ts';
 import type { AttemptDeployment, Deployer, TaskHandle } from './attempt-deployment.ts';
 import type { DeploymentSpec } from './deployment.ts';
 import { fingerprintOf } from './graph-fingerprint.ts';
+import { HeartbeatMonitor, type HeartbeatSettings } from './heartbeat-monitor.ts';
 import type { Link } from './transport/link.ts';
 import { fromWireError, type Placement, type ToJobMaster, type ToTaskManager } from './transport/protocol.ts';
 
@@ -29,7 +30,10 @@ export interface TaskManagerPool {
 
 export type LaunchTaskManagers = () => Promise<TaskManagerPool>;
 
-const HEARTBEAT_MS = 500;
+/** How the job master watches its task managers. */
+export interface TaskManagerWatch {
+  readonly heartbeat: HeartbeatSettings;
+}
 
 const taskKey = (t: TaskId): string => `${t.vertex}/${t.subtask}`;
 
@@ -59,11 +63,11 @@ class RemoteTask implements TaskHandle {
   }
 }
 
-export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: ExecutionPlan) => Placement, env: Environment): Deployer {
+export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: ExecutionPlan) => Placement, env: Environment, watch: TaskManagerWatch): Deployer {
   return async (spec, restore, firstCheckpointFull) => {
     const pool = await launch();
     const placement = place(buildExecutionPlan(spec.graph));
-    const attempt = new RemoteAttempt(pool, spec, env);
+    const attempt = new RemoteAttempt(pool, spec, env, watch);
     try {
       await attempt.deploy(placement, restore, firstCheckpointFull);
     } catch (err) {
@@ -79,28 +83,44 @@ class RemoteAttempt implements AttemptDeployment {
   private readonly byKey = new Map<string, RemoteTask>();
   private readonly tasksOf: RemoteTask[][];
   private ended = false;
-  private heartbeat = 0;
+  private readonly heartbeats: HeartbeatMonitor;
 
   constructor(
     private readonly pool: TaskManagerPool,
     private readonly spec: DeploymentSpec,
-    private readonly env: Environment,
+    env: Environment,
+    watch: TaskManagerWatch,
   ) {
     this.tasksOf = pool.links.map(() => []);
+    this.heartbeats = new HeartbeatMonitor(
+      pool.links.length,
+      watch.heartbeat,
+      env,
+      (index, seq) => pool.links[index]!.send({ type: 'heartbeat', seq }),
+      (index, silentMs) =>
+        this.failTaskManager(index, new Error(`no heartbeat answered for ${Math.round(silentMs)} ms (heartbeat.timeoutMs ${watch.heartbeat.timeoutMs})`)),
+    );
   }
 
+  /** A task manager died (its worker failed or exited, or it stopped answering heartbeats). */
+  private failTaskManager: (index: number, error: Error) => void = () => {};
+
+  /** Deploys every task manager's share; heartbeats start with it, so a task manager that hangs while deploying is found too. */
   deploy(placement: Placement, restore: CheckpointMetadata | null, firstCheckpointFull: boolean): Promise<void> {
     const { spec, pool } = this;
     return new Promise<void>((resolve, reject) => {
       let waiting = pool.links.length;
-      pool.onFailure((index, error) => {
+      this.failTaskManager = (index, error) => {
         if (waiting > 0) {
           waiting = -1;
           reject(new Error(`task manager ${index}: ${errorMessage(error)}`, { cause: error }));
         } else this.taskManagerDied(index, error);
-      });
+      };
+      pool.onFailure((index, error) => this.failTaskManager(index, error));
+      this.heartbeats.start();
       pool.links.forEach((link, index) => {
         link.onMessage((m) => {
+          if (m.type === 'heartbeat') this.heartbeats.heard(index);
           if (m.type === 'deploy-failed' && waiting > 0) {
             waiting = -1;
             reject(fromWireError(m.error));
@@ -185,21 +205,12 @@ class RemoteAttempt implements AttemptDeployment {
   start(): void {
     for (const link of this.pool.links) link.send({ type: 'start' });
     for (const t of this.tasks) t.status = 'RUNNING';
-    this.scheduleHeartbeat();
-  }
-
-  private scheduleHeartbeat(): void {
-    this.env.scheduler.schedule(HEARTBEAT_MS, () => {
-      if (this.ended) return;
-      const seq = ++this.heartbeat;
-      for (const link of this.pool.links) link.send({ type: 'heartbeat', seq });
-      this.scheduleHeartbeat();
-    });
   }
 
   teardown(): void {
     if (this.ended) return;
     this.ended = true;
+    this.heartbeats.stop();
     for (const link of this.pool.links) link.send({ type: 'cancel' });
     for (const t of this.tasks) if (t.status === 'RUNNING' || t.status === 'CREATED') t.status = 'CANCELED';
     this.pool.shutdown();

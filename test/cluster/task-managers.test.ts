@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, JobFailedError, readCommittedLines, StreamEnvironment, type JobEvent, type StreamEnvironmentOptions } from '../../src/index.ts';
@@ -7,7 +7,18 @@ import { tempDir } from '../support/jobs.ts';
 import build, { expectedLines } from './fixtures/tm-counts-job.ts';
 
 const MODULE = join(import.meta.dirname, 'fixtures', 'tm-counts-job.ts');
-const VARS = ['TM_RECORDS', 'TM_RATE', 'TM_OUT', 'TM_FAIL_AT', 'TM_FAIL_MARKER', 'TM_EXIT_AT', 'TM_EXIT_MARKER', 'TM_SLOW_MICROS', 'TM_UID_DRIFT'];
+const VARS = [
+  'TM_RECORDS',
+  'TM_RATE',
+  'TM_OUT',
+  'TM_FAIL_AT',
+  'TM_FAIL_MARKER',
+  'TM_EXIT_AT',
+  'TM_EXIT_MARKER',
+  'TM_SLOW_MICROS',
+  'TM_UID_DRIFT',
+  'TM_KILL_IN_CHECKPOINT',
+];
 
 afterEach(() => {
   for (const v of VARS) delete process.env[v];
@@ -74,6 +85,25 @@ describe('task managers on worker threads (issue 11)', () => {
     expect(events.filter((e) => e.type === 'running').map((e) => e.type === 'running' && e.restoredFrom! > 0)).toEqual([false, true]);
     const restarting = events.find((e) => e.type === 'restarting');
     expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(/task manager \d died: its worker thread exited with code 7/);
+    expect(committed(out)).toEqual(expectedLines(6_000));
+  });
+
+  it('exactly-once through a task manager killed mid-checkpoint: every subtask restores the checkpoint before it', async () => {
+    const out = tempDir('weir-tm-out-');
+    const marker = join(tempDir('weir-tm-marker-'), 'killed');
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_KILL_IN_CHECKPOINT: marker });
+    const events: JobEvent[] = [];
+    const result = await environment().execute('tm-counts', { onEvent: (e) => events.push(e) });
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(1);
+    const killedIn = Number(readFileSync(marker, 'utf8'));
+    const restarting = events.find((e) => e.type === 'restarting');
+    expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(/task manager 1 died: its worker thread exited with code 9/);
+    expect(result.checkpoints.find((c) => c.checkpointId === killedIn)?.status).not.toBe('COMPLETED');
+    const running = events.filter((e) => e.type === 'running');
+    const restoredFrom = running[1]!.type === 'running' ? running[1]!.restoredFrom : null;
+    expect(restoredFrom).toBeGreaterThan(0);
+    expect(restoredFrom).toBeLessThan(killedIn);
     expect(committed(out)).toEqual(expectedLines(6_000));
   });
 
