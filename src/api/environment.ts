@@ -399,7 +399,7 @@ export class StreamEnvironment {
   }
 
   private watch(): TaskManagerWatch {
-    return { heartbeat: this.options.heartbeat };
+    return { heartbeat: this.options.heartbeat, cancellationTimeoutMs: this.options.cancellationTimeoutMs };
   }
 
   /**

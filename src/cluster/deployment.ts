@@ -33,6 +33,8 @@ export interface DeploymentSpec {
   readonly env: Environment;
   readonly faults: FaultInjector;
   readonly gateway: TaskGateway;
+  /** Says something about the attempt in the job's events (a task manager terminated by the watchdog). */
+  readonly log?: (message: string) => void;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
   readonly elementsPerStep: number;

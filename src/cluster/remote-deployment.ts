@@ -33,6 +33,11 @@ export type LaunchTaskManagers = () => Promise<TaskManagerPool>;
 /** How the job master watches its task managers. */
 export interface TaskManagerWatch {
   readonly heartbeat: HeartbeatSettings;
+  /**
+   * Milliseconds a task manager has to answer `cancel` (every subtask stopped) before it is
+   * terminated: a subtask stuck in user code never lets it answer (Flink's task cancellation watchdog).
+   */
+  readonly cancellationTimeoutMs: number;
 }
 
 const taskKey = (t: TaskId): string => `${t.vertex}/${t.subtask}`;
@@ -71,7 +76,7 @@ export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: Executi
     try {
       await attempt.deploy(placement, restore, firstCheckpointFull);
     } catch (err) {
-      attempt.teardown();
+      await attempt.teardown();
       throw err;
     }
     return attempt;
@@ -83,13 +88,16 @@ class RemoteAttempt implements AttemptDeployment {
   private readonly byKey = new Map<string, RemoteTask>();
   private readonly tasksOf: RemoteTask[][];
   private ended = false;
+  private stopped: Promise<void> | null = null;
+  /** During teardown: a task manager answered `cancel` or died. */
+  private stoppedOne: (index: number) => void = () => {};
   private readonly heartbeats: HeartbeatMonitor;
 
   constructor(
     private readonly pool: TaskManagerPool,
     private readonly spec: DeploymentSpec,
-    env: Environment,
-    watch: TaskManagerWatch,
+    private readonly env: Environment,
+    private readonly watch: TaskManagerWatch,
   ) {
     this.tasksOf = pool.links.map(() => []);
     this.heartbeats = new HeartbeatMonitor(
@@ -111,7 +119,8 @@ class RemoteAttempt implements AttemptDeployment {
     return new Promise<void>((resolve, reject) => {
       let waiting = pool.links.length;
       this.failTaskManager = (index, error) => {
-        if (waiting > 0) {
+        if (this.ended) this.stoppedOne(index);
+        else if (waiting > 0) {
           waiting = -1;
           reject(new Error(`task manager ${index}: ${errorMessage(error)}`, { cause: error }));
         } else this.taskManagerDied(index, error);
@@ -121,7 +130,8 @@ class RemoteAttempt implements AttemptDeployment {
       pool.links.forEach((link, index) => {
         link.onMessage((m) => {
           if (m.type === 'heartbeat') this.heartbeats.heard(index);
-          if (m.type === 'deploy-failed' && waiting > 0) {
+          if (m.type === 'canceled') this.stoppedOne(index);
+          else if (m.type === 'deploy-failed' && waiting > 0) {
             waiting = -1;
             reject(fromWireError(m.error));
           } else if (m.type === 'deployed' && waiting > 0) {
@@ -183,6 +193,7 @@ class RemoteAttempt implements AttemptDeployment {
       case 'heartbeat':
       case 'deployed':
       case 'deploy-failed':
+      case 'canceled':
         return;
     }
   }
@@ -207,12 +218,37 @@ class RemoteAttempt implements AttemptDeployment {
     for (const t of this.tasks) t.status = 'RUNNING';
   }
 
-  teardown(): void {
-    if (this.ended) return;
+  /**
+   * Asks every task manager to cancel its subtasks; each answers once they stopped. One that has
+   * not answered within the cancellation timeout (a subtask stuck in user code holds its thread)
+   * is terminated with the rest when the pool shuts down.
+   */
+  teardown(): Promise<void> {
+    if (this.stopped) return this.stopped;
     this.ended = true;
     this.heartbeats.stop();
-    for (const link of this.pool.links) link.send({ type: 'cancel' });
     for (const t of this.tasks) if (t.status === 'RUNNING' || t.status === 'CREATED') t.status = 'CANCELED';
-    this.pool.shutdown();
+    const { pool, env, watch } = this;
+    this.stopped = new Promise<void>((resolve) => {
+      const pending = new Set(pool.links.keys());
+      const done = (): void => {
+        watchdog.cancel();
+        this.stoppedOne = () => {};
+        pool.shutdown();
+        resolve();
+      };
+      const watchdog = env.scheduler.schedule(watch.cancellationTimeoutMs, () => {
+        const stuck = [...pending].join(', ');
+        this.spec.log?.(
+          `task manager${pending.size > 1 ? 's' : ''} ${stuck} did not stop ${pending.size > 1 ? 'their' : 'its'} subtasks within cancellationTimeoutMs (${watch.cancellationTimeoutMs} ms): terminated`,
+        );
+        done();
+      });
+      this.stoppedOne = (index) => {
+        if (pending.delete(index) && pending.size === 0) done();
+      };
+      for (const link of pool.links) link.send({ type: 'cancel' });
+    });
+    return this.stopped;
   }
 }

@@ -53,6 +53,7 @@ async function main(): Promise<void> {
     const error = toWireError(err);
     control.onMessage((m) => {
       if (m.type === 'deploy') control.send({ type: 'deploy-failed', attempt: m.attempt, error });
+      else if (m.type === 'cancel') control.send({ type: 'canceled' });
     });
     return;
   }

@@ -83,6 +83,7 @@ export class TaskManager {
         return;
       case 'cancel':
         this.cancel();
+        this.control.send({ type: 'canceled' });
         return;
       case 'heartbeat':
         this.control.send({ type: 'heartbeat', seq: m.seq });

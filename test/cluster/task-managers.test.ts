@@ -120,7 +120,8 @@ describe('task managers on worker threads (issue 11)', () => {
     configure({ TM_RECORDS: 100_000_000, TM_OUT: tempDir('weir-tm-out-'), TM_SLOW_MICROS: 200 });
     let master: JobMaster | null = null;
     const env = environment({ bufferRecords: 32, channelCapacity: 2, checkpointing: {} });
-    const client = await env.executeAsync('tm-counts', { onJobMaster: (m) => (master = m) });
+    const events: JobEvent[] = [];
+    const client = await env.executeAsync('tm-counts', { onJobMaster: (m) => (master = m), onEvent: (e) => events.push(e) });
     // Records between the sources and the counts: pending in writers, queued on the producers' side
     // (at most the credit), and received; bounded by channels x (capacity + 2) x bufferRecords.
     const bound = 8 * (2 + 2) * 32;
@@ -135,6 +136,8 @@ describe('task managers on worker threads (issue 11)', () => {
     await expect(client.savepoint(tempDir())).rejects.toThrow(/savepoints of a job on task managers in worker threads are not supported yet/);
     await client.cancel();
     expect(master!.tasks.filter((t) => t.name.startsWith('keyed-process'))).toHaveLength(0); // torn down
+    // Both task managers answered the cancel: the watchdog terminated none.
+    expect(events.filter((e) => e.type === 'log' && e.message.includes('cancellationTimeoutMs'))).toEqual([]);
     expect(Math.max(...gaps)).toBeLessThanOrEqual(bound);
     expect(Math.min(...gaps)).toBeGreaterThan(0);
   });
