@@ -14,7 +14,7 @@ import { launchInMemoryTaskManagers } from '../cluster/in-memory-task-managers.t
 import type { TaskManagerContext } from '../cluster/task-manager.ts';
 import { NO_FAULTS } from '../runtime/faults.ts';
 import { buildExecutionPlan } from '../graph/execution-plan.ts';
-import { ConfigError, WeirError } from '../core/errors.ts';
+import { ConfigError } from '../core/errors.ts';
 import { jobId as toJobId, type CheckpointId } from '../core/ids.ts';
 import { JobMaster, type ExecutionHooks } from '../cluster/job-master.ts';
 import type { JobEvent, JobMetrics, JobResult } from '../cluster/job-events.ts';
@@ -304,15 +304,6 @@ export class StreamEnvironment {
       run,
     );
     run.onJobMaster?.(master);
-    const onWorkers = run.inMemoryTaskManagers === undefined && master.runsOnTaskManagers;
-    const refuseSavepointOnWorkers = (): void => {
-      // Subtasks in worker threads write state where checkpoints go; a savepoint's own directory is not known to them yet.
-      if (onWorkers)
-        throw new WeirError(
-          'CHECKPOINT_FAILED',
-          `savepoints of a job on task managers in worker threads are not supported yet (issue 11): run it with taskManagers: 1 to take one`,
-        );
-    };
     master.start();
     return {
       jobId: id,
@@ -323,16 +314,9 @@ export class StreamEnvironment {
         const c = await master.triggerCheckpoint();
         return { checkpointId: c.checkpointId, location: c.location, kind: c.kind };
       },
-      savepoint: async (dir) => {
-        refuseSavepointOnWorkers();
-        return (await master.savepoint(dir)).location;
-      },
-      stopWithSavepoint: async (dir) => {
-        refuseSavepointOnWorkers();
-        return (await master.stopWithSavepoint(dir)).location;
-      },
+      savepoint: async (dir) => (await master.savepoint(dir)).location,
+      stopWithSavepoint: async (dir) => (await master.stopWithSavepoint(dir)).location,
       cancelWithSavepoint: async (dir) => {
-        refuseSavepointOnWorkers();
         const sp = await master.savepoint(dir);
         await master.cancel();
         return sp.location;

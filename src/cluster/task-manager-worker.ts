@@ -29,7 +29,9 @@ async function buildContext(data: TaskManagerWorkerData): Promise<TaskManagerCon
       env: realEnvironment(),
       backends: parts.backends,
       storage: parts.storage,
-      streams: (id) => parts.storage.streamFactory(id),
+      // A savepoint's barrier names its directory: the job master created it, this thread writes into it.
+      streams: (id, options) =>
+        options.targetLocation === undefined ? parts.storage.streamFactory(id) : parts.storage.savepointTargetAt(options.targetLocation).streamFactory(id),
       faults: NO_FAULTS,
       bufferRecords: env.options.bufferRecords,
       channelCapacity: env.options.channelCapacity,
