@@ -29,6 +29,7 @@ import { TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.
 import type { StateBackendFactory } from '../state/backend.ts';
 import { HeapStateBackendFactory } from '../state/heap/heap-backend-factory.ts';
 import { EmbeddedStateBackendFactory } from '../state/embedded/embedded-backend-factory.ts';
+import { restoreCandidates as findRestoreCandidates } from '../checkpoint/restore/restore-candidates.ts';
 import { FsCheckpointStorage } from '../storage/fs-storage.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
@@ -276,7 +277,7 @@ export class StreamEnvironment {
     if (run.storage === undefined) {
       for (const message of preflight(this.options, storage instanceof FsCheckpointStorage ? storage.jobDir : null)) run.onEvent?.({ type: 'log', message });
     }
-    const restoreCandidates = run.restoreFrom ? await storage.restoreCandidates(run.restoreFrom) : [];
+    const restoreCandidates = run.restoreFrom ? await findRestoreCandidates(storage, run.restoreFrom) : [];
     if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
       throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
     }

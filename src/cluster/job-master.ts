@@ -20,7 +20,8 @@ import { directRpc, type Rpc } from '../runtime/rpc.ts';
 import type { TaskId } from '../core/ids.ts';
 import type { TaskGateway } from '../runtime/task-gateway.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
-import type { CheckpointStorage, RestoreCandidate } from '../storage/storage.ts';
+import type { RestoreCandidate } from '../checkpoint/restore/restore-candidates.ts';
+import type { CheckpointStorage } from '../storage/storage.ts';
 import { baseName, parseSavepointDirName } from '../storage/paths.ts';
 import type { TwoPhaseCommitSink } from '../runtime/sink.ts';
 import type { DeploymentSpec } from './deployment.ts';
@@ -39,7 +40,7 @@ export interface JobMasterConfig {
   readonly storage: CheckpointStorage;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
-  /** What the job may start from, newest first (`storage.restoreCandidates` of `--from`); empty: start from nothing. */
+  /** What the job may start from, newest first (`restoreCandidates` of `--from`); empty: start from nothing. */
   readonly restoreCandidates: readonly RestoreCandidate[];
   readonly allowNonRestoredState: boolean;
   /** Restore even where a sink would commit output a second time (see sink-recovery.ts). */
