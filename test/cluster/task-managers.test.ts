@@ -20,6 +20,8 @@ const VARS = [
   'TM_UID_DRIFT',
   'TM_KILL_IN_CHECKPOINT',
   'TM_KEYS',
+  'TM_THROW_AT',
+  'TM_THROW_MARKER',
 ];
 
 afterEach(() => {
@@ -87,6 +89,20 @@ describe('task managers on worker threads (issue 11)', () => {
     expect(events.filter((e) => e.type === 'running').map((e) => e.type === 'running' && e.restoredFrom! > 0)).toEqual([false, true]);
     const restarting = events.find((e) => e.type === 'restarting');
     expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(/task manager \d died: its worker thread exited with code 7/);
+    expect(committed(out)).toEqual(expectedLines(6_000));
+  });
+
+  it('exactly-once through an error thrown outside any subtask, which ends its worker thread', async () => {
+    const out = tempDir('weir-tm-out-');
+    const marker = join(tempDir('weir-tm-marker-'), 'thrown');
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_THROW_AT: 2_500, TM_THROW_MARKER: marker });
+    const events: JobEvent[] = [];
+    const result = await environment().execute('tm-counts', { onEvent: (e) => events.push(e) });
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(1);
+    const restarting = events.find((e) => e.type === 'restarting');
+    expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(/task manager \d died: uncaught in a worker at record \d+/);
+    expect(events.filter((e) => e.type === 'running').map((e) => e.type === 'running' && e.restoredFrom! > 0)).toEqual([false, true]);
     expect(committed(out)).toEqual(expectedLines(6_000));
   });
 
