@@ -113,7 +113,10 @@ class RemoteAttempt implements AttemptDeployment {
   /** A task manager died (its worker failed or exited, or it stopped answering heartbeats). */
   private failTaskManager: (index: number, error: Error) => void = () => {};
 
-  /** Deploys every task manager's share; heartbeats start with it, so a task manager that hangs while deploying is found too. */
+  /**
+   * Deploys every task manager's share. Heartbeats start with the attempt, not here: a worker
+   * loading the job module (seconds on a loaded machine) cannot answer yet.
+   */
   deploy(placement: Placement, restore: CheckpointMetadata | null, firstCheckpointFull: boolean): Promise<void> {
     const { spec, pool } = this;
     return new Promise<void>((resolve, reject) => {
@@ -126,7 +129,6 @@ class RemoteAttempt implements AttemptDeployment {
         } else this.taskManagerDied(index, error);
       };
       pool.onFailure((index, error) => this.failTaskManager(index, error));
-      this.heartbeats.start();
       pool.links.forEach((link, index) => {
         link.onMessage((m) => {
           if (m.type === 'heartbeat') this.heartbeats.heard(index);
@@ -216,6 +218,7 @@ class RemoteAttempt implements AttemptDeployment {
   start(): void {
     for (const link of this.pool.links) link.send({ type: 'start' });
     for (const t of this.tasks) t.status = 'RUNNING';
+    this.heartbeats.start();
   }
 
   /**

@@ -22,6 +22,8 @@ const VARS = [
   'TM_KEYS',
   'TM_THROW_AT',
   'TM_THROW_MARKER',
+  'TM_SPIN_AT',
+  'TM_SPIN_MARKER',
 ];
 
 afterEach(() => {
@@ -102,6 +104,28 @@ describe('task managers on worker threads (issue 11)', () => {
     expect(result.restarts).toBe(1);
     const restarting = events.find((e) => e.type === 'restarting');
     expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(/task manager \d died: uncaught in a worker at record \d+/);
+    expect(events.filter((e) => e.type === 'running').map((e) => e.type === 'running' && e.restoredFrom! > 0)).toEqual([false, true]);
+    expect(committed(out)).toEqual(expectedLines(6_000));
+  });
+
+  it('a task manager stuck in user code misses its heartbeats, is terminated by the watchdog and replaced; exactly-once', async () => {
+    const out = tempDir('weir-tm-out-');
+    const marker = join(tempDir('weir-tm-marker-'), 'spinning');
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_SPIN_AT: 2_500, TM_SPIN_MARKER: marker });
+    const events: JobEvent[] = [];
+    const env = environment({ heartbeat: { intervalMs: 100, timeoutMs: 3_000 }, cancellationTimeoutMs: 500 });
+    const result = await env.execute('tm-counts', { onEvent: (e) => events.push(e) });
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(1);
+    const restarting = events.find((e) => e.type === 'restarting');
+    expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(
+      /task manager (\d) died: no heartbeat answered for \d+ ms \(heartbeat.timeoutMs 3000\)/,
+    );
+    const stuck = /task manager (\d) died/.exec(restarting!.type === 'restarting' ? restarting!.cause : '')![1];
+    expect(events).toContainEqual({
+      type: 'log',
+      message: `task manager ${stuck} did not stop its subtasks within cancellationTimeoutMs (500 ms): terminated`,
+    });
     expect(events.filter((e) => e.type === 'running').map((e) => e.type === 'running' && e.restoredFrom! > 0)).toEqual([false, true]);
     expect(committed(out)).toEqual(expectedLines(6_000));
   });
