@@ -181,6 +181,10 @@ export class FaultyStorage implements CheckpointStorage {
     return this.inner.createSavepointTarget(savepointRoot, checkpointId, rand);
   }
 
+  savepointTargetAt(location: string): SavepointTarget {
+    return this.inner.savepointTargetAt(location);
+  }
+
   /** Paths of every stored file of this job (savepoints are the user's, not the job's). */
   files(): string[] {
     return [...this.inner.rawFiles().keys()].filter((f) => !f.startsWith('memory:savepoints/'));

@@ -189,6 +189,12 @@ export class FsCheckpointStorage implements CheckpointStorage {
     return new FsSavepointWriter(savepointDir(path.resolve(savepointRoot), checkpointId, rand));
   }
 
+  savepointTargetAt(location: string): SavepointTarget {
+    if (isMemoryPath(location))
+      throw new StorageError('STORAGE_IO', location, 'a job checkpointing to a directory writes savepoints to a directory, not to memory');
+    return new FsSavepointWriter(location);
+  }
+
   async listSharedFiles(): Promise<string[]> {
     return (await listDir(this.sharedDir)).filter((e) => e.isFile()).map((e) => joinPath(this.sharedDir, e.name));
   }

@@ -194,6 +194,10 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     return isMemoryPath(savepointRoot) ? new MemorySavepointWriter(this.files, dir, this.inlineThresholdBytes) : new FsSavepointWriter(dir);
   }
 
+  savepointTargetAt(location: string): SavepointTarget {
+    return isMemoryPath(location) ? new MemorySavepointWriter(this.files, location, this.inlineThresholdBytes) : new FsSavepointWriter(location);
+  }
+
   async discardCheckpointAt(location: string): Promise<void> {
     const id = parseCheckpointDirName(baseName(location));
     if (id === null) throw new StorageError('STORAGE_IO', location, 'not a checkpoint directory (chk-<n>); refusing to delete it');

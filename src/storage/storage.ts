@@ -94,4 +94,9 @@ export interface CheckpointStorage extends SnapshotReader {
   discardJob(): Promise<void>;
   /** Where a savepoint with this id goes under `savepointRoot` (a directory, or `memory:` for memory storage). */
   createSavepointTarget(savepointRoot: string, checkpointId: CheckpointId, rand: string): SavepointTarget;
+  /**
+   * The savepoint target at `location`, which `createSavepointTarget` of a storage of the same job
+   * made in another thread: task managers write their subtasks' state of a savepoint into it.
+   */
+  savepointTargetAt(location: string): SavepointTarget;
 }

@@ -170,7 +170,8 @@ export class CheckpointCoordinator {
         );
       this.ending = next;
     }
-    return this.trigger({ kind: 'savepoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal: stop }, makeTarget(id)).completion;
+    const target = makeTarget(id);
+    return this.trigger({ kind: 'savepoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal: stop, targetLocation: target.location }, target).completion;
   }
 
   /** Where the subtasks write the state of checkpoint (or savepoint) n. */
