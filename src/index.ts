@@ -10,6 +10,7 @@ export type {
   EmbeddedStateOptions,
   HeartbeatOptions,
   ResolvedEmbeddedState,
+  ResolvedHeartbeat,
   ResolvedOptions,
   RestartStrategyOptions,
   StreamEnvironmentOptions,
