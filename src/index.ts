@@ -27,6 +27,9 @@ export type {
   RuntimeContext,
 } from './runtime/functions.ts';
 export type { Source, SourceReader } from './runtime/source.ts';
+export type { SourceSplit, SplitAssignment, SplitBatch, SplitReader, SplitSource } from './runtime/split-source.ts';
+export { SplitSourceReader } from './runtime/split-source-reader.ts';
+export { splitOwner } from './runtime/split-assignment.ts';
 export type { Sink, SinkWriter, TwoPhaseCommitSink, TwoPhaseCommitWriter } from './runtime/sink.ts';
 export { POLL_END, POLL_MORE } from './runtime/operator.ts';
 export type { PollStatus } from './runtime/operator.ts';
