@@ -50,6 +50,11 @@ export type { FileCommittable, FileSinkOptions } from './connectors/files/file-s
 export { PostgresSink } from './connectors/postgres/postgres-sink.ts';
 export type { PostgresSinkOptions } from './connectors/postgres/postgres-sink.ts';
 export type { PostgresConnectionOptions } from './connectors/postgres/settings.ts';
+export { RedisStreamSource } from './connectors/redis/redis-source.ts';
+export type { RedisStreamEntry, RedisStreamSourceOptions, RedisStreamSplit } from './connectors/redis/redis-source.ts';
+export { RedisStreamSink } from './connectors/redis/redis-sink.ts';
+export type { RedisStreamCommittable, RedisStreamSinkOptions } from './connectors/redis/redis-sink.ts';
+export type { RedisConnectionOptions } from './connectors/redis/settings.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';

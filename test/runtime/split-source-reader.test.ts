@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/core/adapters.ts';
 import type { Collector, RuntimeContext } from '../../src/runtime/functions.ts';
 import { SplitSourceReader } from '../../src/runtime/split-source-reader.ts';
 import type { SourceSplit, SplitAssignment, SplitBatch, SplitReader, SplitSource } from '../../src/runtime/split-source.ts';
 import { ListStateDescriptor } from '../../src/state/descriptors.ts';
 import { HeapOperatorStateBackend } from '../../src/state/heap/heap-operator-backend.ts';
+import { runtimeContext } from '../support/runtime-context.ts';
 
 /** A split reader the test scripts: `next` builds each fetch's batch (or throws); counts fetches and acks. */
 class ScriptedReader implements SplitReader<number, SourceSplit, number> {
@@ -43,26 +43,7 @@ function sourceOf(
 }
 
 function contextOf(operatorState: HeapOperatorStateBackend, restored = false): RuntimeContext {
-  const keyed = (): never => {
-    throw new Error('no keyed state in this test');
-  };
-  return {
-    uid: 'src',
-    subtaskIndex: 0,
-    parallelism: 1,
-    maxParallelism: 128,
-    attempt: 0,
-    runId: 'run-0',
-    restored,
-    clock: systemClock,
-    getState: keyed,
-    getListState: keyed,
-    getMapState: keyed,
-    getReducingState: keyed,
-    getAggregatingState: keyed,
-    getOperatorListState: (d) => operatorState.getListState(d),
-    getUnionListState: (d) => operatorState.getUnionListState(d),
-  };
+  return runtimeContext({ operatorState, restored });
 }
 
 /** Lets the fetch loop run until it waits on something the test controls. */
