@@ -47,6 +47,10 @@ export type { FileCommittable, FileSinkOptions } from './connectors/files/file-s
 export { PostgresSink } from './connectors/postgres/postgres-sink.ts';
 export type { PostgresSinkOptions } from './connectors/postgres/postgres-sink.ts';
 export type { PostgresConnectionOptions } from './connectors/postgres/settings.ts';
+// PostgreSQL change data capture (issue 13)
+export { PostgresCdcSource } from './connectors/postgres/cdc/cdc-source.ts';
+export type { PostgresCdcSourceOptions } from './connectors/postgres/cdc/cdc-settings.ts';
+export type { ChangeRecord, ChangeRow, DeleteChange, InsertChange, UpdateChange } from './connectors/postgres/cdc/change-record.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';
