@@ -63,6 +63,10 @@ export type { RedisStreamEntry, RedisStreamSourceOptions, RedisStreamSplit } fro
 export { RedisStreamSink } from './connectors/redis/redis-sink.ts';
 export type { RedisStreamCommittable, RedisStreamSinkOptions } from './connectors/redis/redis-sink.ts';
 export type { RedisConnectionOptions } from './connectors/redis/settings.ts';
+// PostgreSQL change data capture (issue 13)
+export { PostgresCdcSource } from './connectors/postgres/cdc/cdc-source.ts';
+export type { PostgresCdcSourceOptions } from './connectors/postgres/cdc/cdc-settings.ts';
+export type { ChangeRecord, ChangeRow, DeleteChange, InsertChange, UpdateChange } from './connectors/postgres/cdc/change-record.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';
