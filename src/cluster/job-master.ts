@@ -107,6 +107,8 @@ export class JobMaster {
   readonly startedAtMs: number;
   /** The checkpoint the running attempt restored from, or null. */
   private restoredFromId: number | null = null;
+  private restoredAtMs: number | null = null;
+  private restoreCount = 0;
 
   constructor(
     private readonly cfg: JobMasterConfig,
@@ -147,6 +149,13 @@ export class JobMaster {
   /** The checkpoint the current attempt restored from, or null when it started empty. */
   get restoredFrom(): number | null {
     return this.restoredFromId;
+  }
+
+  /** The latest restore: which checkpoint, when (wall-clock ms), and how many attempts restored one; null before any. */
+  get latestRestore(): { readonly checkpointId: number; readonly atMs: number; readonly count: number } | null {
+    return this.restoredFromId === null || this.restoredAtMs === null
+      ? null
+      : { checkpointId: this.restoredFromId, atMs: this.restoredAtMs, count: this.restoreCount };
   }
 
   /** The failures of attempts so far, oldest first (the newest 50). */
@@ -269,6 +278,10 @@ export class JobMaster {
     for (const task of deployment.tasks) this.running.add(key(task.id));
     this.coordinator.start();
     this.restoredFromId = restoredFrom?.checkpointId ?? null;
+    if (this.restoredFromId !== null) {
+      this.restoredAtMs = this.env.clock.wallNow();
+      this.restoreCount++;
+    }
     this.emit({ type: 'running', attempt, restoredFrom: this.restoredFromId });
   }
 
