@@ -24,7 +24,7 @@ export interface CheckpointTrace {
   /** The attempt that triggered it. */
   readonly attempt: number;
   readonly options: CheckpointOptions;
-  /** Wall-clock ms of the trigger (the barrier's timestamp). */
+  /** Wall-clock ms of the trigger, with sub-millisecond steps (within 1 ms of the barrier's timestamp). */
   readonly triggeredAtMs: number;
   /** In order of arrival. */
   readonly subtasks: SubtaskCheckpointTrace[];
@@ -40,12 +40,13 @@ const FAILED_KEPT = 5;
 export class CheckpointTraces {
   private readonly traces = new Map<number, CheckpointTrace>();
 
-  triggered(barrier: CheckpointBarrier, attempt: number): void {
+  /** `nowMs`: the trigger in wall-clock ms with sub-millisecond steps (the barrier's timestamp is whole ms). */
+  triggered(barrier: CheckpointBarrier, attempt: number, nowMs: number): void {
     this.traces.set(barrier.checkpointId, {
       checkpointId: barrier.checkpointId,
       attempt,
       options: barrier.options,
-      triggeredAtMs: barrier.timestamp,
+      triggeredAtMs: nowMs,
       subtasks: [],
       notifiedAtMs: null,
       failedAtMs: null,

@@ -7,6 +7,7 @@
 import { ConfigError, errorMessage, JobFailedError, RestoreError, StorageError, WeirError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
+import { preciseWallNow } from '../core/wall-time.ts';
 import type { CheckpointStats } from '../checkpoint/coordinator/checkpoint-stats.ts';
 import type { CompletedCheckpoint } from '../checkpoint/coordinator/completed-checkpoint.ts';
 import type { CheckpointingConfig } from '../checkpoint/coordinator/config.ts';
@@ -465,7 +466,7 @@ export class JobMaster {
     return {
       acknowledgeCheckpoint: (ack) =>
         send('ack', () => {
-          this.traces.acknowledged(ack, this.env.clock.wallNow());
+          this.traces.acknowledged(ack, preciseWallNow(this.env.clock));
           this.coordinator.receiveAck(ack);
         }),
       declineCheckpoint: (task, id, reason, cause) => send('decline', () => this.coordinator.receiveDecline(task, id, reason, cause)),
@@ -516,7 +517,7 @@ export class JobMaster {
           v.chain.map((n) => ({ uid: n.uid, name: n.name, parallelism: v.parallelism, maxParallelism: v.maxParallelism })),
         ),
       triggerSources: (barrier: Parameters<TaskHandle['triggerCheckpoint']>[0]) => {
-        this.traces.triggered(barrier, this.attempt);
+        this.traces.triggered(barrier, this.attempt, preciseWallNow(this.env.clock));
         for (const task of this.deployment?.tasks ?? []) {
           if (task.isSourceTask) this.rpc.send('trigger', () => task.triggerCheckpoint(barrier));
         }
@@ -527,7 +528,7 @@ export class JobMaster {
           this.lastCheckpoint = stats;
           this.emit({ type: 'checkpoint-completed', stats });
         }
-        this.traces.notified(id, this.env.clock.wallNow());
+        this.traces.notified(id, preciseWallNow(this.env.clock));
         this.pruneTraces();
         for (const task of this.deployment?.tasks ?? []) this.rpc.send('notify-complete', () => task.notifyCheckpointComplete(id));
         if (stats?.isFinal) this.resendFinalNotification(id, this.attempt);
@@ -535,7 +536,7 @@ export class JobMaster {
       notifyAborted: (id: CheckpointId) => {
         const stats = this.coordinator.history.find((s) => s.checkpointId === id);
         if (stats) this.emit({ type: 'checkpoint-failed', stats });
-        this.traces.failed(id, this.env.clock.wallNow());
+        this.traces.failed(id, preciseWallNow(this.env.clock));
         this.pruneTraces();
         for (const task of this.deployment?.tasks ?? []) this.rpc.send('notify-aborted', () => task.notifyCheckpointAborted(id));
       },

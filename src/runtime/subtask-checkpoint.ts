@@ -5,6 +5,7 @@
  * to the chain. The task's mailbox runs every method; the task keeps the loop and the lifecycle.
  */
 import { InjectedFault } from '../core/errors.ts';
+import { preciseWallNow } from '../core/wall-time.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import type { CheckpointBarrier } from '../checkpoint/barrier/barrier.ts';
 import { CheckpointBarrierHandler } from '../checkpoint/barrier/barrier-handler.ts';
@@ -77,7 +78,7 @@ export class SubtaskCheckpoint {
       this.arrivalsOf = checkpointId;
       this.arrivals = this.arrivals.map(() => -1);
     }
-    if (this.arrivals[channel] === -1) this.arrivals[channel] = this.host.cfg.env.clock.wallNow();
+    if (this.arrivals[channel] === -1) this.arrivals[channel] = preciseWallNow(this.host.cfg.env.clock);
   }
 
   private get chain(): readonly ChainedOperator[] {
@@ -186,7 +187,7 @@ export class SubtaskCheckpoint {
     const id = barrier.checkpointId;
     const clock = cfg.env.clock;
     const syncStart = clock.now();
-    const syncStartMs = clock.wallNow();
+    const syncStartMs = preciseWallNow(clock);
     const barrierArrivalsMs = this.arrivalsOf === id ? [...this.arrivals] : this.arrivals.map(() => -1);
     const multiInput = cfg.input !== null && cfg.input.channels.length > 1;
     const alignmentMs = multiInput ? syncStart - this.alignmentStartMs : 0;

@@ -19,7 +19,7 @@ const sub = (vertex: number, subtask: number) => ({ vertex: vertexId(vertex), su
 
 export function barrierFlow(graph: JobGraph, stats: CheckpointStats, trace: CheckpointTrace | null): Record<string, unknown> {
   const plan = buildExecutionPlan(graph);
-  const t0 = stats.triggeredAtMs;
+  const t0 = trace?.triggeredAtMs ?? stats.triggeredAtMs;
   const events: FlowEvent[] = [{ t: 0, type: 'trigger' }];
   const acked = new Map((trace?.subtasks ?? []).map((s) => [`${s.vertex}/${s.subtask}`, s]));
   const syncStartOf = (vertex: number, subtask: number): number | null => {

@@ -39,8 +39,14 @@ function numSubtasks(job: WebJob, vertex?: number): number {
   return job.master.config.graph.vertices.filter((v) => vertex === undefined || v.index === vertex).reduce((a, v) => a + v.parallelism, 0);
 }
 
+/** The trigger time: the trace's (sub-millisecond, the same clock as its acks and arrivals) when there is one. */
+export function triggerOf(s: CheckpointStats, trace: CheckpointTrace | null): number {
+  return trace?.triggeredAtMs ?? s.triggeredAtMs;
+}
+
 function historyEntry(job: WebJob, s: CheckpointStats): Json {
   const trace = job.master.traces.get(s.checkpointId);
+  const t0 = triggerOf(s, trace);
   return {
     className: s.kind === 'savepoint' ? 'savepoint' : 'checkpoint',
     id: s.checkpointId,
@@ -48,11 +54,11 @@ function historyEntry(job: WebJob, s: CheckpointStats): Json {
     is_savepoint: s.kind === 'savepoint',
     is_final: s.isFinal,
     checkpoint_type: checkpointType(s, trace),
-    trigger_timestamp: s.triggeredAtMs,
+    trigger_timestamp: t0,
     latest_ack_timestamp: latestAck(trace),
     state_size: sumOf(s, (m) => m.stateBytes),
     checkpointed_size: s.persistedBytes,
-    end_to_end_duration: s.status === 'IN_PROGRESS' ? job.now() - s.triggeredAtMs : Math.round(s.durationMs),
+    end_to_end_duration: s.status === 'IN_PROGRESS' ? job.now() - t0 : Math.round(s.durationMs),
     processed_data: sumOf(s, (m) => m.alignmentRecords),
     persisted_data: sumOf(s, (m) => m.channelStateBytes),
     num_subtasks: numSubtasks(job),
@@ -122,7 +128,7 @@ function vertexSummary(job: WebJob, s: CheckpointStats, vertex: number): Json {
     id: vertexId(vertex),
     status: mine.length === all ? 'COMPLETED' : s.status === 'FAILED' ? 'FAILED' : 'IN_PROGRESS',
     latest_ack_timestamp: ack,
-    end_to_end_duration: ack === null ? null : ack - s.triggeredAtMs,
+    end_to_end_duration: ack === null ? null : ack - triggerOf(s, trace),
     state_size: mine.reduce((a, t) => a + t.metrics.stateBytes, 0),
     checkpointed_size: mine.reduce((a, t) => a + t.metrics.persistedBytes, 0),
     processed_data: mine.reduce((a, t) => a + t.metrics.alignmentRecords, 0),
@@ -143,6 +149,7 @@ export function subtaskDetails(job: WebJob, cid: string, vid: string): Json {
   const s = statsOf(job, cid);
   const vertex = vertexOf(job, vid);
   const trace = job.master.traces.get(s.checkpointId);
+  const t0 = triggerOf(s, trace);
   const v = job.master.config.graph.vertices[vertex]!;
   const plan = buildExecutionPlan(job.master.config.graph);
   const subtasks = [];
@@ -160,12 +167,12 @@ export function subtaskDetails(job: WebJob, cid: string, vid: string): Json {
       index: i,
       status: 'completed',
       ack_timestamp: traced?.ackAtMs ?? null,
-      end_to_end_duration: traced === null ? null : traced.ackAtMs - s.triggeredAtMs,
+      end_to_end_duration: traced === null ? null : traced.ackAtMs - t0,
       state_size: m.stateBytes,
       checkpointed_size: m.persistedBytes,
       checkpoint: { sync: round1(m.syncMs), async: round1(m.asyncMs) },
       alignment: { processed: m.alignmentRecords, persisted: m.channelStateBytes, duration: round1(m.alignmentMs) },
-      start_delay: arrivals.length > 0 ? Math.min(...arrivals) - s.triggeredAtMs : m.syncStartMs - s.triggeredAtMs,
+      start_delay: (arrivals.length > 0 ? Math.min(...arrivals) : m.syncStartMs) - t0,
       unaligned_checkpoint: m.unaligned,
       sync_start_timestamp: m.syncStartMs,
       barrier_arrivals: m.barrierArrivalsMs.map((at, channel) => {
