@@ -1,5 +1,5 @@
 /**
- * Wall-clock time with the resolution of the monotonic clock: `Date.now()` moves in whole
+ * Wall-clock time with the resolution of the monotonic clock: the system's wall clock moves in whole
  * milliseconds, too coarse to order the barriers of one checkpoint, which arrive microseconds
  * apart. The offset between a clock's wall time and its monotonic time is taken once per clock, so
  * every reading from that clock (every task of a thread, the job master) shares it.

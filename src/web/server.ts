@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JobClient } from '../api/environment.ts';
 import type { JobMaster } from '../cluster/job-master.ts';
-import { systemClock } from '../core/adapters.ts';
+import { everyUnref, systemClock } from '../core/adapters.ts';
 import { errorMessage } from '../core/errors.ts';
 import { checkHost, checkToken, readJsonBody, sendJson } from './http-util.ts';
 import { JobMetricsExporter } from './metrics.ts';
@@ -73,8 +73,7 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
     for (const res of streams) res.write(data);
   };
   tick();
-  const timer = setInterval(tick, o.sampleIntervalMs ?? 1000);
-  timer.unref();
+  const timer = everyUnref(o.sampleIntervalMs ?? 1000, tick);
 
   const server = http.createServer((req, res) => {
     void handle(req, res).catch(() => res.destroy());
@@ -141,7 +140,7 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
     address: `http://127.0.0.1:${port}`,
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
-        clearInterval(timer);
+        timer.cancel();
         for (const res of streams) res.end();
         streams.clear();
         server.close(() => resolve());
