@@ -27,6 +27,7 @@ export type {
   RuntimeContext,
 } from './runtime/functions.ts';
 export type { Source, SourceReader } from './runtime/source.ts';
+export { OutputTag } from './runtime/output-tag.ts';
 export type { Sink, SinkWriter, TwoPhaseCommitSink, TwoPhaseCommitWriter } from './runtime/sink.ts';
 export { POLL_END, POLL_MORE } from './runtime/operator.ts';
 export type { PollStatus } from './runtime/operator.ts';

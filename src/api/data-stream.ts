@@ -8,6 +8,7 @@ import type { CoProcessFunction, Collector, KeyedCoProcessFunction, KeyedProcess
 import { FilterOperator, FlatMapOperator, MapOperator } from '../runtime/operators/simple.ts';
 import { ProcessOperator } from '../runtime/operators/process.ts';
 import { PlainSinkOperator, TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.ts';
+import type { OutputTag } from '../runtime/output-tag.ts';
 import type { PartitionerSpec } from '../runtime/partitioner.ts';
 import type { Sink, TwoPhaseCommitSink } from '../runtime/sink.ts';
 import { ValueStateDescriptor } from '../state/descriptors.ts';
@@ -144,12 +145,22 @@ export class DataStream<T> extends OperatorHandle {
   }
 
   protected partition(partitioner: PartitionerSpec): StreamRef[] {
-    return this.refs.map((r) => ({ node: r.node, partitioner }));
+    return this.refs.map((r) => ({ ...r, partitioner }));
   }
 
   /** Merges streams of the same type into one (no order between them). */
   union(...others: DataStream<T>[]): DataStream<T> {
     return new DataStream<T>(this.graph, [...this.refs, ...others.flatMap((o) => o.refs)], null);
+  }
+
+  /**
+   * The side output `tag` of the operator that produced this stream: the records its functions
+   * emitted with `ctx.output(tag, value)` (or its late data, for `sideOutputLateData`).
+   * @throws JobDefinitionError when this stream is a union or repartitioning (no single operator).
+   */
+  getSideOutput<X>(tag: OutputTag<X>): DataStream<X> {
+    const node = this.target('getSideOutput()');
+    return new DataStream<X>(this.graph, [{ node, partitioner: null, sideOutput: tag.id }], null);
   }
 
   /** Pairs this stream with another, for a two-input `process` function. */

@@ -9,7 +9,7 @@ import type { DataBuffer } from '../checkpoint/channel/buffer.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import type { CheckpointMetadata, OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
 import { buildExecutionPlan, type ChannelPlan, type ExecutionPlan, type SubtaskPlan } from '../graph/execution-plan.ts';
-import type { JobGraph, JobVertex } from '../graph/job-graph.ts';
+import type { JobEdge, JobGraph, JobVertex } from '../graph/job-graph.ts';
 import { LocalChannel, type InputChannel, type OutputChannel } from '../runtime/channel.ts';
 import { InputGate, type InputChannelSpec } from '../runtime/input-gate.ts';
 import type { Output, StreamOperator } from '../runtime/operator.ts';
@@ -88,17 +88,34 @@ export function checkSnapshotCompatible(graph: JobGraph, metadata: CheckpointMet
   }
 }
 
-function chainOutput(next: StreamOperator | null, writers: RecordWriter[]): Output {
-  if (next) return { collect: (r) => next.processElement(r, -1, 0) };
-  if (writers.length === 1) {
-    const w = writers[0]!;
-    return { collect: (r) => w.emit(r) };
+function chainOutput(next: StreamOperator | null, writers: RecordWriter[], edges: readonly JobEdge[]): Output {
+  // Only the last operator of a chain has side outputs downstream: a node read through a side
+  // output is never chained into its consumer, and a node with two consumers ends its chain.
+  const main: RecordWriter[] = [];
+  const side = new Map<string, RecordWriter[]>();
+  writers.forEach((w, e) => {
+    const tag = edges[e]!.sideOutput;
+    if (tag === null) main.push(w);
+    else side.set(tag, [...(side.get(tag) ?? []), w]);
+  });
+  const sideOutput =
+    next || side.size === 0
+      ? () => {}
+      : (tagId: string, record: unknown) => {
+          const targets = side.get(tagId);
+          if (targets) for (const w of targets) w.emit(record);
+        };
+  if (next) return { collect: (r) => next.processElement(r, -1, 0), sideOutput };
+  if (main.length === 1) {
+    const w = main[0]!;
+    return { collect: (r) => w.emit(r), sideOutput };
   }
-  if (writers.length === 0) return { collect: () => {} };
+  if (main.length === 0) return { collect: () => {}, sideOutput };
   return {
     collect: (r) => {
-      for (const w of writers) w.emit(r);
+      for (const w of main) w.emit(r);
     },
+    sideOutput,
   };
 }
 
@@ -236,7 +253,7 @@ async function deploySubtask(
       maxParallelism: v.maxParallelism,
       attempt: spec.attempt,
       runId: spec.runId,
-      output: chainOutput(chain[k + 1]?.operator ?? null, writers),
+      output: chainOutput(chain[k + 1]?.operator ?? null, writers, v.outputs),
       keyedBackend: op.keyedBackend,
       operatorState: op.operatorBackend,
       clock: spec.env.clock,

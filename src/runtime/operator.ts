@@ -8,6 +8,8 @@ import type { KeyedStateBackend, OperatorStateBackend } from '../state/backend.t
 
 export interface Output {
   collect(record: unknown): void;
+  /** Emits a record to the side output `tagId` (an OutputTag's id); dropped when nothing reads it. */
+  sideOutput(tagId: string, record: unknown): void;
 }
 
 export interface OperatorContext {

@@ -8,6 +8,7 @@ import { keyGroup as asKeyGroup } from '../../core/ids.ts';
 import type { KeyedStateBackend } from '../../state/backend.ts';
 import type { Collector, ProcessContext, RichFunction } from '../functions.ts';
 import { AbstractStreamOperator } from '../operator.ts';
+import type { OutputTag } from '../output-tag.ts';
 import { createRuntimeContext } from './runtime-context.ts';
 
 /** The shape shared by ProcessFunction, KeyedProcessFunction and the two-input variants. */
@@ -54,6 +55,10 @@ export class ProcessOperator extends AbstractStreamOperator implements ProcessCo
     } else {
       this.fn.processElement2!(record, this, out);
     }
+  }
+
+  output<X>(tag: OutputTag<X>, value: X): void {
+    this.ctx.output.sideOutput(tag.id, value);
   }
 
   override endInput(): void {

@@ -18,6 +18,7 @@ export class SourceReaderOperator extends AbstractStreamOperator implements Sour
         this.recordsOut++;
         output.collect(record);
       },
+      sideOutput: (tagId, record) => output.sideOutput(tagId, record),
     };
     return this.reader.open(createRuntimeContext(this.ctx));
   }
