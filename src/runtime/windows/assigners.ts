@@ -14,6 +14,14 @@ export interface WindowAssignerContext {
   currentProcessingTime(): number;
 }
 
+/** Windows that merge into one (`WindowAssigner.mergeWindows`). */
+export interface MergeGroup<W extends Window> {
+  /** The window they merge into. */
+  readonly result: W;
+  /** The windows merged (two or more). */
+  readonly merged: readonly W[];
+}
+
 /** Assigns each element to zero or more windows; gives the trigger used when none is set. */
 export interface WindowAssigner<T, W extends Window> {
   /** Whether windows are in event time (timestamps and watermarks) rather than processing time. */
@@ -25,7 +33,7 @@ export interface WindowAssigner<T, W extends Window> {
   /** The trigger of a windowed stream that sets none. */
   defaultTrigger(): Trigger<T, W>;
   /** Merging assigners: which of `windows` merge, as groups (result and members). */
-  mergeWindows?(windows: readonly W[]): Array<{ readonly result: W; readonly merged: readonly W[] }>;
+  mergeWindows?(windows: readonly W[]): Array<MergeGroup<W>>;
   /** A description for errors and the job graph. */
   toString(): string;
 }
@@ -44,9 +52,13 @@ function checkOffset(what: string, offsetMs: number, periodMs: number): void {
 abstract class AlignedWindows implements WindowAssigner<unknown, TimeWindow> {
   readonly isMerging = false;
   protected constructor(
+    /** Window length in milliseconds. */
     readonly sizeMs: number,
+    /** Distance between window starts in milliseconds (the size for tumbling windows). */
     readonly slideMs: number,
+    /** Shift of the window starts from the epoch in milliseconds. */
     readonly offsetMs: number,
+    /** Whether windows are in event time. */
     readonly isEventTime: boolean,
   ) {}
 
@@ -67,6 +79,7 @@ abstract class AlignedWindows implements WindowAssigner<unknown, TimeWindow> {
     return this.isEventTime ? EventTimeTrigger.create() : ProcessingTimeTrigger.create();
   }
 
+  /** A description for errors and the job graph. */
   abstract toString(): string;
 }
 
@@ -83,6 +96,7 @@ export class TumblingEventTimeWindows extends AlignedWindows {
     checkOffset('TumblingEventTimeWindows.of', offsetMs, sizeMs);
     return new TumblingEventTimeWindows(sizeMs, sizeMs, offsetMs, true);
   }
+  /** A description for errors and the job graph. */
   toString(): string {
     return `TumblingEventTimeWindows(${this.sizeMs})`;
   }
@@ -101,6 +115,7 @@ export class TumblingProcessingTimeWindows extends AlignedWindows {
     checkOffset('TumblingProcessingTimeWindows.of', offsetMs, sizeMs);
     return new TumblingProcessingTimeWindows(sizeMs, sizeMs, offsetMs, false);
   }
+  /** A description for errors and the job graph. */
   toString(): string {
     return `TumblingProcessingTimeWindows(${this.sizeMs})`;
   }
@@ -119,6 +134,7 @@ export class SlidingEventTimeWindows extends AlignedWindows {
     checkSliding('SlidingEventTimeWindows.of', sizeMs, slideMs, offsetMs);
     return new SlidingEventTimeWindows(sizeMs, slideMs, offsetMs, true);
   }
+  /** A description for errors and the job graph. */
   toString(): string {
     return `SlidingEventTimeWindows(${this.sizeMs}, ${this.slideMs})`;
   }
@@ -137,6 +153,7 @@ export class SlidingProcessingTimeWindows extends AlignedWindows {
     checkSliding('SlidingProcessingTimeWindows.of', sizeMs, slideMs, offsetMs);
     return new SlidingProcessingTimeWindows(sizeMs, slideMs, offsetMs, false);
   }
+  /** A description for errors and the job graph. */
   toString(): string {
     return `SlidingProcessingTimeWindows(${this.sizeMs}, ${this.slideMs})`;
   }
@@ -153,7 +170,9 @@ function checkSliding(what: string, sizeMs: number, slideMs: number, offsetMs: n
 abstract class SessionWindows implements WindowAssigner<unknown, TimeWindow> {
   readonly isMerging = true;
   protected constructor(
+    /** Inactivity that closes a session, in milliseconds. */
     readonly gapMs: number,
+    /** Whether sessions are in event time. */
     readonly isEventTime: boolean,
   ) {}
 
@@ -166,10 +185,12 @@ abstract class SessionWindows implements WindowAssigner<unknown, TimeWindow> {
     return this.isEventTime ? EventTimeTrigger.create() : ProcessingTimeTrigger.create();
   }
 
-  mergeWindows(windows: readonly TimeWindow[]): Array<{ readonly result: TimeWindow; readonly merged: readonly TimeWindow[] }> {
+  /** Overlapping or touching sessions merge. */
+  mergeWindows(windows: readonly TimeWindow[]): Array<MergeGroup<TimeWindow>> {
     return mergeTimeWindows(windows);
   }
 
+  /** A description for errors and the job graph. */
   abstract toString(): string;
 }
 
@@ -184,6 +205,7 @@ export class EventTimeSessionWindows extends SessionWindows {
     checkSize('EventTimeSessionWindows.withGap', 'gapMs', gapMs);
     return new EventTimeSessionWindows(gapMs, true);
   }
+  /** A description for errors and the job graph. */
   toString(): string {
     return `EventTimeSessionWindows(${this.gapMs})`;
   }
@@ -200,6 +222,7 @@ export class ProcessingTimeSessionWindows extends SessionWindows {
     checkSize('ProcessingTimeSessionWindows.withGap', 'gapMs', gapMs);
     return new ProcessingTimeSessionWindows(gapMs, false);
   }
+  /** A description for errors and the job graph. */
   toString(): string {
     return `ProcessingTimeSessionWindows(${this.gapMs})`;
   }
@@ -225,6 +248,7 @@ export class GlobalWindows implements WindowAssigner<unknown, GlobalWindow> {
     return NeverTrigger.create();
   }
 
+  /** A description for errors and the job graph. */
   toString(): string {
     return 'GlobalWindows';
   }

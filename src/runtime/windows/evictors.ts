@@ -34,6 +34,7 @@ export class CountEvictor<T> implements Evictor<T> {
   readonly evictBefore?: Evictor<T>['evictBefore'];
   readonly evictAfter?: Evictor<T>['evictAfter'];
   private constructor(
+    /** Elements kept. */
     readonly maxCount: number,
     doEvictAfter: boolean,
   ) {
@@ -62,6 +63,7 @@ export class TimeEvictor<T> implements Evictor<T> {
   readonly evictBefore?: Evictor<T>['evictBefore'];
   readonly evictAfter?: Evictor<T>['evictAfter'];
   private constructor(
+    /** Event time kept before the newest element, in milliseconds. */
     readonly windowSizeMs: number,
     doEvictAfter: boolean,
   ) {

@@ -103,7 +103,10 @@ const COUNT = 'count';
 /** Fires when a window holds `n` elements since its last firing (the count restarts after each). */
 export class CountTrigger implements Trigger<unknown, Window> {
   readonly canMerge = true;
-  private constructor(readonly maxCount: number) {}
+  private constructor(
+    /** Elements per firing. */
+    readonly maxCount: number,
+  ) {}
 
   /**
    * A count trigger.
@@ -152,7 +155,10 @@ const NEXT_FIRE = 'next-fire';
  */
 export class ContinuousEventTimeTrigger implements Trigger<unknown, TimeWindow> {
   readonly canMerge = true;
-  private constructor(readonly intervalMs: number) {}
+  private constructor(
+    /** Event time between firings, in milliseconds. */
+    readonly intervalMs: number,
+  ) {}
 
   /**
    * A continuous event-time trigger.
@@ -219,7 +225,10 @@ export class ContinuousEventTimeTrigger implements Trigger<unknown, TimeWindow> 
 /** Wraps a trigger so that every firing also purges the window (FIRE becomes FIRE_AND_PURGE). */
 export class PurgingTrigger<T, W extends Window> implements Trigger<T, W> {
   readonly canMerge: boolean;
-  private constructor(readonly nested: Trigger<T, W>) {
+  private constructor(
+    /** The trigger whose firings purge. */
+    readonly nested: Trigger<T, W>,
+  ) {
     this.canMerge = nested.canMerge;
   }
 

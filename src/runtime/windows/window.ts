@@ -38,6 +38,7 @@ export class TimeWindow {
     return other.kind === 'time' && other.start === this.start && other.end === this.end;
   }
 
+  /** The window as `[start, end)` or `global`. */
   toString(): string {
     return `[${this.start}, ${this.end})`;
   }
@@ -61,6 +62,7 @@ export class GlobalWindow {
     return other.kind === 'global';
   }
 
+  /** The window as `[start, end)` or `global`. */
   toString(): string {
     return 'global';
   }
