@@ -10,7 +10,9 @@ import {
   SlidingEventTimeWindows,
   StreamEnvironment,
   TimeEvictor,
+  ProcessingTimeSessionWindows,
   TumblingEventTimeWindows,
+  TumblingProcessingTimeWindows,
   ValueStateDescriptor,
 } from '../../src/index.ts';
 import type { AggregateFunction, DataStream, ProcessWindowFunction, TimeWindow } from '../../src/index.ts';
@@ -310,5 +312,43 @@ describe('lateness', () => {
       return `${id}|${n}|${f.value}`;
     });
     expect(sink.results().sort()).toEqual(want.sort());
+  });
+});
+
+describe('processing-time windows', () => {
+  it('tumbling processing-time windows fire on the job clock while the input lasts, each (key, window) once', async () => {
+    // 1,500 records at 3,000/s: the input lasts at least half a second of the job's clock, so
+    // 50 ms windows close while it runs. A bounded job's last open windows do not fire at its end.
+    const e = env();
+    const sink = new CollectSink<Out>();
+    e.generate({ count: 1_500, ratePerSec: 3_000 }, (i) => ({ k: `k${i % 3}`, ts: 0, v: 1 }))
+      .keyBy((x) => x.k)
+      .window(TumblingProcessingTimeWindows.of(50))
+      .aggregate<number, number, Out>({ createAccumulator: () => 0, add: (_x, a) => a + 1, getResult: (a) => a }, withWindow<number>())
+      .sinkTo(sink);
+    const got = await run(e, sink);
+    expect(got.length).toBeGreaterThan(3);
+    const ids = got.map((o) => `${o.k}|${o.start}`);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const o of got) {
+      expect(o.end - o.start).toBe(50);
+      expect(o.start % 50).toBe(0);
+    }
+    expect(got.reduce((n, o) => n + (o.value as number), 0)).toBeLessThanOrEqual(1_500);
+  });
+
+  it('processing-time sessions close after the gap without records', async () => {
+    const e = env(1);
+    const sink = new CollectSink<Out>();
+    e.generate({ count: 400, ratePerSec: 2_000 }, (i) => ({ k: 'k', ts: 0, v: i }))
+      .keyBy((x) => x.k)
+      .window(ProcessingTimeSessionWindows.withGap(30))
+      .aggregate<number, number, Out>({ createAccumulator: () => 0, add: (_x, a) => a + 1, getResult: (a) => a, merge: (a, b) => a + b }, withWindow<number>())
+      .sinkTo(sink);
+    // Records arrive every half millisecond or so: sessions stay open while the input lasts and
+    // close only after a pause of 30 ms, so at most a few fire (on a loaded machine, a stall closes one).
+    const got = await run(e, sink);
+    for (const o of got) expect(o.end - o.start).toBeGreaterThanOrEqual(30);
+    expect(got.reduce((n, o) => n + (o.value as number), 0)).toBeLessThanOrEqual(400);
   });
 });

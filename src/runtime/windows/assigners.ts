@@ -63,7 +63,7 @@ abstract class AlignedWindows implements WindowAssigner<unknown, TimeWindow> {
   ) {}
 
   assignWindows(_element: unknown, timestampMs: number, ctx: WindowAssignerContext): readonly TimeWindow[] {
-    const ts = this.isEventTime ? timestampMs : ctx.currentProcessingTime();
+    const ts = this.isEventTime ? timestampMs : Math.floor(ctx.currentProcessingTime());
     if (this.slideMs === this.sizeMs) {
       const start = windowStart(ts, this.offsetMs, this.sizeMs);
       return [new TimeWindow(start, start + this.sizeMs)];
@@ -177,7 +177,7 @@ abstract class SessionWindows implements WindowAssigner<unknown, TimeWindow> {
   ) {}
 
   assignWindows(_element: unknown, timestampMs: number, ctx: WindowAssignerContext): readonly TimeWindow[] {
-    const ts = this.isEventTime ? timestampMs : ctx.currentProcessingTime();
+    const ts = this.isEventTime ? timestampMs : Math.floor(ctx.currentProcessingTime());
     return [new TimeWindow(ts, ts + this.gapMs)];
   }
 

@@ -43,7 +43,11 @@ export class EventTimeTrigger implements Trigger<unknown, TimeWindow> {
   }
 }
 
-/** Fires when processing time passes the window's end. The default trigger of processing-time windows. */
+/**
+ * Fires when processing time reaches the window's end. The default trigger of processing-time
+ * windows. Its timer is at `end`, not `end - 1`: a processing-time timer fires once the clock
+ * reached its time, and an element arriving in the window's last millisecond must still find it open.
+ */
 export class ProcessingTimeTrigger implements Trigger<unknown, TimeWindow> {
   readonly canMerge = true;
   private constructor() {}
@@ -54,7 +58,7 @@ export class ProcessingTimeTrigger implements Trigger<unknown, TimeWindow> {
   }
 
   onElement(_element: unknown, _timestampMs: number, window: TimeWindow, ctx: TriggerContext): TriggerResult {
-    ctx.registerProcessingTimeTimer(window.maxTimestamp());
+    ctx.registerProcessingTimeTimer(window.end);
     return 'CONTINUE';
   }
 
@@ -63,15 +67,15 @@ export class ProcessingTimeTrigger implements Trigger<unknown, TimeWindow> {
   }
 
   onProcessingTime(timeMs: number, window: TimeWindow, _ctx?: TriggerContext): TriggerResult {
-    return timeMs === window.maxTimestamp() ? 'FIRE' : 'CONTINUE';
+    return timeMs === window.end ? 'FIRE' : 'CONTINUE';
   }
 
   onMerge(window: TimeWindow, ctx: OnMergeContext): void {
-    if (window.maxTimestamp() > ctx.currentProcessingTime()) ctx.registerProcessingTimeTimer(window.maxTimestamp());
+    if (window.end > ctx.currentProcessingTime()) ctx.registerProcessingTimeTimer(window.end);
   }
 
   clear(window: TimeWindow, ctx: TriggerContext): void {
-    ctx.deleteProcessingTimeTimer(window.maxTimestamp());
+    ctx.deleteProcessingTimeTimer(window.end);
   }
 }
 

@@ -230,10 +230,13 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     else this.mergingState!.update(set.toPersisted());
   }
 
-  /** When a window's state is removed: its end plus the allowed lateness (event time), its end (processing time). */
+  /**
+   * When a window's state is removed: its last millisecond plus the allowed lateness (event time),
+   * or once the clock reached its end (processing time: the window is open through its last millisecond).
+   */
   private cleanupTime(window: Window): number {
     if (window.kind === 'global') return Number.POSITIVE_INFINITY;
-    return this.spec.assigner.isEventTime ? window.maxTimestamp() + this.spec.allowedLatenessMs : window.maxTimestamp();
+    return this.spec.assigner.isEventTime ? window.maxTimestamp() + this.spec.allowedLatenessMs : window.end;
   }
 
   private registerCleanupTimer(window: Window): void {

@@ -44,12 +44,13 @@ describe('triggers', () => {
     expect(eventTimers.size).toBe(0);
   });
 
-  it('processing time: a processing timer at the window end', () => {
+  it('processing time: a processing timer at the window end (the clock reaching it closes the window)', () => {
     const { ctx, procTimers } = context();
     const t = ProcessingTimeTrigger.create();
     expect(t.onElement(null, Number.NaN, w, ctx)).toBe('CONTINUE');
-    expect([...procTimers]).toEqual([9]);
-    expect(t.onProcessingTime(9, w, ctx)).toBe('FIRE');
+    expect([...procTimers]).toEqual([10]);
+    expect(t.onProcessingTime(9, w, ctx)).toBe('CONTINUE');
+    expect(t.onProcessingTime(10, w, ctx)).toBe('FIRE');
   });
 
   it('count: fires every n elements and restarts; merging sums the counts', () => {
