@@ -48,6 +48,10 @@ export { PostgresSink } from './connectors/postgres/postgres-sink.ts';
 export type { PostgresSinkOptions } from './connectors/postgres/postgres-sink.ts';
 export type { PostgresConnectionOptions } from './connectors/postgres/settings.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
+// Nexmark (issue 12): the auction-model generator as a checkpointed source.
+export { NexmarkSource, nexmarkEvents } from './connectors/nexmark/nexmark-source.ts';
+export type { NexmarkOptions } from './connectors/nexmark/config.ts';
+export type { Auction, Bid, NexmarkEvent, Person } from './connectors/nexmark/model.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';
 export { CHECKPOINT_FAILURE_MESSAGES } from './checkpoint/failure-reason.ts';
