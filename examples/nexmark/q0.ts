@@ -4,14 +4,11 @@
  */
 import type { Bid, DataStream, NexmarkEvent } from 'weir';
 import { isMain, runQuery } from './run-query.ts';
+import { bids } from './select.ts';
 
 /** The bids of the event stream. */
 export function q0(events: DataStream<NexmarkEvent>): DataStream<Bid> {
-  return events
-    .flatMap<Bid>((event, out) => {
-      if (event.type === 'bid') out.collect(event);
-    })
-    .name('q0-bids');
+  return events.flatMap(bids).name('q0-bids');
 }
 
 if (isMain(import.meta.url)) await runQuery('q0', q0);

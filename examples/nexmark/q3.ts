@@ -19,6 +19,7 @@ import {
 } from 'weir';
 import type { Q3Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
+import { auctions, persons } from './select.ts';
 
 /** What the join keeps of a seller: their details, or false when they live elsewhere. */
 type Seller = { readonly name: string; readonly city: string; readonly state: string } | false;
@@ -47,19 +48,14 @@ function joinSellers(): KeyedCoProcessFunction<number, Auction, Person, Q3Result
 
 /** Sellers in OR, ID or CA joined with their category-10 auctions. */
 export function q3(events: DataStream<NexmarkEvent>): DataStream<Q3Result> {
-  const auctions = events
-    .flatMap<Auction>((e, out) => {
-      if (e.type === 'auction' && e.category === 10) out.collect(e);
-    })
+  const categoryTen = events
+    .flatMap(auctions)
+    .filter((a) => a.category === 10)
     .name('q3-auctions');
-  const persons = events
-    .flatMap<Person>((e, out) => {
-      if (e.type === 'person') out.collect(e);
-    })
-    .name('q3-persons');
-  return auctions
+  const people = events.flatMap(persons).name('q3-persons');
+  return categoryTen
     .keyBy((a) => a.seller)
-    .connect(persons.keyBy((p) => p.id))
+    .connect(people.keyBy((p) => p.id))
     .process(joinSellers)
     .uid('q3-join')
     .name('q3-join');

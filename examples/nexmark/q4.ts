@@ -23,6 +23,7 @@ import {
 } from 'weir';
 import type { Q4Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
+import { auctions, bids } from './select.ts';
 
 /** What the join keeps of an auction. */
 interface OpenAuction {
@@ -86,19 +87,16 @@ function averagePerCategory(): KeyedProcessFunction<number, ClosingPriceChange, 
 
 /** The running average closing price per category (see the module comment). */
 export function q4(events: DataStream<NexmarkEvent>): DataStream<Q4Result> {
-  const auctions = events
-    .flatMap<Auction>((e, out) => {
-      if (e.type === 'auction') out.collect(e);
-    })
-    .name('q4-auctions');
-  const bids = events
-    .flatMap<Bid>((e, out) => {
-      if (e.type === 'bid') out.collect(e);
-    })
-    .name('q4-bids');
-  return auctions
+  return events
+    .flatMap(auctions)
+    .name('q4-auctions')
     .keyBy((a) => a.id)
-    .connect(bids.keyBy((b) => b.auction))
+    .connect(
+      events
+        .flatMap(bids)
+        .name('q4-bids')
+        .keyBy((b) => b.auction),
+    )
     .process(highestBids)
     .uid('q4-highest-bids')
     .name('q4-highest-bids')
