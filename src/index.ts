@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 export { StreamEnvironment } from './api/environment.ts';
-export type { CompletedCheckpointInfo, GeneratorOptions, JobClient, RunOptions } from './api/environment.ts';
+export type { CompletedCheckpointInfo, GeneratorOptions, JobClient, RunOptions, SourceOptions } from './api/environment.ts';
 export type {
   CheckpointingOptions,
   EmbeddedStateOptions,
@@ -21,11 +21,17 @@ export type {
   CoProcessFunction,
   KeyedCoProcessFunction,
   KeyedProcessFunction,
+  OnTimerContext,
   ProcessContext,
   ProcessFunction,
   RichFunction,
   RuntimeContext,
+  TimerService,
 } from './runtime/functions.ts';
+// Event time (issue 12): watermark strategies and the sentinel times.
+export { WatermarkStrategy } from './runtime/time/watermark-strategy.ts';
+export type { TimestampAssigner, WatermarkGenerator, WatermarkOutput } from './runtime/time/watermark-strategy.ts';
+export { MAX_WATERMARK, MIN_WATERMARK, NO_TIMESTAMP } from './core/watermark.ts';
 export type { Source, SourceReader } from './runtime/source.ts';
 export type { Sink, SinkWriter, TwoPhaseCommitSink, TwoPhaseCommitWriter } from './runtime/sink.ts';
 export { POLL_END, POLL_MORE } from './runtime/operator.ts';

@@ -12,6 +12,8 @@ import type { PartitionerSpec } from '../runtime/partitioner.ts';
 import type { Sink, TwoPhaseCommitSink } from '../runtime/sink.ts';
 import { ValueStateDescriptor } from '../state/descriptors.ts';
 import type { Key } from '../state/key-groups.ts';
+import { TimestampsAndWatermarksOperator } from '../runtime/operators/timestamps-and-watermarks.ts';
+import { WatermarkStrategy } from '../runtime/time/watermark-strategy.ts';
 import type { ValueState } from '../state/state.ts';
 
 /** Settings shared by every stream that ends in an operator node. */
@@ -126,6 +128,16 @@ export class DataStream<T> extends OperatorHandle {
    */
   keyBy<K extends Key>(keySelector: (value: T) => K): KeyedStream<T, K> {
     return new KeyedStream<T, K>(this.graph, this.partition({ type: 'hash', keySelector }), keySelector);
+  }
+
+  /**
+   * Gives every record an event time and generates watermarks from here on, with `strategy`
+   * (watermarks from upstream are replaced; the maximum one at end of input passes). Periodic
+   * watermarks are asked for every `autoWatermarkIntervalMs` (environment option, default 200).
+   */
+  assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>): DataStream<T> {
+    if (!(strategy instanceof WatermarkStrategy)) throw new JobDefinitionError('assignTimestampsAndWatermarks needs a WatermarkStrategy');
+    return this.apply('timestamps/watermarks', () => new TimestampsAndWatermarksOperator(strategy as WatermarkStrategy<unknown>));
   }
 
   /** Spreads records round-robin over the next operator's subtasks. */

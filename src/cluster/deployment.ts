@@ -5,11 +5,11 @@
  */
 import { RestoreError } from '../core/errors.ts';
 import { decodeBuffers } from '../checkpoint/channel/channel-state.ts';
-import type { DataBuffer } from '../checkpoint/channel/buffer.ts';
+import type { InflightElement } from '../checkpoint/channel/buffer.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import type { CheckpointMetadata, OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
 import { buildExecutionPlan, type ChannelPlan, type ExecutionPlan, type SubtaskPlan } from '../graph/execution-plan.ts';
-import type { JobGraph, JobVertex } from '../graph/job-graph.ts';
+import { DEFAULT_AUTO_WATERMARK_INTERVAL_MS, type JobGraph, type JobVertex } from '../graph/job-graph.ts';
 import { LocalChannel, type InputChannel, type OutputChannel } from '../runtime/channel.ts';
 import { InputGate, type InputChannelSpec } from '../runtime/input-gate.ts';
 import type { Output, StreamOperator } from '../runtime/operator.ts';
@@ -20,6 +20,11 @@ import type { CheckpointStorage, CheckpointStreamFactory } from '../storage/stor
 import type { Environment } from '../core/time.ts';
 import type { FaultInjector } from '../runtime/faults.ts';
 import type { TaskGateway } from '../runtime/task-gateway.ts';
+import { assert } from '../core/assert.ts';
+import { WATERMARK_ACTIVE, WATERMARK_IDLE } from '../core/watermark.ts';
+import { newElementTimestamp } from '../runtime/time/element-timestamp.ts';
+import { MailboxProcessingTimeService } from '../runtime/time/processing-time.ts';
+import { KeyedTimeServiceManager } from '../runtime/time/keyed-timer-service.ts';
 
 export interface DeploymentSpec {
   readonly graph: JobGraph;
@@ -89,16 +94,24 @@ export function checkSnapshotCompatible(graph: JobGraph, metadata: CheckpointMet
 }
 
 function chainOutput(next: StreamOperator | null, writers: RecordWriter[]): Output {
-  if (next) return { collect: (r) => next.processElement(r, -1, 0) };
+  // A status skips chained operators: it describes the subtask's output channels.
+  const emitWatermarkStatus = (idle: boolean) => {
+    for (const w of writers) w.broadcastEvent(idle ? WATERMARK_IDLE : WATERMARK_ACTIVE);
+  };
+  if (next) return { collect: (r) => next.processElement(r, -1, 0), emitWatermark: (ms) => next.processWatermark(ms), emitWatermarkStatus };
   if (writers.length === 1) {
     const w = writers[0]!;
-    return { collect: (r) => w.emit(r) };
+    return { collect: (r) => w.emit(r), emitWatermark: (ms) => w.emitWatermark(ms), emitWatermarkStatus };
   }
-  if (writers.length === 0) return { collect: () => {} };
+  if (writers.length === 0) return { collect: () => {}, emitWatermark: () => {}, emitWatermarkStatus };
   return {
     collect: (r) => {
       for (const w of writers) w.emit(r);
     },
+    emitWatermark: (ms) => {
+      for (const w of writers) w.emitWatermark(ms);
+    },
+    emitWatermarkStatus,
   };
 }
 
@@ -120,7 +133,7 @@ export async function restoreChannelState(
   restored: Map<string, OperatorStateMeta>,
   storage: CheckpointStorage,
 ): Promise<void> {
-  const fill = new Map<InputChannel | OutputChannel, { input: DataBuffer[]; output: DataBuffer[] }>();
+  const fill = new Map<InputChannel | OutputChannel, { input: InflightElement[]; output: InflightElement[] }>();
   const slot = (ch: InputChannel | OutputChannel) => {
     let f = fill.get(ch);
     if (!f) fill.set(ch, (f = { input: [], output: [] }));
@@ -211,7 +224,9 @@ async function deploySubtask(
 ): Promise<BuiltSubtask> {
   const v = spec.graph.vertices[sub.vertex]!;
   const i = sub.subtask;
-  const writers = v.outputs.map((edge, e) => new RecordWriter(outputs[e]!, edge.partitioner, spec.bufferRecords, v.maxParallelism, i));
+  const timestamps = newElementTimestamp();
+  const processingTime = new MailboxProcessingTimeService(spec.env.clock, spec.env.scheduler);
+  const writers = v.outputs.map((edge, e) => new RecordWriter(outputs[e]!, edge.partitioner, spec.bufferRecords, v.maxParallelism, i, timestamps));
   const chain: ChainedOperator[] = v.chain.map((node) => ({
     uid: node.uid,
     name: node.name,
@@ -228,6 +243,7 @@ async function deploySubtask(
     throw err;
   }
   chain.forEach((op, k) => {
+    const timeServices = op.keyedBackend ? new KeyedTimeServiceManager(op.keyedBackend, processingTime, timestamps) : null;
     op.operator.setup({
       uid: op.uid,
       name: op.name,
@@ -241,6 +257,14 @@ async function deploySubtask(
       operatorState: op.operatorBackend,
       clock: spec.env.clock,
       restored: restored.has(op.uid),
+      timestamps,
+      processingTime,
+      autoWatermarkIntervalMs: spec.graph.autoWatermarkIntervalMs ?? DEFAULT_AUTO_WATERMARK_INTERVAL_MS,
+      timeServices,
+      getInternalTimerService: (name, triggerable) => {
+        assert(timeServices !== null, () => `operator ${op.uid}: timer services exist on keyed operators only`);
+        return timeServices.getInternalTimerService(name, triggerable);
+      },
     });
   });
   const cfg: StreamTaskConfig = {
@@ -256,6 +280,8 @@ async function deploySubtask(
     streams: spec.streams,
     elementsPerStep: spec.elementsPerStep,
     sourceBatchRecords: spec.sourceBatchRecords,
+    processingTime,
+    timestamps,
   };
   const target = { headUid: v.chain[0]!.uid, subtask: i, inputs: inputs.map((x) => x.channel), outputs: writers.map((w) => w.channels) };
   return { task: new StreamTask(cfg), chain, target };

@@ -28,7 +28,12 @@ export interface JobVertex {
 
 export interface JobGraph {
   readonly vertices: readonly JobVertex[];
+  /** How often sources and watermark assigners emit periodic watermarks (ms); absent: 200. */
+  readonly autoWatermarkIntervalMs?: number;
 }
+
+/** The periodic watermark interval when a job sets none. */
+export const DEFAULT_AUTO_WATERMARK_INTERVAL_MS = 200;
 
 function consumers(graph: LogicalGraph): Map<number, LogicalNode[]> {
   const map = new Map<number, LogicalNode[]>();
@@ -44,7 +49,12 @@ function consumers(graph: LogicalGraph): Map<number, LogicalNode[]> {
   return map;
 }
 
-export function buildJobGraph(graph: LogicalGraph, defaultParallelism: number, maxParallelism: number): JobGraph {
+export function buildJobGraph(
+  graph: LogicalGraph,
+  defaultParallelism: number,
+  maxParallelism: number,
+  autoWatermarkIntervalMs = DEFAULT_AUTO_WATERMARK_INTERVAL_MS,
+): JobGraph {
   if (graph.nodes.length === 0) throw new JobDefinitionError('the job has no operators: add a source and a sink');
   const uids = new Map<string, LogicalNode>();
   for (const node of graph.nodes) {
@@ -116,5 +126,5 @@ export function buildJobGraph(graph: LogicalGraph, defaultParallelism: number, m
       if (node.keySelectors.some((k) => k !== null)) throw new JobDefinitionError(`operator '${node.name}' uses keyed state but is not directly after keyBy`);
     }
   }
-  return { vertices };
+  return { vertices, autoWatermarkIntervalMs };
 }
