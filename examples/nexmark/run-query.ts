@@ -2,10 +2,11 @@
  * Runs one Nexmark query example from the command line:
  *   npx tsx examples/nexmark/qN.ts [events] [parallelism]
  * over `events` generated events (default 1,000,000) at `parallelism` (default 2), checkpointing
- * every 10 s, into a sink that only counts (as the Nexmark benchmark's blackhole sink does).
+ * every 10 s, with event time (`dateTime`, watermarks 4 s behind), into a sink that only counts (as the Nexmark benchmark's blackhole sink does).
  */
 import { pathToFileURL } from 'node:url';
-import { type DataStream, type NexmarkEvent, NexmarkSource, StreamEnvironment } from 'weir';
+import { type DataStream, type NexmarkEvent, StreamEnvironment } from 'weir';
+import { nexmarkStream } from './event-time.ts';
 
 /** Whether the module with this `import.meta.url` is the script node was started with. */
 export function isMain(moduleUrl: string): boolean {
@@ -19,7 +20,7 @@ export async function runQuery<R>(name: string, query: (events: DataStream<Nexma
   const parallelism = Number(process.argv[3] ?? 2);
   const env = StreamEnvironment.create({ parallelism, checkpointing: { intervalMs: 10_000 } });
   let emitted = 0;
-  query(env.fromSource(new NexmarkSource({ events })).uid('nexmark'))
+  query(nexmarkStream(env, { events }))
     .sinkTo({ name: 'count', kind: 'plain', createWriter: () => ({ write: () => void emitted++ }) })
     .name('blackhole');
   const started = performance.now();

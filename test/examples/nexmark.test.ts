@@ -4,21 +4,39 @@
  * (test/support/nexmark-reference.ts), compared as multisets where the query's output has no order.
  */
 import { describe, expect, it } from 'vitest';
-import { CollectSink, type DataStream, type NexmarkEvent, NexmarkSource, nexmarkEvents, StreamEnvironment } from '../../src/index.ts';
+import { CollectSink, type DataStream, type NexmarkEvent, type NexmarkOptions, nexmarkEvents, StreamEnvironment } from '../../src/index.ts';
+import { nexmarkStream } from '../../examples/nexmark/event-time.ts';
 import { q0 } from '../../examples/nexmark/q0.ts';
 import { q1 } from '../../examples/nexmark/q1.ts';
 import { q2 } from '../../examples/nexmark/q2.ts';
 import { q3 } from '../../examples/nexmark/q3.ts';
 import { q4 } from '../../examples/nexmark/q4.ts';
-import { q0Reference, q1Reference, q2Reference, q3Reference, q4Reference } from '../support/nexmark-reference.ts';
+import { q5 } from '../../examples/nexmark/q5.ts';
+import { q7 } from '../../examples/nexmark/q7.ts';
+import { q8 } from '../../examples/nexmark/q8.ts';
+import { q11 } from '../../examples/nexmark/q11.ts';
+import {
+  q0Reference,
+  q1Reference,
+  q2Reference,
+  q3Reference,
+  q4Reference,
+  q5Reference,
+  q7Reference,
+  q8Reference,
+  q11Reference,
+} from '../support/nexmark-reference.ts';
 
 const EVENTS = 20_000;
 const events = nexmarkEvents({ events: EVENTS });
+/** For the windowed queries: 500 events per second of event time, so 20,000 events span 40 s (4 tumbling windows, 20 sliding ones). */
+const SLOW = { events: EVENTS, eventRatePerSec: 500 };
+const slowEvents = nexmarkEvents(SLOW);
 
-async function run<R>(query: (events: DataStream<NexmarkEvent>) => DataStream<R>, options: { events?: number; parallelism?: number } = {}): Promise<R[]> {
-  const env = StreamEnvironment.create({ parallelism: options.parallelism ?? 2 });
+async function run<R>(query: (events: DataStream<NexmarkEvent>) => DataStream<R>, options: NexmarkOptions = { events: EVENTS }): Promise<R[]> {
+  const env = StreamEnvironment.create({ parallelism: 2 });
   const sink = new CollectSink<R>();
-  query(env.fromSource(new NexmarkSource({ events: options.events ?? EVENTS })).uid('nexmark')).sinkTo(sink);
+  query(nexmarkStream(env, options)).sinkTo(sink);
   const result = await env.execute('nexmark-test');
   expect(result.status).toBe('FINISHED');
   return sink.results();
@@ -58,5 +76,30 @@ describe('Nexmark example queries against the reference', () => {
     const expected = q4Reference(events);
     expect(expected.length).toBe(5);
     expect([...last].sort((a, b) => a[0] - b[0])).toEqual(expected.map((r) => [r.category, r.average]).sort((a, b) => a[0]! - b[0]!));
+  });
+
+  it('q5 emits the auctions with the most bids of every sliding window', async () => {
+    const expected = q5Reference(slowEvents);
+    expect(new Set(expected.map((r) => r.starttime)).size).toBe(24);
+    expect(bag(await run(q5, SLOW))).toEqual(bag(expected));
+  });
+
+  it('q7 emits the highest bids of every tumbling window', async () => {
+    const expected = q7Reference(slowEvents);
+    expect(new Set(expected.map((r) => Math.floor(r.dateTime / 10_000))).size).toBe(4);
+    expect(bag(await run(q7, SLOW))).toEqual(bag(expected));
+  });
+
+  it('q8 emits the persons who opened an auction in the window they registered in', async () => {
+    const expected = q8Reference(slowEvents);
+    expect(new Set(expected.map((r) => r.starttime)).size).toBe(4);
+    expect(bag(await run(q8, SLOW))).toEqual(bag(expected));
+  });
+
+  it('q11 emits every bidder session with its bid count', async () => {
+    const expected = q11Reference(slowEvents);
+    expect(expected.some((s) => s.bidCount > 1)).toBe(true);
+    expect(expected.some((s) => s.bidCount === 1)).toBe(true);
+    expect(bag(await run(q11, SLOW))).toEqual(bag(expected));
   });
 });
