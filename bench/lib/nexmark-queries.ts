@@ -9,6 +9,10 @@ import { q1 } from '../../examples/nexmark/q1.ts';
 import { q2 } from '../../examples/nexmark/q2.ts';
 import { q3 } from '../../examples/nexmark/q3.ts';
 import { q4 } from '../../examples/nexmark/q4.ts';
+import { q5 } from '../../examples/nexmark/q5.ts';
+import { q7 } from '../../examples/nexmark/q7.ts';
+import { q8 } from '../../examples/nexmark/q8.ts';
+import { q11 } from '../../examples/nexmark/q11.ts';
 
 export interface NexmarkQuery {
   readonly name: string;
@@ -30,7 +34,8 @@ export const NEXMARK_QUERIES: readonly NexmarkQuery[] = [
   query('q2', q2, 175_210, 20_000_000),
   query('q3', q3, 152_120, 10_000_000),
   query('q4', q4, 34_330, 10_000_000),
+  query('q5', q5, 22_140, 10_000_000),
+  query('q7', q7, 12_330, 10_000_000),
+  query('q8', q8, 146_140, 10_000_000),
+  query('q11', q11, 39_700, 10_000_000),
 ];
-
-/** Flink 1.13's figures of the queries not written yet, for the table. */
-export const FLINK_PER_CORE_PENDING: Readonly<Record<string, number>> = { q5: 22_140, q7: 12_330, q8: 146_140, q11: 39_700 };

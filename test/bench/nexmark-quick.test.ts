@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { nexmarkEvents } from '../../src/index.ts';
-import { q0Reference, q2Reference, q3Reference } from '../support/nexmark-reference.ts';
+import { q0Reference, q2Reference, q3Reference, q5Reference, q7Reference, q8Reference, q11Reference } from '../support/nexmark-reference.ts';
 import { NEXMARK_QUERIES } from '../../bench/lib/nexmark-queries.ts';
 
 describe('bench nexmark --quick', () => {
@@ -42,6 +42,10 @@ describe('bench nexmark --quick', () => {
       expect(result.metrics[`nexmark_q0_${backend}_results`]).toBe(q0Reference(events).length);
       expect(result.metrics[`nexmark_q2_${backend}_results`]).toBe(q2Reference(events).length);
       expect(result.metrics[`nexmark_q3_${backend}_results`]).toBe(q3Reference(events).length);
+      expect(result.metrics[`nexmark_q5_${backend}_results`]).toBe(q5Reference(events).length);
+      expect(result.metrics[`nexmark_q7_${backend}_results`]).toBe(q7Reference(events).length);
+      expect(result.metrics[`nexmark_q8_${backend}_results`]).toBe(q8Reference(events).length);
+      expect(result.metrics[`nexmark_q11_${backend}_results`]).toBe(q11Reference(events).length);
     }
   });
 });
