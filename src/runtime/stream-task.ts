@@ -358,10 +358,9 @@ export class StreamTask {
         if (gate.allEndedData()) this.endOfInput();
         return;
       case 'end-of-partition': {
+        // A channel that ended its data sent the maximum watermark first; one closed by a
+        // stop-with-savepoint keeps its last watermark (timers after the savepoint must not fire).
         gate.markClosed(channel);
-        // Nothing follows on a closed channel: it must not hold the watermark back any more.
-        const out = this.valve!.inputStatus(channel, true);
-        if (out.watermarkMs !== null) this.head.processWatermark(out.watermarkMs);
         this.checkpoints.barriers!.channelClosed(channel);
         this.tryFinish();
         return;
