@@ -8,6 +8,7 @@ export type { CompletedCheckpointInfo, GeneratorOptions, JobClient, RunOptions, 
 export type {
   CheckpointingOptions,
   EmbeddedStateOptions,
+  HeartbeatOptions,
   ResolvedEmbeddedState,
   ResolvedOptions,
   RestartStrategyOptions,

@@ -123,6 +123,26 @@ export interface StreamEnvironmentOptions {
    * slotsPerTaskManager must reach the job's highest parallelism. Default: as many as needed.
    */
   slotsPerTaskManager?: number;
+  /** Heartbeats between the job master and its task managers (taskManagers > 1); default every 1000 ms, dead after 10000 ms. */
+  heartbeat?: HeartbeatOptions;
+  /**
+   * Milliseconds a task manager (taskManagers > 1) has to stop its subtasks once the job is
+   * cancelled or fails over, before its worker thread is terminated (a subtask stuck in user code
+   * never returns); >= 1, default 10000. `JobClient.cancel` resolves within about this long.
+   */
+  cancellationTimeoutMs?: number;
+}
+
+/**
+ * How the job master watches its task managers (`StreamEnvironmentOptions.heartbeat`): it sends
+ * each a heartbeat every `intervalMs`, and a task manager that has not answered for `timeoutMs` is
+ * declared dead: the job fails over by its restart strategy. Applies with taskManagers > 1.
+ */
+export interface HeartbeatOptions {
+  /** Milliseconds between heartbeats (>= 1); default 1000. Task managers report their figures with each answer. */
+  intervalMs?: number;
+  /** Milliseconds without an answer after which a task manager is dead (> intervalMs); default 10000. */
+  timeoutMs?: number;
 }
 
 /** Settings of the embedded state backend: `StreamEnvironmentOptions.embeddedState`. */
@@ -175,6 +195,10 @@ export interface ResolvedOptions {
   readonly taskManagers: number;
   /** Slots per task manager, or null: as many as the job needs. */
   readonly slotsPerTaskManager: number | null;
+  /** Heartbeats to task managers: every `intervalMs`; dead after `timeoutMs` without an answer. */
+  readonly heartbeat: { readonly intervalMs: number; readonly timeoutMs: number };
+  /** Milliseconds a task manager has to stop its subtasks before its worker is terminated. */
+  readonly cancellationTimeoutMs: number;
 }
 
 const KNOWN_TOP = [
@@ -192,7 +216,10 @@ const KNOWN_TOP = [
   'jobId',
   'taskManagers',
   'slotsPerTaskManager',
+  'heartbeat',
+  'cancellationTimeoutMs',
 ];
+const KNOWN_HEARTBEAT = ['intervalMs', 'timeoutMs'];
 const KNOWN_EMBEDDED = ['localDir', 'cacheEntriesMax', 'incrementsShareMax'];
 const KNOWN_CHECKPOINTING = [
   'intervalMs',
@@ -317,7 +344,20 @@ function resolveStateOptions(
   };
 }
 
-function resolveTaskManagers(options: StreamEnvironmentOptions, checkpointStorage: string): Pick<ResolvedOptions, 'taskManagers' | 'slotsPerTaskManager'> {
+function resolveHeartbeat(h: HeartbeatOptions | undefined): ResolvedOptions['heartbeat'] {
+  const o = h ?? {};
+  if (typeof o !== 'object' || o === null) throw new ConfigError('heartbeat', 'must be an object');
+  rejectUnknown(o, KNOWN_HEARTBEAT, 'heartbeat.');
+  const intervalMs = int(o.intervalMs, 'heartbeat.intervalMs', 1, 1000);
+  const timeoutMs = int(o.timeoutMs, 'heartbeat.timeoutMs', 1, Math.max(10_000, intervalMs + 1));
+  if (timeoutMs <= intervalMs) throw new ConfigError('heartbeat.timeoutMs', `must be > heartbeat.intervalMs (${intervalMs}), got ${timeoutMs}`);
+  return { intervalMs, timeoutMs };
+}
+
+function resolveTaskManagers(
+  options: StreamEnvironmentOptions,
+  checkpointStorage: string,
+): Pick<ResolvedOptions, 'taskManagers' | 'slotsPerTaskManager' | 'heartbeat' | 'cancellationTimeoutMs'> {
   const taskManagers = int(options.taskManagers, 'taskManagers', 1, 1, 256);
   const slotsPerTaskManager = options.slotsPerTaskManager === undefined ? null : int(options.slotsPerTaskManager, 'slotsPerTaskManager', 1, 1);
   if (taskManagers > 1 && checkpointStorage === 'memory') {
@@ -326,7 +366,12 @@ function resolveTaskManagers(options: StreamEnvironmentOptions, checkpointStorag
       `${taskManagers} task managers need checkpointStorage to be a directory: worker threads cannot share 'memory' storage`,
     );
   }
-  return { taskManagers, slotsPerTaskManager };
+  return {
+    taskManagers,
+    slotsPerTaskManager,
+    heartbeat: resolveHeartbeat(options.heartbeat),
+    cancellationTimeoutMs: int(options.cancellationTimeoutMs, 'cancellationTimeoutMs', 1, 10_000),
+  };
 }
 
 /**

@@ -13,8 +13,9 @@ import { readOperatorHandle } from '../state/formats/operator-stream.ts';
 import { KEYED_DELTA_STREAM_VERSION } from '../state/formats/keyed-sections.ts';
 import { KEYED_STREAM_VERSION, readStreamHeader, sectionBytes, streamName } from '../state/formats/stream-format.ts';
 import { decodeEnvelope } from '../storage/file-format.ts';
-import { readCheckpointMetadataAt, resolveCheckpointLocation } from '../storage/fs-storage.ts';
-import { snapshotSizeBytes } from '../storage/fs-inspect.ts';
+import { snapshotSizeBytes } from '../checkpoint/restore/checkpoint-listing.ts';
+import { readCheckpointMetadataAt, resolveCheckpointLocation } from '../checkpoint/restore/locate.ts';
+import { fsSnapshotReader } from '../storage/fs-inspect.ts';
 import { readStateFs } from '../storage/fs-io.ts';
 import { keyedHandleSizes, streamSize, type KeyGroupsStateHandle, type StreamStateHandle } from '../storage/handles.ts';
 import { metadataPath } from '../storage/paths.ts';
@@ -76,7 +77,7 @@ export async function inspectSnapshot(p: string): Promise<SnapshotReport> {
     jobId: meta.jobId,
     createdAt: isoTime(meta.timestampMs),
     timestampMs: meta.timestampMs,
-    sizeBytes: await snapshotSizeBytes(location, meta),
+    sizeBytes: await snapshotSizeBytes(fsSnapshotReader, location, meta),
     type: meta.summary?.type ?? null,
     operators,
   };

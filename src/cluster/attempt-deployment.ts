@@ -27,8 +27,11 @@ export interface AttemptDeployment {
   /** Opens every subtask's operators (state is restored by then). */
   open(): Promise<void>;
   start(): void;
-  /** Cancels every subtask and drops what is in flight; idempotent. */
-  teardown(): void;
+  /**
+   * Cancels every subtask and drops what is in flight; idempotent. Resolves once every subtask
+   * stopped (task managers answered, or were terminated after their cancellation timeout).
+   */
+  teardown(): Promise<void>;
 }
 
 /** Builds and restores one attempt: `firstCheckpointFull` as in deployment.ts's deploy. */
@@ -48,6 +51,7 @@ export const inThreadDeployer: Deployer = async (spec, restore, firstCheckpointF
     teardown: () => {
       for (const task of d.tasks) task.cancel();
       for (const ch of d.channels) ch.clear();
+      return Promise.resolve();
     },
   };
 };

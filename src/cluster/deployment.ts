@@ -7,6 +7,7 @@ import { RestoreError } from '../core/errors.ts';
 import { decodeBuffers } from '../checkpoint/channel/channel-state.ts';
 import type { InflightElement } from '../checkpoint/channel/buffer.ts';
 import type { CheckpointId } from '../core/ids.ts';
+import type { CheckpointOptions } from '../checkpoint/barrier/barrier.ts';
 import type { CheckpointMetadata, OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
 import { buildExecutionPlan, type ChannelPlan, type ExecutionPlan, type SubtaskPlan } from '../graph/execution-plan.ts';
 import { DEFAULT_AUTO_WATERMARK_INTERVAL_MS, type JobGraph, type JobVertex } from '../graph/job-graph.ts';
@@ -34,10 +35,12 @@ export interface DeploymentSpec {
   readonly backends: StateBackendFactory;
   readonly storage: CheckpointStorage;
   /** Where subtasks write the state of checkpoint or savepoint n. */
-  readonly streams: (checkpointId: CheckpointId) => CheckpointStreamFactory;
+  readonly streams: (checkpointId: CheckpointId, options: CheckpointOptions) => CheckpointStreamFactory;
   readonly env: Environment;
   readonly faults: FaultInjector;
   readonly gateway: TaskGateway;
+  /** Says something about the attempt in the job's events (a task manager terminated by the watchdog). */
+  readonly log?: (message: string) => void;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
   readonly elementsPerStep: number;

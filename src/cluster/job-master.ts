@@ -20,7 +20,8 @@ import { directRpc, type Rpc } from '../runtime/rpc.ts';
 import type { TaskId } from '../core/ids.ts';
 import type { TaskGateway } from '../runtime/task-gateway.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
-import type { CheckpointStorage, RestoreCandidate } from '../storage/storage.ts';
+import type { RestoreCandidate } from '../checkpoint/restore/restore-candidates.ts';
+import type { CheckpointStorage } from '../storage/storage.ts';
 import { baseName, parseSavepointDirName } from '../storage/paths.ts';
 import type { TwoPhaseCommitSink } from '../runtime/sink.ts';
 import type { DeploymentSpec } from './deployment.ts';
@@ -39,7 +40,7 @@ export interface JobMasterConfig {
   readonly storage: CheckpointStorage;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
-  /** What the job may start from, newest first (`storage.restoreCandidates` of `--from`); empty: start from nothing. */
+  /** What the job may start from, newest first (`restoreCandidates` of `--from`); empty: start from nothing. */
   readonly restoreCandidates: readonly RestoreCandidate[];
   readonly allowNonRestoredState: boolean;
   /** Restore even where a sink would commit output a second time (see sink-recovery.ts). */
@@ -132,8 +133,9 @@ export class JobMaster {
   async cancel(): Promise<void> {
     if (this.isTerminal()) return;
     this.status = 'CANCELED';
-    this.teardown();
+    const stopped = this.teardown();
     await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
+    await stopped;
     this.emit({ type: 'canceled' });
     this.settle.resolve(this.resultOf('CANCELED'));
   }
@@ -143,7 +145,7 @@ export class JobMaster {
    * their files and store handles closed, as the operating system would — and nobody is told.
    */
   abandonAttempt(): void {
-    this.deployment?.teardown();
+    void this.deployment?.teardown();
   }
 
   /** Fails the current attempt from outside (the simulator's "restart the job now"); the restart strategy decides what follows. */
@@ -209,7 +211,7 @@ export class JobMaster {
       return;
     }
     if (this.isTerminal() || attempt !== this.attempt) {
-      deployment.teardown();
+      void deployment.teardown();
       return;
     }
     this.deployment = deployment;
@@ -300,7 +302,7 @@ export class JobMaster {
     }
     const decision = decideSinkRecovery({ restoreId, skipped, acceptDuplicates: this.cfg.acceptDuplicates }, views);
     if (decision.kind === 'refuse') {
-      deployment.teardown();
+      void deployment.teardown();
       throw new JobFailedError(decision.message);
     }
     for (const warning of decision.warnings) this.emit({ type: 'log', message: warning });
@@ -326,6 +328,7 @@ export class JobMaster {
       env: this.env,
       faults: this.faults,
       gateway: this.gateway(attempt),
+      log: (message) => this.emit({ type: 'log', message }),
       bufferRecords: this.cfg.bufferRecords,
       channelCapacity: this.cfg.channelCapacity,
       elementsPerStep: this.hooks.elementsPerStep ?? 64,
@@ -339,9 +342,10 @@ export class JobMaster {
     if (this.isTerminal() || attempt !== this.attempt || this.failedAttempt === attempt) return;
     this.failedAttempt = attempt;
     this.status = 'RESTARTING';
-    this.teardown();
+    // The next attempt starts once every subtask of this one stopped (a stuck one is terminated after cancellationTimeoutMs).
+    const stopped = this.teardown();
     const cause = errorMessage(err);
-    void this.coordinator.suspend('JOB_FAILOVER').then(() => {
+    void Promise.all([this.coordinator.suspend('JOB_FAILOVER'), stopped]).then(() => {
       if (this.isTerminal()) return;
       // A configuration error (a missing directory an option names) comes back on every retry.
       const hopeless = err instanceof JobFailedError || err instanceof RestoreError || err instanceof ConfigError;
@@ -359,16 +363,17 @@ export class JobMaster {
     });
   }
 
-  private teardown(): void {
-    this.deployment?.teardown();
+  private teardown(): Promise<void> {
+    const stopped = this.deployment?.teardown() ?? Promise.resolve();
     this.deployment = null;
+    return stopped;
   }
 
   private fail(error: Error): void {
     if (this.isTerminal()) return;
     this.status = 'FAILED';
-    this.teardown();
-    void this.coordinator.shutdown(true).finally(() => {
+    const stopped = this.teardown();
+    void Promise.all([this.coordinator.shutdown(true), stopped]).finally(() => {
       this.emit({ type: 'failed', error });
       this.settle.reject(error);
     });
@@ -424,7 +429,7 @@ export class JobMaster {
   private async finish(): Promise<void> {
     if (this.isTerminal()) return;
     this.status = 'FINISHED';
-    this.deployment?.teardown(); // every subtask finished; task managers, if any, end (their figures stay for metrics())
+    void this.deployment?.teardown(); // every subtask finished; task managers, if any, end (their figures stay for metrics())
     const result = this.resultOf('FINISHED');
     await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
     this.emit({ type: 'finished' });

@@ -7,7 +7,7 @@
 import { assert } from '../core/assert.ts';
 import type { CheckpointId, TaskId } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
-import type { CheckpointBarrier } from '../checkpoint/barrier/barrier.ts';
+import type { CheckpointBarrier, CheckpointOptions } from '../checkpoint/barrier/barrier.ts';
 import type { KeyedStateBackend, OperatorStateBackend } from '../state/backend.ts';
 import type { CheckpointStreamFactory } from '../storage/storage.ts';
 import { END_OF_DATA, END_OF_PARTITION, type StreamElement } from './elements.ts';
@@ -57,7 +57,8 @@ export interface StreamTaskConfig {
   readonly env: Environment;
   readonly faults: FaultInjector;
   readonly gateway: TaskGateway;
-  readonly streams: (checkpointId: CheckpointId) => CheckpointStreamFactory;
+  /** Where the state of checkpoint (or savepoint) n goes; `options` of its barrier (a savepoint's target location). */
+  readonly streams: (checkpointId: CheckpointId, options: CheckpointOptions) => CheckpointStreamFactory;
   /** Elements (buffers, events) a step handles before yielding. */
   readonly elementsPerStep: number;
   /** Records a source emits per poll. */

@@ -186,7 +186,7 @@ export class SubtaskCheckpoint {
     }
     this.emitBarrier(barrier, log);
     this.host.barrierEmitted(barrier);
-    const streams = cfg.streams(id);
+    const streams = cfg.streams(id, barrier.options);
     const runners: Array<{ uid: string; keyed: SnapshotRunner<KeyedStateHandle[]> | null; operator: SnapshotRunner<OperatorStateHandle | null> }> = [];
     for (const op of this.chain) {
       op.operator.snapshotState(id);

@@ -1,8 +1,10 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, runCli } from './run-cli.ts';
+import { until } from '../support/jobs.ts';
+import { type CliResult, FIXTURES, lines, runCli, startCli } from './run-cli.ts';
+import { startJob, within } from './running-job.ts';
 
 describe('weir run with task managers (issue 11)', () => {
   it('runs a job module whose options ask for two task managers in worker threads, exactly once', async () => {
@@ -17,5 +19,47 @@ describe('weir run with task managers (issue 11)', () => {
     const r = await runCli(['run', path.join(FIXTURES, 'tm-counts-job.ts'), '--quiet']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('taskManagers: 2 task managers need checkpointStorage to be a directory');
+  });
+});
+
+describe('the cancellation watchdog (issue 11)', () => {
+  it('SIGINT cancels a job whose map spins in a worker: the stuck task manager is terminated, exit 130', async () => {
+    const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
+    const marker = path.join(chk, 'spinning');
+    const cli = startCli(['run', path.join(FIXTURES, 'spin-job.ts'), '--checkpoint-dir', chk], { env: { SPIN_MARKER: marker } });
+    let r: CliResult;
+    try {
+      await until('the map to spin', () => existsSync(marker), 60_000);
+      cli.child.kill('SIGINT');
+      r = await cli.done;
+    } finally {
+      cli.child.kill('SIGKILL');
+    }
+    expect(r.code, r.stderr).toBe(130);
+    expect(r.stderr).toContain('SIGINT: cancelling the job');
+    expect(r.stderr).toMatch(/task manager \d did not stop its subtasks within cancellationTimeoutMs \(1000 ms\): terminated/);
+    expect(lines(r.stderr).at(-1)).toMatch(/^CANCELED \| job spin-/);
+  });
+
+  it('weir list and weir cancel answer while a map spins in a worker: the job ends CANCELED, exit 130', async () => {
+    const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
+    const marker = path.join(chk, 'spinning');
+    const job = await startJob([path.join(FIXTURES, 'spin-job.ts'), '--checkpoint-dir', chk], { env: { SPIN_MARKER: marker } });
+    try {
+      await until('the map to spin', () => existsSync(marker), 60_000);
+      // `weir list` asks the job's control endpoint for its status: the main thread answers.
+      const listed = await runCli(['list']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toMatch(new RegExp(`${job.jobId}.*RUNNING`));
+      const cancelled = await runCli(['cancel', job.jobId]);
+      expect(cancelled.code, cancelled.stderr).toBe(0);
+      expect(cancelled.stderr).toContain(`cancelled job ${job.jobId}`);
+      const run = await within(60_000, job.cli.done, () => `weir run did not end after weir cancel; stderr:\n${job.cli.output().stderr}`);
+      expect(run.code, run.stderr).toBe(130);
+      expect(run.stderr).toMatch(/did not stop its subtasks within cancellationTimeoutMs \(1000 ms\): terminated/);
+      expect(lines(run.stderr).at(-1)).toMatch(/^CANCELED \| job spin-/);
+    } finally {
+      job.cli.child.kill('SIGKILL');
+    }
   });
 });

@@ -1,20 +1,17 @@
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { filePathsOf } from '../../src/checkpoint/metadata/walk.ts';
-import { AssertionError } from '../../src/core/assert.ts';
-import { StorageError } from '../../src/core/errors.ts';
-import { checkpointId, jobId } from '../../src/core/ids.ts';
-import {
-  FsCheckpointStorage,
-  FsSavepointWriter,
-  listCheckpointsIn,
-  readCheckpointMetadataAt,
-  resolveCheckpointLocation,
-} from '../../src/storage/fs-storage.ts';
-import { savepointDir } from '../../src/storage/paths.ts';
-import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
-import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
+import { commitCheckpointMetadata, commitSavepointMetadata } from '../../../src/checkpoint/metadata/commit.ts';
+import { filePathsOf } from '../../../src/checkpoint/metadata/walk.ts';
+import { AssertionError } from '../../../src/core/assert.ts';
+import { StorageError } from '../../../src/core/errors.ts';
+import { checkpointId, jobId } from '../../../src/core/ids.ts';
+import { readCheckpointMetadataAt, resolveCheckpointLocation } from '../../../src/checkpoint/restore/locate.ts';
+import { listCheckpointsIn } from '../../../src/checkpoint/restore/snapshot-listing.ts';
+import { FsCheckpointStorage, FsSavepointWriter } from '../../../src/storage/fs-storage.ts';
+import { savepointDir } from '../../../src/storage/paths.ts';
+import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from '../../storage/fixtures.ts';
+import type { KeyGroupsStateHandle } from '../../../src/storage/handles.ts';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
@@ -28,10 +25,10 @@ async function populatedRoot(): Promise<{ root: string; a: FsCheckpointStorage; 
   await b.initialize();
   for (const id of [1, 2]) {
     const h = await a.streamFactory(checkpointId(id)).write('exclusive', 'k', patternBytes(100));
-    await a.commitMetadata(sampleMetadata({ id, keyed: [h] }));
+    await commitCheckpointMetadata(a, sampleMetadata({ id, keyed: [h] }));
   }
   await a.streamFactory(checkpointId(3)).write('exclusive', 'k', patternBytes(100));
-  const loc = await b.commitMetadata(sampleMetadata({ job: 'job-b', id: 1 }));
+  const loc = await commitCheckpointMetadata(b, sampleMetadata({ job: 'job-b', id: 1 }));
   const file = path.join(loc, '_metadata');
   const bytes = await readFile(file);
   bytes[bytes.length - 1]! ^= 0xff;
@@ -134,7 +131,7 @@ describe('FsSavepointWriter', () => {
       await streams.write('shared', 'sst', data[1]),
       await streams.write('exclusive', 'small', data[2]),
     ];
-    const location = await writer.commitMetadata(sampleMetadata({ id: 12, kind: 'savepoint', keyed: handles }));
+    const location = await commitSavepointMetadata(writer, sampleMetadata({ id: 12, kind: 'savepoint', keyed: handles }));
     return { dir, location, data };
   }
 
@@ -162,6 +159,6 @@ describe('FsSavepointWriter', () => {
     const dir = savepointDir(await dirs.make(), checkpointId(1), 'a');
     const writer = new FsSavepointWriter(dir);
     const outside = { type: 'file' as const, path: path.join(path.dirname(dir), 'other'), size: 1, checksum: 0 };
-    await expect(writer.commitMetadata(sampleMetadata({ id: 1, kind: 'savepoint', keyed: [outside] }))).rejects.toThrow(AssertionError);
+    await expect(commitSavepointMetadata(writer, sampleMetadata({ id: 1, kind: 'savepoint', keyed: [outside] }))).rejects.toThrow(AssertionError);
   });
 });
