@@ -38,7 +38,8 @@ export class JavaRandom {
     const hi = h - Math.floor(h / TWO_24) * TWO_24;
     this.hi = hi;
     this.lo = lo;
-    const top = Math.floor((hi * TWO_24 + lo) / 2 ** (48 - bits));
+    // The top `bits` of hi * 2^24 + lo, with int shifts (lo < 2^24, hi < 2^24).
+    const top = bits >= 24 ? hi * (1 << (bits - 24)) + (lo >>> (48 - bits)) : hi >>> (24 - bits);
     return bits === 32 ? top | 0 : top;
   }
 

@@ -2,6 +2,7 @@
  * The Nexmark generator: java.util.Random reproduced bit for bit (values printed by a JVM), the
  * reference's proportions, ids, event times and skew, and events as a pure function of the number.
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, NexmarkSource, nexmarkEvents, type Auction, type Bid, type NexmarkEvent, type Person } from '../../../src/index.ts';
 import { JavaRandom } from '../../../src/connectors/nexmark/java-random.ts';
@@ -108,6 +109,12 @@ describe('NexmarkGenerator', () => {
     const average = bids.reduce((s, e) => s + sizeOf(e), 0) / bids.length;
     expect(average).toBeGreaterThan(60); // 100 bytes minus the 32 of the fixed fields, ±20 %
     expect(average).toBeLessThan(76);
+  });
+
+  it('generates the same events in every version: a checkpointed position must mean the same events after an upgrade', () => {
+    const digest = (e: readonly NexmarkEvent[]) => createHash('sha256').update(JSON.stringify(e)).digest('hex');
+    expect(digest(events)).toBe('c42f6bbea2516e882108672527118d2bc576b347a0c933c6766989c9141c023a');
+    expect(digest(nexmarkEvents({ events: 5_000, seed: 7 }))).toBe('88e0b9febae5088da17419460adb07c18c89e443dd9be53b4484d20917fd9abf');
   });
 
   it('rejects bad options with a ConfigError naming the option', () => {
