@@ -34,6 +34,29 @@ export { WatermarkStrategy } from './runtime/time/watermark-strategy.ts';
 export type { TimestampAssigner, WatermarkGenerator, WatermarkOutput } from './runtime/time/watermark-strategy.ts';
 export { MAX_WATERMARK, MIN_WATERMARK, NO_TIMESTAMP } from './core/watermark.ts';
 export type { Source, SourceReader } from './runtime/source.ts';
+export { OutputTag } from './runtime/output-tag.ts';
+// Windows and joins in time (windows branch)
+export { WindowedStream } from './api/windowed-stream.ts';
+export { IntervalJoin, IntervalJoined, JoinedStreams, JoinedStreamsWhere, JoinedStreamsWithKeys, WindowJoin } from './api/joins.ts';
+export type { ProcessJoinContext, ProcessJoinFunction } from './runtime/joins/interval-join.ts';
+export {
+  EventTimeSessionWindows,
+  GlobalWindows,
+  ProcessingTimeSessionWindows,
+  SlidingEventTimeWindows,
+  SlidingProcessingTimeWindows,
+  TumblingEventTimeWindows,
+  TumblingProcessingTimeWindows,
+} from './runtime/windows/assigners.ts';
+export type { MergeGroup, WindowAssigner, WindowAssignerContext } from './runtime/windows/assigners.ts';
+export { GlobalWindow, TimeWindow } from './runtime/windows/window.ts';
+export type { Window } from './runtime/windows/window.ts';
+export { TriggerResult } from './runtime/windows/trigger.ts';
+export type { OnMergeContext, Trigger, TriggerContext, TriggerState } from './runtime/windows/trigger.ts';
+export { ContinuousEventTimeTrigger, CountTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger } from './runtime/windows/triggers.ts';
+export { CountEvictor, TimeEvictor } from './runtime/windows/evictors.ts';
+export type { Evictor, EvictorContext, TimestampedValue } from './runtime/windows/evictors.ts';
+export type { KeyedStateStore, ProcessWindowFunction, WindowContext, WindowStateStore } from './runtime/windows/window-functions.ts';
 export type { Sink, SinkWriter, TwoPhaseCommitSink, TwoPhaseCommitWriter } from './runtime/sink.ts';
 export { POLL_END, POLL_MORE } from './runtime/operator.ts';
 export type { PollStatus } from './runtime/operator.ts';

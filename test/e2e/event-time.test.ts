@@ -11,7 +11,7 @@ const COUNT = 12_000;
 const KEYS = 30;
 const f = (site: FaultSite, vertex: string, nth: number, subtask?: number): PlannedFault => ({ site, vertex, nth, subtask });
 
-async function runJob(options: StreamEnvironmentOptions, faults?: FaultPlan, onFire?: (watermarkMs: number) => void) {
+async function runJob(options: StreamEnvironmentOptions, faults?: FaultPlan, onFire?: (watermarkMs: number) => void, inMemoryTaskManagers?: number) {
   const dir = tempDir();
   const env = StreamEnvironment.create(
     baseOptions({
@@ -24,7 +24,7 @@ async function runJob(options: StreamEnvironmentOptions, faults?: FaultPlan, onF
   const sink = new CollectSink<string>();
   // 500 records per source subtask between snapshots: the input lasts several checkpoints.
   buildEventTimeJob(env, sink, { count: COUNT, keys: KEYS, sourceParallelism: 2, hold: { recordsPerCheckpoint: 500 }, onFire });
-  const result = await env.execute('event-time', { faults });
+  const result = await env.execute('event-time', { faults, inMemoryTaskManagers });
   return { result, sink };
 }
 
@@ -55,6 +55,17 @@ describe('event time: out-of-order events, bounded out-of-orderness, event-time 
     ['heap, unaligned checkpoints, process', { checkpointing: { unaligned: true } }, f('process', 'buckets', 40, 0)],
     ['embedded, unaligned checkpoints, sync phase', { stateBackend: 'embedded', checkpointing: { unaligned: true } }, f('sync-phase', 'buckets', 4, 2)],
   ];
+
+  // Two task managers over the in-memory transport: timestamps and watermarks cross in wire frames,
+  // and unaligned barriers overtake watermarks on both ends of a serialized channel.
+  it.each([false, true])('two task managers (serialized channels), unaligned %s, a failure in the timer operator: exactly-once', async (unaligned) => {
+    const plan = new FaultPlan([f('process', 'buckets', 35, 1)]);
+    const { result, sink } = await runJob({ checkpointing: { unaligned } }, plan, undefined, 2);
+    expect(plan.fired.length).toBe(1);
+    expect(result.restarts).toBe(1);
+    expect(sortedCopy(sink.results())).toEqual(expected);
+    if (unaligned) expect(result.checkpoints.some((c) => c.status === 'COMPLETED' && c.subtasks.some((s) => s.metrics.channelStateBytes > 0))).toBe(true);
+  });
 
   it.each(FAULTS)('recovers exactly-once against the fault-free result: %s', async (_name, options, fault) => {
     const plan = new FaultPlan([fault]);
