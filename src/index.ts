@@ -91,6 +91,10 @@ export { PostgresCdcSource } from './connectors/postgres/cdc/cdc-source.ts';
 export type { PostgresCdcSourceOptions } from './connectors/postgres/cdc/cdc-settings.ts';
 export type { ChangeRecord, ChangeRow, DeleteChange, InsertChange, UpdateChange } from './connectors/postgres/cdc/change-record.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
+// Nexmark (issue 12): the auction-model generator as a checkpointed source.
+export { NexmarkSource, nexmarkEvents } from './connectors/nexmark/nexmark-source.ts';
+export type { NexmarkOptions } from './connectors/nexmark/config.ts';
+export type { Auction, Bid, NexmarkEvent, Person } from './connectors/nexmark/model.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';
 export { CHECKPOINT_FAILURE_MESSAGES } from './checkpoint/failure-reason.ts';
