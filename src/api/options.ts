@@ -104,6 +104,11 @@ export interface StreamEnvironmentOptions {
   bufferRecords?: number;
   /** Buffers a channel holds before its producer is backpressured; default 8. */
   channelCapacity?: number;
+  /**
+   * How often (ms of the job's clock) sources and `assignTimestampsAndWatermarks` ask their
+   * watermark generator for a periodic watermark; default 200.
+   */
+  autoWatermarkIntervalMs?: number;
   /** Job id used in the checkpoint directory (letters, digits, `.`, `_`, `-`); default: the job name plus a random suffix. */
   jobId?: string;
   /**
@@ -190,6 +195,8 @@ export interface ResolvedOptions {
   readonly bufferRecords: number;
   /** Buffers per channel. */
   readonly channelCapacity: number;
+  /** Periodic watermark interval in milliseconds. */
+  readonly autoWatermarkIntervalMs: number;
   /** The job id, or null to derive one from the job name. */
   readonly jobId: string | null;
   /** Task managers (1: all subtasks in the executing thread). */
@@ -213,6 +220,7 @@ const KNOWN_TOP = [
   'restartStrategy',
   'bufferRecords',
   'channelCapacity',
+  'autoWatermarkIntervalMs',
   'jobId',
   'taskManagers',
   'slotsPerTaskManager',
@@ -407,6 +415,7 @@ export function resolveOptions(options: StreamEnvironmentOptions = {}): Resolved
     restartStrategy: resolveRestart(options.restartStrategy),
     bufferRecords: int(options.bufferRecords, 'bufferRecords', 1, 512),
     channelCapacity: int(options.channelCapacity, 'channelCapacity', 1, 8),
+    autoWatermarkIntervalMs: int(options.autoWatermarkIntervalMs, 'autoWatermarkIntervalMs', 1, 200),
     jobId,
     ...resolveTaskManagers(options, checkpointStorage),
   };
