@@ -94,6 +94,8 @@ class RemoteAttempt implements AttemptDeployment {
   private stopped: Promise<void> | null = null;
   /** During teardown: a task manager answered `cancel` or died. */
   private stoppedOne: (index: number) => void = () => {};
+  /** Task managers found dead (worker gone, or silent): teardown does not wait for their answer. */
+  private readonly dead = new Set<number>();
   private readonly heartbeats: HeartbeatMonitor;
 
   constructor(
@@ -125,6 +127,7 @@ class RemoteAttempt implements AttemptDeployment {
     return new Promise<void>((resolve, reject) => {
       let waiting = pool.links.length;
       this.failTaskManager = (index, error) => {
+        this.dead.add(index);
         if (this.ended) this.stoppedOne(index);
         else if (waiting > 0) {
           waiting = -1;
@@ -230,7 +233,8 @@ class RemoteAttempt implements AttemptDeployment {
   /**
    * Asks every task manager to cancel its subtasks; each answers once they stopped. One that has
    * not answered within the cancellation timeout (a subtask stuck in user code holds its thread)
-   * is terminated with the rest when the pool shuts down.
+   * is terminated with the rest when the pool shuts down. One already found dead is not waited
+   * for: it is terminated at once with the rest, so a failover does not wait for the timeout.
    */
   teardown(): Promise<void> {
     if (this.stopped) return this.stopped;
@@ -239,7 +243,7 @@ class RemoteAttempt implements AttemptDeployment {
     for (const t of this.tasks) if (t.status === 'RUNNING' || t.status === 'CREATED') t.status = 'CANCELED';
     const { pool, env, watch } = this;
     this.stopped = new Promise<void>((resolve) => {
-      const pending = new Set(pool.links.keys());
+      const pending = new Set([...pool.links.keys()].filter((index) => !this.dead.has(index)));
       const done = (): void => {
         watchdog.cancel();
         this.stoppedOne = () => {};
@@ -257,6 +261,7 @@ class RemoteAttempt implements AttemptDeployment {
         if (pending.delete(index) && pending.size === 0) done();
       };
       for (const link of pool.links) link.send({ type: 'cancel' });
+      if (pending.size === 0) done();
     });
     return this.stopped;
   }

@@ -42,6 +42,8 @@ function environment(extra: StreamEnvironmentOptions = {}): StreamEnvironment {
     checkpointStorage: tempDir('weir-tm-chk-'),
     checkpointing: { intervalMs: 100 },
     restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 50 },
+    // A failover or cancel that waited for the cancellation watchdog would run into the test's timeout.
+    cancellationTimeoutMs: 120_000,
     ...extra,
   });
   build(env);
@@ -108,12 +110,12 @@ describe('task managers on worker threads (issue 11)', () => {
     expect(committed(out)).toEqual(expectedLines(6_000));
   });
 
-  it('a task manager stuck in user code misses its heartbeats, is terminated by the watchdog and replaced; exactly-once', async () => {
+  it('a task manager stuck in user code misses its heartbeats, is terminated and replaced at once; exactly-once', async () => {
     const out = tempDir('weir-tm-out-');
     const marker = join(tempDir('weir-tm-marker-'), 'spinning');
     configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_SPIN_AT: 2_500, TM_SPIN_MARKER: marker });
     const events: JobEvent[] = [];
-    const env = environment({ heartbeat: { intervalMs: 100, timeoutMs: 3_000 }, cancellationTimeoutMs: 500 });
+    const env = environment({ heartbeat: { intervalMs: 100, timeoutMs: 3_000 } });
     const result = await env.execute('tm-counts', { onEvent: (e) => events.push(e) });
     expect(result.status).toBe('FINISHED');
     expect(result.restarts).toBe(1);
@@ -121,11 +123,8 @@ describe('task managers on worker threads (issue 11)', () => {
     expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(
       /task manager (\d) died: no heartbeat answered for \d+ ms \(heartbeat.timeoutMs 3000\)/,
     );
-    const stuck = /task manager (\d) died/.exec(restarting!.type === 'restarting' ? restarting!.cause : '')![1];
-    expect(events).toContainEqual({
-      type: 'log',
-      message: `task manager ${stuck} did not stop its subtasks within cancellationTimeoutMs (500 ms): terminated`,
-    });
+    // Declared dead, it is terminated with the attempt: the failover does not wait for its cancellation timeout.
+    expect(events.filter((e) => e.type === 'log' && e.message.includes('cancellationTimeoutMs'))).toEqual([]);
     expect(events.filter((e) => e.type === 'running').map((e) => e.type === 'running' && e.restoredFrom! > 0)).toEqual([false, true]);
     expect(committed(out)).toEqual(expectedLines(6_000));
   });
