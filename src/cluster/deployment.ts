@@ -10,7 +10,7 @@ import type { CheckpointId } from '../core/ids.ts';
 import type { CheckpointOptions } from '../checkpoint/barrier/barrier.ts';
 import type { CheckpointMetadata, OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
 import { buildExecutionPlan, type ChannelPlan, type ExecutionPlan, type SubtaskPlan } from '../graph/execution-plan.ts';
-import { DEFAULT_AUTO_WATERMARK_INTERVAL_MS, type JobGraph, type JobVertex } from '../graph/job-graph.ts';
+import { DEFAULT_AUTO_WATERMARK_INTERVAL_MS, type JobEdge, type JobGraph, type JobVertex } from '../graph/job-graph.ts';
 import { LocalChannel, type InputChannel, type OutputChannel } from '../runtime/channel.ts';
 import { InputGate, type InputChannelSpec } from '../runtime/input-gate.ts';
 import type { Output, StreamOperator } from '../runtime/operator.ts';
@@ -96,24 +96,46 @@ export function checkSnapshotCompatible(graph: JobGraph, metadata: CheckpointMet
   }
 }
 
-function chainOutput(next: StreamOperator | null, writers: RecordWriter[]): Output {
+function chainOutput(next: StreamOperator | null, writers: RecordWriter[], edges: readonly JobEdge[]): Output {
+  // Only the last operator of a chain has side outputs downstream: a node read through a side
+  // output is never chained into its consumer, and a node with two consumers ends its chain.
+  const main: RecordWriter[] = [];
+  const side = new Map<string, RecordWriter[]>();
+  writers.forEach((w, e) => {
+    const tag = edges[e]!.sideOutput;
+    if (tag === null) main.push(w);
+    else side.set(tag, [...(side.get(tag) ?? []), w]);
+  });
+  const sideOutput =
+    next || side.size === 0
+      ? () => {}
+      : (tagId: string, record: unknown) => {
+          const targets = side.get(tagId);
+          if (targets) for (const w of targets) w.emit(record);
+        };
   // A status skips chained operators: it describes the subtask's output channels.
   const emitWatermarkStatus = (idle: boolean) => {
     for (const w of writers) w.broadcastEvent(idle ? WATERMARK_IDLE : WATERMARK_ACTIVE);
   };
-  if (next) return { collect: (r) => next.processElement(r, -1, 0), emitWatermark: (ms) => next.processWatermark(ms), emitWatermarkStatus };
-  if (writers.length === 1) {
-    const w = writers[0]!;
-    return { collect: (r) => w.emit(r), emitWatermark: (ms) => w.emitWatermark(ms), emitWatermarkStatus };
+  // Watermarks go to every output, side outputs included: they are event time of the operator.
+  const emitWatermark =
+    writers.length === 1
+      ? (ms: number) => writers[0]!.emitWatermark(ms)
+      : (ms: number) => {
+          for (const w of writers) w.emitWatermark(ms);
+        };
+  if (next) return { collect: (r) => next.processElement(r, -1, 0), sideOutput, emitWatermark: (ms) => next.processWatermark(ms), emitWatermarkStatus };
+  if (main.length === 1) {
+    const w = main[0]!;
+    return { collect: (r) => w.emit(r), sideOutput, emitWatermark, emitWatermarkStatus };
   }
-  if (writers.length === 0) return { collect: () => {}, emitWatermark: () => {}, emitWatermarkStatus };
+  if (main.length === 0) return { collect: () => {}, sideOutput, emitWatermark, emitWatermarkStatus };
   return {
     collect: (r) => {
-      for (const w of writers) w.emit(r);
+      for (const w of main) w.emit(r);
     },
-    emitWatermark: (ms) => {
-      for (const w of writers) w.emitWatermark(ms);
-    },
+    sideOutput,
+    emitWatermark,
     emitWatermarkStatus,
   };
 }
@@ -255,7 +277,7 @@ async function deploySubtask(
       maxParallelism: v.maxParallelism,
       attempt: spec.attempt,
       runId: spec.runId,
-      output: chainOutput(chain[k + 1]?.operator ?? null, writers),
+      output: chainOutput(chain[k + 1]?.operator ?? null, writers, v.outputs),
       keyedBackend: op.keyedBackend,
       operatorState: op.operatorBackend,
       clock: spec.env.clock,

@@ -12,6 +12,8 @@ export interface JobEdge {
   readonly partitioner: PartitionerSpec;
   /** Logical input of the target's head operator. */
   readonly input: number;
+  /** The side output (OutputTag id) of the source vertex's last operator this edge carries; null: its main output. */
+  readonly sideOutput: string | null;
 }
 
 export interface JobVertex {
@@ -74,6 +76,7 @@ export function buildJobGraph(
     const up = refs.length === 1 ? refs[0]! : null;
     const canChain =
       up !== null &&
+      up.sideOutput === undefined &&
       node.kind !== 'source' &&
       node.chainable &&
       up.node.chainable &&
@@ -104,7 +107,7 @@ export function buildJobGraph(
             `forward edge from '${ref.node.name}' (parallelism ${pUp}) to '${head.name}' (parallelism ${pDown}): parallelisms must match; use rebalance()`,
           );
         }
-        edges.push({ source, target: vertexOfHead.get(head.id)!, partitioner, input });
+        edges.push({ source, target: vertexOfHead.get(head.id)!, partitioner, input, sideOutput: ref.sideOutput ?? null });
       }
     });
   }

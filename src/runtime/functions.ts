@@ -11,6 +11,7 @@ import type {
 } from '../state/descriptors.ts';
 import type { Key } from '../state/key-groups.ts';
 import type { Clock } from '../core/time.ts';
+import type { OutputTag } from './output-tag.ts';
 import type { AggregatingState, ListState, MapState, ReducingState, ValueState } from '../state/state.ts';
 
 /** Where a function emits its output records. */
@@ -78,6 +79,8 @@ export interface ProcessContext<K = Key> {
   readonly currentKey: K;
   /** This subtask's index. */
   readonly subtaskIndex: number;
+  /** Emits `value` to the side output `tag` (read with `stream.getSideOutput(tag)`; dropped when nothing reads it). */
+  output<X>(tag: OutputTag<X>, value: X): void;
   /** The current record's event time in milliseconds, or undefined when it has none (no timestamp assigner upstream). */
   readonly timestamp: number | undefined;
   /**

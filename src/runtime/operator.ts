@@ -15,6 +15,8 @@ import type { InternalTimeServiceManager, InternalTimerService, Triggerable } fr
  */
 export interface Output {
   collect(record: unknown): void;
+  /** Emits a record to the side output `tagId` (an OutputTag's id); dropped when nothing reads it. */
+  sideOutput(tagId: string, record: unknown): void;
   /** Chained: the next operator's `processWatermark`; at the chain's end: broadcast on every channel. */
   emitWatermark(watermarkMs: number): void;
   /** Tells the channels downstream that this subtask went idle (or active again); skips chained operators. */

@@ -11,6 +11,7 @@ import { NO_TIMESTAMP } from '../../core/watermark.ts';
 import { ConfigError } from '../../core/errors.ts';
 import type { Collector, OnTimerContext, ProcessContext, RichFunction, TimerService } from '../functions.ts';
 import { AbstractStreamOperator } from '../operator.ts';
+import type { OutputTag } from '../output-tag.ts';
 import type { InternalTimerService, Triggerable } from '../time/timer-service.ts';
 import { createRuntimeContext } from './runtime-context.ts';
 
@@ -110,6 +111,10 @@ export class ProcessOperator extends AbstractStreamOperator implements OnTimerCo
     } else {
       this.fn.processElement2!(record, this, out);
     }
+  }
+
+  output<X>(tag: OutputTag<X>, value: X): void {
+    this.ctx.output.sideOutput(tag.id, value);
   }
 
   override endInput(): void {
