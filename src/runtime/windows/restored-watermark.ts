@@ -35,7 +35,7 @@ export class RestoredWatermarkTimers implements InternalTimerService {
 
   currentWatermark(): number {
     const wm = this.timers.currentWatermark();
-    return wm > this.floor ? wm : this.floor;
+    return Math.max(wm, this.floor);
   }
   currentProcessingTime(): number {
     return this.timers.currentProcessingTime();
