@@ -10,6 +10,7 @@ export type {
   EmbeddedStateOptions,
   HeartbeatOptions,
   ResolvedEmbeddedState,
+  ResolvedHeartbeat,
   ResolvedOptions,
   RestartStrategyOptions,
   StreamEnvironmentOptions,
@@ -34,6 +35,9 @@ export { WatermarkStrategy } from './runtime/time/watermark-strategy.ts';
 export type { TimestampAssigner, WatermarkGenerator, WatermarkOutput } from './runtime/time/watermark-strategy.ts';
 export { MAX_WATERMARK, MIN_WATERMARK, NO_TIMESTAMP } from './core/watermark.ts';
 export type { Source, SourceReader } from './runtime/source.ts';
+export type { SourceSplit, SplitAssignment, SplitBatch, SplitReader, SplitSource } from './runtime/split-source.ts';
+export { SplitSourceReader } from './runtime/split-source-reader.ts';
+export { splitOwner } from './runtime/split-assignment.ts';
 export { OutputTag } from './runtime/output-tag.ts';
 // Windows and joins in time (windows branch)
 export { WindowedStream } from './api/windowed-stream.ts';
@@ -77,6 +81,15 @@ export type { FileCommittable, FileSinkOptions } from './connectors/files/file-s
 export { PostgresSink } from './connectors/postgres/postgres-sink.ts';
 export type { PostgresSinkOptions } from './connectors/postgres/postgres-sink.ts';
 export type { PostgresConnectionOptions } from './connectors/postgres/settings.ts';
+export { RedisStreamSource } from './connectors/redis/redis-source.ts';
+export type { RedisStreamEntry, RedisStreamSourceOptions, RedisStreamSplit } from './connectors/redis/redis-source.ts';
+export { RedisStreamSink } from './connectors/redis/redis-sink.ts';
+export type { RedisStreamCommittable, RedisStreamSinkOptions } from './connectors/redis/redis-sink.ts';
+export type { RedisConnectionOptions } from './connectors/redis/settings.ts';
+// PostgreSQL change data capture (issue 13)
+export { PostgresCdcSource } from './connectors/postgres/cdc/cdc-source.ts';
+export type { PostgresCdcSourceOptions } from './connectors/postgres/cdc/cdc-settings.ts';
+export type { ChangeRecord, ChangeRow, DeleteChange, InsertChange, UpdateChange } from './connectors/postgres/cdc/change-record.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
 // Nexmark (issue 12): the auction-model generator as a checkpointed source.
 export { NexmarkSource, nexmarkEvents } from './connectors/nexmark/nexmark-source.ts';

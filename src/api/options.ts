@@ -155,6 +155,14 @@ export interface EmbeddedStateOptions {
   incrementsShareMax?: number;
 }
 
+/** The heartbeat settings with their defaults applied. */
+export interface ResolvedHeartbeat {
+  /** Milliseconds between heartbeats. */
+  readonly intervalMs: number;
+  /** Milliseconds without an answer after which a task manager is dead. */
+  readonly timeoutMs: number;
+}
+
 /** The embedded backend's settings with their defaults applied. */
 export interface ResolvedEmbeddedState {
   /** Where working-state directories are created; null: the OS temp dir. */
@@ -195,8 +203,8 @@ export interface ResolvedOptions {
   readonly taskManagers: number;
   /** Slots per task manager, or null: as many as the job needs. */
   readonly slotsPerTaskManager: number | null;
-  /** Heartbeats to task managers: every `intervalMs`; dead after `timeoutMs` without an answer. */
-  readonly heartbeat: { readonly intervalMs: number; readonly timeoutMs: number };
+  /** Heartbeats to task managers. */
+  readonly heartbeat: ResolvedHeartbeat;
   /** Milliseconds a task manager has to stop its subtasks before its worker is terminated. */
   readonly cancellationTimeoutMs: number;
 }
@@ -344,7 +352,7 @@ function resolveStateOptions(
   };
 }
 
-function resolveHeartbeat(h: HeartbeatOptions | undefined): ResolvedOptions['heartbeat'] {
+function resolveHeartbeat(h: HeartbeatOptions | undefined): ResolvedHeartbeat {
   const o = h ?? {};
   if (typeof o !== 'object' || o === null) throw new ConfigError('heartbeat', 'must be an object');
   rejectUnknown(o, KNOWN_HEARTBEAT, 'heartbeat.');

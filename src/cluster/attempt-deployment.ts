@@ -17,6 +17,12 @@ export interface TaskHandle {
   readonly status: TaskStatus;
   readonly sourceRecordsOut: number;
   readonly sinkRecordsIn: number;
+  /** Records the subtask took from its input channels. */
+  readonly recordsIn: number;
+  /** Records the subtask's record writers sent downstream. */
+  readonly recordsWritten: number;
+  /** Milliseconds the subtask spent blocked on output (backpressure), in its own clock. */
+  readonly backpressuredMs: number;
   triggerCheckpoint(barrier: CheckpointBarrier): void;
   notifyCheckpointComplete(checkpointId: CheckpointId): void;
   notifyCheckpointAborted(checkpointId: CheckpointId): void;

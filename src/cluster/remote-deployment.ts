@@ -47,6 +47,9 @@ class RemoteTask implements TaskHandle {
   status: TaskStatus = 'CREATED';
   sourceRecordsOut = 0;
   sinkRecordsIn = 0;
+  recordsIn = 0;
+  recordsWritten = 0;
+  backpressuredMs = 0;
 
   constructor(
     readonly id: TaskId,
@@ -187,6 +190,9 @@ class RemoteAttempt implements AttemptDeployment {
           if (t) {
             t.sourceRecordsOut = f.sourceRecordsOut;
             t.sinkRecordsIn = f.sinkRecordsIn;
+            t.recordsIn = f.recordsIn;
+            t.recordsWritten = f.recordsWritten;
+            t.backpressuredMs = f.backpressuredMs;
           }
         }
         return;

@@ -96,7 +96,14 @@ export class TaskManager {
   private sendMetrics(): void {
     this.control.send({
       type: 'metrics',
-      tasks: this.tasks.map((t) => ({ task: t.id, sourceRecordsOut: t.sourceRecordsOut, sinkRecordsIn: t.sinkRecordsIn })),
+      tasks: this.tasks.map((t) => ({
+        task: t.id,
+        sourceRecordsOut: t.sourceRecordsOut,
+        sinkRecordsIn: t.sinkRecordsIn,
+        recordsIn: t.recordsIn,
+        recordsWritten: t.recordsWritten,
+        backpressuredMs: t.backpressuredMs,
+      })),
     });
   }
 

@@ -15,6 +15,7 @@ import type { FaultInjector, FaultSite } from './faults.ts';
 import type { InputGate } from './input-gate.ts';
 import { isSourceOperator, type SourceOperator, type StreamOperator } from './operator.ts';
 import type { RecordWriter } from './record-writer.ts';
+import { BackpressureMeter } from './backpressure-meter.ts';
 import { SubtaskCheckpoint } from './subtask-checkpoint.ts';
 import type { TaskGateway } from './task-gateway.ts';
 import { MAX_WATERMARK, NO_TIMESTAMP, WATERMARK_ACTIVE, WATERMARK_IDLE } from '../core/watermark.ts';
@@ -94,6 +95,7 @@ export class StreamTask {
   private readonly timestamps: ElementTimestamp;
   /** Combines the input channels' watermarks; null on source tasks. */
   private readonly valve: WatermarkValve | null;
+  private readonly backpressure = new BackpressureMeter();
 
   constructor(readonly cfg: StreamTaskConfig) {
     assert(cfg.chain.length > 0, `task ${cfg.name}: empty chain`);
@@ -154,6 +156,18 @@ export class StreamTask {
   /** Records the source of this task emitted (0 for other tasks). */
   get sourceRecordsOut(): number {
     return this.source?.recordsOut ?? 0;
+  }
+
+  /** Records this subtask's record writers emitted downstream. */
+  get recordsWritten(): number {
+    let n = 0;
+    for (const writer of this.cfg.writers) n += writer.recordsOut;
+    return n;
+  }
+
+  /** Milliseconds this subtask spent blocked on output (no credit downstream) since it started. */
+  get backpressuredMs(): number {
+    return this.backpressure.blockedMs(this.cfg.env.clock.now());
   }
 
   /** Records the sinks of this chain received. */
@@ -229,7 +243,9 @@ export class StreamTask {
     try {
       let budget = this.cfg.elementsPerStep;
       const clock = this.cfg.env.clock;
-      const deadline = clock.now() + STEP_SLICE_MS;
+      const stepStart = clock.now();
+      const deadline = stepStart + STEP_SLICE_MS;
+      if (this.outputsAvailable()) this.backpressure.unblocked(stepStart);
       while (budget-- > 0 && this.isActive()) {
         if (clock.now() > deadline) break;
         const mail = this.mails.shift();
@@ -240,6 +256,7 @@ export class StreamTask {
         if (!this.outputsAvailable()) {
           // Unaligned barriers are events: they overtake backpressure as they overtake data.
           if (this.cfg.input !== null && this.cfg.input.priorityPending > 0 && this.processInput()) continue;
+          this.backpressure.blocked(clock.now());
           break;
         }
         if (!(this.source ? this.pollSource() : this.processInput())) break;
@@ -375,6 +392,7 @@ export class StreamTask {
 
   /** A barrier from a remote channel may have overtaken buffers on arrival: they are in-flight data of its checkpoint. */
   private barrierReceived(channel: number, barrier: CheckpointBarrier, gate: InputGate): void {
+    this.checkpoints.barrierArrived(channel, barrier.checkpointId);
     this.checkpoints.barriers!.barrierReceived(channel, barrier);
     const overtaken = gate.channels[channel]!.channel.takeOvertaken?.(barrier.checkpointId);
     if (overtaken) this.checkpoints.overtakenOnInput(channel, barrier.checkpointId, overtaken);

@@ -5,6 +5,7 @@
  * to the chain. The task's mailbox runs every method; the task keeps the loop and the lifecycle.
  */
 import { InjectedFault } from '../core/errors.ts';
+import { preciseWallNow } from '../core/wall-time.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import type { CheckpointBarrier } from '../checkpoint/barrier/barrier.ts';
 import { CheckpointBarrierHandler } from '../checkpoint/barrier/barrier-handler.ts';
@@ -34,6 +35,8 @@ export interface CheckpointHost {
 }
 
 interface SyncFigures {
+  readonly syncStartMs: number;
+  readonly barrierArrivalsMs: readonly number[];
   readonly syncMs: number;
   readonly asyncStart: number;
   readonly alignmentMs: number;
@@ -57,11 +60,25 @@ export class SubtaskCheckpoint {
   /** Unaligned checkpoint in progress: which input channels are recorded, and the data so far. */
   private inflight: InflightLog | null = null;
   private readonly recording: boolean[];
+  /** Wall-clock ms each input channel delivered the barrier of `arrivalsOf` (-1: not yet): for the dashboard's barrier flow. */
+  private arrivals: number[];
+  private arrivalsOf = 0;
 
   constructor(private readonly host: CheckpointHost) {
     const input = host.cfg.input;
     this.barriers = input ? new CheckpointBarrierHandler(this.barrierContext(input)) : null;
     this.recording = input ? input.channels.map(() => false) : [];
+    this.arrivals = input ? input.channels.map(() => -1) : [];
+  }
+
+  /** A barrier was taken from `channel` (in order, or pulled forward by an unaligned switch): note when. */
+  barrierArrived(channel: number, checkpointId: CheckpointId): void {
+    if (checkpointId < this.arrivalsOf) return;
+    if (checkpointId > this.arrivalsOf) {
+      this.arrivalsOf = checkpointId;
+      this.arrivals = this.arrivals.map(() => -1);
+    }
+    if (this.arrivals[channel] === -1) this.arrivals[channel] = preciseWallNow(this.host.cfg.env.clock);
   }
 
   private get chain(): readonly ChainedOperator[] {
@@ -117,6 +134,7 @@ export class SubtaskCheckpoint {
       pullForward: (ch, id) => {
         const ahead = gate.channels[ch]!.channel.pullForward(id);
         if (ahead === null) return false;
+        this.barrierArrived(ch, id);
         if (this.inflight !== null) this.inflight.input[ch]!.push(...ahead);
         return true;
       },
@@ -169,6 +187,8 @@ export class SubtaskCheckpoint {
     const id = barrier.checkpointId;
     const clock = cfg.env.clock;
     const syncStart = clock.now();
+    const syncStartMs = preciseWallNow(clock);
+    const barrierArrivalsMs = this.arrivalsOf === id ? [...this.arrivals] : this.arrivals.map(() => -1);
     const multiInput = cfg.input !== null && cfg.input.channels.length > 1;
     const alignmentMs = multiInput ? syncStart - this.alignmentStartMs : 0;
     const alignmentRecords = multiInput ? this.host.recordsIn - this.alignmentRecordsStart : 0;
@@ -198,7 +218,7 @@ export class SubtaskCheckpoint {
       });
     }
     const asyncStart = clock.now();
-    const figures: SyncFigures = { syncMs: asyncStart - syncStart, asyncStart, alignmentMs, alignmentRecords, unaligned };
+    const figures: SyncFigures = { syncStartMs, barrierArrivalsMs, syncMs: asyncStart - syncStart, asyncStart, alignmentMs, alignmentRecords, unaligned };
     const channelState = log
       ? log.whenComplete.then(() => writeChannelState(log, streams, `${cfg.id.vertex}-${cfg.id.subtask}`))
       : Promise.resolve({ handles: [], bytes: 0 });
@@ -266,6 +286,8 @@ export class SubtaskCheckpoint {
         stateBytes,
         channelStateBytes: channels.bytes,
         unaligned: figures.unaligned,
+        barrierArrivalsMs: figures.barrierArrivalsMs,
+        syncStartMs: figures.syncStartMs,
       },
     });
   }

@@ -11,7 +11,13 @@ const COUNT = 12_000;
 const KEYS = 30;
 const f = (site: FaultSite, vertex: string, nth: number, subtask?: number): PlannedFault => ({ site, vertex, nth, subtask });
 
-async function runJob(options: StreamEnvironmentOptions, faults?: FaultPlan, onFire?: (watermarkMs: number) => void, inMemoryTaskManagers?: number) {
+async function runJob(
+  options: StreamEnvironmentOptions,
+  faults?: FaultPlan,
+  onFire?: (watermarkMs: number) => void,
+  inMemoryTaskManagers?: number,
+  slowMicros?: number,
+) {
   const dir = tempDir();
   const env = StreamEnvironment.create(
     baseOptions({
@@ -23,7 +29,7 @@ async function runJob(options: StreamEnvironmentOptions, faults?: FaultPlan, onF
   );
   const sink = new CollectSink<string>();
   // 500 records per source subtask between snapshots: the input lasts several checkpoints.
-  buildEventTimeJob(env, sink, { count: COUNT, keys: KEYS, sourceParallelism: 2, hold: { recordsPerCheckpoint: 500 }, onFire });
+  buildEventTimeJob(env, sink, { count: COUNT, keys: KEYS, sourceParallelism: 2, hold: { recordsPerCheckpoint: 500 }, onFire, slowMicros });
   const result = await env.execute('event-time', { faults, inMemoryTaskManagers });
   return { result, sink };
 }
@@ -60,7 +66,7 @@ describe('event time: out-of-order events, bounded out-of-orderness, event-time 
   // and unaligned barriers overtake watermarks on both ends of a serialized channel.
   it.each([false, true])('two task managers (serialized channels), unaligned %s, a failure in the timer operator: exactly-once', async (unaligned) => {
     const plan = new FaultPlan([f('process', 'buckets', 35, 1)]);
-    const { result, sink } = await runJob({ checkpointing: { unaligned } }, plan, undefined, 2);
+    const { result, sink } = await runJob({ checkpointing: { unaligned } }, plan, undefined, 2, 20);
     expect(plan.fired.length).toBe(1);
     expect(result.restarts).toBe(1);
     expect(sortedCopy(sink.results())).toEqual(expected);

@@ -27,13 +27,14 @@ export function timedEvent(i: number, keys: number): TimedEvent {
  * Sums per (key, bucket), emitted as `key:bucket:sum:timerTime:domain` by an event-time timer;
  * `onFire` sees the watermark each timer fired at (in-process tests only).
  */
-export function bucketSums(onFire?: (watermarkMs: number) => void): KeyedProcessFunction<string, TimedEvent, string> {
+export function bucketSums(onFire?: (watermarkMs: number) => void, slowMicros = 0): KeyedProcessFunction<string, TimedEvent, string> {
   let sums: MapState<number, number>;
   return {
     open(ctx) {
       sums = ctx.getMapState(new MapStateDescriptor<number, number>('sums'));
     },
     processElement(e, ctx, out) {
+      if (slowMicros > 0) spin(slowMicros);
       const ts = ctx.timestamp;
       if (ts === undefined || ts !== e.ts) throw new Error(`event ${e.i} arrived with timestamp ${ts}, expected ${e.ts}`);
       if (ts <= ctx.timerService().currentWatermark()) {
@@ -60,6 +61,15 @@ export interface EventTimeJobOptions {
   readonly sourceParallelism: number;
   readonly hold?: Hold;
   readonly onFire?: (watermarkMs: number) => void;
+  /** Busy-waits this many microseconds per record in the timer operator, so its input channels fill (backpressure). */
+  readonly slowMicros?: number;
+}
+
+function spin(micros: number): void {
+  const end = performance.now() + micros / 1000;
+  while (performance.now() < end) {
+    // a slow operator
+  }
 }
 
 /** gen (uid 'events') -> timestamps/watermarks -> keyBy(key) -> bucketSums (uid BUCKETS_UID) -> sink (uid 'out'). */
@@ -72,7 +82,7 @@ export function buildEventTimeJob(env: StreamEnvironment, sink: TwoPhaseCommitSi
     .uid('timestamps')
     .setParallelism(o.sourceParallelism)
     .keyBy((e) => e.key)
-    .process(() => bucketSums(o.onFire))
+    .process(() => bucketSums(o.onFire, o.slowMicros))
     .uid(BUCKETS_UID)
     .name('buckets')
     .sinkTo(sink)

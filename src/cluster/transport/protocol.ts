@@ -54,6 +54,9 @@ export interface TaskFigures {
   readonly task: TaskId;
   readonly sourceRecordsOut: number;
   readonly sinkRecordsIn: number;
+  readonly recordsIn: number;
+  readonly recordsWritten: number;
+  readonly backpressuredMs: number;
 }
 
 /** Task manager -> job master. */

@@ -29,8 +29,7 @@ export class SourceReaderOperator extends AbstractStreamOperator implements Sour
         collect: (record) => {
           this.recordsOut++;
           ts.current = NO_TIMESTAMP;
-          emission.onRecord(record);
-          output.collect(record);
+          emission.onRecord(record, output);
         },
       };
       emission.start();

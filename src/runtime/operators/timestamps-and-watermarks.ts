@@ -18,8 +18,7 @@ export class TimestampsAndWatermarksOperator extends AbstractStreamOperator {
     this.emission.start();
   }
   processElement(record: unknown): void {
-    this.emission.onRecord(record);
-    this.ctx.output.collect(record);
+    this.emission.onRecord(record, this.ctx.output);
   }
   override processWatermark(watermarkMs: number): void {
     if (watermarkMs === MAX_WATERMARK) this.emission.finish();

@@ -5,7 +5,7 @@
  */
 import type { Cancellable } from '../../core/time.ts';
 import { MAX_WATERMARK, MIN_WATERMARK } from '../../core/watermark.ts';
-import type { OperatorContext } from '../operator.ts';
+import type { OperatorContext, Output } from '../operator.ts';
 import type { TimestampAssigner, WatermarkGenerator, WatermarkOutput, WatermarkStrategy } from './watermark-strategy.ts';
 
 export class WatermarkEmission<T> implements WatermarkOutput {
@@ -51,15 +51,20 @@ export class WatermarkEmission<T> implements WatermarkOutput {
     if (!this.idle) this.generator?.onPeriodicEmit(this);
   }
 
-  /** A record: its timestamp is assigned into the subtask's register and the generator sees it. */
-  onRecord(record: T): void {
+  /**
+   * A record: its timestamp is assigned into the subtask's register, it is emitted, and then the
+   * generator sees it (as Flink does: a watermark it derives from a record follows that record).
+   */
+  onRecord(record: T, output: Output): void {
     const ts = this.ctx.timestamps;
     if (this.assigner !== null) ts.current = this.assigner(record, ts.current);
+    const timestampMs = ts.current;
     if (this.idleTimeoutMs !== null) {
       this.lastActivityMs = this.ctx.processingTime.now();
       if (this.idle) this.markActive();
     }
-    this.generator?.onEvent(record, ts.current, this);
+    output.collect(record);
+    this.generator?.onEvent(record, timestampMs, this);
   }
 
   emitWatermark(watermarkMs: number): void {

@@ -85,7 +85,18 @@ function setup(over: Partial<CheckpointingConfig> = {}) {
       task,
       checkpointId: checkpointId(id),
       operators: [{ uid, keyed: [], operator: null, channels: [] }],
-      metrics: { syncMs: 1, asyncMs: 2, alignmentMs: 0, alignmentRecords: 0, persistedBytes: 10, stateBytes: 10, channelStateBytes: 0, unaligned: false },
+      metrics: {
+        syncMs: 1,
+        asyncMs: 2,
+        alignmentMs: 0,
+        alignmentRecords: 0,
+        persistedBytes: 10,
+        stateBytes: 10,
+        channelStateBytes: 0,
+        unaligned: false,
+        barrierArrivalsMs: [],
+        syncStartMs: 0,
+      },
     });
   const ackAll = (id: number) => {
     ack(id, TASKS[0]!, 'src');
@@ -280,7 +291,18 @@ describe('CheckpointCoordinator with maxConcurrent 2 (found by the simulator)', 
           task,
           checkpointId: checkpointId(id),
           operators: [{ uid, keyed: [], operator: null, channels: [] }],
-          metrics: { syncMs: 0, asyncMs: 0, alignmentMs: 0, alignmentRecords: 0, persistedBytes: 0, stateBytes: 0, channelStateBytes: 0, unaligned: false },
+          metrics: {
+            syncMs: 0,
+            asyncMs: 0,
+            alignmentMs: 0,
+            alignmentRecords: 0,
+            persistedBytes: 0,
+            stateBytes: 0,
+            channelStateBytes: 0,
+            unaligned: false,
+            barrierArrivalsMs: [],
+            syncStartMs: 0,
+          },
         });
       }
     };
