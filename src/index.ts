@@ -55,6 +55,11 @@ export type { RedisStreamEntry, RedisStreamSourceOptions, RedisStreamSplit } fro
 export { RedisStreamSink } from './connectors/redis/redis-sink.ts';
 export type { RedisStreamCommittable, RedisStreamSinkOptions } from './connectors/redis/redis-sink.ts';
 export type { RedisConnectionOptions } from './connectors/redis/settings.ts';
+export { JetStreamSource } from './connectors/nats/jetstream-source.ts';
+export type { JetStreamRecord, JetStreamSourceOptions, JetStreamSplit } from './connectors/nats/jetstream-source.ts';
+export { JetStreamSink } from './connectors/nats/jetstream-sink.ts';
+export type { JetStreamCommitCounts, JetStreamCommittable, JetStreamSinkOptions } from './connectors/nats/jetstream-sink.ts';
+export type { NatsConnectionOptions } from './connectors/nats/settings.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';

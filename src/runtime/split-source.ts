@@ -60,10 +60,10 @@ export interface SplitReader<T, Split extends SourceSplit, Position> {
    */
   open(splits: readonly SplitAssignment<Split, Position>[]): Promise<void>;
   /**
-   * The next records of any of the splits. Waits for data, but settles within a bounded time (an
-   * empty batch is fine) and promptly after `close`. Resolves `null` once every split ended
-   * (bounded sources only). Never called again before the previous fetch settled; a rejection
-   * fails the subtask (the job restarts from its last checkpoint).
+   * The next records of any of the splits. May wait for data (or resolve an empty batch), but
+   * must settle promptly after `close`. Resolves `null` once every split ended (bounded sources
+   * only). Never called again before the previous fetch settled; a rejection fails the subtask
+   * (the job restarts from its last checkpoint).
    */
   fetch(): Promise<SplitBatch<T, Position> | null>;
   /**
