@@ -28,6 +28,14 @@ export interface SubtaskCheckpointMetrics {
   readonly channelStateBytes: number;
   /** Whether this subtask took the checkpoint unaligned. */
   readonly unaligned: boolean;
+  /**
+   * Wall-clock ms at which the barrier was taken from each input channel, in input-gate order
+   * (the execution plan's `inputs`); -1 for a channel that closed or never delivered it. Empty for
+   * a source subtask. Recorded once per barrier, never per record.
+   */
+  readonly barrierArrivalsMs: readonly number[];
+  /** Wall-clock ms at which the sync phase began (a source: the trigger reached it; else the last barrier was in). */
+  readonly syncStartMs: number;
 }
 
 export interface CheckpointAck {

@@ -5,6 +5,7 @@
  * data link per peer, and speaks the control protocol with the job master over one link. It knows
  * nothing of the transport: the same class runs in a worker thread and in memory.
  */
+import type { CheckpointOptions } from '../checkpoint/barrier/barrier.ts';
 import type { CheckpointId, TaskId } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
 import type { ChannelPlan, ExecutionPlan } from '../graph/execution-plan.ts';
@@ -28,7 +29,7 @@ export interface TaskManagerContext {
   readonly env: Environment;
   readonly backends: StateBackendFactory;
   readonly storage: CheckpointStorage;
-  readonly streams: (checkpointId: CheckpointId) => CheckpointStreamFactory;
+  readonly streams: (checkpointId: CheckpointId, options: CheckpointOptions) => CheckpointStreamFactory;
   readonly faults: FaultInjector;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
@@ -83,6 +84,7 @@ export class TaskManager {
         return;
       case 'cancel':
         this.cancel();
+        this.control.send({ type: 'canceled' });
         return;
       case 'heartbeat':
         this.control.send({ type: 'heartbeat', seq: m.seq });
@@ -94,7 +96,14 @@ export class TaskManager {
   private sendMetrics(): void {
     this.control.send({
       type: 'metrics',
-      tasks: this.tasks.map((t) => ({ task: t.id, sourceRecordsOut: t.sourceRecordsOut, sinkRecordsIn: t.sinkRecordsIn })),
+      tasks: this.tasks.map((t) => ({
+        task: t.id,
+        sourceRecordsOut: t.sourceRecordsOut,
+        sinkRecordsIn: t.sinkRecordsIn,
+        recordsIn: t.recordsIn,
+        recordsWritten: t.recordsWritten,
+        backpressuredMs: t.backpressuredMs,
+      })),
     });
   }
 
