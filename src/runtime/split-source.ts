@@ -26,7 +26,9 @@ export interface SourceSplit {
 
 /** A split with the position reading starts from. */
 export interface SplitAssignment<Split extends SourceSplit, Position> {
+  /** The split. */
   readonly split: Split;
+  /** Its position: read the records after it. */
   readonly position: Position;
 }
 

@@ -38,7 +38,9 @@ export interface JetStreamSinkOptions<T> {
 export interface JetStreamCommittable {
   /** Message ids are this prefix and the message's index in the epoch. */
   readonly idPrefix: string;
+  /** Each message's subject. */
   readonly subjects: readonly string[];
+  /** Each message's payload. */
   readonly payloads: readonly Uint8Array[];
 }
 
@@ -52,7 +54,9 @@ interface Settings {
 
 /** How many messages a commit published and how many the stream dropped as duplicates (for tests and metrics). */
 export interface JetStreamCommitCounts {
+  /** Messages published (and acknowledged by the stream). */
   published: number;
+  /** Of those, the ones the stream dropped as duplicates of an id it had already stored. */
   duplicates: number;
 }
 

@@ -55,6 +55,7 @@ export interface JetStreamSourceOptions<T> {
 
 /** A stream, or one subject filter of it, as a split. */
 export interface JetStreamSplit extends SourceSplit {
+  /** The stream's name. */
   readonly stream: string;
   /** The subject filter, or null for the whole stream. */
   readonly subject: string | null;

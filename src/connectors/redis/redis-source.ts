@@ -48,6 +48,7 @@ export interface RedisStreamSourceOptions<T> {
 
 /** A stream key as a split. */
 export interface RedisStreamSplit extends SourceSplit {
+  /** The stream key (also the split's id). */
   readonly key: string;
 }
 
