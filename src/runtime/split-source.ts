@@ -57,10 +57,12 @@ export interface SplitBatch<T, Position> {
 export interface SplitReader<T, Split extends SourceSplit, Position> {
   /**
    * Connects and prepares to read `splits` from their positions (the records after each
-   * position). Called once, before the first fetch. A rejection fails the subtask: reject with a
-   * `ConnectorError` naming the server and its address.
+   * position). Called once, before the first fetch. It may resolve with positions it pinned (a
+   * "latest" marker turned into the concrete position it stands for now, by split id): they replace
+   * the assigned ones before anything is snapshotted, so a restore never re-resolves a marker. A
+   * rejection fails the subtask: reject with a `ConnectorError` naming the server and its address.
    */
-  open(splits: readonly SplitAssignment<Split, Position>[]): Promise<void>;
+  open(splits: readonly SplitAssignment<Split, Position>[]): Promise<ReadonlyMap<string, Position> | undefined | void>;
   /**
    * The next records of any of the splits. May wait for data (or resolve an empty batch), but
    * must settle promptly after `close`. Resolves `null` once every split ended (bounded sources
