@@ -22,6 +22,8 @@ export class FlowView {
   private lastFrame: number | null = null;
   private jobId = '';
   private latestSeen: number | null = null;
+  /** A checkpoint asked for (by the address) before the first update told the job's id. */
+  private pinned: number | null = null;
   private readonly picker = el('select', { id: 'flow-checkpoint' });
   private readonly follow = el('input', { type: 'checkbox', id: 'flow-follow' });
   private readonly playButton = el('button', { id: 'flow-play' }, 'play ▶');
@@ -75,6 +77,12 @@ export class FlowView {
   /** A live update: new checkpoints join the picker; following, the newest is loaded and played. */
   update(u: Update): void {
     this.jobId = u.job.jid;
+    if (this.pinned !== null) {
+      const cid = this.pinned;
+      this.pinned = null;
+      this.latestSeen = u.checkpoints.history[0]?.id ?? null;
+      void this.load(cid, true);
+    }
     const ids = u.checkpoints.history.filter((h) => h.traced).map((h) => h.id);
     const current = this.picker.value;
     this.picker.replaceChildren(...ids.map((id) => el('option', { value: String(id) }, `${id}`)));
@@ -86,6 +94,13 @@ export class FlowView {
     } else if (this.flow !== null && this.flow.status === 'IN_PROGRESS') {
       void this.load(this.flow.checkpoint_id, false);
     }
+  }
+
+  /** Shows checkpoint `cid` from its start and stops following live; before the first update, once it came. */
+  show(cid: number): void {
+    this.follow.checked = false;
+    if (this.jobId === '') this.pinned = cid;
+    else void this.load(cid, true);
   }
 
   /** Shows checkpoint `cid`, from its start when `fromStart` (and plays it). */

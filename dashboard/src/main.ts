@@ -27,10 +27,7 @@ function showTab(): void {
   const { tab, arg } = currentTab();
   for (const t of TABS) section(t).hidden = t !== tab;
   for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.getAttribute('data-tab') === tab);
-  if (tab === 'flow' && arg !== null && latest !== null) {
-    (document.getElementById('flow-follow') as HTMLInputElement).checked = false;
-    void flow.load(Number(arg), true);
-  }
+  if (tab === 'flow' && arg !== null && /^\d+$/.test(arg)) flow.show(Number(arg));
 }
 
 function renderHeader(u: Update): void {
@@ -65,7 +62,6 @@ async function renderConfig(u: Update): Promise<void> {
 }
 
 function onUpdate(u: Update): void {
-  const first = latest === null;
   latest = u;
   renderHeader(u);
   renderOverview(section('overview'), u);
@@ -73,7 +69,6 @@ function onUpdate(u: Update): void {
   flow.update(u);
   renderExceptions(u);
   void renderConfig(u);
-  if (first) showTab();
   document.body.setAttribute('data-updates', String(Number(document.body.getAttribute('data-updates') ?? '0') + 1));
 }
 
