@@ -286,7 +286,8 @@ export class SubtaskCheckpoint {
         stateBytes,
         channelStateBytes: channels.bytes,
         unaligned: figures.unaligned,
-        barrierArrivalsMs: figures.barrierArrivalsMs,
+        // Unaligned, the later barriers arrive after the snapshot (the in-flight data waits for them): read them now.
+        barrierArrivalsMs: this.arrivalsOf === id ? [...this.arrivals] : figures.barrierArrivalsMs,
         syncStartMs: figures.syncStartMs,
       },
     });
