@@ -14,7 +14,6 @@ const flow = new FlowView(section('flow'));
 const checkpoints = new CheckpointsView(section('checkpoints'), (cid) => {
   location.hash = `flow/${cid}`;
 });
-let latest: Update | null = null;
 let configShownFor = '';
 
 function currentTab(): { tab: Tab; arg: string | null } {
@@ -62,7 +61,6 @@ async function renderConfig(u: Update): Promise<void> {
 }
 
 function onUpdate(u: Update): void {
-  latest = u;
   renderHeader(u);
   renderOverview(section('overview'), u);
   checkpoints.update(u);
