@@ -50,7 +50,7 @@ for (;;) {
 const flow = await get(`/jobs/${jid}/checkpoints/details/${cid}/flow`);
 await page.goto(`${address}/#flow/${cid}`);
 await page.locator('#flow-svg').waitFor();
-await page.waitForFunction(`document.querySelector('#flow-checkpoint')?.value === '${cid}' && document.querySelectorAll('#flow-log li').length > 0`);
+while ((await page.inputValue('#flow-checkpoint')) !== String(cid) || (await page.locator('#flow-log li').count()) === 0) await sleep(20);
 await page.click('#flow-play'); // pause
 await page.click('#flow-restart');
 // Step to the busiest moment: channels held back, barriers travelling, snapshots being written.
