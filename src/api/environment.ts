@@ -24,6 +24,7 @@ import { buildJobGraph, type JobGraph } from '../graph/job-graph.ts';
 import { LogicalGraph } from '../graph/transformation.ts';
 import { SourceReaderOperator } from '../runtime/operators/source-operator.ts';
 import type { Source } from '../runtime/source.ts';
+import { WatermarkStrategy } from '../runtime/time/watermark-strategy.ts';
 import type { TwoPhaseCommitSink } from '../runtime/sink.ts';
 import { TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
@@ -36,6 +37,16 @@ import type { CheckpointStorage } from '../storage/storage.ts';
 import { DataStream } from './data-stream.ts';
 import { preflight } from './preflight.ts';
 import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
+
+/** Options of `StreamEnvironment.fromSource`. */
+export interface SourceOptions<T> {
+  /**
+   * Event time of the source's records: a timestamp assigner and a watermark generator run in
+   * each source subtask (idleness per subtask). Default: no timestamps, no watermarks (only the
+   * maximum watermark when a bounded source ends).
+   */
+  watermarks?: WatermarkStrategy<T>;
+}
 
 /** What `StreamEnvironment.generate` produces. */
 export interface GeneratorOptions {
@@ -178,14 +189,21 @@ export class StreamEnvironment {
     this.jobModulePath = path;
   }
 
-  /** A stream read from a source (splits assigned to subtasks, positions checkpointed); `name` defaults to the source's. */
-  fromSource<T>(source: Source<T>, name = source.name): DataStream<T> {
+  /**
+   * A stream read from a source (splits assigned to subtasks, positions checkpointed); `name`
+   * defaults to the source's; `options.watermarks` gives its records event time.
+   * @throws ConfigError when `options.watermarks` is not a WatermarkStrategy.
+   */
+  fromSource<T>(source: Source<T>, name = source.name, options: SourceOptions<T> = {}): DataStream<T> {
+    const watermarks = options.watermarks ?? null;
+    if (watermarks !== null && !(watermarks instanceof WatermarkStrategy))
+      throw new ConfigError(`fromSource(${name}).watermarks`, 'must be a WatermarkStrategy');
     const node = this.graph.add({
       kind: 'source',
       name,
       inputs: [],
       keySelectors: [],
-      createOperator: () => new SourceReaderOperator(source.createReader()),
+      createOperator: () => new SourceReaderOperator(source.createReader(), watermarks as WatermarkStrategy<unknown> | null),
     });
     return new DataStream<T>(this.graph, [{ node, partitioner: null }], node);
   }
@@ -243,7 +261,7 @@ export class StreamEnvironment {
    * @internal
    */
   jobGraph(): JobGraph {
-    return buildJobGraph(this.graph, this.options.parallelism, this.options.maxParallelism);
+    return buildJobGraph(this.graph, this.options.parallelism, this.options.maxParallelism, this.options.autoWatermarkIntervalMs);
   }
 
   /** @internal (first, so the simulator's callbacks get their types) */

@@ -104,6 +104,11 @@ export interface StreamEnvironmentOptions {
   bufferRecords?: number;
   /** Buffers a channel holds before its producer is backpressured; default 8. */
   channelCapacity?: number;
+  /**
+   * How often (ms of the job's clock) sources and `assignTimestampsAndWatermarks` ask their
+   * watermark generator for a periodic watermark; default 200.
+   */
+  autoWatermarkIntervalMs?: number;
   /** Job id used in the checkpoint directory (letters, digits, `.`, `_`, `-`); default: the job name plus a random suffix. */
   jobId?: string;
   /**
@@ -150,6 +155,14 @@ export interface EmbeddedStateOptions {
   incrementsShareMax?: number;
 }
 
+/** The heartbeat settings with their defaults applied. */
+export interface ResolvedHeartbeat {
+  /** Milliseconds between heartbeats. */
+  readonly intervalMs: number;
+  /** Milliseconds without an answer after which a task manager is dead. */
+  readonly timeoutMs: number;
+}
+
 /** The embedded backend's settings with their defaults applied. */
 export interface ResolvedEmbeddedState {
   /** Where working-state directories are created; null: the OS temp dir. */
@@ -182,14 +195,16 @@ export interface ResolvedOptions {
   readonly bufferRecords: number;
   /** Buffers per channel. */
   readonly channelCapacity: number;
+  /** Periodic watermark interval in milliseconds. */
+  readonly autoWatermarkIntervalMs: number;
   /** The job id, or null to derive one from the job name. */
   readonly jobId: string | null;
   /** Task managers (1: all subtasks in the executing thread). */
   readonly taskManagers: number;
   /** Slots per task manager, or null: as many as the job needs. */
   readonly slotsPerTaskManager: number | null;
-  /** Heartbeats to task managers: every `intervalMs`; dead after `timeoutMs` without an answer. */
-  readonly heartbeat: { readonly intervalMs: number; readonly timeoutMs: number };
+  /** Heartbeats to task managers. */
+  readonly heartbeat: ResolvedHeartbeat;
   /** Milliseconds a task manager has to stop its subtasks before its worker is terminated. */
   readonly cancellationTimeoutMs: number;
 }
@@ -205,6 +220,7 @@ const KNOWN_TOP = [
   'restartStrategy',
   'bufferRecords',
   'channelCapacity',
+  'autoWatermarkIntervalMs',
   'jobId',
   'taskManagers',
   'slotsPerTaskManager',
@@ -336,7 +352,7 @@ function resolveStateOptions(
   };
 }
 
-function resolveHeartbeat(h: HeartbeatOptions | undefined): ResolvedOptions['heartbeat'] {
+function resolveHeartbeat(h: HeartbeatOptions | undefined): ResolvedHeartbeat {
   const o = h ?? {};
   if (typeof o !== 'object' || o === null) throw new ConfigError('heartbeat', 'must be an object');
   rejectUnknown(o, KNOWN_HEARTBEAT, 'heartbeat.');
@@ -399,6 +415,7 @@ export function resolveOptions(options: StreamEnvironmentOptions = {}): Resolved
     restartStrategy: resolveRestart(options.restartStrategy),
     bufferRecords: int(options.bufferRecords, 'bufferRecords', 1, 512),
     channelCapacity: int(options.channelCapacity, 'channelCapacity', 1, 8),
+    autoWatermarkIntervalMs: int(options.autoWatermarkIntervalMs, 'autoWatermarkIntervalMs', 1, 200),
     jobId,
     ...resolveTaskManagers(options, checkpointStorage),
   };

@@ -16,6 +16,10 @@ export interface RunFlags {
   readonly parallelism?: number;
   readonly checkpointDir?: string;
   readonly checkpointInterval?: number;
+  /** Task managers (worker threads) the subtasks run in. */
+  readonly taskManagers?: number;
+  /** Slots per task manager. */
+  readonly slotsPerTaskManager?: number;
   readonly from?: string;
   readonly allowNonRestoredState?: boolean;
   /** Take ownership of the `--from` checkpoint (no-claim by default). */
@@ -32,6 +36,8 @@ export function mergeOptions(module: StreamEnvironmentOptions, flags: RunFlags):
   const checkpointing: CheckpointingOptions = typeof moduleCheckpointing === 'object' && moduleCheckpointing !== null ? { ...moduleCheckpointing } : {};
   let touched = false;
   if (flags.parallelism !== undefined) merged.parallelism = flags.parallelism;
+  if (flags.taskManagers !== undefined) merged.taskManagers = flags.taskManagers;
+  if (flags.slotsPerTaskManager !== undefined) merged.slotsPerTaskManager = flags.slotsPerTaskManager;
   if (flags.checkpointDir !== undefined) {
     merged.checkpointStorage = flags.checkpointDir;
     // Keep the run's checkpoints after it ends, so `--from` can pick them up.

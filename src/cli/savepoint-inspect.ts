@@ -4,7 +4,6 @@
  * states: name, kind (value/list/map/reducing/aggregating for keyed state, read from the keyed
  * stream's sections; split/union for operator state), keys or entries, and bytes.
  */
-import { readFile } from 'node:fs/promises';
 import type { OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
 import { SUPPORTED_METADATA_VERSIONS } from '../checkpoint/metadata/serializer.ts';
 import { StorageError } from '../core/errors.ts';
@@ -65,8 +64,7 @@ export async function inspectSnapshot(p: string): Promise<SnapshotReport> {
   const location = await resolveCheckpointLocation(p);
   const meta = await readCheckpointMetadataAt(location);
   const file = metadataPath(location);
-  const raw = await readFile(file);
-  const formatVersion = decodeEnvelope('metadata', new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), file, SUPPORTED_METADATA_VERSIONS).version;
+  const formatVersion = decodeEnvelope('metadata', await fsSnapshotReader.readMetadataBytes(location), file, SUPPORTED_METADATA_VERSIONS).version;
   const operators: OperatorReport[] = [];
   for (const op of meta.operators) operators.push(await inspectOperator(op));
   return {

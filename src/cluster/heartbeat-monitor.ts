@@ -1,7 +1,7 @@
 /**
  * HeartbeatMonitor: the job master's watch over its task managers. Every `intervalMs` of the
  * scheduler's clock it sends each live task manager a heartbeat; one whose last answer is older
- * than `timeoutMs` is declared dead, once. Time comes from the Clock/Scheduler seam, so in-memory
+ * than `timeoutMs` is declared dead, once; time this thread itself stood still is not counted. Time comes from the Clock/Scheduler seam, so in-memory
  * task managers under a seeded scheduler see the same heartbeats in every run.
  */
 import type { Cancellable, Environment } from '../core/time.ts';
@@ -27,6 +27,7 @@ export class HeartbeatMonitor {
   private readonly dead = new Set<number>();
   private timer: Cancellable | null = null;
   private seq = 0;
+  private lastTickMs = 0;
 
   constructor(
     targets: number,
@@ -41,7 +42,8 @@ export class HeartbeatMonitor {
   /** Counts every target as heard now and starts the ticks; idempotent. */
   start(): void {
     if (this.timer !== null) return;
-    this.lastHeardMs.fill(this.env.clock.now());
+    this.lastTickMs = this.env.clock.now();
+    this.lastHeardMs.fill(this.lastTickMs);
     this.schedule();
   }
 
@@ -65,6 +67,11 @@ export class HeartbeatMonitor {
 
   private tick(): void {
     const now = this.env.clock.now();
+    // A tick that comes late means this thread did not run (a long step, a loaded machine): answers
+    // could not be read meanwhile, so that time counts as silence of nobody.
+    const stalledMs = now - this.lastTickMs - this.settings.intervalMs;
+    this.lastTickMs = now;
+    if (stalledMs > 0) for (let i = 0; i < this.lastHeardMs.length; i++) this.lastHeardMs[i]! += stalledMs;
     for (const index of silentTargets(this.lastHeardMs, now, this.settings.timeoutMs)) {
       if (this.dead.has(index)) continue;
       this.dead.add(index);

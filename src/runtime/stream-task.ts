@@ -18,6 +18,10 @@ import type { RecordWriter } from './record-writer.ts';
 import { BackpressureMeter } from './backpressure-meter.ts';
 import { SubtaskCheckpoint } from './subtask-checkpoint.ts';
 import type { TaskGateway } from './task-gateway.ts';
+import { MAX_WATERMARK, NO_TIMESTAMP, WATERMARK_ACTIVE, WATERMARK_IDLE } from '../core/watermark.ts';
+import { newElementTimestamp, type ElementTimestamp } from './time/element-timestamp.ts';
+import type { MailboxProcessingTimeService } from './time/processing-time.ts';
+import { WatermarkValve } from './time/watermark-valve.ts';
 
 /** A step yields after this long even with budget left, so mails and other tasks are not starved. */
 const STEP_SLICE_MS = 2;
@@ -60,6 +64,10 @@ export interface StreamTaskConfig {
   readonly elementsPerStep: number;
   /** Records a source emits per poll. */
   readonly sourceBatchRecords: number;
+  /** The subtask's processing-time service (the task binds its mailbox); absent in bare tests. */
+  readonly processingTime?: MailboxProcessingTimeService;
+  /** The subtask's event-time register, shared with its operators and writers; absent: a fresh one. */
+  readonly timestamps?: ElementTimestamp;
 }
 
 const STATUS_OF: Record<TaskLifecycle['phase'], TaskStatus> = {
@@ -83,6 +91,10 @@ export class StreamTask {
   private sourceIdle = false;
   private readonly pendingCommits = new Set<Promise<void>>();
   private readonly checkpoints: SubtaskCheckpoint;
+  /** The event time of the record being processed (set before the head operator is called). */
+  private readonly timestamps: ElementTimestamp;
+  /** Combines the input channels' watermarks; null on source tasks. */
+  private readonly valve: WatermarkValve | null;
   private readonly backpressure = new BackpressureMeter();
 
   constructor(readonly cfg: StreamTaskConfig) {
@@ -90,6 +102,9 @@ export class StreamTask {
     this.head = cfg.chain[0]!.operator;
     this.source = isSourceOperator(this.head) ? this.head : null;
     assert((this.source === null) === (cfg.input !== null), `task ${cfg.name}: a task has an input gate or a source, not both`);
+    this.timestamps = cfg.timestamps ?? newElementTimestamp();
+    this.valve = cfg.input ? new WatermarkValve(cfg.input.channels.length) : null;
+    cfg.processingTime?.bindMailbox((mail) => this.putMail(mail));
     const task = this; // the host's recordsIn reads the task's live count
     this.checkpoints = new SubtaskCheckpoint({
       cfg,
@@ -311,15 +326,43 @@ export class StreamTask {
       case 'buffer': {
         this.check('process');
         const input = gate.inputOf(channel);
-        const { records, keyGroups } = element;
+        const { records, keyGroups, timestamps } = element;
         const head = this.head;
+        const ts = this.timestamps;
         this.recordsIn += records.length;
         this.checkpoints.consumed(channel, element);
-        if (keyGroups) {
-          for (let i = 0; i < records.length; i++) head.processElement(records[i], keyGroups[i]!, input);
+        if (timestamps) {
+          for (let i = 0; i < records.length; i++) {
+            ts.current = timestamps[i]!;
+            head.processElement(records[i], keyGroups ? keyGroups[i]! : -1, input);
+          }
+        } else if (keyGroups) {
+          for (let i = 0; i < records.length; i++) {
+            ts.current = NO_TIMESTAMP;
+            head.processElement(records[i], keyGroups[i]!, input);
+          }
         } else {
-          for (let i = 0; i < records.length; i++) head.processElement(records[i], -1, input);
+          for (let i = 0; i < records.length; i++) {
+            ts.current = NO_TIMESTAMP;
+            head.processElement(records[i], -1, input);
+          }
         }
+        return;
+      }
+      case 'watermark': {
+        this.checkpoints.consumed(channel, element);
+        const out = this.valve!.inputWatermark(channel, element.timestampMs);
+        if (out.idle !== null) this.emitStatus(out.idle);
+        if (out.watermarkMs !== null) this.head.processWatermark(out.watermarkMs);
+        return;
+      }
+      case 'watermark-status': {
+        this.checkpoints.consumed(channel, element);
+        const out = this.valve!.inputStatus(channel, element.idle);
+        // Active goes out before the watermark it allows, idle after the last one.
+        if (out.idle === false) this.emitStatus(false);
+        if (out.watermarkMs !== null) this.head.processWatermark(out.watermarkMs);
+        if (out.idle === true) this.emitStatus(true);
         return;
       }
       case 'barrier':
@@ -332,12 +375,19 @@ export class StreamTask {
         if (gate.markEndOfData(channel)) this.head.endInput(gate.inputOf(channel));
         if (gate.allEndedData()) this.endOfInput();
         return;
-      case 'end-of-partition':
+      case 'end-of-partition': {
+        // A channel that ended its data sent the maximum watermark first; one closed by a
+        // stop-with-savepoint keeps its last watermark (timers after the savepoint must not fire).
         gate.markClosed(channel);
         this.checkpoints.barriers!.channelClosed(channel);
         this.tryFinish();
         return;
+      }
     }
+  }
+
+  private emitStatus(idle: boolean): void {
+    for (const writer of this.cfg.writers) writer.broadcastEvent(idle ? WATERMARK_IDLE : WATERMARK_ACTIVE);
   }
 
   /** A barrier from a remote channel may have overtaken buffers on arrival: they are in-flight data of its checkpoint. */
@@ -353,6 +403,11 @@ export class StreamTask {
     const l = this.lifecycle;
     if ((l.phase !== 'running' && l.phase !== 'finishing') || l.ended) return;
     this.lifecycle = { ...l, ended: true };
+    // A source that ended sends the maximum watermark first, so bounded jobs fire every timer and window.
+    if (this.source) {
+      this.timestamps.current = NO_TIMESTAMP;
+      this.head.processWatermark(MAX_WATERMARK);
+    }
     // A source's chain ends from its head; otherwise the head already ended input by input.
     for (let i = this.source ? 0 : 1; i < this.cfg.chain.length; i++) this.cfg.chain[i]!.operator.endInput(0);
     for (const writer of this.cfg.writers) writer.broadcastEvent(END_OF_DATA);
@@ -425,11 +480,13 @@ export class StreamTask {
 
   private dispose(): void {
     this.mails.length = 0;
+    this.cfg.processingTime?.dispose();
     for (const op of this.cfg.chain) op.operator.dispose();
     this.disposeBackends();
   }
 
   private disposeBackends(): void {
+    this.cfg.processingTime?.dispose();
     for (const op of this.cfg.chain) {
       op.keyedBackend?.dispose();
       op.operatorBackend.dispose();

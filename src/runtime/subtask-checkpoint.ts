@@ -11,7 +11,7 @@ import type { CheckpointBarrier } from '../checkpoint/barrier/barrier.ts';
 import { CheckpointBarrierHandler } from '../checkpoint/barrier/barrier-handler.ts';
 import type { BarrierHandlerContext } from '../checkpoint/barrier/handler-state.ts';
 import type { OperatorSubtaskState } from '../checkpoint/ack.ts';
-import type { DataBuffer } from '../checkpoint/channel/buffer.ts';
+import type { InflightElement } from '../checkpoint/channel/buffer.ts';
 import { writeChannelState } from '../checkpoint/channel/channel-state.ts';
 import { InflightAborted, InflightLog } from '../checkpoint/channel/inflight-log.ts';
 import type { CheckpointFailureReason } from '../checkpoint/failure-reason.ts';
@@ -85,9 +85,9 @@ export class SubtaskCheckpoint {
     return this.host.cfg.chain;
   }
 
-  /** A buffer consumed from `channel`: an unaligned checkpoint records it when the channel's barrier is still to come. */
-  consumed(channel: number, buffer: DataBuffer): void {
-    if (this.inflight !== null && this.recording[channel]) this.inflight.input[channel]!.push(buffer);
+  /** A buffer or watermark consumed from `channel`: an unaligned checkpoint records it when the channel's barrier is still to come. */
+  consumed(channel: number, element: InflightElement): void {
+    if (this.inflight !== null && this.recording[channel]) this.inflight.input[channel]!.push(element);
   }
 
   notifyAborted(checkpointId: CheckpointId): void {
@@ -151,7 +151,7 @@ export class SubtaskCheckpoint {
    * Buffers an unaligned barrier overtook on arriving over a remote channel: they came before it,
    * so they are in-flight data of its checkpoint on that channel (still processed as usual).
    */
-  overtakenOnInput(channel: number, checkpointId: CheckpointId, buffers: readonly DataBuffer[]): void {
+  overtakenOnInput(channel: number, checkpointId: CheckpointId, buffers: readonly InflightElement[]): void {
     if (buffers.length > 0 && this.inflight?.checkpointId === checkpointId) this.inflight.input[channel]!.push(...buffers);
   }
 

@@ -32,7 +32,7 @@ import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, encodeStateFile, fileH
 import type { CheckpointDirEntry, CheckpointStorage, CheckpointStreamFactory, SnapshotPathProbe, StateScope } from './storage.ts';
 
 export { FsSavepointWriter } from './fs-savepoint.ts';
-export { findSnapshotDirs, fsSnapshotReader, incompleteCheckpointDirs, type SnapshotDirEntry } from './fs-inspect.ts';
+export { incompleteCheckpointDirs } from './fs-inspect.ts';
 export { DEFAULT_INLINE_THRESHOLD_BYTES } from './state-file.ts';
 
 export interface FsCheckpointStorageOptions {

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { HeartbeatMonitor, silentTargets } from '../../src/cluster/heartbeat-monitor.ts';
 import { CollectSink, ConfigError, StreamEnvironment, type JobEvent } from '../../src/index.ts';
+import { SeededRandom } from '../../src/core/time.ts';
 import { SimWorld } from '../../src/sim/sim-world.ts';
 import { checkpointInSteps } from '../support/clients.ts';
 import { SourceGate } from '../support/held-source.ts';
@@ -48,6 +49,66 @@ describe('HeartbeatMonitor', () => {
   });
 });
 
+/** A clock that moves only when the test says, and timers that run only when the test lets them. */
+function manualEnvironment() {
+  let now = 0;
+  const timers: Array<{ at: number; fn: () => void; cancelled: boolean }> = [];
+  const env = {
+    clock: { now: () => now, wallNow: () => now },
+    scheduler: {
+      execute: (fn: () => void) => fn(),
+      schedule: (delayMs: number, fn: () => void) => {
+        const t = { at: now + delayMs, fn, cancelled: false };
+        timers.push(t);
+        return { cancel: () => (t.cancelled = true) };
+      },
+    },
+    random: new SeededRandom(1),
+  };
+  /** Runs the timers due up to `t` in order, then sets the clock to `t`. */
+  const runUntil = (t: number): void => {
+    for (;;) {
+      const due = timers.filter((x) => !x.cancelled && x.at <= t).sort((a, b) => a.at - b.at)[0];
+      if (!due) break;
+      timers.splice(timers.indexOf(due), 1);
+      now = Math.max(now, due.at);
+      due.fn();
+    }
+    now = t;
+  };
+  /** The thread stands still: the clock moves, nothing runs. */
+  const stall = (ms: number): void => {
+    now += ms;
+  };
+  return { env, runUntil, stall, now: () => now };
+}
+
+describe('HeartbeatMonitor when its own thread stands still', () => {
+  it('a stall of the job master longer than the timeout declares nobody dead; silence afterwards still does', () => {
+    const m = manualEnvironment();
+    let silent1 = false;
+    const dead: number[] = [];
+    const monitor: HeartbeatMonitor = new HeartbeatMonitor(
+      2,
+      { intervalMs: 10, timeoutMs: 50 },
+      m.env,
+      (index) => {
+        if (index === 0 || !silent1) monitor.heard(index);
+      },
+      (index) => dead.push(index),
+    );
+    monitor.start();
+    m.runUntil(100);
+    m.stall(500); // no tick ran, no answer could be read
+    m.runUntil(700);
+    expect(dead).toEqual([]);
+    silent1 = true;
+    m.runUntil(800);
+    expect(dead).toEqual([1]);
+    monitor.stop();
+  });
+});
+
 describe('heartbeat options', () => {
   const option = (f: () => unknown): string | null => {
     try {
@@ -77,7 +138,7 @@ describe('lost heartbeats over the in-memory transport', () => {
     const sink = new CollectSink<string>();
     const env = StreamEnvironment.create({
       parallelism: 2,
-      heartbeat: { intervalMs: 20, timeoutMs: 200 },
+      heartbeat: { intervalMs: 20, timeoutMs: 500 },
       restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 10 },
     });
     buildKeyedCountJob(env, sink, { count, keys, gate });
@@ -105,7 +166,7 @@ describe('lost heartbeats over the in-memory transport', () => {
     expect(result.restarts).toBe(1);
     expect(lost).toBeGreaterThanOrEqual(1);
     const restarting = events.find((e) => e.type === 'restarting');
-    expect(restarting?.type === 'restarting' && restarting.cause).toMatch(/task manager 1 died: no heartbeat answered for \d+ ms \(heartbeat.timeoutMs 200\)/);
+    expect(restarting?.type === 'restarting' && restarting.cause).toMatch(/task manager 1 died: no heartbeat answered for \d+ ms \(heartbeat.timeoutMs 500\)/);
     const running = events.filter((e) => e.type === 'running');
     expect(running.map((e) => e.type === 'running' && e.restoredFrom)).toEqual([null, first!.checkpointId]);
     expect(sortedCopy(sink.results())).toEqual(expectedRunningCounts(count, keys));

@@ -8,7 +8,7 @@ import { barrierFlow } from '../../src/web/rest/barrier-flow.ts';
 
 /** Two one-subtask sources feeding a two-input vertex: 0 -> 2 <- 1. */
 function graph(): JobGraph {
-  const edge = (source: number, input: number) => ({ source, target: 2, partitioner: { type: 'forward' as const }, input });
+  const edge = (source: number, input: number) => ({ source, target: 2, partitioner: { type: 'forward' as const }, input, sideOutput: null });
   const v = (index: number, name: string, isSource: boolean, inputs: JobVertex['inputs'], outputs: JobVertex['outputs']): JobVertex => ({
     index,
     name,

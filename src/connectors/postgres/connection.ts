@@ -7,8 +7,17 @@ import { connectorError, type ResolvedConnection } from './settings.ts';
  * An open client. Errors the client raises between queries (the server went away) go to
  * `onError`, because an 'error' event nobody listens to would end the process.
  */
-export async function connect(c: ResolvedConnection, purpose: string, onError: (err: ConnectorError) => void): Promise<pg.Client> {
+export async function connect(
+  c: ResolvedConnection,
+  purpose: string,
+  onError: (err: ConnectorError) => void,
+  mode: { readonly replication?: boolean } = {},
+): Promise<pg.Client> {
+  // `replication: 'database'` opens a walsender connection (logical replication commands); the
+  // client supports it, its type declarations do not list it.
+  const replication = mode.replication === true ? { replication: 'database' } : {};
   const client = new pg.Client({
+    ...replication,
     host: c.host,
     port: c.port,
     database: c.database,

@@ -1,0 +1,355 @@
+/**
+ * The CDC source's reader (see cdc-source.ts for the contract). Changes arrive asynchronously (the
+ * snapshot copy, then the replication stream) into a bounded queue; `poll` drains it and moves the
+ * position, so the position always describes exactly what went downstream before a barrier.
+ */
+import type pg from 'pg';
+import { type Pgoutput, PgoutputPlugin } from 'pg-logical-replication';
+import { ConnectorError, RestoreError } from '../../../core/errors.ts';
+import type { Clock } from '../../../core/time.ts';
+import type { Collector, RuntimeContext } from '../../../runtime/functions.ts';
+import { POLL_END, POLL_MORE, type PollStatus } from '../../../runtime/operator.ts';
+import type { SourceReader } from '../../../runtime/source.ts';
+import { ListStateDescriptor } from '../../../state/descriptors.ts';
+import type { ListState } from '../../../state/state.ts';
+import { connect } from '../connection.ts';
+import { connectorError } from '../settings.ts';
+import {
+  type CdcPosition,
+  type CdcStateV1,
+  ConfirmLedger,
+  ReplayFilter,
+  decodePosition,
+  encodePosition,
+  initialPosition,
+  slotBehindCheck,
+} from './cdc-position.ts';
+import type { CdcSettings } from './cdc-settings.ts';
+import type { ChangeRecord, ChangeRow } from './change-record.ts';
+import { formatLsn, parseLsn } from './lsn.ts';
+import { ReplicationConnection } from './replication-connection.ts';
+import { type CapturedTable, type SlotInfo, dropSlot, ensurePublication, missingTables, slotInfo } from './slot-admin.ts';
+import { copyTables, importSnapshot } from './snapshot-copy.ts';
+import { slotNameOf } from './cdc-names.ts';
+
+/** Union state: every subtask sees it, subtask 0 (the one reading the slot) owns it. */
+const POSITION = new ListStateDescriptor<CdcStateV1>('postgres-cdc-position');
+
+/** Queue entries besides changes: transaction bounds and the end of the snapshot move the position. */
+type Mark =
+  | { readonly kind: 'begin'; readonly lsn: bigint; readonly emitted: number }
+  | { readonly kind: 'commit'; readonly lsn: bigint; readonly endLsn: bigint }
+  | { readonly kind: 'snapshot-end' };
+type Entry = ChangeRecord | Mark;
+
+/** Waits of 50 ms for a slot to become inactive (10 s). */
+const SLOT_RELEASE_WAITS = 200;
+
+export class PostgresCdcReader implements SourceReader<ChangeRecord> {
+  private state!: ListState<CdcStateV1>;
+  private position: CdcPosition | null = null;
+  private control: pg.Client | null = null;
+  private snapshotClient: pg.Client | null = null;
+  private replication: ReplicationConnection | null = null;
+  private failure: ConnectorError | null = null;
+  private closed = false;
+  private queue: Array<Entry | undefined> = [];
+  private head = 0;
+  private paused = false;
+  private spaceWaiter: (() => void) | null = null;
+  private readonly ledger = new ConfirmLedger();
+  private confirmed = 0n;
+  /** Only its parser is used (relation cache, type parsers); the stream is ours (replication-connection.ts). */
+  private readonly parser = new PgoutputPlugin({ protoVersion: 1, publicationNames: [] });
+  /** The transaction being received: its commit LSN as text and time. */
+  private txLsn = 0n;
+  private txLsnText = '';
+  private txTimeMs = 0;
+  private filter: ReplayFilter | null = null;
+  private name = '';
+  private clock: Clock | null = null;
+
+  constructor(private readonly s: CdcSettings) {}
+
+  async open(ctx: RuntimeContext): Promise<void> {
+    this.state = ctx.getUnionListState(POSITION);
+    this.name = `postgres-cdc ${this.s.id ?? ctx.uid}`;
+    this.clock = ctx.clock;
+    // One slot is one ordered stream: subtask 0 reads it, others have nothing to read.
+    if (ctx.subtaskIndex !== 0) return;
+    const onError = (err: ConnectorError): void => this.fail(err);
+    this.control = await connect(this.s.connection, `${this.name} control`, onError);
+    const restored = ctx.restored ? this.state.get()[0] : undefined;
+    try {
+      if (restored !== undefined) await this.resume(decodePosition(restored, this.name), ctx);
+      else await this.startFresh(ctx);
+    } catch (err) {
+      if (err instanceof ConnectorError || err instanceof RestoreError) throw err;
+      throw connectorError(this.s.connection, this.name, err);
+    }
+  }
+
+  /** No checkpoint: (re)create the publication and the slot, then copy the snapshot and stream. */
+  private async startFresh(ctx: RuntimeContext): Promise<void> {
+    const control = this.control!;
+    const missing = await missingTables(control, this.s.tables);
+    if (missing.length > 0) throw connectorError(this.s.connection, this.name, new Error(`captured table(s) ${missing.join(', ')} do not exist`));
+    const slot = slotNameOf(this.s.id ?? ctx.uid);
+    await ensurePublication(control, slot, this.s.tables);
+    const existing = await this.inactiveSlot(slot);
+    // A slot of this source with no checkpoint behind it belongs to a run that never completed one.
+    if (existing !== null) await dropSlot(control, slot);
+    const replication = await this.openReplication();
+    const { consistentLsn, snapshotName } = await replication.createSlot(slot);
+    this.position = initialPosition(slot, slot, consistentLsn, this.s.snapshot);
+    if (!this.s.snapshot) {
+      this.startStream(new ReplayFilter(this.position));
+      return;
+    }
+    this.snapshotClient = await connect(this.s.connection, `${this.name} snapshot`, (err) => this.fail(err));
+    await importSnapshot(this.snapshotClient, snapshotName);
+    void this.copySnapshot(this.position);
+  }
+
+  /** From a checkpoint: the slot must still be there and must not have confirmed past the checkpoint. */
+  private async resume(position: CdcPosition, ctx: RuntimeContext): Promise<void> {
+    this.position = position;
+    this.confirmed = position.confirmLsn;
+    if (position.phase === 'ended') return;
+    if (position.phase === 'snapshot' && position.snapshotRows === 0) {
+      // nothing went downstream yet: the same as no checkpoint
+      await this.startFresh(ctx);
+      return;
+    }
+    if (position.phase === 'snapshot') {
+      throw new RestoreError(
+        `${this.name}: the checkpoint was taken during the initial snapshot (after ${position.snapshotRows} rows); continuing a snapshot is not supported yet: drop slot ${position.slot} and start the job without restoring`,
+      );
+    }
+    const info = await this.inactiveSlot(position.slot);
+    if (info === null) {
+      throw connectorError(
+        this.s.connection,
+        this.name,
+        new Error(`replication slot ${position.slot} does not exist (dropped?): the changes after ${formatLsn(position.confirmLsn)} are lost`),
+      );
+    }
+    const behind = slotBehindCheck(position, info.confirmedLsn ?? 0n);
+    if (behind !== null) throw new RestoreError(`${this.name}: ${behind}`);
+    await this.openReplication();
+    this.startStream(new ReplayFilter(position));
+  }
+
+  /**
+   * The slot, once no connection streams it: the connection of a failed attempt of this job may
+   * still be closing, so a slot that stays active for `SLOT_RELEASE_WAITS` short waits (on the
+   * server, no timer here) is taken to belong to another job.
+   */
+  private async inactiveSlot(slot: string): Promise<SlotInfo | null> {
+    for (let i = 0; ; i++) {
+      const info = await slotInfo(this.control!, slot);
+      if (info === null || !info.active) return info;
+      if (i >= SLOT_RELEASE_WAITS) throw this.slotInUse(slot);
+      await this.control!.query('SELECT pg_sleep(0.05)');
+    }
+  }
+
+  private slotInUse(slot: string): ConnectorError {
+    return connectorError(
+      this.s.connection,
+      this.name,
+      new Error(`replication slot ${slot} is in use by another connection (another job with the same source id?)`),
+    );
+  }
+
+  private async openReplication(): Promise<ReplicationConnection> {
+    this.replication = await ReplicationConnection.open(this.s.connection, `${this.name} replication`, this.clock!, (err) => this.fail(err));
+    return this.replication;
+  }
+
+  private startStream(filter: ReplayFilter): void {
+    const p = this.position!;
+    this.filter = filter;
+    this.replication!.start(p.slot, p.publication, p.confirmLsn, { onMessage: (payload) => this.onMessage(payload) });
+  }
+
+  private async copySnapshot(p: CdcPosition): Promise<void> {
+    const lsnText = formatLsn(p.consistentLsn);
+    try {
+      await copyTables(this.snapshotClient!, this.s.tables, this.s.snapshotBatchRows, (t: CapturedTable, rows, last) => {
+        for (const row of rows) {
+          this.push({ kind: 'insert', schema: t.schema, table: t.table, lsn: lsnText, commitTimeMs: null, snapshot: true, before: null, after: row });
+        }
+        // In the same turn as the last rows, so a poll that emits them also leaves the snapshot phase.
+        if (last) this.push({ kind: 'snapshot-end' });
+        return this.space();
+      });
+      if (this.closed) return;
+      await this.snapshotClient!.end();
+      this.snapshotClient = null;
+      this.startStream(new ReplayFilter(p));
+    } catch (err) {
+      this.fail(connectorError(this.s.connection, `${this.name}: copying the initial snapshot`, err));
+    }
+  }
+
+  /** One pgoutput message from the stream, in stream order. */
+  private onMessage(payload: Buffer): void {
+    const msg = this.parser.parse(payload) as Pgoutput.Message;
+    const filter = this.filter!;
+    switch (msg.tag) {
+      case 'begin': {
+        this.txLsn = parseLsn(msg.commitLsn!);
+        this.txLsnText = formatLsn(this.txLsn);
+        this.txTimeMs = Number((msg.commitTime as bigint) / 1000n);
+        filter.begin(this.txLsn);
+        if (!filter.skippingTransaction) this.push({ kind: 'begin', lsn: this.txLsn, emitted: filter.skippedInTransaction });
+        return;
+      }
+      case 'commit':
+        if (!filter.skippingTransaction) this.push({ kind: 'commit', lsn: this.txLsn, endLsn: parseLsn(msg.commitEndLsn!) });
+        return;
+      case 'insert':
+        if (filter.keep()) this.push(this.change('insert', msg.relation, null, msg.new));
+        return;
+      case 'update':
+        if (filter.keep()) this.push(this.change('update', msg.relation, msg.old ?? msg.key, msg.new));
+        return;
+      case 'delete':
+        if (filter.keep()) this.push(this.change('delete', msg.relation, msg.old ?? msg.key, null));
+        return;
+      default:
+        return; // relation and type messages feed the parser; truncate, origin and logical messages are not captured
+    }
+  }
+
+  private change(kind: ChangeRecord['kind'], relation: Pgoutput.MessageRelation, before: ChangeRow | null, after: ChangeRow | null): ChangeRecord {
+    return {
+      kind,
+      schema: relation.schema,
+      table: relation.name,
+      lsn: this.txLsnText,
+      commitTimeMs: this.txTimeMs,
+      snapshot: false,
+      before,
+      after,
+    } as ChangeRecord;
+  }
+
+  private push(entry: Entry): void {
+    if (this.closed) return;
+    this.queue.push(entry);
+    if (!this.paused && this.queue.length - this.head >= this.s.bufferChanges && this.replication !== null) {
+      this.paused = true;
+      this.replication.pause();
+    }
+  }
+
+  /** Resolves once the queue has room (the snapshot copy awaits it). */
+  private space(): Promise<void> | void {
+    if (this.queue.length - this.head < this.s.bufferChanges || this.closed) return;
+    return new Promise((resolve) => {
+      this.spaceWaiter = resolve;
+    });
+  }
+
+  poll(out: Collector<ChangeRecord>, maxRecords: number): PollStatus {
+    if (this.failure) throw this.failure;
+    const p = this.position;
+    if (p === null || p.phase === 'ended') return POLL_END;
+    let emitted = 0;
+    const queue = this.queue;
+    while (this.head < queue.length) {
+      const e = queue[this.head]!;
+      // marks right after the last change emitted are taken too: the position then ends on a boundary
+      if (emitted >= maxRecords && e.kind !== 'begin' && e.kind !== 'commit' && e.kind !== 'snapshot-end') break;
+      queue[this.head++] = undefined;
+      switch (e.kind) {
+        case 'begin':
+          p.partialLsn = e.lsn;
+          p.partialCount = e.emitted;
+          break;
+        case 'commit':
+          p.commitLsn = e.lsn;
+          p.confirmLsn = e.endLsn;
+          p.partialLsn = 0n;
+          p.partialCount = 0;
+          break;
+        case 'snapshot-end':
+          p.phase = 'stream';
+          break;
+        default:
+          out.collect(e);
+          emitted++;
+          if (p.phase === 'snapshot') p.snapshotRows++;
+          else p.partialCount++;
+          if (this.s.endWhen?.(e)) {
+            p.phase = 'ended';
+            return POLL_END;
+          }
+      }
+    }
+    this.compact();
+    return emitted > 0 ? POLL_MORE : { status: 'wait', delayMs: this.s.idleWaitMs };
+  }
+
+  /** Drops the consumed head of the queue now and then, and lets intake go on once half of it drained. */
+  private compact(): void {
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head > 4096 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    if (this.queue.length - this.head > this.s.bufferChanges / 2) return;
+    if (this.paused) {
+      this.paused = false;
+      this.replication?.resume();
+    }
+    const waiter = this.spaceWaiter;
+    this.spaceWaiter = null;
+    waiter?.();
+  }
+
+  snapshotState(checkpointId: number): void {
+    const p = this.position;
+    if (p === null) {
+      this.state.update([]);
+      return;
+    }
+    this.state.update([encodePosition(p)]);
+    this.ledger.record(checkpointId, p.confirmLsn);
+  }
+
+  /** The slot confirms the position of the completed checkpoint (and the server may recycle WAL before it). */
+  notifyCheckpointComplete(checkpointId: number): Promise<void> | void {
+    const lsn = this.ledger.complete(checkpointId);
+    if (lsn === null || lsn <= this.confirmed || this.replication === null) return;
+    this.confirmed = lsn;
+    return this.replication.confirm(lsn);
+  }
+
+  notifyCheckpointAborted(checkpointId: number): void {
+    this.ledger.abort(checkpointId);
+  }
+
+  private fail(err: ConnectorError): void {
+    if (this.closed) return;
+    this.failure ??= err;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue = [];
+    this.head = 0;
+    this.spaceWaiter?.();
+    this.spaceWaiter = null;
+    this.replication?.close();
+    for (const c of [this.control, this.snapshotClient]) c?.end().catch(() => {});
+    this.replication = null;
+    this.control = null;
+    this.snapshotClient = null;
+  }
+}
