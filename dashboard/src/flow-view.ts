@@ -10,6 +10,9 @@ import { type Flow, type FlowEvent, getJson, type Update } from './api.ts';
 import { bytes, el, millis, svg } from './dom.ts';
 import { type FlowLayout, key, layoutFlow, NODE_H, NODE_W } from './flow-layout.ts';
 
+/** Queued buffers drawn ahead of a barrier at most (more are counted in words). */
+const MAX_BUFFERS_DRAWN = 6;
+
 /** Checkpoint milliseconds shown per real second. */
 const SPEEDS = [0.5, 2, 10, 50, 250, 1000];
 
@@ -183,7 +186,7 @@ function describe(e: FlowEvent): string {
     case 'inject':
       return `source${at} injects the barrier`;
     case 'barrier':
-      return `barrier ${e.from?.vertex}#${e.from?.subtask} → ${e.to?.vertex}#${e.to?.subtask}${e.overtook ? ' (overtook queued buffers)' : ''}`;
+      return `barrier ${e.from?.vertex}#${e.from?.subtask} → ${e.to?.vertex}#${e.to?.subtask}${e.overtook ? ' (overtook queued buffers)' : (e.ahead ?? 0) > 0 ? ` (behind ${e.ahead} queued)` : ''}`;
     case 'blocked':
       return `${at.trim()} holds channel ${e.channel} back until ${millis(e.until)}`;
     case 'alignment':
@@ -230,6 +233,7 @@ function legend(): HTMLElement {
         'Barrier, aligned checkpoint: injected at the sources, it flows in order with the data, behind every buffer queued before it.',
         '屏障 (Barrier), 对齐',
       ),
+      item('sw-buffer', 'Buffers queued ahead of an aligned barrier: it reaches the subtask only after them.', '缓冲区'),
       item(
         'sw-blocked',
         'Alignment blocking: the barrier arrived on this channel; the subtask holds the channel back until every input delivered it.',
@@ -296,15 +300,16 @@ function drawFlow(flow: Flow, layout: FlowLayout, t: number, finished: boolean):
     if (barrier !== undefined && (barrier.sent ?? 0) <= t && t < barrier.t) {
       const sent = barrier.sent ?? 0;
       const f = barrier.t === sent ? 1 : (t - sent) / (barrier.t - sent);
-      s.append(
-        svg('circle', {
-          cx: x1 + (x2 - x1) * f,
-          cy: y1 + (y2 - y1) * f,
-          r: 6,
-          class: `barrier-dot${barrier.overtook ? ' overtaking' : ''}`,
-          'data-channel': c.id,
-        }),
-      );
+      const cx = x1 + (x2 - x1) * f;
+      const cy = y1 + (y2 - y1) * f;
+      // The buffers queued ahead of an aligned barrier drain as it moves up to the subtask.
+      const ahead = barrier.overtook ? 0 : Math.ceil(Math.max(0, barrier.ahead ?? 0) * (1 - f));
+      for (let i = 0; i < Math.min(ahead, MAX_BUFFERS_DRAWN); i++) {
+        const g = 1 - (i + 1) / (MAX_BUFFERS_DRAWN + 1);
+        s.append(svg('rect', { x: x2 + (cx - x2) * g - 4, y: y2 + (cy - y2) * g - 4, width: 8, height: 8, class: 'buffer', 'data-channel': c.id }));
+      }
+      if (ahead > MAX_BUFFERS_DRAWN) s.append(svg('text', { x: (cx + x2) / 2, y: (cy + y2) / 2 - 8, class: 'buffer-count' }, `${ahead} queued`));
+      s.append(svg('circle', { cx, cy, r: 6, class: `barrier-dot${barrier.overtook ? ' overtaking' : ''}`, 'data-channel': c.id }));
     }
   }
   const coord = layout.coordinator;

@@ -35,6 +35,7 @@ const metrics = (o: Partial<SubtaskCheckpointMetrics>): SubtaskCheckpointMetrics
   channelStateBytes: 0,
   unaligned: false,
   barrierArrivalsMs: [],
+  buffersAhead: [],
   syncStartMs: T0,
   ...o,
 });

@@ -132,6 +132,9 @@ describe('dashboard in Chromium', () => {
       const travelling = flow.events.filter((e) => e.type === 'barrier' && (e.sent ?? 0) <= drawnT && drawnT < e.t).map((e) => e.channel);
       const drawnDots = await page.locator('#flow-svg circle.barrier-dot').evaluateAll((cs) => cs.map((c) => c.getAttribute('data-channel')));
       expect(drawnDots.sort()).toEqual(travelling.sort());
+      // queued buffers are drawn only ahead of travelling barriers
+      const drawnBuffers = await page.locator('#flow-svg rect.buffer').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-channel')));
+      for (const ch of drawnBuffers) expect(travelling).toContain(ch);
       if (blocked.length > sawBlocked) {
         sawBlocked = blocked.length;
         await page.screenshot({ path: path.join(ARTEFACTS, 'barrier-flow-aligning.png'), fullPage: true });
