@@ -37,6 +37,8 @@ export interface WebServerOptions {
 export interface WebServer {
   /** `http://127.0.0.1:<port>` */
   readonly address: string;
+  /** Keeps the process alive while the server listens (it does not by default: the job does); for replay after a run. */
+  hold(): void;
   /** Stops sampling, ends live streams and stops listening. */
   close(): Promise<void>;
 }
@@ -138,6 +140,9 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   let closing: Promise<void> | null = null;
   return {
     address: `http://127.0.0.1:${port}`,
+    hold: () => {
+      server.ref();
+    },
     close: () =>
       (closing ??= new Promise<void>((resolve) => {
         timer.cancel();

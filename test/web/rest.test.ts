@@ -104,7 +104,10 @@ describe('REST API against a running job (contract)', () => {
         { vertex: '1', subtask: 0 },
         { vertex: '1', subtask: 1 },
       ]);
-      for (const a of s.barrier_arrivals) expect(a.timestamp).toBeLessThanOrEqual(s.sync_start_timestamp);
+      for (const a of s.barrier_arrivals) {
+        expect(a.timestamp).toBeLessThanOrEqual(s.sync_start_timestamp);
+        expect(a.queued_ahead).toBeGreaterThanOrEqual(0);
+      }
     }
   });
 

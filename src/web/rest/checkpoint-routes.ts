@@ -177,7 +177,13 @@ export function subtaskDetails(job: WebJob, cid: string, vid: string): Json {
       sync_start_timestamp: m.syncStartMs,
       barrier_arrivals: m.barrierArrivalsMs.map((at, channel) => {
         const c = plan.channels.find((x) => x.id === inputs[channel]?.channel);
-        return { channel, from: c ? { vertex: vertexId(c.producer.vertex), subtask: c.producer.subtask } : null, timestamp: at < 0 ? null : at };
+        const ahead = m.buffersAhead[channel] ?? -1;
+        return {
+          channel,
+          from: c ? { vertex: vertexId(c.producer.vertex), subtask: c.producer.subtask } : null,
+          timestamp: at < 0 ? null : at,
+          queued_ahead: ahead < 0 ? null : ahead,
+        };
       }),
     });
   }
