@@ -2,8 +2,9 @@
  * `npm run bench [-- SCENARIO...] [--quick] [--out DIR]`: runs the named scenarios in
  * bench/scenarios (all when none is named), one after another.
  *
- * Each scenario runs in its own child process (`node --expose-gc --import tsx
- * bench/scenarios/<name>.ts [flags]`) rather than in this one: a scenario leaves behind a grown
+ * Each scenario runs in its own child process (`node --expose-gc --conditions=weir-source --import
+ * tsx bench/scenarios/<name>.ts [flags]`; the condition makes the examples' `import 'weir'`, which the
+ * nexmark scenario runs, load the sources as the scenario itself does) rather than in this one: a scenario leaves behind a grown
  * heap, JIT feedback shaped by its own call sites (a megamorphic key selector in one scenario slows
  * the next) and maybe timers or handles; a fresh process gives every scenario the same starting
  * point, and a crash or `process.exit` in one cannot take the others with it. `--expose-gc` lets a
@@ -18,6 +19,9 @@ import { fileURLToPath } from 'node:url';
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const SCENARIO_DIR = join(BENCH_DIR, 'scenarios');
 const REPO_DIR = resolve(BENCH_DIR, '..');
+
+/** Flags with a value that one scenario understands (nexmark's), passed through to it. */
+const SCENARIO_FLAGS = ['--query', '--events', '--backend', '--variants'];
 
 function availableScenarios(): string[] {
   return readdirSync(SCENARIO_DIR)
@@ -35,24 +39,31 @@ interface RunArgs {
 function parseArgs(argv: readonly string[], known: readonly string[]): RunArgs {
   const scenarios: string[] = [];
   const flags: string[] = [];
+  let scenarioFlags = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--quick') flags.push(arg);
-    else if (arg === '--out') {
+    else if (SCENARIO_FLAGS.includes(arg)) {
+      const value = argv[++i];
+      if (value === undefined) throw new Error(`${arg} needs a value`);
+      flags.push(arg, value);
+      scenarioFlags = true;
+    } else if (arg === '--out') {
       const dir = argv[++i];
       if (!dir) throw new Error('--out needs a directory');
       flags.push('--out', resolve(dir));
-    } else if (arg.startsWith('-')) throw new Error(`unknown flag ${arg} (known: --quick, --out DIR)`);
+    } else if (arg.startsWith('-')) throw new Error(`unknown flag ${arg} (known: --quick, --out DIR, and for one scenario ${SCENARIO_FLAGS.join(', ')})`);
     else if (!known.includes(arg)) throw new Error(`unknown scenario ${JSON.stringify(arg)} (known: ${known.join(', ')})`);
     else scenarios.push(arg);
   }
+  if (scenarioFlags && scenarios.length !== 1) throw new Error(`${SCENARIO_FLAGS.join(', ')} belong to one scenario: name exactly one`);
   return { scenarios: scenarios.length > 0 ? scenarios : [...known], flags };
 }
 
 function runScenario(name: string, flags: readonly string[]): Promise<number> {
   const file = join(SCENARIO_DIR, `${name}.ts`);
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', file, ...flags], { cwd: REPO_DIR, stdio: 'inherit' });
+    const child = spawn(process.execPath, ['--expose-gc', '--conditions=weir-source', '--import', 'tsx', file, ...flags], { cwd: REPO_DIR, stdio: 'inherit' });
     child.on('error', reject);
     child.on('exit', (code, signal) => resolvePromise(signal ? 128 : (code ?? 1)));
   });

@@ -15,7 +15,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = path.join(ROOT, 'dist');
 /** Written last by a successful build; its mtime is the build's. */
 const STAMP = path.join(DIST, '.built');
-const INPUTS = ['src', 'examples/bank-transfers.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
+const INPUTS = ['src', 'dashboard', 'examples/bank-transfers.ts', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
 
 function newestMtimeMs(p) {
   const info = statSync(p);
@@ -37,7 +37,15 @@ export function build() {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const r = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`building dist/ failed (tsc -p tsconfig.build.json exited ${r.status}):\n${r.stdout}${r.stderr}`);
+  buildDashboard();
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+}
+
+/** The web dashboard (dashboard/, vanilla TypeScript) bundled by Vite into dist/dashboard, which the web server serves. */
+function buildDashboard() {
+  const vite = path.join(path.dirname(createRequire(import.meta.url).resolve('vite/package.json')), 'bin', 'vite.js');
+  const r = spawnSync(process.execPath, [vite, 'build', '--config', path.join(ROOT, 'dashboard', 'vite.config.mjs')], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`building the dashboard failed (vite build exited ${r.status}):\n${r.stdout}${r.stderr}`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

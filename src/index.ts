@@ -4,11 +4,13 @@
  * @packageDocumentation
  */
 export { StreamEnvironment } from './api/environment.ts';
-export type { CompletedCheckpointInfo, GeneratorOptions, JobClient, RunOptions } from './api/environment.ts';
+export type { CompletedCheckpointInfo, GeneratorOptions, JobClient, RunOptions, SourceOptions } from './api/environment.ts';
 export type {
   CheckpointingOptions,
   EmbeddedStateOptions,
+  HeartbeatOptions,
   ResolvedEmbeddedState,
+  ResolvedHeartbeat,
   ResolvedOptions,
   RestartStrategyOptions,
   StreamEnvironmentOptions,
@@ -21,12 +23,44 @@ export type {
   CoProcessFunction,
   KeyedCoProcessFunction,
   KeyedProcessFunction,
+  OnTimerContext,
   ProcessContext,
   ProcessFunction,
   RichFunction,
   RuntimeContext,
+  TimerService,
 } from './runtime/functions.ts';
+// Event time (issue 12): watermark strategies and the sentinel times.
+export { WatermarkStrategy } from './runtime/time/watermark-strategy.ts';
+export type { TimestampAssigner, WatermarkGenerator, WatermarkOutput } from './runtime/time/watermark-strategy.ts';
+export { MAX_WATERMARK, MIN_WATERMARK, NO_TIMESTAMP } from './core/watermark.ts';
 export type { Source, SourceReader } from './runtime/source.ts';
+export type { SourceSplit, SplitAssignment, SplitBatch, SplitReader, SplitSource } from './runtime/split-source.ts';
+export { SplitSourceReader } from './runtime/split-source-reader.ts';
+export { splitOwner } from './runtime/split-assignment.ts';
+export { OutputTag } from './runtime/output-tag.ts';
+// Windows and joins in time (windows branch)
+export { WindowedStream } from './api/windowed-stream.ts';
+export { IntervalJoin, IntervalJoined, JoinedStreams, JoinedStreamsWhere, JoinedStreamsWithKeys, WindowJoin } from './api/joins.ts';
+export type { ProcessJoinContext, ProcessJoinFunction } from './runtime/joins/interval-join.ts';
+export {
+  EventTimeSessionWindows,
+  GlobalWindows,
+  ProcessingTimeSessionWindows,
+  SlidingEventTimeWindows,
+  SlidingProcessingTimeWindows,
+  TumblingEventTimeWindows,
+  TumblingProcessingTimeWindows,
+} from './runtime/windows/assigners.ts';
+export type { MergeGroup, WindowAssigner, WindowAssignerContext } from './runtime/windows/assigners.ts';
+export { GlobalWindow, TimeWindow } from './runtime/windows/window.ts';
+export type { Window } from './runtime/windows/window.ts';
+export { TriggerResult } from './runtime/windows/trigger.ts';
+export type { OnMergeContext, Trigger, TriggerContext, TriggerState } from './runtime/windows/trigger.ts';
+export { ContinuousEventTimeTrigger, CountTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger } from './runtime/windows/triggers.ts';
+export { CountEvictor, TimeEvictor } from './runtime/windows/evictors.ts';
+export type { Evictor, EvictorContext, TimestampedValue } from './runtime/windows/evictors.ts';
+export type { KeyedStateStore, ProcessWindowFunction, WindowContext, WindowStateStore } from './runtime/windows/window-functions.ts';
 export type { Sink, SinkWriter, TwoPhaseCommitSink, TwoPhaseCommitWriter } from './runtime/sink.ts';
 export { POLL_END, POLL_MORE } from './runtime/operator.ts';
 export type { PollStatus } from './runtime/operator.ts';
@@ -47,11 +81,25 @@ export type { FileCommittable, FileSinkOptions } from './connectors/files/file-s
 export { PostgresSink } from './connectors/postgres/postgres-sink.ts';
 export type { PostgresSinkOptions } from './connectors/postgres/postgres-sink.ts';
 export type { PostgresConnectionOptions } from './connectors/postgres/settings.ts';
+export { RedisStreamSource } from './connectors/redis/redis-source.ts';
+export type { RedisStreamEntry, RedisStreamSourceOptions, RedisStreamSplit } from './connectors/redis/redis-source.ts';
+export { RedisStreamSink } from './connectors/redis/redis-sink.ts';
+export type { RedisStreamCommittable, RedisStreamSinkOptions } from './connectors/redis/redis-sink.ts';
+export type { RedisConnectionOptions } from './connectors/redis/settings.ts';
+export { JetStreamSource } from './connectors/nats/jetstream-source.ts';
+export type { JetStreamRecord, JetStreamSourceOptions, JetStreamSplit } from './connectors/nats/jetstream-source.ts';
+export { JetStreamSink } from './connectors/nats/jetstream-sink.ts';
+export type { JetStreamCommitCounts, JetStreamCommittable, JetStreamSinkOptions } from './connectors/nats/jetstream-sink.ts';
+export type { NatsConnectionOptions } from './connectors/nats/settings.ts';
 // PostgreSQL change data capture (issue 13)
 export { PostgresCdcSource } from './connectors/postgres/cdc/cdc-source.ts';
 export type { PostgresCdcSourceOptions } from './connectors/postgres/cdc/cdc-settings.ts';
 export type { ChangeRecord, ChangeRow, DeleteChange, InsertChange, UpdateChange } from './connectors/postgres/cdc/change-record.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
+// Nexmark (issue 12): the auction-model generator as a checkpointed source.
+export { NexmarkSource, nexmarkEvents } from './connectors/nexmark/nexmark-source.ts';
+export type { NexmarkOptions } from './connectors/nexmark/config.ts';
+export type { Auction, Bid, NexmarkEvent, Person } from './connectors/nexmark/model.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';
 export { CHECKPOINT_FAILURE_MESSAGES } from './checkpoint/failure-reason.ts';

@@ -37,7 +37,7 @@ function makeBuffers(): StreamElement[] {
       records.push({ word: keyAt(i, 42), count: i % 1000 });
       keyGroups[r] = i % 128;
     }
-    out.push({ kind: 'buffer', records, keyGroups });
+    out.push({ kind: 'buffer', records, keyGroups, timestamps: null });
   }
   return out;
 }

@@ -15,6 +15,9 @@
  *           PostgresCdcSource into a counting operator; timed from execute to the job's end
  *   cdc_snapshot  the initial copy of a table of `cdcChanges` rows through the source, timed likewise
  *
+ * Then the Redis Streams and NATS JetStream sources and sinks, each against a hand-written loop
+ * (bench/lib/stream-connectors.ts).
+ *
  * The server is the local one (PGHOST/PGPORT/PGDATABASE/PGUSER, else 127.0.0.1:5432, database
  * test, user root); each variant writes into a fresh table of a schema of its own, dropped at the end.
  */
@@ -26,6 +29,7 @@ import { CollectSink, PostgresCdcSource, PostgresSink, StreamEnvironment } from 
 import type { ChangeRecord, PostgresConnectionOptions } from '../../src/index.ts';
 import { insertStatement, qualified } from '../../src/connectors/postgres/sql.ts';
 import { copyRows } from '../lib/pg-copy.ts';
+import { streamConnectorFigures } from '../lib/stream-connectors.ts';
 import { buildResult, median, parseScenarioArgs, publishResult, runScenario, startTimer, type Figures } from '../lib/result.ts';
 
 const SCENARIO = 'connectors';
@@ -38,6 +42,8 @@ const params = {
   checkpointIntervalMs: 500,
   cdcChanges: args.quick ? 20_000 : 200_000,
   cdcTransactionRows: 100,
+  /** Messages per source and sink run of the Redis and NATS variants. */
+  streamMessages: args.quick ? 5_000 : 100_000,
 };
 
 const CONNECTION: PostgresConnectionOptions = {
@@ -234,6 +240,13 @@ async function main(): Promise<void> {
     pg2pc_vs_plain: metrics.pg2pc_rows_per_sec! / metrics.plain_rows_per_sec!,
     copy_vs_insert: metrics.copy_rows_per_sec! / metrics.plain_rows_per_sec!,
   };
+  // Redis Streams and NATS JetStream sources and sinks (bench/lib/stream-connectors.ts)
+  const streams = await streamConnectorFigures(
+    { messages: params.streamMessages, rounds: params.rounds, checkpointIntervalMs: params.checkpointIntervalMs },
+    (line) => console.log(`[${SCENARIO}] ${line}`),
+  );
+  Object.assign(metrics, streams.metrics);
+  Object.assign(ratios, streams.ratios);
   const result = buildResult(SCENARIO, params, metrics, ratios);
   publishResult(result, args.outDir);
 }

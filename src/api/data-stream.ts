@@ -8,10 +8,20 @@ import type { CoProcessFunction, Collector, KeyedCoProcessFunction, KeyedProcess
 import { FilterOperator, FlatMapOperator, MapOperator } from '../runtime/operators/simple.ts';
 import { ProcessOperator } from '../runtime/operators/process.ts';
 import { PlainSinkOperator, TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.ts';
+import type { StreamOperator } from '../runtime/operator.ts';
+import type { OutputTag } from '../runtime/output-tag.ts';
+import { GlobalWindows, type WindowAssigner } from '../runtime/windows/assigners.ts';
+import { CountEvictor } from '../runtime/windows/evictors.ts';
+import { CountTrigger, PurgingTrigger } from '../runtime/windows/triggers.ts';
+import type { GlobalWindow, Window } from '../runtime/windows/window.ts';
+import { IntervalJoin, JoinedStreams } from './joins.ts';
+import { WindowedStream } from './windowed-stream.ts';
 import type { PartitionerSpec } from '../runtime/partitioner.ts';
 import type { Sink, TwoPhaseCommitSink } from '../runtime/sink.ts';
 import { ValueStateDescriptor } from '../state/descriptors.ts';
 import type { Key } from '../state/key-groups.ts';
+import { TimestampsAndWatermarksOperator } from '../runtime/operators/timestamps-and-watermarks.ts';
+import { WatermarkStrategy } from '../runtime/time/watermark-strategy.ts';
 import type { ValueState } from '../state/state.ts';
 
 /** Settings shared by every stream that ends in an operator node. */
@@ -128,6 +138,16 @@ export class DataStream<T> extends OperatorHandle {
     return new KeyedStream<T, K>(this.graph, this.partition({ type: 'hash', keySelector }), keySelector);
   }
 
+  /**
+   * Gives every record an event time and generates watermarks from here on, with `strategy`
+   * (watermarks from upstream are replaced; the maximum one at end of input passes). Periodic
+   * watermarks are asked for every `autoWatermarkIntervalMs` (environment option, default 200).
+   */
+  assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>): DataStream<T> {
+    if (!(strategy instanceof WatermarkStrategy)) throw new JobDefinitionError('assignTimestampsAndWatermarks needs a WatermarkStrategy');
+    return this.apply('timestamps/watermarks', () => new TimestampsAndWatermarksOperator(strategy as WatermarkStrategy<unknown>));
+  }
+
   /** Spreads records round-robin over the next operator's subtasks. */
   rebalance(): DataStream<T> {
     return new DataStream<T>(this.graph, this.partition({ type: 'rebalance' }), null);
@@ -144,12 +164,30 @@ export class DataStream<T> extends OperatorHandle {
   }
 
   protected partition(partitioner: PartitionerSpec): StreamRef[] {
-    return this.refs.map((r) => ({ node: r.node, partitioner }));
+    return this.refs.map((r) => ({ ...r, partitioner }));
   }
 
   /** Merges streams of the same type into one (no order between them). */
   union(...others: DataStream<T>[]): DataStream<T> {
     return new DataStream<T>(this.graph, [...this.refs, ...others.flatMap((o) => o.refs)], null);
+  }
+
+  /**
+   * The side output `tag` of the operator that produced this stream: the records its functions
+   * emitted with `ctx.output(tag, value)` (or its late data, for `sideOutputLateData`).
+   * @throws JobDefinitionError when this stream is a union or repartitioning (no single operator).
+   */
+  getSideOutput<X>(tag: OutputTag<X>): DataStream<X> {
+    const node = this.target('getSideOutput()');
+    return new DataStream<X>(this.graph, [{ node, partitioner: null, sideOutput: tag.id }], null);
+  }
+
+  /**
+   * Joins this stream with `other` by key within windows:
+   * `a.join(b).where(ka).equalTo(kb).window(assigner).apply((x, y) => ...)`.
+   */
+  join<U>(other: DataStream<U>): JoinedStreams<T, U> {
+    return new JoinedStreams<T, U>(this, other);
   }
 
   /** Pairs this stream with another, for a two-input `process` function. */
@@ -210,6 +248,51 @@ export class KeyedStream<T, K extends Key> extends DataStream<T> {
       keySelectors: [this.keySelector],
       createOperator: () => new ProcessOperator(create(), [this.keySelector]),
     });
+    return new DataStream<R>(this.graph, [{ node, partitioner: null }], node);
+  }
+
+  /**
+   * Cuts each key's records into windows (tumbling, sliding, session, global) for `reduce`,
+   * `aggregate` or `process` per window. Event-time windows need timestamps and watermarks.
+   */
+  window<W extends Window>(assigner: WindowAssigner<T, W>): WindowedStream<T, K, W> {
+    return new WindowedStream<T, K, W>(this, assigner);
+  }
+
+  /**
+   * Count windows per key: with `slide`, a window of the last `size` records every `slide` records;
+   * without, tumbling windows of `size` records (a key's incomplete last window never fires).
+   * @throws JobDefinitionError when `size` or `slide` is not an integer >= 1.
+   */
+  countWindow(size: number, slide?: number): WindowedStream<T, K, GlobalWindow> {
+    const windowed = this.window(GlobalWindows.create() as WindowAssigner<T, GlobalWindow>);
+    if (slide === undefined) return windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)));
+    return windowed.evictor(CountEvictor.of<T>(size)).trigger(CountTrigger.of(slide));
+  }
+
+  /**
+   * Joins this keyed stream with another by key and time: see `IntervalJoin.between`. Both need
+   * event time (a WatermarkStrategy).
+   */
+  intervalJoin<U>(other: KeyedStream<U, K>): IntervalJoin<T, U, K> {
+    return new IntervalJoin<T, U, K>(this, other);
+  }
+
+  /** @internal Adds a keyed two-input operator reading this stream (input 0) and `other` (input 1). */
+  twoInputKeyedOperator<R>(name: string, other: KeyedStream<any, K>, createOperator: () => StreamOperator): DataStream<R> {
+    const node = this.graph.add({
+      kind: 'operator',
+      name,
+      inputs: [this.refs, other.refs],
+      keySelectors: [this.keySelector, other.keySelector],
+      createOperator,
+    });
+    return new DataStream<R>(this.graph, [{ node, partitioner: null }], node);
+  }
+
+  /** @internal Adds a keyed one-input operator reading this stream. */
+  keyedOperator<R>(name: string, createOperator: () => StreamOperator): DataStream<R> {
+    const node = this.graph.add({ kind: 'operator', name, inputs: [this.refs], keySelectors: [this.keySelector], createOperator });
     return new DataStream<R>(this.graph, [{ node, partitioner: null }], node);
   }
 

@@ -7,13 +7,14 @@ import { realEnvironment } from '../core/adapters.ts';
 import type { Environment } from '../core/time.ts';
 import type { Deployer } from '../cluster/attempt-deployment.ts';
 import { placeSubtasks } from '../cluster/placement.ts';
-import { remoteDeployer } from '../cluster/remote-deployment.ts';
+import { remoteDeployer, type TaskManagerWatch } from '../cluster/remote-deployment.ts';
+import type { ToJobMaster } from '../cluster/transport/protocol.ts';
 import { launchWorkerTaskManagers } from '../cluster/worker-task-managers.ts';
 import { launchInMemoryTaskManagers } from '../cluster/in-memory-task-managers.ts';
 import type { TaskManagerContext } from '../cluster/task-manager.ts';
 import { NO_FAULTS } from '../runtime/faults.ts';
 import { buildExecutionPlan } from '../graph/execution-plan.ts';
-import { ConfigError, WeirError } from '../core/errors.ts';
+import { ConfigError } from '../core/errors.ts';
 import { jobId as toJobId, type CheckpointId } from '../core/ids.ts';
 import { JobMaster, type ExecutionHooks } from '../cluster/job-master.ts';
 import type { JobEvent, JobMetrics, JobResult } from '../cluster/job-events.ts';
@@ -23,17 +24,29 @@ import { buildJobGraph, type JobGraph } from '../graph/job-graph.ts';
 import { LogicalGraph } from '../graph/transformation.ts';
 import { SourceReaderOperator } from '../runtime/operators/source-operator.ts';
 import type { Source } from '../runtime/source.ts';
+import { WatermarkStrategy } from '../runtime/time/watermark-strategy.ts';
 import type { TwoPhaseCommitSink } from '../runtime/sink.ts';
 import { TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
 import { HeapStateBackendFactory } from '../state/heap/heap-backend-factory.ts';
 import { EmbeddedStateBackendFactory } from '../state/embedded/embedded-backend-factory.ts';
+import { restoreCandidates as findRestoreCandidates } from '../checkpoint/restore/restore-candidates.ts';
 import { FsCheckpointStorage } from '../storage/fs-storage.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
 import { DataStream } from './data-stream.ts';
 import { preflight } from './preflight.ts';
 import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
+
+/** Options of `StreamEnvironment.fromSource`. */
+export interface SourceOptions<T> {
+  /**
+   * Event time of the source's records: a timestamp assigner and a watermark generator run in
+   * each source subtask (idleness per subtask). Default: no timestamps, no watermarks (only the
+   * maximum watermark when a bounded source ends).
+   */
+  watermarks?: WatermarkStrategy<T>;
+}
 
 /** What `StreamEnvironment.generate` produces. */
 export interface GeneratorOptions {
@@ -92,6 +105,11 @@ export interface InternalRunOptions extends RunOptions, ExecutionHooks {
    * and tests. Overrides `taskManagers`.
    */
   readonly inMemoryTaskManagers?: number;
+  /**
+   * With `inMemoryTaskManagers`: a message from task manager `taskManager` to the job master for
+   * which this returns true is lost on the way (lost heartbeats, in tests).
+   */
+  readonly loseControlMessage?: (taskManager: number, message: ToJobMaster) => boolean;
 }
 
 /** A checkpoint that completed: durably written, restorable with `RunOptions.restoreFrom: location`. */
@@ -171,14 +189,21 @@ export class StreamEnvironment {
     this.jobModulePath = path;
   }
 
-  /** A stream read from a source (splits assigned to subtasks, positions checkpointed); `name` defaults to the source's. */
-  fromSource<T>(source: Source<T>, name = source.name): DataStream<T> {
+  /**
+   * A stream read from a source (splits assigned to subtasks, positions checkpointed); `name`
+   * defaults to the source's; `options.watermarks` gives its records event time.
+   * @throws ConfigError when `options.watermarks` is not a WatermarkStrategy.
+   */
+  fromSource<T>(source: Source<T>, name = source.name, options: SourceOptions<T> = {}): DataStream<T> {
+    const watermarks = options.watermarks ?? null;
+    if (watermarks !== null && !(watermarks instanceof WatermarkStrategy))
+      throw new ConfigError(`fromSource(${name}).watermarks`, 'must be a WatermarkStrategy');
     const node = this.graph.add({
       kind: 'source',
       name,
       inputs: [],
       keySelectors: [],
-      createOperator: () => new SourceReaderOperator(source.createReader()),
+      createOperator: () => new SourceReaderOperator(source.createReader(), watermarks as WatermarkStrategy<unknown> | null),
     });
     return new DataStream<T>(this.graph, [{ node, partitioner: null }], node);
   }
@@ -236,7 +261,7 @@ export class StreamEnvironment {
    * @internal
    */
   jobGraph(): JobGraph {
-    return buildJobGraph(this.graph, this.options.parallelism, this.options.maxParallelism);
+    return buildJobGraph(this.graph, this.options.parallelism, this.options.maxParallelism, this.options.autoWatermarkIntervalMs);
   }
 
   /** @internal (first, so the simulator's callbacks get their types) */
@@ -270,7 +295,7 @@ export class StreamEnvironment {
     if (run.storage === undefined) {
       for (const message of preflight(this.options, storage instanceof FsCheckpointStorage ? storage.jobDir : null)) run.onEvent?.({ type: 'log', message });
     }
-    const restoreCandidates = run.restoreFrom ? await storage.restoreCandidates(run.restoreFrom) : [];
+    const restoreCandidates = run.restoreFrom ? await findRestoreCandidates(storage, run.restoreFrom) : [];
     if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
       throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
     }
@@ -298,15 +323,6 @@ export class StreamEnvironment {
       run,
     );
     run.onJobMaster?.(master);
-    const onWorkers = run.inMemoryTaskManagers === undefined && master.runsOnTaskManagers;
-    const refuseSavepointOnWorkers = (): void => {
-      // Subtasks in worker threads write state where checkpoints go; a savepoint's own directory is not known to them yet.
-      if (onWorkers)
-        throw new WeirError(
-          'CHECKPOINT_FAILED',
-          `savepoints of a job on task managers in worker threads are not supported yet (issue 11): run it with taskManagers: 1 to take one`,
-        );
-    };
     master.start();
     return {
       jobId: id,
@@ -317,16 +333,9 @@ export class StreamEnvironment {
         const c = await master.triggerCheckpoint();
         return { checkpointId: c.checkpointId, location: c.location, kind: c.kind };
       },
-      savepoint: async (dir) => {
-        refuseSavepointOnWorkers();
-        return (await master.savepoint(dir)).location;
-      },
-      stopWithSavepoint: async (dir) => {
-        refuseSavepointOnWorkers();
-        return (await master.stopWithSavepoint(dir)).location;
-      },
+      savepoint: async (dir) => (await master.savepoint(dir)).location,
+      stopWithSavepoint: async (dir) => (await master.stopWithSavepoint(dir)).location,
       cancelWithSavepoint: async (dir) => {
-        refuseSavepointOnWorkers();
         const sp = await master.savepoint(dir);
         await master.cancel();
         return sp.location;
@@ -361,7 +370,8 @@ export class StreamEnvironment {
       sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
       allowNonRestoredState: run.allowNonRestoredState ?? false,
     });
-    return { deployer: remoteDeployer(launchInMemoryTaskManagers(count, context, env.scheduler), (plan) => placeSubtasks(plan, count, slots), env) };
+    const launch = launchInMemoryTaskManagers(count, context, env.scheduler, run.loseControlMessage);
+    return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
   }
 
   /**
@@ -388,7 +398,11 @@ export class StreamEnvironment {
       elementsPerStep: run.elementsPerStep ?? 64,
       sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
     });
-    return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env) };
+    return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
+  }
+
+  private watch(): TaskManagerWatch {
+    return { heartbeat: this.options.heartbeat, cancellationTimeoutMs: this.options.cancellationTimeoutMs };
   }
 
   /**

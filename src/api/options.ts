@@ -104,6 +104,11 @@ export interface StreamEnvironmentOptions {
   bufferRecords?: number;
   /** Buffers a channel holds before its producer is backpressured; default 8. */
   channelCapacity?: number;
+  /**
+   * How often (ms of the job's clock) sources and `assignTimestampsAndWatermarks` ask their
+   * watermark generator for a periodic watermark; default 200.
+   */
+  autoWatermarkIntervalMs?: number;
   /** Job id used in the checkpoint directory (letters, digits, `.`, `_`, `-`); default: the job name plus a random suffix. */
   jobId?: string;
   /**
@@ -118,6 +123,26 @@ export interface StreamEnvironmentOptions {
    * slotsPerTaskManager must reach the job's highest parallelism. Default: as many as needed.
    */
   slotsPerTaskManager?: number;
+  /** Heartbeats between the job master and its task managers (taskManagers > 1); default every 1000 ms, dead after 10000 ms. */
+  heartbeat?: HeartbeatOptions;
+  /**
+   * Milliseconds a task manager (taskManagers > 1) has to stop its subtasks once the job is
+   * cancelled or fails over, before its worker thread is terminated (a subtask stuck in user code
+   * never returns); >= 1, default 10000. `JobClient.cancel` resolves within about this long.
+   */
+  cancellationTimeoutMs?: number;
+}
+
+/**
+ * How the job master watches its task managers (`StreamEnvironmentOptions.heartbeat`): it sends
+ * each a heartbeat every `intervalMs`, and a task manager that has not answered for `timeoutMs` is
+ * declared dead: the job fails over by its restart strategy. Applies with taskManagers > 1.
+ */
+export interface HeartbeatOptions {
+  /** Milliseconds between heartbeats (>= 1); default 1000. Task managers report their figures with each answer. */
+  intervalMs?: number;
+  /** Milliseconds without an answer after which a task manager is dead (> intervalMs); default 10000. */
+  timeoutMs?: number;
 }
 
 /** Settings of the embedded state backend: `StreamEnvironmentOptions.embeddedState`. */
@@ -128,6 +153,14 @@ export interface EmbeddedStateOptions {
   cacheEntriesMax?: number;
   /** A new full base is written once the increments since the last one pass this share of it; default 1. */
   incrementsShareMax?: number;
+}
+
+/** The heartbeat settings with their defaults applied. */
+export interface ResolvedHeartbeat {
+  /** Milliseconds between heartbeats. */
+  readonly intervalMs: number;
+  /** Milliseconds without an answer after which a task manager is dead. */
+  readonly timeoutMs: number;
 }
 
 /** The embedded backend's settings with their defaults applied. */
@@ -162,12 +195,18 @@ export interface ResolvedOptions {
   readonly bufferRecords: number;
   /** Buffers per channel. */
   readonly channelCapacity: number;
+  /** Periodic watermark interval in milliseconds. */
+  readonly autoWatermarkIntervalMs: number;
   /** The job id, or null to derive one from the job name. */
   readonly jobId: string | null;
   /** Task managers (1: all subtasks in the executing thread). */
   readonly taskManagers: number;
   /** Slots per task manager, or null: as many as the job needs. */
   readonly slotsPerTaskManager: number | null;
+  /** Heartbeats to task managers. */
+  readonly heartbeat: ResolvedHeartbeat;
+  /** Milliseconds a task manager has to stop its subtasks before its worker is terminated. */
+  readonly cancellationTimeoutMs: number;
 }
 
 const KNOWN_TOP = [
@@ -181,10 +220,14 @@ const KNOWN_TOP = [
   'restartStrategy',
   'bufferRecords',
   'channelCapacity',
+  'autoWatermarkIntervalMs',
   'jobId',
   'taskManagers',
   'slotsPerTaskManager',
+  'heartbeat',
+  'cancellationTimeoutMs',
 ];
+const KNOWN_HEARTBEAT = ['intervalMs', 'timeoutMs'];
 const KNOWN_EMBEDDED = ['localDir', 'cacheEntriesMax', 'incrementsShareMax'];
 const KNOWN_CHECKPOINTING = [
   'intervalMs',
@@ -309,7 +352,20 @@ function resolveStateOptions(
   };
 }
 
-function resolveTaskManagers(options: StreamEnvironmentOptions, checkpointStorage: string): Pick<ResolvedOptions, 'taskManagers' | 'slotsPerTaskManager'> {
+function resolveHeartbeat(h: HeartbeatOptions | undefined): ResolvedHeartbeat {
+  const o = h ?? {};
+  if (typeof o !== 'object' || o === null) throw new ConfigError('heartbeat', 'must be an object');
+  rejectUnknown(o, KNOWN_HEARTBEAT, 'heartbeat.');
+  const intervalMs = int(o.intervalMs, 'heartbeat.intervalMs', 1, 1000);
+  const timeoutMs = int(o.timeoutMs, 'heartbeat.timeoutMs', 1, Math.max(10_000, intervalMs + 1));
+  if (timeoutMs <= intervalMs) throw new ConfigError('heartbeat.timeoutMs', `must be > heartbeat.intervalMs (${intervalMs}), got ${timeoutMs}`);
+  return { intervalMs, timeoutMs };
+}
+
+function resolveTaskManagers(
+  options: StreamEnvironmentOptions,
+  checkpointStorage: string,
+): Pick<ResolvedOptions, 'taskManagers' | 'slotsPerTaskManager' | 'heartbeat' | 'cancellationTimeoutMs'> {
   const taskManagers = int(options.taskManagers, 'taskManagers', 1, 1, 256);
   const slotsPerTaskManager = options.slotsPerTaskManager === undefined ? null : int(options.slotsPerTaskManager, 'slotsPerTaskManager', 1, 1);
   if (taskManagers > 1 && checkpointStorage === 'memory') {
@@ -318,7 +374,12 @@ function resolveTaskManagers(options: StreamEnvironmentOptions, checkpointStorag
       `${taskManagers} task managers need checkpointStorage to be a directory: worker threads cannot share 'memory' storage`,
     );
   }
-  return { taskManagers, slotsPerTaskManager };
+  return {
+    taskManagers,
+    slotsPerTaskManager,
+    heartbeat: resolveHeartbeat(options.heartbeat),
+    cancellationTimeoutMs: int(options.cancellationTimeoutMs, 'cancellationTimeoutMs', 1, 10_000),
+  };
 }
 
 /**
@@ -354,6 +415,7 @@ export function resolveOptions(options: StreamEnvironmentOptions = {}): Resolved
     restartStrategy: resolveRestart(options.restartStrategy),
     bufferRecords: int(options.bufferRecords, 'bufferRecords', 1, 512),
     channelCapacity: int(options.channelCapacity, 'channelCapacity', 1, 8),
+    autoWatermarkIntervalMs: int(options.autoWatermarkIntervalMs, 'autoWatermarkIntervalMs', 1, 200),
     jobId,
     ...resolveTaskManagers(options, checkpointStorage),
   };

@@ -1,5 +1,5 @@
 /** `weir checkpoints <dir>`: lists the snapshots under a checkpoint or savepoint directory. */
-import { listCheckpointsIn, type StoredSnapshotListing } from '../storage/fs-storage.ts';
+import { listCheckpointsIn, type StoredSnapshotListing } from '../checkpoint/restore/snapshot-listing.ts';
 import { EXIT_OK } from './exit.ts';
 import { humanBytes, isoTime, oneLine, renderTable } from './format.ts';
 

@@ -11,7 +11,11 @@ import { InjectedFault, StreamEnvironment, readCommittedLines, type JobClient, t
 import type { FaultContext, FaultInjector, FaultSite } from '../runtime/faults.ts';
 import { EXIT_JOB_FAILED, EXIT_OK, EXIT_SIGINT, UsageError } from './exit.ts';
 import { groupDigits } from './format.ts';
-import { failureLine, finalStatusLine, superviseJob } from './supervise.ts';
+import type { JobMaster } from '../internal.ts';
+import type { WebServer } from '../web/server.ts';
+import { openDashboard } from './dashboard.ts';
+import { newControlToken } from './job-registry.ts';
+import { failureLine, finalStatusLine, superviseJob, type JobOutcome } from './supervise.ts';
 import { verifyLedger } from './verify-ledger.ts';
 
 export interface DemoFlags {
@@ -68,8 +72,43 @@ export async function demoCommand(flags: DemoFlags): Promise<number> {
   });
   bank.buildJob(env, { outputDir, config });
   const crash = new CrashOnce('ledger', Math.floor(CRASH_AT * (config.transfers + config.accounts)));
-  const outcome = await superviseJob(env, bank.name, { faults: crash, onEvent: (e) => crash.onEvent(e) }, { quiet: false, onStarted: (c) => crash.attach(c) });
+  let master: JobMaster | null = null;
+  let dashboard: Promise<WebServer | null> = Promise.resolve(null);
+  const outcome = await superviseJob(
+    env,
+    bank.name,
+    { faults: crash, onEvent: (e) => crash.onEvent(e), onJobMaster: (m) => (master = m) },
+    {
+      quiet: false,
+      onStarted: (c, log) => {
+        crash.attach(c);
+        dashboard = openDashboard(c, master, newControlToken(), log);
+      },
+    },
+  );
   out.write(`${finalStatusLine(outcome)}\n`);
+  const code = await verifyDemo(outcome, crash, outputDir, checkpointDir);
+  await keepDashboardOpen(await dashboard);
+  return code;
+}
+
+/**
+ * On a terminal the dashboard stays open after the demo, so its checkpoints (the crash and the
+ * recovery among them) can be replayed, until Ctrl-C; elsewhere (scripts, tests) it closes.
+ */
+async function keepDashboardOpen(dashboard: WebServer | null): Promise<void> {
+  if (dashboard === null) return;
+  if (process.stderr.isTTY === true && process.stdin.isTTY === true) {
+    process.stderr.write(`weir demo: the dashboard stays open at ${dashboard.address}/ to replay the checkpoints; press Ctrl-C to exit\n`);
+    dashboard.hold();
+    await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+  }
+  await dashboard.close();
+}
+
+async function verifyDemo(outcome: JobOutcome, crash: CrashOnce, outputDir: string, checkpointDir: string): Promise<number> {
+  const out = process.stderr;
+  const config = bank.DEFAULT_CONFIG;
   if (outcome.status === 'FAILED') {
     out.write(`${failureLine(outcome.error)}\n`);
     return EXIT_JOB_FAILED;

@@ -60,6 +60,16 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .option('-p, --parallelism <n>', 'default parallelism of the job', positiveInt('parallelism'))
     .option('--checkpoint-dir <dir>', 'store checkpoints in this directory (retained when the job ends)')
     .option('--checkpoint-interval <ms>', 'milliseconds between checkpoints', positiveInt('checkpoint interval'))
+    .option(
+      '--task-managers <n>',
+      "run the subtasks in n task managers, each a worker thread (above 1: needs --checkpoint-dir; default: the module's options, else 1)",
+      positiveInt('--task-managers'),
+    )
+    .option(
+      '--slots-per-task-manager <m>',
+      'slots per task manager, each holding subtask i of every operator (task managers x slots must reach the parallelism; default: as many as needed)',
+      positiveInt('--slots-per-task-manager'),
+    )
     .option('--from <checkpoint>', 'start from a checkpoint, savepoint or job checkpoint directory (its newest that verifies)')
     .option('--allow-non-restored-state', 'allow state in --from that no operator of the job claims')
     .option('--claim', 'take ownership of the --from checkpoint: retention may delete it later (default: never touched)')

@@ -9,12 +9,17 @@ import { EXIT_CANCELED, EXIT_JOB_FAILED, EXIT_OK, UsageError, isUsageError } fro
 import { oneLine } from './format.ts';
 import { loadJobModule, type JobFinishedContext, type JobModule } from './load-job-module.ts';
 import { openRunControl, type RunControl } from './run-control.ts';
+import type { JobMaster } from '../internal.ts';
 import { failureLine, finalStatusLine, superviseJob } from './supervise.ts';
 
 export interface RunFlags {
   readonly parallelism?: number;
   readonly checkpointDir?: string;
   readonly checkpointInterval?: number;
+  /** Task managers (worker threads) the subtasks run in. */
+  readonly taskManagers?: number;
+  /** Slots per task manager. */
+  readonly slotsPerTaskManager?: number;
   readonly from?: string;
   readonly allowNonRestoredState?: boolean;
   /** Take ownership of the `--from` checkpoint (no-claim by default). */
@@ -31,6 +36,8 @@ export function mergeOptions(module: StreamEnvironmentOptions, flags: RunFlags):
   const checkpointing: CheckpointingOptions = typeof moduleCheckpointing === 'object' && moduleCheckpointing !== null ? { ...moduleCheckpointing } : {};
   let touched = false;
   if (flags.parallelism !== undefined) merged.parallelism = flags.parallelism;
+  if (flags.taskManagers !== undefined) merged.taskManagers = flags.taskManagers;
+  if (flags.slotsPerTaskManager !== undefined) merged.slotsPerTaskManager = flags.slotsPerTaskManager;
   if (flags.checkpointDir !== undefined) {
     merged.checkpointStorage = flags.checkpointDir;
     // Keep the run's checkpoints after it ends, so `--from` can pick them up.
@@ -59,7 +66,7 @@ export async function runCommand(modulePath: string, flags: RunFlags): Promise<n
     throw new UsageError(`job module ${job.path} failed to build the job: ${oneLine(errorMessage(err))}`, { cause: err });
   }
   const quiet = flags.quiet === true;
-  const started: { control?: Promise<RunControl> } = {};
+  const started: { control?: Promise<RunControl>; master?: JobMaster } = {};
   const outcome = await superviseJob(
     env,
     job.name,
@@ -68,12 +75,13 @@ export async function runCommand(modulePath: string, flags: RunFlags): Promise<n
       allowNonRestoredState: flags.allowNonRestoredState,
       ...(flags.claim === true ? { claim: true } : {}),
       ...(flags.acceptDuplicates === true ? { acceptDuplicates: true } : {}),
+      onJobMaster: (master) => (started.master = master),
     },
     {
       quiet,
       onStarted: (client, log) => {
         if (!quiet) log(describeStart(job.name, client.jobId, env));
-        started.control = openRunControl(client, job, log);
+        started.control = openRunControl(client, job, log, started.master ?? null);
       },
     },
   );
@@ -85,7 +93,7 @@ export async function runCommand(modulePath: string, flags: RunFlags): Promise<n
     return EXIT_JOB_FAILED;
   }
   if (outcome.status === 'CANCELED') return EXIT_CANCELED;
-  const stoppedWithSavepoint = control?.server?.stoppedWithSavepoint ?? null;
+  const stoppedWithSavepoint = control?.stoppedWithSavepoint ?? null;
   if (stoppedWithSavepoint !== null) {
     const sameDir = flags.checkpointDir === undefined ? '' : ` --checkpoint-dir ${flags.checkpointDir}`;
     process.stderr.write(`stopped with savepoint ${stoppedWithSavepoint}; resume with: weir run ${modulePath}${sameDir} --from ${stoppedWithSavepoint}\n`);

@@ -5,7 +5,10 @@
 import { systemClock } from '../core/adapters.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { JobClient } from '../index.ts';
+import type { JobMaster } from '../internal.ts';
+import type { WebServer } from '../web/server.ts';
 import { startControlServer, type ControlServer } from './control-server.ts';
+import { openDashboard } from './dashboard.ts';
 import { isoTime, oneLine } from './format.ts';
 import { newControlToken, registerJob, unregisterJob } from './job-registry.ts';
 import { ensureRegistryDir } from './registry-dir.ts';
@@ -13,11 +16,20 @@ import { ensureRegistryDir } from './registry-dir.ts';
 export interface RunControl {
   /** The endpoint, or null when it could not start (the job runs on without it). */
   readonly server: ControlServer | null;
+  /** The dashboard and REST API, or null when it could not start. */
+  readonly dashboard: WebServer | null;
+  /** The savepoint a stop (`weir stop` or `POST /jobs/:id/stop`) ended the job with, once it completed. */
+  readonly stoppedWithSavepoint: string | null;
   /** Closes the endpoint after its requests in progress were answered, and unregisters the job. */
   close(): Promise<void>;
 }
 
-export async function openRunControl(client: JobClient, job: { path: string; name: string }, log: (line: string) => void): Promise<RunControl> {
+export async function openRunControl(
+  client: JobClient,
+  job: { path: string; name: string },
+  log: (line: string) => void,
+  master: JobMaster | null = null,
+): Promise<RunControl> {
   let server: ControlServer;
   const token = newControlToken();
   try {
@@ -26,7 +38,7 @@ export async function openRunControl(client: JobClient, job: { path: string; nam
     server = await startControlServer(client, token);
   } catch (err) {
     log(`weir: warning: no control endpoint for job ${client.jobId}: ${oneLine(errorMessage(err))}`);
-    return { server: null, close: async () => {} };
+    return { server: null, dashboard: null, stoppedWithSavepoint: null, close: async () => {} };
   }
   const onExit = () => unregisterJob(client.jobId);
   try {
@@ -43,17 +55,23 @@ export async function openRunControl(client: JobClient, job: { path: string; nam
   } catch (err) {
     await server.close();
     log(`weir: warning: no control endpoint for job ${client.jobId}: it could not be registered: ${oneLine(errorMessage(err))}`);
-    return { server: null, close: async () => {} };
+    return { server: null, dashboard: null, stoppedWithSavepoint: null, close: async () => {} };
   }
   log(`control: ${server.address} (job ${client.jobId})`);
+  let stoppedByRest: string | null = null;
+  const dashboard = await openDashboard(client, master, token, log, (location) => (stoppedByRest = location));
   let closing: Promise<void> | null = null;
   return {
     server,
+    dashboard,
+    get stoppedWithSavepoint() {
+      return server.stoppedWithSavepoint ?? stoppedByRest;
+    },
     close: () =>
       (closing ??= (async () => {
         unregisterJob(client.jobId);
         process.off('exit', onExit);
-        await server.close();
+        await Promise.all([server.close(), dashboard?.close()]);
       })()),
   };
 }

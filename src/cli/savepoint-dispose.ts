@@ -9,7 +9,9 @@ import * as path from 'node:path';
 import { filePathsOf } from '../checkpoint/metadata/walk.ts';
 import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
 import { errorMessage, StorageError } from '../core/errors.ts';
-import { listDir, pathKind, readMetadataFile } from '../storage/fs-io.ts';
+import { readMetadataAt } from '../checkpoint/metadata/read.ts';
+import { fsSnapshotReader } from '../storage/fs-inspect.ts';
+import { listDir, pathKind } from '../storage/fs-io.ts';
 import { isInside, METADATA_FILE_NAME, metadataPath, parseCheckpointDirName } from '../storage/paths.ts';
 import { EXIT_OK, UsageError } from './exit.ts';
 
@@ -24,7 +26,7 @@ export async function checkSavepointDir(dir: string): Promise<CheckpointMetadata
   if ((await pathKind(metadataPath(dir))) !== 'file') throw refuse(`has no ${METADATA_FILE_NAME}`);
   let meta: CheckpointMetadata;
   try {
-    meta = await readMetadataFile(metadataPath(dir));
+    meta = await readMetadataAt(fsSnapshotReader, dir);
   } catch (err) {
     if (!(err instanceof StorageError)) throw err;
     throw refuse(`has a ${METADATA_FILE_NAME} that does not verify (${errorMessage(err)})`);

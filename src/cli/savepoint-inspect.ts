@@ -4,7 +4,6 @@
  * states: name, kind (value/list/map/reducing/aggregating for keyed state, read from the keyed
  * stream's sections; split/union for operator state), keys or entries, and bytes.
  */
-import { readFile } from 'node:fs/promises';
 import type { OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
 import { SUPPORTED_METADATA_VERSIONS } from '../checkpoint/metadata/serializer.ts';
 import { StorageError } from '../core/errors.ts';
@@ -13,8 +12,9 @@ import { readOperatorHandle } from '../state/formats/operator-stream.ts';
 import { KEYED_DELTA_STREAM_VERSION } from '../state/formats/keyed-sections.ts';
 import { KEYED_STREAM_VERSION, readStreamHeader, sectionBytes, streamName } from '../state/formats/stream-format.ts';
 import { decodeEnvelope } from '../storage/file-format.ts';
-import { readCheckpointMetadataAt, resolveCheckpointLocation } from '../storage/fs-storage.ts';
-import { snapshotSizeBytes } from '../storage/fs-inspect.ts';
+import { snapshotSizeBytes } from '../checkpoint/restore/checkpoint-listing.ts';
+import { readCheckpointMetadataAt, resolveCheckpointLocation } from '../checkpoint/restore/locate.ts';
+import { fsSnapshotReader } from '../storage/fs-inspect.ts';
 import { readStateFs } from '../storage/fs-io.ts';
 import { keyedHandleSizes, streamSize, type KeyGroupsStateHandle, type StreamStateHandle } from '../storage/handles.ts';
 import { metadataPath } from '../storage/paths.ts';
@@ -64,8 +64,7 @@ export async function inspectSnapshot(p: string): Promise<SnapshotReport> {
   const location = await resolveCheckpointLocation(p);
   const meta = await readCheckpointMetadataAt(location);
   const file = metadataPath(location);
-  const raw = await readFile(file);
-  const formatVersion = decodeEnvelope('metadata', new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength), file, SUPPORTED_METADATA_VERSIONS).version;
+  const formatVersion = decodeEnvelope('metadata', await fsSnapshotReader.readMetadataBytes(location), file, SUPPORTED_METADATA_VERSIONS).version;
   const operators: OperatorReport[] = [];
   for (const op of meta.operators) operators.push(await inspectOperator(op));
   return {
@@ -76,7 +75,7 @@ export async function inspectSnapshot(p: string): Promise<SnapshotReport> {
     jobId: meta.jobId,
     createdAt: isoTime(meta.timestampMs),
     timestampMs: meta.timestampMs,
-    sizeBytes: await snapshotSizeBytes(location, meta),
+    sizeBytes: await snapshotSizeBytes(fsSnapshotReader, location, meta),
     type: meta.summary?.type ?? null,
     operators,
   };

@@ -17,6 +17,12 @@ export interface TaskHandle {
   readonly status: TaskStatus;
   readonly sourceRecordsOut: number;
   readonly sinkRecordsIn: number;
+  /** Records the subtask took from its input channels. */
+  readonly recordsIn: number;
+  /** Records the subtask's record writers sent downstream. */
+  readonly recordsWritten: number;
+  /** Milliseconds the subtask spent blocked on output (backpressure), in its own clock. */
+  readonly backpressuredMs: number;
   triggerCheckpoint(barrier: CheckpointBarrier): void;
   notifyCheckpointComplete(checkpointId: CheckpointId): void;
   notifyCheckpointAborted(checkpointId: CheckpointId): void;
@@ -27,8 +33,11 @@ export interface AttemptDeployment {
   /** Opens every subtask's operators (state is restored by then). */
   open(): Promise<void>;
   start(): void;
-  /** Cancels every subtask and drops what is in flight; idempotent. */
-  teardown(): void;
+  /**
+   * Cancels every subtask and drops what is in flight; idempotent. Resolves once every subtask
+   * stopped (task managers answered, or were terminated after their cancellation timeout).
+   */
+  teardown(): Promise<void>;
 }
 
 /** Builds and restores one attempt: `firstCheckpointFull` as in deployment.ts's deploy. */
@@ -48,6 +57,7 @@ export const inThreadDeployer: Deployer = async (spec, restore, firstCheckpointF
     teardown: () => {
       for (const task of d.tasks) task.cancel();
       for (const ch of d.channels) ch.clear();
+      return Promise.resolve();
     },
   };
 };

@@ -5,11 +5,12 @@
  */
 import { RestoreError } from '../core/errors.ts';
 import { decodeBuffers } from '../checkpoint/channel/channel-state.ts';
-import type { DataBuffer } from '../checkpoint/channel/buffer.ts';
+import type { InflightElement } from '../checkpoint/channel/buffer.ts';
 import type { CheckpointId } from '../core/ids.ts';
+import type { CheckpointOptions } from '../checkpoint/barrier/barrier.ts';
 import type { CheckpointMetadata, OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
 import { buildExecutionPlan, type ChannelPlan, type ExecutionPlan, type SubtaskPlan } from '../graph/execution-plan.ts';
-import type { JobGraph, JobVertex } from '../graph/job-graph.ts';
+import { DEFAULT_AUTO_WATERMARK_INTERVAL_MS, type JobEdge, type JobGraph, type JobVertex } from '../graph/job-graph.ts';
 import { LocalChannel, type InputChannel, type OutputChannel } from '../runtime/channel.ts';
 import { InputGate, type InputChannelSpec } from '../runtime/input-gate.ts';
 import type { Output, StreamOperator } from '../runtime/operator.ts';
@@ -20,6 +21,11 @@ import type { CheckpointStorage, CheckpointStreamFactory } from '../storage/stor
 import type { Environment } from '../core/time.ts';
 import type { FaultInjector } from '../runtime/faults.ts';
 import type { TaskGateway } from '../runtime/task-gateway.ts';
+import { assert } from '../core/assert.ts';
+import { WATERMARK_ACTIVE, WATERMARK_IDLE } from '../core/watermark.ts';
+import { newElementTimestamp } from '../runtime/time/element-timestamp.ts';
+import { MailboxProcessingTimeService } from '../runtime/time/processing-time.ts';
+import { KeyedTimeServiceManager } from '../runtime/time/keyed-timer-service.ts';
 
 export interface DeploymentSpec {
   readonly graph: JobGraph;
@@ -29,10 +35,12 @@ export interface DeploymentSpec {
   readonly backends: StateBackendFactory;
   readonly storage: CheckpointStorage;
   /** Where subtasks write the state of checkpoint or savepoint n. */
-  readonly streams: (checkpointId: CheckpointId) => CheckpointStreamFactory;
+  readonly streams: (checkpointId: CheckpointId, options: CheckpointOptions) => CheckpointStreamFactory;
   readonly env: Environment;
   readonly faults: FaultInjector;
   readonly gateway: TaskGateway;
+  /** Says something about the attempt in the job's events (a task manager terminated by the watchdog). */
+  readonly log?: (message: string) => void;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
   readonly elementsPerStep: number;
@@ -88,17 +96,47 @@ export function checkSnapshotCompatible(graph: JobGraph, metadata: CheckpointMet
   }
 }
 
-function chainOutput(next: StreamOperator | null, writers: RecordWriter[]): Output {
-  if (next) return { collect: (r) => next.processElement(r, -1, 0) };
-  if (writers.length === 1) {
-    const w = writers[0]!;
-    return { collect: (r) => w.emit(r) };
+function chainOutput(next: StreamOperator | null, writers: RecordWriter[], edges: readonly JobEdge[]): Output {
+  // Only the last operator of a chain has side outputs downstream: a node read through a side
+  // output is never chained into its consumer, and a node with two consumers ends its chain.
+  const main: RecordWriter[] = [];
+  const side = new Map<string, RecordWriter[]>();
+  writers.forEach((w, e) => {
+    const tag = edges[e]!.sideOutput;
+    if (tag === null) main.push(w);
+    else side.set(tag, [...(side.get(tag) ?? []), w]);
+  });
+  const sideOutput =
+    next || side.size === 0
+      ? () => {}
+      : (tagId: string, record: unknown) => {
+          const targets = side.get(tagId);
+          if (targets) for (const w of targets) w.emit(record);
+        };
+  // A status skips chained operators: it describes the subtask's output channels.
+  const emitWatermarkStatus = (idle: boolean) => {
+    for (const w of writers) w.broadcastEvent(idle ? WATERMARK_IDLE : WATERMARK_ACTIVE);
+  };
+  // Watermarks go to every output, side outputs included: they are event time of the operator.
+  const emitWatermark =
+    writers.length === 1
+      ? (ms: number) => writers[0]!.emitWatermark(ms)
+      : (ms: number) => {
+          for (const w of writers) w.emitWatermark(ms);
+        };
+  if (next) return { collect: (r) => next.processElement(r, -1, 0), sideOutput, emitWatermark: (ms) => next.processWatermark(ms), emitWatermarkStatus };
+  if (main.length === 1) {
+    const w = main[0]!;
+    return { collect: (r) => w.emit(r), sideOutput, emitWatermark, emitWatermarkStatus };
   }
-  if (writers.length === 0) return { collect: () => {} };
+  if (main.length === 0) return { collect: () => {}, sideOutput, emitWatermark, emitWatermarkStatus };
   return {
     collect: (r) => {
-      for (const w of writers) w.emit(r);
+      for (const w of main) w.emit(r);
     },
+    sideOutput,
+    emitWatermark,
+    emitWatermarkStatus,
   };
 }
 
@@ -120,7 +158,7 @@ export async function restoreChannelState(
   restored: Map<string, OperatorStateMeta>,
   storage: CheckpointStorage,
 ): Promise<void> {
-  const fill = new Map<InputChannel | OutputChannel, { input: DataBuffer[]; output: DataBuffer[] }>();
+  const fill = new Map<InputChannel | OutputChannel, { input: InflightElement[]; output: InflightElement[] }>();
   const slot = (ch: InputChannel | OutputChannel) => {
     let f = fill.get(ch);
     if (!f) fill.set(ch, (f = { input: [], output: [] }));
@@ -211,7 +249,9 @@ async function deploySubtask(
 ): Promise<BuiltSubtask> {
   const v = spec.graph.vertices[sub.vertex]!;
   const i = sub.subtask;
-  const writers = v.outputs.map((edge, e) => new RecordWriter(outputs[e]!, edge.partitioner, spec.bufferRecords, v.maxParallelism, i));
+  const timestamps = newElementTimestamp();
+  const processingTime = new MailboxProcessingTimeService(spec.env.clock, spec.env.scheduler);
+  const writers = v.outputs.map((edge, e) => new RecordWriter(outputs[e]!, edge.partitioner, spec.bufferRecords, v.maxParallelism, i, timestamps));
   const chain: ChainedOperator[] = v.chain.map((node) => ({
     uid: node.uid,
     name: node.name,
@@ -228,6 +268,7 @@ async function deploySubtask(
     throw err;
   }
   chain.forEach((op, k) => {
+    const timeServices = op.keyedBackend ? new KeyedTimeServiceManager(op.keyedBackend, processingTime, timestamps) : null;
     op.operator.setup({
       uid: op.uid,
       name: op.name,
@@ -236,11 +277,19 @@ async function deploySubtask(
       maxParallelism: v.maxParallelism,
       attempt: spec.attempt,
       runId: spec.runId,
-      output: chainOutput(chain[k + 1]?.operator ?? null, writers),
+      output: chainOutput(chain[k + 1]?.operator ?? null, writers, v.outputs),
       keyedBackend: op.keyedBackend,
       operatorState: op.operatorBackend,
       clock: spec.env.clock,
       restored: restored.has(op.uid),
+      timestamps,
+      processingTime,
+      autoWatermarkIntervalMs: spec.graph.autoWatermarkIntervalMs ?? DEFAULT_AUTO_WATERMARK_INTERVAL_MS,
+      timeServices,
+      getInternalTimerService: (name, triggerable) => {
+        assert(timeServices !== null, () => `operator ${op.uid}: timer services exist on keyed operators only`);
+        return timeServices.getInternalTimerService(name, triggerable);
+      },
     });
   });
   const cfg: StreamTaskConfig = {
@@ -256,6 +305,8 @@ async function deploySubtask(
     streams: spec.streams,
     elementsPerStep: spec.elementsPerStep,
     sourceBatchRecords: spec.sourceBatchRecords,
+    processingTime,
+    timestamps,
   };
   const target = { headUid: v.chain[0]!.uid, subtask: i, inputs: inputs.map((x) => x.channel), outputs: writers.map((w) => w.channels) };
   return { task: new StreamTask(cfg), chain, target };

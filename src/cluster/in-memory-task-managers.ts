@@ -10,7 +10,13 @@ import { TaskManager, type TaskManagerContext } from './task-manager.ts';
 import { inMemoryLinkPair, type Link } from './transport/link.ts';
 import type { DataMessage, ToJobMaster, ToTaskManager } from './transport/protocol.ts';
 
-export function launchInMemoryTaskManagers(count: number, context: (index: number) => TaskManagerContext, scheduler: Scheduler): LaunchTaskManagers {
+/** `lose`: a message from task manager n to the job master for which it returns true is dropped (tests of lost heartbeats). */
+export function launchInMemoryTaskManagers(
+  count: number,
+  context: (index: number) => TaskManagerContext,
+  scheduler: Scheduler,
+  lose?: (taskManager: number, message: ToJobMaster) => boolean,
+): LaunchTaskManagers {
   return async (): Promise<TaskManagerPool> => {
     const peers = Array.from({ length: count }, () => new Map<number, Link<DataMessage, DataMessage>>());
     const all: Array<{ close(): void }> = [];
@@ -28,7 +34,16 @@ export function launchInMemoryTaskManagers(count: number, context: (index: numbe
       const [master, manager] = inMemoryLinkPair<ToTaskManager, ToJobMaster>(scheduler);
       links.push(master);
       all.push(master);
-      managers.push(new TaskManager(context(i), manager, peers[i]!));
+      const lossy: Link<ToJobMaster, ToTaskManager> = lose
+        ? {
+            send: (message, transfer) => {
+              if (!lose(i, message)) manager.send(message, transfer);
+            },
+            onMessage: (handler) => manager.onMessage(handler),
+            close: () => manager.close(),
+          }
+        : manager;
+      managers.push(new TaskManager(context(i), lossy, peers[i]!));
     }
     let down = false;
     return {

@@ -7,6 +7,7 @@
 import { ConfigError, errorMessage, JobFailedError, RestoreError, StorageError, WeirError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
+import { preciseWallNow } from '../core/wall-time.ts';
 import type { CheckpointStats } from '../checkpoint/coordinator/checkpoint-stats.ts';
 import type { CompletedCheckpoint } from '../checkpoint/coordinator/completed-checkpoint.ts';
 import type { CheckpointingConfig } from '../checkpoint/coordinator/config.ts';
@@ -20,7 +21,8 @@ import { directRpc, type Rpc } from '../runtime/rpc.ts';
 import type { TaskId } from '../core/ids.ts';
 import type { TaskGateway } from '../runtime/task-gateway.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
-import type { CheckpointStorage, RestoreCandidate } from '../storage/storage.ts';
+import type { RestoreCandidate } from '../checkpoint/restore/restore-candidates.ts';
+import type { CheckpointStorage } from '../storage/storage.ts';
 import { baseName, parseSavepointDirName } from '../storage/paths.ts';
 import type { TwoPhaseCommitSink } from '../runtime/sink.ts';
 import type { DeploymentSpec } from './deployment.ts';
@@ -28,6 +30,22 @@ import { inThreadDeployer, type AttemptDeployment, type Deployer, type TaskHandl
 import { decideSinkRecovery, type SinkCommitView, type SkippedCheckpoint } from './sink-recovery.ts';
 import type { JobEvent, JobMetrics, JobResult, JobStatus } from './job-events.ts';
 import { decideRestart, type RestartStrategyConfig } from './restart-strategy.ts';
+import { CheckpointTraces } from './checkpoint-traces.ts';
+
+/** A failure of an attempt, as the dashboard's exceptions view lists it. */
+export interface JobException {
+  /** Wall-clock ms the job master handled it. */
+  readonly atMs: number;
+  /** The attempt that failed. */
+  readonly attempt: number;
+  /** The failure, on one line. */
+  readonly message: string;
+  /** Whether the restart strategy restarted the job (false: the job failed for good). */
+  readonly restarted: boolean;
+}
+
+/** Failures kept for the exceptions view. */
+const EXCEPTIONS_KEPT = 50;
 
 export interface JobMasterConfig {
   readonly jobId: JobId;
@@ -39,7 +57,7 @@ export interface JobMasterConfig {
   readonly storage: CheckpointStorage;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
-  /** What the job may start from, newest first (`storage.restoreCandidates` of `--from`); empty: start from nothing. */
+  /** What the job may start from, newest first (`restoreCandidates` of `--from`); empty: start from nothing. */
   readonly restoreCandidates: readonly RestoreCandidate[];
   readonly allowNonRestoredState: boolean;
   /** Restore even where a sink would commit output a second time (see sink-recovery.ts). */
@@ -84,6 +102,15 @@ export class JobMaster {
   private failedAttempt = -1;
   /** Drawn once per JobMaster, i.e. per process: run ids stay unique across processes that restore the same checkpoint. */
   private readonly processTag: string;
+  /** Per-checkpoint events for the REST API and the dashboard (bounded). */
+  readonly traces = new CheckpointTraces();
+  private readonly failures: JobException[] = [];
+  /** Wall-clock ms the job master was created. */
+  readonly startedAtMs: number;
+  /** The checkpoint the running attempt restored from, or null. */
+  private restoredFromId: number | null = null;
+  private restoredAtMs: number | null = null;
+  private restoreCount = 0;
 
   constructor(
     private readonly cfg: JobMasterConfig,
@@ -95,6 +122,7 @@ export class JobMaster {
     this.deployer = cfg.deployer ?? inThreadDeployer;
     this.initialCandidates = [...cfg.restoreCandidates];
     this.processTag = randomTag(env.random);
+    this.startedAtMs = env.clock.wallNow();
     const firstId = Math.max(0, ...cfg.restoreCandidates.map((c) => c.checkpointId)) + 1;
     this.coordinator = new CheckpointCoordinator(cfg.jobId, cfg.checkpointing, cfg.storage, env, this.coordinatorContext(), firstId);
     this.result = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
@@ -108,6 +136,33 @@ export class JobMaster {
   /** Whether subtasks run in task managers rather than in this thread. */
   get runsOnTaskManagers(): boolean {
     return this.cfg.deployer !== undefined;
+  }
+
+  /** The job's id, name, graph and checkpointing configuration. */
+  get config(): Pick<JobMasterConfig, 'jobId' | 'name' | 'graph' | 'checkpointing' | 'restartStrategy'> {
+    return this.cfg;
+  }
+
+  /** How many times the job restarted after failures. */
+  get restartCount(): number {
+    return this.restarts;
+  }
+
+  /** The checkpoint the current attempt restored from, or null when it started empty. */
+  get restoredFrom(): number | null {
+    return this.restoredFromId;
+  }
+
+  /** The latest restore: which checkpoint, when (wall-clock ms), and how many attempts restored one; null before any. */
+  get latestRestore(): { readonly checkpointId: number; readonly atMs: number; readonly count: number } | null {
+    return this.restoredFromId === null || this.restoredAtMs === null
+      ? null
+      : { checkpointId: this.restoredFromId, atMs: this.restoredAtMs, count: this.restoreCount };
+  }
+
+  /** The failures of attempts so far, oldest first (the newest 50). */
+  get exceptions(): readonly JobException[] {
+    return this.failures;
   }
 
   get tasks(): readonly TaskHandle[] {
@@ -132,8 +187,9 @@ export class JobMaster {
   async cancel(): Promise<void> {
     if (this.isTerminal()) return;
     this.status = 'CANCELED';
-    this.teardown();
+    const stopped = this.teardown();
     await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
+    await stopped;
     this.emit({ type: 'canceled' });
     this.settle.resolve(this.resultOf('CANCELED'));
   }
@@ -143,7 +199,7 @@ export class JobMaster {
    * their files and store handles closed, as the operating system would — and nobody is told.
    */
   abandonAttempt(): void {
-    this.deployment?.teardown();
+    void this.deployment?.teardown();
   }
 
   /** Fails the current attempt from outside (the simulator's "restart the job now"); the restart strategy decides what follows. */
@@ -209,7 +265,7 @@ export class JobMaster {
       return;
     }
     if (this.isTerminal() || attempt !== this.attempt) {
-      deployment.teardown();
+      void deployment.teardown();
       return;
     }
     this.deployment = deployment;
@@ -224,7 +280,12 @@ export class JobMaster {
     deployment.start();
     for (const task of deployment.tasks) this.running.add(key(task.id));
     this.coordinator.start();
-    this.emit({ type: 'running', attempt, restoredFrom: restoredFrom?.checkpointId ?? null });
+    this.restoredFromId = restoredFrom?.checkpointId ?? null;
+    if (this.restoredFromId !== null) {
+      this.restoredAtMs = this.env.clock.wallNow();
+      this.restoreCount++;
+    }
+    this.emit({ type: 'running', attempt, restoredFrom: this.restoredFromId });
   }
 
   /**
@@ -300,7 +361,7 @@ export class JobMaster {
     }
     const decision = decideSinkRecovery({ restoreId, skipped, acceptDuplicates: this.cfg.acceptDuplicates }, views);
     if (decision.kind === 'refuse') {
-      deployment.teardown();
+      void deployment.teardown();
       throw new JobFailedError(decision.message);
     }
     for (const warning of decision.warnings) this.emit({ type: 'log', message: warning });
@@ -326,6 +387,7 @@ export class JobMaster {
       env: this.env,
       faults: this.faults,
       gateway: this.gateway(attempt),
+      log: (message) => this.emit({ type: 'log', message }),
       bufferRecords: this.cfg.bufferRecords,
       channelCapacity: this.cfg.channelCapacity,
       elementsPerStep: this.hooks.elementsPerStep ?? 64,
@@ -339,15 +401,17 @@ export class JobMaster {
     if (this.isTerminal() || attempt !== this.attempt || this.failedAttempt === attempt) return;
     this.failedAttempt = attempt;
     this.status = 'RESTARTING';
-    this.teardown();
+    // The next attempt starts once every subtask of this one stopped (a stuck one is terminated after cancellationTimeoutMs).
+    const stopped = this.teardown();
     const cause = errorMessage(err);
-    void this.coordinator.suspend('JOB_FAILOVER').then(() => {
+    void Promise.all([this.coordinator.suspend('JOB_FAILOVER'), stopped]).then(() => {
       if (this.isTerminal()) return;
       // A configuration error (a missing directory an option names) comes back on every retry.
       const hopeless = err instanceof JobFailedError || err instanceof RestoreError || err instanceof ConfigError;
       const decision = hopeless
         ? { restart: false as const, why: 'restoring cannot succeed by retrying' }
         : decideRestart(this.cfg.restartStrategy, this.restarts);
+      this.recordFailure(attempt, cause, decision.restart);
       if (!decision.restart) {
         this.fail(new JobFailedError(`job '${this.cfg.name}' failed: ${decision.why}; last failure: ${cause}`, { cause: err }));
         return;
@@ -359,16 +423,30 @@ export class JobMaster {
     });
   }
 
-  private teardown(): void {
-    this.deployment?.teardown();
+  private recordFailure(attempt: number, cause: string, restarted: boolean): void {
+    this.failures.push({ atMs: this.env.clock.wallNow(), attempt, message: cause, restarted });
+    if (this.failures.length > EXCEPTIONS_KEPT) this.failures.shift();
+  }
+
+  /** Drops traces of checkpoints that are neither retained, in progress, nor among the newest failed. */
+  private pruneTraces(): void {
+    const keep = new Set<number>(this.coordinator.store.all().map((c) => c.checkpointId));
+    for (const s of this.coordinator.history) if (s.status === 'IN_PROGRESS') keep.add(s.checkpointId);
+    const failed = new Set<number>(this.coordinator.history.filter((s) => s.status === 'FAILED').map((s) => s.checkpointId));
+    this.traces.prune(keep, (id) => failed.has(id));
+  }
+
+  private teardown(): Promise<void> {
+    const stopped = this.deployment?.teardown() ?? Promise.resolve();
     this.deployment = null;
+    return stopped;
   }
 
   private fail(error: Error): void {
     if (this.isTerminal()) return;
     this.status = 'FAILED';
-    this.teardown();
-    void this.coordinator.shutdown(true).finally(() => {
+    const stopped = this.teardown();
+    void Promise.all([this.coordinator.shutdown(true), stopped]).finally(() => {
       this.emit({ type: 'failed', error });
       this.settle.reject(error);
     });
@@ -391,7 +469,11 @@ export class JobMaster {
     const live = () => attempt === this.attempt && !this.isTerminal() && this.deployment !== null;
     const send = (kind: Parameters<Rpc['send']>[0], fn: () => void) => this.rpc.send(kind, () => live() && fn());
     return {
-      acknowledgeCheckpoint: (ack) => send('ack', () => this.coordinator.receiveAck(ack)),
+      acknowledgeCheckpoint: (ack) =>
+        send('ack', () => {
+          this.traces.acknowledged(ack, preciseWallNow(this.env.clock));
+          this.coordinator.receiveAck(ack);
+        }),
       declineCheckpoint: (task, id, reason, cause) => send('decline', () => this.coordinator.receiveDecline(task, id, reason, cause)),
       reachedEndOfData: (task) =>
         send('task-event', () => {
@@ -424,7 +506,7 @@ export class JobMaster {
   private async finish(): Promise<void> {
     if (this.isTerminal()) return;
     this.status = 'FINISHED';
-    this.deployment?.teardown(); // every subtask finished; task managers, if any, end (their figures stay for metrics())
+    void this.deployment?.teardown(); // every subtask finished; task managers, if any, end (their figures stay for metrics())
     const result = this.resultOf('FINISHED');
     await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
     this.emit({ type: 'finished' });
@@ -440,6 +522,7 @@ export class JobMaster {
           v.chain.map((n) => ({ uid: n.uid, name: n.name, parallelism: v.parallelism, maxParallelism: v.maxParallelism })),
         ),
       triggerSources: (barrier: Parameters<TaskHandle['triggerCheckpoint']>[0]) => {
+        this.traces.triggered(barrier, this.attempt, preciseWallNow(this.env.clock));
         for (const task of this.deployment?.tasks ?? []) {
           if (task.isSourceTask) this.rpc.send('trigger', () => task.triggerCheckpoint(barrier));
         }
@@ -450,12 +533,16 @@ export class JobMaster {
           this.lastCheckpoint = stats;
           this.emit({ type: 'checkpoint-completed', stats });
         }
+        this.traces.notified(id, preciseWallNow(this.env.clock));
+        this.pruneTraces();
         for (const task of this.deployment?.tasks ?? []) this.rpc.send('notify-complete', () => task.notifyCheckpointComplete(id));
         if (stats?.isFinal) this.resendFinalNotification(id, this.attempt);
       },
       notifyAborted: (id: CheckpointId) => {
         const stats = this.coordinator.history.find((s) => s.checkpointId === id);
         if (stats) this.emit({ type: 'checkpoint-failed', stats });
+        this.traces.failed(id, preciseWallNow(this.env.clock));
+        this.pruneTraces();
         for (const task of this.deployment?.tasks ?? []) this.rpc.send('notify-aborted', () => task.notifyCheckpointAborted(id));
       },
       failJob: (error: Error) => this.onAttemptFailure(this.attempt, error),

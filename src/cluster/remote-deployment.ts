@@ -15,6 +15,7 @@ import type { TaskStatus } from '../runtime/stream-task.ts';
 import type { AttemptDeployment, Deployer, TaskHandle } from './attempt-deployment.ts';
 import type { DeploymentSpec } from './deployment.ts';
 import { fingerprintOf } from './graph-fingerprint.ts';
+import { HeartbeatMonitor, type HeartbeatSettings } from './heartbeat-monitor.ts';
 import type { Link } from './transport/link.ts';
 import { fromWireError, type Placement, type ToJobMaster, type ToTaskManager } from './transport/protocol.ts';
 
@@ -29,7 +30,15 @@ export interface TaskManagerPool {
 
 export type LaunchTaskManagers = () => Promise<TaskManagerPool>;
 
-const HEARTBEAT_MS = 500;
+/** How the job master watches its task managers. */
+export interface TaskManagerWatch {
+  readonly heartbeat: HeartbeatSettings;
+  /**
+   * Milliseconds a task manager has to answer `cancel` (every subtask stopped) before it is
+   * terminated: a subtask stuck in user code never lets it answer (Flink's task cancellation watchdog).
+   */
+  readonly cancellationTimeoutMs: number;
+}
 
 const taskKey = (t: TaskId): string => `${t.vertex}/${t.subtask}`;
 
@@ -38,6 +47,9 @@ class RemoteTask implements TaskHandle {
   status: TaskStatus = 'CREATED';
   sourceRecordsOut = 0;
   sinkRecordsIn = 0;
+  recordsIn = 0;
+  recordsWritten = 0;
+  backpressuredMs = 0;
 
   constructor(
     readonly id: TaskId,
@@ -59,15 +71,15 @@ class RemoteTask implements TaskHandle {
   }
 }
 
-export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: ExecutionPlan) => Placement, env: Environment): Deployer {
+export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: ExecutionPlan) => Placement, env: Environment, watch: TaskManagerWatch): Deployer {
   return async (spec, restore, firstCheckpointFull) => {
     const pool = await launch();
     const placement = place(buildExecutionPlan(spec.graph));
-    const attempt = new RemoteAttempt(pool, spec, env);
+    const attempt = new RemoteAttempt(pool, spec, env, watch);
     try {
       await attempt.deploy(placement, restore, firstCheckpointFull);
     } catch (err) {
-      attempt.teardown();
+      await attempt.teardown();
       throw err;
     }
     return attempt;
@@ -79,29 +91,55 @@ class RemoteAttempt implements AttemptDeployment {
   private readonly byKey = new Map<string, RemoteTask>();
   private readonly tasksOf: RemoteTask[][];
   private ended = false;
-  private heartbeat = 0;
+  private stopped: Promise<void> | null = null;
+  /** During teardown: a task manager answered `cancel` or died. */
+  private stoppedOne: (index: number) => void = () => {};
+  /** Task managers found dead (worker gone, or silent): teardown does not wait for their answer. */
+  private readonly dead = new Set<number>();
+  private readonly heartbeats: HeartbeatMonitor;
 
   constructor(
     private readonly pool: TaskManagerPool,
     private readonly spec: DeploymentSpec,
     private readonly env: Environment,
+    private readonly watch: TaskManagerWatch,
   ) {
     this.tasksOf = pool.links.map(() => []);
+    this.heartbeats = new HeartbeatMonitor(
+      pool.links.length,
+      watch.heartbeat,
+      env,
+      (index, seq) => pool.links[index]!.send({ type: 'heartbeat', seq }),
+      (index, silentMs) =>
+        this.failTaskManager(index, new Error(`no heartbeat answered for ${Math.round(silentMs)} ms (heartbeat.timeoutMs ${watch.heartbeat.timeoutMs})`)),
+    );
   }
 
+  /** A task manager died (its worker failed or exited, or it stopped answering heartbeats). */
+  private failTaskManager: (index: number, error: Error) => void = () => {};
+
+  /**
+   * Deploys every task manager's share. Heartbeats start with the attempt, not here: a worker
+   * loading the job module (seconds on a loaded machine) cannot answer yet.
+   */
   deploy(placement: Placement, restore: CheckpointMetadata | null, firstCheckpointFull: boolean): Promise<void> {
     const { spec, pool } = this;
     return new Promise<void>((resolve, reject) => {
       let waiting = pool.links.length;
-      pool.onFailure((index, error) => {
-        if (waiting > 0) {
+      this.failTaskManager = (index, error) => {
+        this.dead.add(index);
+        if (this.ended) this.stoppedOne(index);
+        else if (waiting > 0) {
           waiting = -1;
           reject(new Error(`task manager ${index}: ${errorMessage(error)}`, { cause: error }));
         } else this.taskManagerDied(index, error);
-      });
+      };
+      pool.onFailure((index, error) => this.failTaskManager(index, error));
       pool.links.forEach((link, index) => {
         link.onMessage((m) => {
-          if (m.type === 'deploy-failed' && waiting > 0) {
+          if (m.type === 'heartbeat') this.heartbeats.heard(index);
+          if (m.type === 'canceled') this.stoppedOne(index);
+          else if (m.type === 'deploy-failed' && waiting > 0) {
             waiting = -1;
             reject(fromWireError(m.error));
           } else if (m.type === 'deployed' && waiting > 0) {
@@ -157,12 +195,16 @@ class RemoteAttempt implements AttemptDeployment {
           if (t) {
             t.sourceRecordsOut = f.sourceRecordsOut;
             t.sinkRecordsIn = f.sinkRecordsIn;
+            t.recordsIn = f.recordsIn;
+            t.recordsWritten = f.recordsWritten;
+            t.backpressuredMs = f.backpressuredMs;
           }
         }
         return;
       case 'heartbeat':
       case 'deployed':
       case 'deploy-failed':
+      case 'canceled':
         return;
     }
   }
@@ -185,23 +227,42 @@ class RemoteAttempt implements AttemptDeployment {
   start(): void {
     for (const link of this.pool.links) link.send({ type: 'start' });
     for (const t of this.tasks) t.status = 'RUNNING';
-    this.scheduleHeartbeat();
+    this.heartbeats.start();
   }
 
-  private scheduleHeartbeat(): void {
-    this.env.scheduler.schedule(HEARTBEAT_MS, () => {
-      if (this.ended) return;
-      const seq = ++this.heartbeat;
-      for (const link of this.pool.links) link.send({ type: 'heartbeat', seq });
-      this.scheduleHeartbeat();
-    });
-  }
-
-  teardown(): void {
-    if (this.ended) return;
+  /**
+   * Asks every task manager to cancel its subtasks; each answers once they stopped. One that has
+   * not answered within the cancellation timeout (a subtask stuck in user code holds its thread)
+   * is terminated with the rest when the pool shuts down. One already found dead is not waited
+   * for: it is terminated at once with the rest, so a failover does not wait for the timeout.
+   */
+  teardown(): Promise<void> {
+    if (this.stopped) return this.stopped;
     this.ended = true;
-    for (const link of this.pool.links) link.send({ type: 'cancel' });
+    this.heartbeats.stop();
     for (const t of this.tasks) if (t.status === 'RUNNING' || t.status === 'CREATED') t.status = 'CANCELED';
-    this.pool.shutdown();
+    const { pool, env, watch } = this;
+    this.stopped = new Promise<void>((resolve) => {
+      const pending = new Set([...pool.links.keys()].filter((index) => !this.dead.has(index)));
+      const done = (): void => {
+        watchdog.cancel();
+        this.stoppedOne = () => {};
+        pool.shutdown();
+        resolve();
+      };
+      const watchdog = env.scheduler.schedule(watch.cancellationTimeoutMs, () => {
+        const stuck = [...pending].join(', ');
+        this.spec.log?.(
+          `task manager${pending.size > 1 ? 's' : ''} ${stuck} did not stop ${pending.size > 1 ? 'their' : 'its'} subtasks within cancellationTimeoutMs (${watch.cancellationTimeoutMs} ms): terminated`,
+        );
+        done();
+      });
+      this.stoppedOne = (index) => {
+        if (pending.delete(index) && pending.size === 0) done();
+      };
+      for (const link of pool.links) link.send({ type: 'cancel' });
+      if (pending.size === 0) done();
+    });
+    return this.stopped;
   }
 }

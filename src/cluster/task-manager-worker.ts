@@ -29,7 +29,9 @@ async function buildContext(data: TaskManagerWorkerData): Promise<TaskManagerCon
       env: realEnvironment(),
       backends: parts.backends,
       storage: parts.storage,
-      streams: (id) => parts.storage.streamFactory(id),
+      // A savepoint's barrier names its directory: the job master created it, this thread writes into it.
+      streams: (id, options) =>
+        options.targetLocation === undefined ? parts.storage.streamFactory(id) : parts.storage.savepointTargetAt(options.targetLocation).streamFactory(id),
       faults: NO_FAULTS,
       bufferRecords: env.options.bufferRecords,
       channelCapacity: env.options.channelCapacity,
@@ -53,6 +55,7 @@ async function main(): Promise<void> {
     const error = toWireError(err);
     control.onMessage((m) => {
       if (m.type === 'deploy') control.send({ type: 'deploy-failed', attempt: m.attempt, error });
+      else if (m.type === 'cancel') control.send({ type: 'canceled' });
     });
     return;
   }

@@ -5,6 +5,7 @@
  * data link per peer, and speaks the control protocol with the job master over one link. It knows
  * nothing of the transport: the same class runs in a worker thread and in memory.
  */
+import type { CheckpointOptions } from '../checkpoint/barrier/barrier.ts';
 import type { CheckpointId, TaskId } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
 import type { ChannelPlan, ExecutionPlan } from '../graph/execution-plan.ts';
@@ -28,7 +29,7 @@ export interface TaskManagerContext {
   readonly env: Environment;
   readonly backends: StateBackendFactory;
   readonly storage: CheckpointStorage;
-  readonly streams: (checkpointId: CheckpointId) => CheckpointStreamFactory;
+  readonly streams: (checkpointId: CheckpointId, options: CheckpointOptions) => CheckpointStreamFactory;
   readonly faults: FaultInjector;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
@@ -41,6 +42,8 @@ type DeployMessage = Extract<ToTaskManager, { type: 'deploy' }>;
 
 export class TaskManager {
   private deployment: Deployment | null = null;
+  /** Counts cancellations: a deploy that finds it changed after an await was cancelled meanwhile. */
+  private epoch = 0;
   private readonly remoteInputs = new Map<number, RemoteInputChannel>();
   private readonly remoteOutputs = new Map<number, RemoteOutputChannel>();
 
@@ -83,6 +86,7 @@ export class TaskManager {
         return;
       case 'cancel':
         this.cancel();
+        this.control.send({ type: 'canceled' });
         return;
       case 'heartbeat':
         this.control.send({ type: 'heartbeat', seq: m.seq });
@@ -94,7 +98,14 @@ export class TaskManager {
   private sendMetrics(): void {
     this.control.send({
       type: 'metrics',
-      tasks: this.tasks.map((t) => ({ task: t.id, sourceRecordsOut: t.sourceRecordsOut, sinkRecordsIn: t.sinkRecordsIn })),
+      tasks: this.tasks.map((t) => ({
+        task: t.id,
+        sourceRecordsOut: t.sourceRecordsOut,
+        sinkRecordsIn: t.sinkRecordsIn,
+        recordsIn: t.recordsIn,
+        recordsWritten: t.recordsWritten,
+        backpressuredMs: t.backpressuredMs,
+      })),
     });
   }
 
@@ -110,6 +121,7 @@ export class TaskManager {
   /** Builds and restores this task manager's subtasks and opens them; they start on `start`. */
   private async deploy(m: DeployMessage): Promise<void> {
     this.cancel();
+    const epoch = this.epoch;
     const ctx = this.ctx;
     try {
       checkFingerprint(ctx.graph, m.fingerprint, `task manager ${ctx.index}`);
@@ -130,8 +142,16 @@ export class TaskManager {
         allowNonRestoredState: ctx.allowNonRestoredState,
       };
       const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement));
+      if (epoch !== this.epoch) {
+        // Cancelled while restoring: nobody will start these subtasks; release what they hold.
+        for (const task of deployment.tasks) task.cancel();
+        return;
+      }
       this.deployment = deployment;
-      for (const task of deployment.tasks) await task.open();
+      for (const task of deployment.tasks) {
+        await task.open();
+        if (epoch !== this.epoch) return; // cancelled meanwhile: cancel() tore this deployment down
+      }
       this.control.send({ type: 'deployed', attempt: m.attempt, tasks: deployment.tasks.map((t) => ({ task: t.id, name: t.name, isSource: t.isSourceTask })) });
     } catch (err) {
       this.cancel();
@@ -203,6 +223,7 @@ export class TaskManager {
 
   /** Tears down the deployed subtasks (the attempt ended); frames still arriving for them are dropped. */
   cancel(): void {
+    this.epoch++;
     for (const task of this.deployment?.tasks ?? []) task.cancel();
     for (const ch of this.deployment?.channels ?? []) ch.clear();
     this.deployment = null;

@@ -38,3 +38,13 @@ export function yieldToEventLoop(): Promise<void> {
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/**
+ * Runs `fn` every `ms` of wall time without keeping the process alive (the timer is unref'd); for
+ * drivers outside the core (the web server's sampling).
+ */
+export function everyUnref(ms: number, fn: () => void): Cancellable {
+  const handle = setInterval(fn, ms);
+  handle.unref();
+  return { cancel: () => clearInterval(handle) };
+}

@@ -12,6 +12,8 @@ export interface JobEdge {
   readonly partitioner: PartitionerSpec;
   /** Logical input of the target's head operator. */
   readonly input: number;
+  /** The side output (OutputTag id) of the source vertex's last operator this edge carries; null: its main output. */
+  readonly sideOutput: string | null;
 }
 
 export interface JobVertex {
@@ -28,7 +30,12 @@ export interface JobVertex {
 
 export interface JobGraph {
   readonly vertices: readonly JobVertex[];
+  /** How often sources and watermark assigners emit periodic watermarks (ms); absent: 200. */
+  readonly autoWatermarkIntervalMs?: number;
 }
+
+/** The periodic watermark interval when a job sets none. */
+export const DEFAULT_AUTO_WATERMARK_INTERVAL_MS = 200;
 
 function consumers(graph: LogicalGraph): Map<number, LogicalNode[]> {
   const map = new Map<number, LogicalNode[]>();
@@ -44,7 +51,12 @@ function consumers(graph: LogicalGraph): Map<number, LogicalNode[]> {
   return map;
 }
 
-export function buildJobGraph(graph: LogicalGraph, defaultParallelism: number, maxParallelism: number): JobGraph {
+export function buildJobGraph(
+  graph: LogicalGraph,
+  defaultParallelism: number,
+  maxParallelism: number,
+  autoWatermarkIntervalMs = DEFAULT_AUTO_WATERMARK_INTERVAL_MS,
+): JobGraph {
   if (graph.nodes.length === 0) throw new JobDefinitionError('the job has no operators: add a source and a sink');
   const uids = new Map<string, LogicalNode>();
   for (const node of graph.nodes) {
@@ -64,6 +76,7 @@ export function buildJobGraph(graph: LogicalGraph, defaultParallelism: number, m
     const up = refs.length === 1 ? refs[0]! : null;
     const canChain =
       up !== null &&
+      up.sideOutput === undefined &&
       node.kind !== 'source' &&
       node.chainable &&
       up.node.chainable &&
@@ -94,7 +107,7 @@ export function buildJobGraph(graph: LogicalGraph, defaultParallelism: number, m
             `forward edge from '${ref.node.name}' (parallelism ${pUp}) to '${head.name}' (parallelism ${pDown}): parallelisms must match; use rebalance()`,
           );
         }
-        edges.push({ source, target: vertexOfHead.get(head.id)!, partitioner, input });
+        edges.push({ source, target: vertexOfHead.get(head.id)!, partitioner, input, sideOutput: ref.sideOutput ?? null });
       }
     });
   }
@@ -116,5 +129,5 @@ export function buildJobGraph(graph: LogicalGraph, defaultParallelism: number, m
       if (node.keySelectors.some((k) => k !== null)) throw new JobDefinitionError(`operator '${node.name}' uses keyed state but is not directly after keyBy`);
     }
   }
-  return { vertices };
+  return { vertices, autoWatermarkIntervalMs };
 }

@@ -14,6 +14,8 @@ export interface StreamRef {
   readonly node: LogicalNode;
   /** null: forward when parallelisms match, rebalance otherwise. */
   readonly partitioner: PartitionerSpec | null;
+  /** The side output (OutputTag id) of the node this reference reads; absent: its main output. */
+  readonly sideOutput?: string;
 }
 
 export interface LogicalNode {

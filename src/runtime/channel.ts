@@ -5,7 +5,7 @@
  */
 import { assert } from '../core/assert.ts';
 import type { CheckpointBarrier } from '../checkpoint/barrier/barrier.ts';
-import type { DataBuffer } from '../checkpoint/channel/buffer.ts';
+import type { InflightElement } from '../checkpoint/channel/buffer.ts';
 import type { StreamElement } from './elements.ts';
 
 export interface ChannelListener {
@@ -25,8 +25,8 @@ export interface OutputChannel {
   /** Whether one more data buffer fits (the producer stops while any of its channels has none). */
   hasCredit(): boolean;
   setProducer(listener: ChannelListener): void;
-  /** An unaligned barrier goes ahead of what is queued on the producer's side; returns the data buffers it overtook. */
-  overtakeWith(barrier: CheckpointBarrier): DataBuffer[];
+  /** An unaligned barrier goes ahead of what is queued on the producer's side; returns the buffers and watermarks it overtook. */
+  overtakeWith(barrier: CheckpointBarrier): InflightElement[];
   clear(): void;
 }
 
@@ -37,7 +37,7 @@ export interface InputChannel {
   peek(): StreamElement | undefined;
   poll(): StreamElement | undefined;
   readonly size: number;
-  pullForward(checkpointId: number): DataBuffer[] | null;
+  pullForward(checkpointId: number): InflightElement[] | null;
   /** Restored in-flight data, put back before anything new arrives. */
   push(element: StreamElement): void;
   /**
@@ -45,7 +45,7 @@ export interface InputChannel {
    * a remote channel), taken once: in-flight data of that checkpoint on this channel. A local
    * channel has none (its producer's end did the overtaking).
    */
-  takeOvertaken?(checkpointId: number): DataBuffer[] | null;
+  takeOvertaken?(checkpointId: number): InflightElement[] | null;
   clear(): void;
 }
 
@@ -97,12 +97,12 @@ export class LocalChannel implements OutputChannel, InputChannel {
   }
 
   /**
-   * An unaligned barrier overtakes everything queued: it goes to the front, and the data buffers it
-   * overtook are returned (they are in-flight data of the checkpoint; they stay queued and are
+   * An unaligned barrier overtakes everything queued: it goes to the front, and the data buffers
+   * (and watermarks) it overtook are returned (they are in-flight data of the checkpoint; they stay queued and are
    * processed as usual).
    */
-  overtakeWith(barrier: CheckpointBarrier): DataBuffer[] {
-    const overtaken = this.dataBuffers(this.head, this.queue.length);
+  overtakeWith(barrier: CheckpointBarrier): InflightElement[] {
+    const overtaken = this.inflightElements(this.head, this.queue.length);
     if (this.head > 0) {
       this.queue[--this.head] = barrier;
     } else {
@@ -115,13 +115,13 @@ export class LocalChannel implements OutputChannel, InputChannel {
 
   /**
    * Takes barrier n out of the queue if it is there, as if it had been received; returns the data
-   * buffers queued ahead of it (in-flight data for the switch to unaligned), or null if absent.
+   * buffers and watermarks queued ahead of it (in-flight data for the switch to unaligned), or null if absent.
    */
-  pullForward(checkpointId: number): DataBuffer[] | null {
+  pullForward(checkpointId: number): InflightElement[] | null {
     for (let i = this.head; i < this.queue.length; i++) {
       const e = this.queue[i]!;
       if (e.kind === 'barrier' && e.checkpointId === checkpointId) {
-        const ahead = this.dataBuffers(this.head, i);
+        const ahead = this.inflightElements(this.head, i);
         this.queue.splice(i, 1);
         return ahead;
       }
@@ -129,11 +129,12 @@ export class LocalChannel implements OutputChannel, InputChannel {
     return null;
   }
 
-  private dataBuffers(from: number, to: number): DataBuffer[] {
-    const out: DataBuffer[] = [];
+  /** Data buffers and watermark elements in [from, to): what a checkpoint persists of the queue. */
+  private inflightElements(from: number, to: number): InflightElement[] {
+    const out: InflightElement[] = [];
     for (let i = from; i < to; i++) {
       const e = this.queue[i]!;
-      if (e.kind === 'buffer') out.push(e);
+      if (isInflightElement(e)) out.push(e);
     }
     return out;
   }
@@ -171,4 +172,9 @@ export class LocalChannel implements OutputChannel, InputChannel {
     this.buffered = 0;
     this.queuedRecords = 0;
   }
+}
+
+/** Whether an element is part of a channel's persisted in-flight data (buffers, watermarks, statuses). */
+export function isInflightElement(e: StreamElement): e is InflightElement {
+  return e.kind === 'buffer' || e.kind === 'watermark' || e.kind === 'watermark-status';
 }

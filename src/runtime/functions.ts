@@ -11,6 +11,7 @@ import type {
 } from '../state/descriptors.ts';
 import type { Key } from '../state/key-groups.ts';
 import type { Clock } from '../core/time.ts';
+import type { OutputTag } from './output-tag.ts';
 import type { AggregatingState, ListState, MapState, ReducingState, ValueState } from '../state/state.ts';
 
 /** Where a function emits its output records. */
@@ -78,6 +79,41 @@ export interface ProcessContext<K = Key> {
   readonly currentKey: K;
   /** This subtask's index. */
   readonly subtaskIndex: number;
+  /** Emits `value` to the side output `tag` (read with `stream.getSideOutput(tag)`; dropped when nothing reads it). */
+  output<X>(tag: OutputTag<X>, value: X): void;
+  /** The current record's event time in milliseconds, or undefined when it has none (no timestamp assigner upstream). */
+  readonly timestamp: number | undefined;
+  /**
+   * The timers of the current key (keyed streams only, as in Flink).
+   * @throws ConfigError on a non-keyed stream.
+   */
+  timerService(): TimerService;
+}
+
+/**
+ * Timers of a keyed process function, for the current key. A timer is kept once per (key, time):
+ * registering it again does nothing. Timers are keyed state: they are checkpointed, restored and
+ * move with their key on rescale; `onTimer` is called with the key current.
+ */
+export interface TimerService {
+  /** Calls `onTimer(timestampMs, ...)` once the watermark reaches `timestampMs`. */
+  registerEventTimeTimer(timestampMs: number): void;
+  /** Removes an event-time timer of the current key (absent: nothing happens). */
+  deleteEventTimeTimer(timestampMs: number): void;
+  /** Calls `onTimer(timestampMs, ...)` once the job's clock (virtual under the simulator) reaches `timestampMs`. */
+  registerProcessingTimeTimer(timestampMs: number): void;
+  /** Removes a processing-time timer of the current key. */
+  deleteProcessingTimeTimer(timestampMs: number): void;
+  /** The operator's input watermark in milliseconds (-Infinity before the first). */
+  currentWatermark(): number;
+  /** The job's clock in milliseconds. */
+  currentProcessingTime(): number;
+}
+
+/** What `onTimer` sees: the timer's key is current (keyed state is scoped to it). */
+export interface OnTimerContext<K = Key> extends ProcessContext<K> {
+  /** Whether the timer was an event-time or a processing-time timer. */
+  readonly timeDomain: 'event-time' | 'processing-time';
 }
 
 /** A one-input function on a non-keyed stream (`DataStream.process`). */
@@ -92,6 +128,11 @@ export interface ProcessFunction<IN, OUT> extends RichFunction {
 export interface KeyedProcessFunction<K extends Key, IN, OUT> extends RichFunction {
   /** Called for every record, with its key current. A throw fails the task (and restarts the job). */
   processElement(value: IN, ctx: ProcessContext<K>, out: Collector<OUT>): void;
+  /**
+   * A timer registered through `ctx.timerService()` fired: `timestampMs` is its time; records
+   * emitted carry it as their event time (event-time timers). The timer's key is current.
+   */
+  onTimer?(timestampMs: number, ctx: OnTimerContext<K>, out: Collector<OUT>): void;
   /** All input has been read (bounded jobs); may emit final records. */
   endInput?(out: Collector<OUT>): void;
 }
@@ -112,6 +153,8 @@ export interface KeyedCoProcessFunction<K extends Key, IN1, IN2, OUT> extends Ri
   processElement1(value: IN1, ctx: ProcessContext<K>, out: Collector<OUT>): void;
   /** Called for every record of the second input, with its key current. */
   processElement2(value: IN2, ctx: ProcessContext<K>, out: Collector<OUT>): void;
+  /** A timer registered through `ctx.timerService()` fired, with its key current (as KeyedProcessFunction.onTimer). */
+  onTimer?(timestampMs: number, ctx: OnTimerContext<K>, out: Collector<OUT>): void;
   /** Both inputs have been read (bounded jobs). */
   endInput?(out: Collector<OUT>): void;
 }

@@ -5,9 +5,22 @@
 import type { CheckpointId } from '../core/ids.ts';
 import type { Clock } from '../core/time.ts';
 import type { KeyedStateBackend, OperatorStateBackend } from '../state/backend.ts';
+import type { ElementTimestamp } from './time/element-timestamp.ts';
+import type { ProcessingTimeService } from './time/processing-time.ts';
+import type { InternalTimeServiceManager, InternalTimerService, Triggerable } from './time/timer-service.ts';
 
+/**
+ * Where an operator emits. `collect` sends the record with the subtask's `timestamps.current` as its
+ * event time; an operator emitting with a time of its own sets `ctx.timestamps.current` first.
+ */
 export interface Output {
   collect(record: unknown): void;
+  /** Emits a record to the side output `tagId` (an OutputTag's id); dropped when nothing reads it. */
+  sideOutput(tagId: string, record: unknown): void;
+  /** Chained: the next operator's `processWatermark`; at the chain's end: broadcast on every channel. */
+  emitWatermark(watermarkMs: number): void;
+  /** Tells the channels downstream that this subtask went idle (or active again); skips chained operators. */
+  emitWatermarkStatus(idle: boolean): void;
 }
 
 export interface OperatorContext {
@@ -25,6 +38,19 @@ export interface OperatorContext {
   readonly clock: Clock;
   /** Whether this subtask was restored from a snapshot. */
   readonly restored: boolean;
+  /** The event time of the element being processed (one register per subtask). */
+  readonly timestamps: ElementTimestamp;
+  /** Processing time and mailbox callbacks (periodic watermarks, processing-time timers). */
+  readonly processingTime: ProcessingTimeService;
+  /** Event time of the job's graph: `autoWatermarkIntervalMs` of the environment. */
+  readonly autoWatermarkIntervalMs: number;
+  /** This operator's timer services (keyed operators only; null otherwise). */
+  readonly timeServices: InternalTimeServiceManager | null;
+  /**
+   * A named timer service of this keyed operator, its pending timers restored.
+   * @throws assertion error on a non-keyed operator.
+   */
+  getInternalTimerService(name: string, triggerable: Triggerable): InternalTimerService;
 }
 
 export interface StreamOperator {
@@ -32,6 +58,8 @@ export interface StreamOperator {
   /** After state is restored, before the first record; a returned promise (recovery commits) is awaited. */
   open(): Promise<void> | void;
   processElement(record: unknown, keyGroup: number, input: number): void;
+  /** The combined input watermark advanced to `watermarkMs` (only ever increases). */
+  processWatermark(watermarkMs: number): void;
   /** Input `input` ended (bounded streams). */
   endInput(input: number): void;
   /**
@@ -59,6 +87,11 @@ export abstract class AbstractStreamOperator implements StreamOperator {
   }
   open(): Promise<void> | void {}
   abstract processElement(record: unknown, keyGroup: number, input: number): void;
+  /** Fires this operator's event-time timers at or below the watermark, then passes it on. */
+  processWatermark(watermarkMs: number): void {
+    this.ctx.timeServices?.advanceWatermark(watermarkMs);
+    this.ctx.output.emitWatermark(watermarkMs);
+  }
   endInput(_input: number): void {}
   prepareSnapshotPreBarrier(_checkpointId: CheckpointId): Promise<void> | void {}
   snapshotState(_checkpointId: CheckpointId): void {}

@@ -9,12 +9,20 @@ import type { Key } from '../state/key-groups.ts';
 import type { OutputChannel } from './channel.ts';
 import type { StreamElement } from './elements.ts';
 import type { PartitionerSpec } from './partitioner.ts';
+import { NO_TIMESTAMP } from '../core/watermark.ts';
+import type { ElementTimestamp } from './time/element-timestamp.ts';
 
 export class RecordWriter {
   private readonly pending: unknown[][];
   private readonly pendingKeyGroups: number[][] | null;
   private roundRobin: number;
   private readonly keySelector: ((record: any) => Key) | null;
+  /**
+   * Per channel, the timestamps of the pending records once one of them has a timestamp (null
+   * until then: records without event time cost one comparison).
+   */
+  private readonly pendingTimestamps: Array<Float64Array | null>;
+  private readonly timed: boolean[];
   recordsOut = 0;
 
   constructor(
@@ -23,6 +31,8 @@ export class RecordWriter {
     private readonly bufferRecords: number,
     private readonly maxParallelism: number,
     startChannel: number,
+    /** The subtask's event-time register: each record goes out with its current value. */
+    private readonly timestamp: ElementTimestamp = { current: NO_TIMESTAMP },
   ) {
     assert(channels.length > 0, 'record writer without channels');
     if (partitioner.type === 'forward') assert(channels.length === 1, 'forward edge must have one channel per subtask');
@@ -30,6 +40,8 @@ export class RecordWriter {
     this.keySelector = partitioner.type === 'hash' ? partitioner.keySelector : null;
     this.pendingKeyGroups = partitioner.type === 'hash' ? channels.map(() => []) : null;
     this.roundRobin = startChannel % channels.length;
+    this.pendingTimestamps = channels.map(() => null);
+    this.timed = channels.map(() => false);
   }
 
   emit(record: unknown): void {
@@ -59,20 +71,37 @@ export class RecordWriter {
 
   private add(ch: number, record: unknown): void {
     const buf = this.pending[ch]!;
+    const ts = this.timestamp.current;
+    if (this.timed[ch]) this.pendingTimestamps[ch]![buf.length] = ts;
+    else if (ts !== NO_TIMESTAMP) this.startTimestamps(ch, buf.length, ts);
     buf.push(record);
     if (buf.length >= this.bufferRecords) this.flushChannel(ch);
+  }
+
+  /** The first timestamped record of a pending buffer: earlier ones get NO_TIMESTAMP. */
+  private startTimestamps(ch: number, at: number, ts: number): void {
+    let column = this.pendingTimestamps[ch];
+    if (!column || column.length < this.bufferRecords) column = this.pendingTimestamps[ch] = new Float64Array(this.bufferRecords);
+    column.fill(NO_TIMESTAMP, 0, at);
+    column[at] = ts;
+    this.timed[ch] = true;
   }
 
   private flushChannel(ch: number): void {
     const records = this.pending[ch]!;
     if (records.length === 0) return;
     this.pending[ch] = [];
+    let timestamps: Float64Array | null = null;
+    if (this.timed[ch]) {
+      timestamps = this.pendingTimestamps[ch]!.slice(0, records.length);
+      this.timed[ch] = false;
+    }
     let keyGroups: Int32Array | null = null;
     if (this.pendingKeyGroups) {
       keyGroups = Int32Array.from(this.pendingKeyGroups[ch]!);
       this.pendingKeyGroups[ch] = [];
     }
-    this.channels[ch]!.push({ kind: 'buffer', records, keyGroups });
+    this.channels[ch]!.push({ kind: 'buffer', records, keyGroups, timestamps });
   }
 
   flush(): void {
@@ -83,6 +112,11 @@ export class RecordWriter {
   broadcastEvent(event: StreamElement): void {
     this.flush();
     for (const channel of this.channels) channel.push(event);
+  }
+
+  /** Flushes, then sends the watermark on every channel (after the records before it). */
+  emitWatermark(watermarkMs: number): void {
+    this.broadcastEvent({ kind: 'watermark', timestampMs: watermarkMs });
   }
 
   hasCredit(): boolean {

@@ -10,8 +10,8 @@
  */
 import { assert } from '../core/assert.ts';
 import type { CheckpointBarrier } from '../checkpoint/barrier/barrier.ts';
-import type { DataBuffer } from '../checkpoint/channel/buffer.ts';
-import { LocalChannel, type ChannelListener, type InputChannel, type OutputChannel } from './channel.ts';
+import type { InflightElement } from '../checkpoint/channel/buffer.ts';
+import { isInflightElement, LocalChannel, type ChannelListener, type InputChannel, type OutputChannel } from './channel.ts';
 import type { StreamElement } from './elements.ts';
 import { decodeElement, encodeElement } from './wire/element-codec.ts';
 
@@ -59,11 +59,11 @@ export class RemoteOutputChannel implements OutputChannel {
     this.pump();
   }
 
-  overtakeWith(barrier: CheckpointBarrier): DataBuffer[] {
-    const overtaken: DataBuffer[] = [];
+  overtakeWith(barrier: CheckpointBarrier): InflightElement[] {
+    const overtaken: InflightElement[] = [];
     for (let i = this.head; i < this.queue.length; i++) {
       const e = this.queue[i]!;
-      if (e.kind === 'buffer') overtaken.push(e);
+      if (isInflightElement(e)) overtaken.push(e);
     }
     if (this.head > 0) this.queue[--this.head] = barrier;
     else this.queue.unshift(barrier);
@@ -115,7 +115,7 @@ export class RemoteInputChannel implements InputChannel {
   private readonly received: LocalChannel;
   /** Restored in-flight buffers still queued: they were never sent, so freeing them gives no credit. */
   private restoredBuffers = 0;
-  private readonly overtaken = new Map<number, DataBuffer[]>();
+  private readonly overtaken = new Map<number, InflightElement[]>();
 
   constructor(
     readonly id: string,
@@ -162,7 +162,7 @@ export class RemoteInputChannel implements InputChannel {
     return this.received.bufferedBuffers;
   }
 
-  pullForward(checkpointId: number): DataBuffer[] | null {
+  pullForward(checkpointId: number): InflightElement[] | null {
     return this.received.pullForward(checkpointId);
   }
 
@@ -171,7 +171,7 @@ export class RemoteInputChannel implements InputChannel {
     this.received.push(element);
   }
 
-  takeOvertaken(checkpointId: number): DataBuffer[] | null {
+  takeOvertaken(checkpointId: number): InflightElement[] | null {
     const buffers = this.overtaken.get(checkpointId) ?? null;
     this.overtaken.delete(checkpointId);
     return buffers;

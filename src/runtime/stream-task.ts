@@ -7,7 +7,7 @@
 import { assert } from '../core/assert.ts';
 import type { CheckpointId, TaskId } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
-import type { CheckpointBarrier } from '../checkpoint/barrier/barrier.ts';
+import type { CheckpointBarrier, CheckpointOptions } from '../checkpoint/barrier/barrier.ts';
 import type { KeyedStateBackend, OperatorStateBackend } from '../state/backend.ts';
 import type { CheckpointStreamFactory } from '../storage/storage.ts';
 import { END_OF_DATA, END_OF_PARTITION, type StreamElement } from './elements.ts';
@@ -15,8 +15,13 @@ import type { FaultInjector, FaultSite } from './faults.ts';
 import type { InputGate } from './input-gate.ts';
 import { isSourceOperator, type SourceOperator, type StreamOperator } from './operator.ts';
 import type { RecordWriter } from './record-writer.ts';
+import { BackpressureMeter } from './backpressure-meter.ts';
 import { SubtaskCheckpoint } from './subtask-checkpoint.ts';
 import type { TaskGateway } from './task-gateway.ts';
+import { MAX_WATERMARK, NO_TIMESTAMP, WATERMARK_ACTIVE, WATERMARK_IDLE } from '../core/watermark.ts';
+import { newElementTimestamp, type ElementTimestamp } from './time/element-timestamp.ts';
+import type { MailboxProcessingTimeService } from './time/processing-time.ts';
+import { WatermarkValve } from './time/watermark-valve.ts';
 
 /** A step yields after this long even with budget left, so mails and other tasks are not starved. */
 const STEP_SLICE_MS = 2;
@@ -53,11 +58,16 @@ export interface StreamTaskConfig {
   readonly env: Environment;
   readonly faults: FaultInjector;
   readonly gateway: TaskGateway;
-  readonly streams: (checkpointId: CheckpointId) => CheckpointStreamFactory;
+  /** Where the state of checkpoint (or savepoint) n goes; `options` of its barrier (a savepoint's target location). */
+  readonly streams: (checkpointId: CheckpointId, options: CheckpointOptions) => CheckpointStreamFactory;
   /** Elements (buffers, events) a step handles before yielding. */
   readonly elementsPerStep: number;
   /** Records a source emits per poll. */
   readonly sourceBatchRecords: number;
+  /** The subtask's processing-time service (the task binds its mailbox); absent in bare tests. */
+  readonly processingTime?: MailboxProcessingTimeService;
+  /** The subtask's event-time register, shared with its operators and writers; absent: a fresh one. */
+  readonly timestamps?: ElementTimestamp;
 }
 
 const STATUS_OF: Record<TaskLifecycle['phase'], TaskStatus> = {
@@ -81,12 +91,20 @@ export class StreamTask {
   private sourceIdle = false;
   private readonly pendingCommits = new Set<Promise<void>>();
   private readonly checkpoints: SubtaskCheckpoint;
+  /** The event time of the record being processed (set before the head operator is called). */
+  private readonly timestamps: ElementTimestamp;
+  /** Combines the input channels' watermarks; null on source tasks. */
+  private readonly valve: WatermarkValve | null;
+  private readonly backpressure = new BackpressureMeter();
 
   constructor(readonly cfg: StreamTaskConfig) {
     assert(cfg.chain.length > 0, `task ${cfg.name}: empty chain`);
     this.head = cfg.chain[0]!.operator;
     this.source = isSourceOperator(this.head) ? this.head : null;
     assert((this.source === null) === (cfg.input !== null), `task ${cfg.name}: a task has an input gate or a source, not both`);
+    this.timestamps = cfg.timestamps ?? newElementTimestamp();
+    this.valve = cfg.input ? new WatermarkValve(cfg.input.channels.length) : null;
+    cfg.processingTime?.bindMailbox((mail) => this.putMail(mail));
     const task = this; // the host's recordsIn reads the task's live count
     this.checkpoints = new SubtaskCheckpoint({
       cfg,
@@ -100,15 +118,17 @@ export class StreamTask {
     if (cfg.input) {
       const gate = cfg.input;
       const barriers = this.checkpoints.barriers!;
-      for (const spec of gate.channels) {
+      gate.channels.forEach((spec, index) => {
         spec.channel.setConsumer({
           onAvailable: () => this.wake(),
           onBarrierQueued: (barrier) => {
+            // An unaligned barrier was put at the front: nothing is ahead of it.
+            this.checkpoints.barrierQueued(index, barrier.checkpointId, barrier.options.alignment === 'unaligned' ? 0 : spec.channel.size - 1);
             if (barrier.options.alignment === 'unaligned') gate.priorityPending++;
             if (barrier.options.alignedTimeoutMs !== null) this.putMail(() => barriers.barrierAnnounced(barrier));
           },
         });
-      }
+      });
     }
     const credit = { onAvailable: () => this.wake() };
     for (const writer of cfg.writers) for (const channel of writer.channels) channel.setProducer(credit);
@@ -138,6 +158,18 @@ export class StreamTask {
   /** Records the source of this task emitted (0 for other tasks). */
   get sourceRecordsOut(): number {
     return this.source?.recordsOut ?? 0;
+  }
+
+  /** Records this subtask's record writers emitted downstream. */
+  get recordsWritten(): number {
+    let n = 0;
+    for (const writer of this.cfg.writers) n += writer.recordsOut;
+    return n;
+  }
+
+  /** Milliseconds this subtask spent blocked on output (no credit downstream) since it started. */
+  get backpressuredMs(): number {
+    return this.backpressure.blockedMs(this.cfg.env.clock.now());
   }
 
   /** Records the sinks of this chain received. */
@@ -213,7 +245,9 @@ export class StreamTask {
     try {
       let budget = this.cfg.elementsPerStep;
       const clock = this.cfg.env.clock;
-      const deadline = clock.now() + STEP_SLICE_MS;
+      const stepStart = clock.now();
+      const deadline = stepStart + STEP_SLICE_MS;
+      if (this.outputsAvailable()) this.backpressure.unblocked(stepStart);
       while (budget-- > 0 && this.isActive()) {
         if (clock.now() > deadline) break;
         const mail = this.mails.shift();
@@ -224,6 +258,7 @@ export class StreamTask {
         if (!this.outputsAvailable()) {
           // Unaligned barriers are events: they overtake backpressure as they overtake data.
           if (this.cfg.input !== null && this.cfg.input.priorityPending > 0 && this.processInput()) continue;
+          this.backpressure.blocked(clock.now());
           break;
         }
         if (!(this.source ? this.pollSource() : this.processInput())) break;
@@ -293,15 +328,43 @@ export class StreamTask {
       case 'buffer': {
         this.check('process');
         const input = gate.inputOf(channel);
-        const { records, keyGroups } = element;
+        const { records, keyGroups, timestamps } = element;
         const head = this.head;
+        const ts = this.timestamps;
         this.recordsIn += records.length;
         this.checkpoints.consumed(channel, element);
-        if (keyGroups) {
-          for (let i = 0; i < records.length; i++) head.processElement(records[i], keyGroups[i]!, input);
+        if (timestamps) {
+          for (let i = 0; i < records.length; i++) {
+            ts.current = timestamps[i]!;
+            head.processElement(records[i], keyGroups ? keyGroups[i]! : -1, input);
+          }
+        } else if (keyGroups) {
+          for (let i = 0; i < records.length; i++) {
+            ts.current = NO_TIMESTAMP;
+            head.processElement(records[i], keyGroups[i]!, input);
+          }
         } else {
-          for (let i = 0; i < records.length; i++) head.processElement(records[i], -1, input);
+          for (let i = 0; i < records.length; i++) {
+            ts.current = NO_TIMESTAMP;
+            head.processElement(records[i], -1, input);
+          }
         }
+        return;
+      }
+      case 'watermark': {
+        this.checkpoints.consumed(channel, element);
+        const out = this.valve!.inputWatermark(channel, element.timestampMs);
+        if (out.idle !== null) this.emitStatus(out.idle);
+        if (out.watermarkMs !== null) this.head.processWatermark(out.watermarkMs);
+        return;
+      }
+      case 'watermark-status': {
+        this.checkpoints.consumed(channel, element);
+        const out = this.valve!.inputStatus(channel, element.idle);
+        // Active goes out before the watermark it allows, idle after the last one.
+        if (out.idle === false) this.emitStatus(false);
+        if (out.watermarkMs !== null) this.head.processWatermark(out.watermarkMs);
+        if (out.idle === true) this.emitStatus(true);
         return;
       }
       case 'barrier':
@@ -314,16 +377,24 @@ export class StreamTask {
         if (gate.markEndOfData(channel)) this.head.endInput(gate.inputOf(channel));
         if (gate.allEndedData()) this.endOfInput();
         return;
-      case 'end-of-partition':
+      case 'end-of-partition': {
+        // A channel that ended its data sent the maximum watermark first; one closed by a
+        // stop-with-savepoint keeps its last watermark (timers after the savepoint must not fire).
         gate.markClosed(channel);
         this.checkpoints.barriers!.channelClosed(channel);
         this.tryFinish();
         return;
+      }
     }
+  }
+
+  private emitStatus(idle: boolean): void {
+    for (const writer of this.cfg.writers) writer.broadcastEvent(idle ? WATERMARK_IDLE : WATERMARK_ACTIVE);
   }
 
   /** A barrier from a remote channel may have overtaken buffers on arrival: they are in-flight data of its checkpoint. */
   private barrierReceived(channel: number, barrier: CheckpointBarrier, gate: InputGate): void {
+    this.checkpoints.barrierArrived(channel, barrier.checkpointId);
     this.checkpoints.barriers!.barrierReceived(channel, barrier);
     const overtaken = gate.channels[channel]!.channel.takeOvertaken?.(barrier.checkpointId);
     if (overtaken) this.checkpoints.overtakenOnInput(channel, barrier.checkpointId, overtaken);
@@ -334,6 +405,11 @@ export class StreamTask {
     const l = this.lifecycle;
     if ((l.phase !== 'running' && l.phase !== 'finishing') || l.ended) return;
     this.lifecycle = { ...l, ended: true };
+    // A source that ended sends the maximum watermark first, so bounded jobs fire every timer and window.
+    if (this.source) {
+      this.timestamps.current = NO_TIMESTAMP;
+      this.head.processWatermark(MAX_WATERMARK);
+    }
     // A source's chain ends from its head; otherwise the head already ended input by input.
     for (let i = this.source ? 0 : 1; i < this.cfg.chain.length; i++) this.cfg.chain[i]!.operator.endInput(0);
     for (const writer of this.cfg.writers) writer.broadcastEvent(END_OF_DATA);
@@ -406,11 +482,13 @@ export class StreamTask {
 
   private dispose(): void {
     this.mails.length = 0;
+    this.cfg.processingTime?.dispose();
     for (const op of this.cfg.chain) op.operator.dispose();
     this.disposeBackends();
   }
 
   private disposeBackends(): void {
+    this.cfg.processingTime?.dispose();
     for (const op of this.cfg.chain) {
       op.keyedBackend?.dispose();
       op.operatorBackend.dispose();

@@ -5,12 +5,13 @@
  * to the chain. The task's mailbox runs every method; the task keeps the loop and the lifecycle.
  */
 import { InjectedFault } from '../core/errors.ts';
+import { preciseWallNow } from '../core/wall-time.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import type { CheckpointBarrier } from '../checkpoint/barrier/barrier.ts';
 import { CheckpointBarrierHandler } from '../checkpoint/barrier/barrier-handler.ts';
 import type { BarrierHandlerContext } from '../checkpoint/barrier/handler-state.ts';
 import type { OperatorSubtaskState } from '../checkpoint/ack.ts';
-import type { DataBuffer } from '../checkpoint/channel/buffer.ts';
+import type { InflightElement } from '../checkpoint/channel/buffer.ts';
 import { writeChannelState } from '../checkpoint/channel/channel-state.ts';
 import { InflightAborted, InflightLog } from '../checkpoint/channel/inflight-log.ts';
 import type { CheckpointFailureReason } from '../checkpoint/failure-reason.ts';
@@ -34,6 +35,8 @@ export interface CheckpointHost {
 }
 
 interface SyncFigures {
+  readonly syncStartMs: number;
+  readonly barrierArrivalsMs: readonly number[];
   readonly syncMs: number;
   readonly asyncStart: number;
   readonly alignmentMs: number;
@@ -57,20 +60,48 @@ export class SubtaskCheckpoint {
   /** Unaligned checkpoint in progress: which input channels are recorded, and the data so far. */
   private inflight: InflightLog | null = null;
   private readonly recording: boolean[];
+  /** Wall-clock ms each input channel delivered the barrier of `arrivalsOf` (-1: not yet): for the dashboard's barrier flow. */
+  private arrivals: number[];
+  private arrivalsOf = 0;
+  /** Elements queued ahead of the barrier of `aheadOf` on each input channel when it was enqueued (-1: not yet). */
+  private ahead: number[];
+  private aheadOf = 0;
 
   constructor(private readonly host: CheckpointHost) {
     const input = host.cfg.input;
     this.barriers = input ? new CheckpointBarrierHandler(this.barrierContext(input)) : null;
     this.recording = input ? input.channels.map(() => false) : [];
+    this.arrivals = input ? input.channels.map(() => -1) : [];
+    this.ahead = input ? input.channels.map(() => -1) : [];
+  }
+
+  /** A barrier entered `channel`'s queue behind `elementsAhead` elements: note how many. */
+  barrierQueued(channel: number, checkpointId: CheckpointId, elementsAhead: number): void {
+    if (checkpointId < this.aheadOf) return;
+    if (checkpointId > this.aheadOf) {
+      this.aheadOf = checkpointId;
+      this.ahead = this.ahead.map(() => -1);
+    }
+    if (this.ahead[channel] === -1) this.ahead[channel] = elementsAhead;
+  }
+
+  /** A barrier was taken from `channel` (in order, or pulled forward by an unaligned switch): note when. */
+  barrierArrived(channel: number, checkpointId: CheckpointId): void {
+    if (checkpointId < this.arrivalsOf) return;
+    if (checkpointId > this.arrivalsOf) {
+      this.arrivalsOf = checkpointId;
+      this.arrivals = this.arrivals.map(() => -1);
+    }
+    if (this.arrivals[channel] === -1) this.arrivals[channel] = preciseWallNow(this.host.cfg.env.clock);
   }
 
   private get chain(): readonly ChainedOperator[] {
     return this.host.cfg.chain;
   }
 
-  /** A buffer consumed from `channel`: an unaligned checkpoint records it when the channel's barrier is still to come. */
-  consumed(channel: number, buffer: DataBuffer): void {
-    if (this.inflight !== null && this.recording[channel]) this.inflight.input[channel]!.push(buffer);
+  /** A buffer or watermark consumed from `channel`: an unaligned checkpoint records it when the channel's barrier is still to come. */
+  consumed(channel: number, element: InflightElement): void {
+    if (this.inflight !== null && this.recording[channel]) this.inflight.input[channel]!.push(element);
   }
 
   notifyAborted(checkpointId: CheckpointId): void {
@@ -117,6 +148,7 @@ export class SubtaskCheckpoint {
       pullForward: (ch, id) => {
         const ahead = gate.channels[ch]!.channel.pullForward(id);
         if (ahead === null) return false;
+        this.barrierArrived(ch, id);
         if (this.inflight !== null) this.inflight.input[ch]!.push(...ahead);
         return true;
       },
@@ -133,7 +165,7 @@ export class SubtaskCheckpoint {
    * Buffers an unaligned barrier overtook on arriving over a remote channel: they came before it,
    * so they are in-flight data of its checkpoint on that channel (still processed as usual).
    */
-  overtakenOnInput(channel: number, checkpointId: CheckpointId, buffers: readonly DataBuffer[]): void {
+  overtakenOnInput(channel: number, checkpointId: CheckpointId, buffers: readonly InflightElement[]): void {
     if (buffers.length > 0 && this.inflight?.checkpointId === checkpointId) this.inflight.input[channel]!.push(...buffers);
   }
 
@@ -169,6 +201,8 @@ export class SubtaskCheckpoint {
     const id = barrier.checkpointId;
     const clock = cfg.env.clock;
     const syncStart = clock.now();
+    const syncStartMs = preciseWallNow(clock);
+    const barrierArrivalsMs = this.arrivalsOf === id ? [...this.arrivals] : this.arrivals.map(() => -1);
     const multiInput = cfg.input !== null && cfg.input.channels.length > 1;
     const alignmentMs = multiInput ? syncStart - this.alignmentStartMs : 0;
     const alignmentRecords = multiInput ? this.host.recordsIn - this.alignmentRecordsStart : 0;
@@ -186,7 +220,7 @@ export class SubtaskCheckpoint {
     }
     this.emitBarrier(barrier, log);
     this.host.barrierEmitted(barrier);
-    const streams = cfg.streams(id);
+    const streams = cfg.streams(id, barrier.options);
     const runners: Array<{ uid: string; keyed: SnapshotRunner<KeyedStateHandle[]> | null; operator: SnapshotRunner<OperatorStateHandle | null> }> = [];
     for (const op of this.chain) {
       op.operator.snapshotState(id);
@@ -198,7 +232,7 @@ export class SubtaskCheckpoint {
       });
     }
     const asyncStart = clock.now();
-    const figures: SyncFigures = { syncMs: asyncStart - syncStart, asyncStart, alignmentMs, alignmentRecords, unaligned };
+    const figures: SyncFigures = { syncStartMs, barrierArrivalsMs, syncMs: asyncStart - syncStart, asyncStart, alignmentMs, alignmentRecords, unaligned };
     const channelState = log
       ? log.whenComplete.then(() => writeChannelState(log, streams, `${cfg.id.vertex}-${cfg.id.subtask}`))
       : Promise.resolve({ handles: [], bytes: 0 });
@@ -266,6 +300,10 @@ export class SubtaskCheckpoint {
         stateBytes,
         channelStateBytes: channels.bytes,
         unaligned: figures.unaligned,
+        // Unaligned, the later barriers arrive after the snapshot (the in-flight data waits for them): read them now.
+        barrierArrivalsMs: this.arrivalsOf === id ? [...this.arrivals] : figures.barrierArrivalsMs,
+        buffersAhead: this.aheadOf === id ? [...this.ahead] : this.ahead.map(() => -1),
+        syncStartMs: figures.syncStartMs,
       },
     });
   }

@@ -5,11 +5,11 @@
  */
 import { StorageError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
-import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
+import { readMetadataAt } from '../checkpoint/metadata/read.ts';
 import { filePathsOf } from '../checkpoint/metadata/walk.ts';
 import type { StreamStateHandle } from '../storage/handles.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
-import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, RestoreCandidate } from '../storage/storage.ts';
+import type { CheckpointDirEntry, CheckpointStorage, CheckpointStreamFactory, SnapshotPathProbe } from '../storage/storage.ts';
 import type { SavepointTarget } from '../storage/savepoint-target.ts';
 import type { Random, Scheduler } from '../core/time.ts';
 
@@ -100,30 +100,38 @@ export class FaultyStorage implements CheckpointStorage {
     return this.inner.readState(handle);
   }
 
-  async commitMetadata(metadata: CheckpointMetadata): Promise<string> {
+  checkpointLocation(checkpointId: CheckpointId): string {
+    return this.inner.checkpointLocation(checkpointId);
+  }
+
+  async commitMetadata(checkpointId: CheckpointId, bytes: Uint8Array): Promise<string> {
     await this.latency();
     if (this.roll(this.options.renameFailProbability)) {
       this.injected.renameFail++;
       // The temporary file was written; the rename never happened.
-      this.inner.rawFiles().set(`${this.inner.checkpointDir(metadata.checkpointId)}/_metadata.tmp-sim`, new Uint8Array(8));
-      throw new StorageError('STORAGE_IO', `${this.inner.checkpointDir(metadata.checkpointId)}/_metadata`, 'injected rename failure');
+      this.inner.rawFiles().set(`${this.inner.checkpointDir(checkpointId)}/_metadata.tmp-sim`, new Uint8Array(8));
+      throw new StorageError('STORAGE_IO', `${this.inner.checkpointDir(checkpointId)}/_metadata`, 'injected rename failure');
     }
     if (this.kill('metadata-before')) return never();
-    const location = await this.inner.commitMetadata(metadata);
+    const location = await this.inner.commitMetadata(checkpointId, bytes);
     if (this.kill('metadata-after')) return never();
     return location;
   }
 
-  readMetadata(location: string): Promise<CheckpointMetadata> {
-    return this.inner.readMetadata(location);
+  readMetadataBytes(location: string): Promise<Uint8Array> {
+    return this.inner.readMetadataBytes(location);
   }
 
-  restoreCandidates(p: string): Promise<RestoreCandidate[]> {
-    return this.inner.restoreCandidates(p);
+  probe(p: string): Promise<SnapshotPathProbe> {
+    return this.inner.probe(p);
   }
 
-  listCheckpoints(): Promise<CheckpointListing[]> {
-    return this.inner.listCheckpoints();
+  dirSizeBytes(location: string): Promise<number> {
+    return this.inner.dirSizeBytes(location);
+  }
+
+  listCheckpointDirs(): Promise<CheckpointDirEntry[]> {
+    return this.inner.listCheckpointDirs();
   }
 
   async discardCheckpoint(checkpointId: CheckpointId): Promise<void> {
@@ -155,7 +163,7 @@ export class FaultyStorage implements CheckpointStorage {
   async discardShared(handle: StreamStateHandle): Promise<void> {
     if (handle.type === 'file') {
       for (const location of this.retainedLocations()) {
-        const meta = await this.inner.readMetadata(location).catch(() => null);
+        const meta = await readMetadataAt(this.inner, location).catch(() => null);
         if (meta !== null && filePathsOf(meta).includes(handle.path)) {
           this.violations.push(`shared file ${handle.path} was deleted while retained checkpoint ${meta.checkpointId} refers to it`);
         }
@@ -171,6 +179,10 @@ export class FaultyStorage implements CheckpointStorage {
 
   createSavepointTarget(savepointRoot: string, checkpointId: CheckpointId, rand: string): SavepointTarget {
     return this.inner.createSavepointTarget(savepointRoot, checkpointId, rand);
+  }
+
+  savepointTargetAt(location: string): SavepointTarget {
+    return this.inner.savepointTargetAt(location);
   }
 
   /** Paths of every stored file of this job (savepoints are the user's, not the job's). */

@@ -1,6 +1,6 @@
 /**
  * Built-in scenario jobs for the simulator: keyed counts, a two-input join, a union, an
- * exactly-once file sink, and every kind of keyed state. Each builds a real Weir job from sequence
+ * exactly-once file sink, every kind of keyed state, and event time (event-time-scenario.ts). Each builds a real Weir job from sequence
  * sources, with a keyed operator that checks per-key sequences (checker b) and keeps per-key
  * `last*` state (checker c). Sinks write to an external side that outlives every process.
  */
@@ -16,9 +16,21 @@ import { ExternalTransactionalSink, ExternalTransactionStore } from './external-
 import { observeFileSink } from './observed-file-sink.ts';
 import { seqRecord, type SeqRecord, type SeqSourceSpec } from './sequence-source.ts';
 import { stateKindsFunction } from './state-kinds.ts';
+import { type WindowScenario, windowSource, windowStage } from './window-scenarios.ts';
+import { bucketSumsFunction, eventTimeOf, eventTimeStrategy, idleSource, timedSource } from './event-time-scenario.ts';
 
-export type ScenarioName = 'keyed-counts' | 'join' | 'union' | 'file-sink' | 'state-kinds';
-export const SCENARIOS: readonly ScenarioName[] = ['keyed-counts', 'join', 'union', 'file-sink', 'state-kinds'];
+export type ScenarioName = 'keyed-counts' | 'join' | 'union' | 'file-sink' | 'state-kinds' | 'event-time' | WindowScenario;
+export const SCENARIOS: readonly ScenarioName[] = [
+  'keyed-counts',
+  'join',
+  'union',
+  'file-sink',
+  'state-kinds',
+  'event-time',
+  'window-tumbling',
+  'window-sliding',
+  'window-session',
+];
 
 /**
  * The job as first deployed, or as changed between a savepoint and its resume: an operator added
@@ -44,6 +56,8 @@ export interface ScenarioSpec {
   readonly count: number;
   readonly keysPerSplit: number;
   readonly ratePerSec: number;
+  /** The event-time scenario's idle source sends its one record this long (virtual ms) after it starts. */
+  readonly idleAfterMs: number;
 }
 
 export interface BuiltScenario {
@@ -104,9 +118,9 @@ const SEEN = new ListStateDescriptor<{ uid: string; n: number }>('seen');
  * A pass-through keeping a count in operator state, tagged with its uid: state restored into an
  * operator under another uid (an added or renamed one given someone else's state) is a violation.
  */
-function counting(stream: DataStream<SeqRecord>, uid: string, log: SequenceLog): DataStream<SeqRecord> {
-  return stream
-    .process((): ProcessFunction<SeqRecord, SeqRecord> => {
+function counting<R extends SeqRecord>(stream: DataStream<R>, uid: string, log: SequenceLog, parallelism?: number): DataStream<R> {
+  const out = stream
+    .process((): ProcessFunction<R, R> => {
       let seen!: ListState<{ uid: string; n: number }>;
       let n = 0;
       return {
@@ -128,12 +142,16 @@ function counting(stream: DataStream<SeqRecord>, uid: string, log: SequenceLog):
     })
     .uid(uid)
     .name(uid);
+  return parallelism === undefined ? out : out.setParallelism(parallelism);
 }
 
-/** The stateful stage before the keyed operator: `sim-tag`, or after the change `sim-added` then `sim-tag-v2`. */
-function tagStage(stream: DataStream<SeqRecord>, src: string, variant: JobVariant, log: SequenceLog): DataStream<SeqRecord> {
-  if (variant === 'original') return counting(stream, `sim-tag-${src}`, log);
-  return counting(counting(stream, `sim-added-${src}`, log), `sim-tag-v2-${src}`, log);
+/**
+ * The stateful stage before the keyed operator: `sim-tag`, or after the change `sim-added` then
+ * `sim-tag-v2`; `parallelism` fixes it (else the job's).
+ */
+function tagStage<R extends SeqRecord>(stream: DataStream<R>, src: string, variant: JobVariant, log: SequenceLog, parallelism?: number): DataStream<R> {
+  if (variant === 'original') return counting(stream, `sim-tag-${src}`, log, parallelism);
+  return counting(counting(stream, `sim-added-${src}`, log, parallelism), `sim-tag-v2-${src}`, log, parallelism);
 }
 
 function keyedSequence(stream: DataStream<SeqRecord>, log: SequenceLog, mode: SequenceMode, stateName: (key: string) => string): DataStream<string> {
@@ -175,6 +193,43 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: Sce
   const committed = () => sinks.committed(false);
   const tagged = (s: SeqSourceSpec, rate: number) => tagStage(sequenceSource(env, s, rate), s.src, c.variant, log);
   switch (name) {
+    case 'window-tumbling':
+    case 'window-sliding':
+    case 'window-session': {
+      // One split: the window operator's watermark at each record is a function of the input order (window-scenarios.ts).
+      const w: SeqSourceSpec = { src: 'w', splits: 1, keysPerSplit: spec.keysPerSplit, count: spec.count };
+      const input = tagStage(windowSource(env, w, spec.ratePerSec), 'w', c.variant, log, 1);
+      const { results, late } = windowStage(name, input, spec.keysPerSplit, KEYED_UID);
+      results.sinkTo(sinks.forUid('sink')).uid('sink');
+      late.sinkTo(sinks.forUid('late-sink')).uid('late-sink');
+      return { sources: [{ uid: 'source-w', spec: w }], keyed: null, committed };
+    }
+    case 'event-time': {
+      // Source a and its tag stage keep the first run's parallelism (one split per subtask, so its
+      // event time stays within the out-of-orderness bound); a rescale moves the keyed operator.
+      const a = src('a');
+      const idle: SeqSourceSpec = { src: 'idle', splits: 1, keysPerSplit: 1, count: 1 };
+      const timed = timedSource(env, a, spec.ratePerSec, (i) => eventTimeOf(a, i))
+        .assignTimestampsAndWatermarks(eventTimeStrategy(false))
+        .uid('timestamps-a')
+        .setParallelism(a.splits);
+      tagStage(timed, 'a', c.variant, log, a.splits)
+        .union(idleSource(env, idle, spec.idleAfterMs))
+        .keyBy((r) => r.key)
+        .process(() => bucketSumsFunction(log, mode))
+        .uid(KEYED_UID)
+        .name('event-time-buckets')
+        .sinkTo(sinks.forUid('sink'))
+        .uid('sink');
+      return {
+        sources: [
+          { uid: 'source-a', spec: a },
+          { uid: 'source-idle', spec: idle },
+        ],
+        keyed: { uid: KEYED_UID, stateBySource: { 'source-a': 'last', 'source-idle': 'last' } },
+        committed,
+      };
+    }
     case 'keyed-counts':
     case 'file-sink':
     case 'state-kinds': {

@@ -58,6 +58,8 @@ export function environmentFor(k: SeedKnobs, job: SimJob, parallelism: number): 
     restartStrategy: { type: 'fixed-delay', attempts: 1_000_000, delayMs: k.restartDelayMs },
     bufferRecords: k.bufferRecords,
     channelCapacity: k.channelCapacity,
+    // Periodic watermarks (jobs with a watermark strategy only) every 1-7 virtual ms, from the seed without a draw.
+    autoWatermarkIntervalMs: user?.options.autoWatermarkIntervalMs ?? 1 + (k.seed % 7),
     jobId: 'sim',
   });
 }
@@ -76,6 +78,12 @@ export async function buildJob(
     env.replaceSinks((uid) => sinks.forUid(uid));
     return { sources: [], keyed: null, committed: () => sinks.committed(true) };
   }
-  const spec = { parallelism: k.parallelism, count: k.source.count, keysPerSplit: k.source.keysPerSplit, ratePerSec: k.source.ratePerSec };
+  const spec = {
+    parallelism: k.parallelism,
+    count: k.source.count,
+    keysPerSplit: k.source.keysPerSplit,
+    ratePerSec: k.source.ratePerSec,
+    idleAfterMs: Math.max(1, k.source.durationMs * 0.7),
+  };
   return buildScenario(job, env, { spec, log, mode: guarantee(k.mode) === 'exactly-once' ? 'exact' : 'no-skip', sinks, variant });
 }

@@ -13,6 +13,7 @@ import type { JobEvent, JobResult } from '../cluster/job-events.ts';
 import { yieldToEventLoop } from '../core/adapters.ts';
 import { errorMessage, InjectedFault } from '../core/errors.ts';
 import { checkpointId as toCheckpointId, jobId } from '../core/ids.ts';
+import { readMetadataAt } from '../checkpoint/metadata/read.ts';
 import { filePathsOf } from '../checkpoint/metadata/walk.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import { baseName, checkpointDir, memoryJobDir, metadataPath, parseSavepointDirName } from '../storage/paths.ts';
@@ -364,8 +365,7 @@ export class SimRun {
   private checkSnapshotAt(proc: Proc, scenario: BuiltScenario, location: string): void {
     const inner = proc.storage.inner;
     this.snapshotChecks.push(
-      inner
-        .readMetadata(location)
+      readMetadataAt(inner, location)
         .then((meta) => checkSnapshot(meta, scenario, guarantee(this.k.mode), (h) => inner.readState(h)))
         .then((msgs) => this.add('snapshot-consistency', msgs))
         .catch((err: unknown) => {
@@ -415,7 +415,7 @@ export class SimRun {
       return;
     }
     // What the checkpoint refers to stays as it is (for inspection), so the leftover check keeps it.
-    const meta = await new MemoryCheckpointStorage(JOB_ID, { files: this.files }).readMetadata(checkpointDir(JOB_DIR, onDisk[onDisk.length - 1]!));
+    const meta = await readMetadataAt(new MemoryCheckpointStorage(JOB_ID, { files: this.files }), checkpointDir(JOB_DIR, onDisk[onDisk.length - 1]!));
     const hit = corruptAtRest(this.files, JOB_DIR, plan, (n) => this.world.random.int(n))!;
     for (const f of [...filePathsOf(meta), metadataPath(hit.dir)]) this.corruptedFiles.add(f);
     this.recovery.corruptions++;
@@ -512,7 +512,7 @@ export class SimRun {
     const disk = new MemoryCheckpointStorage(JOB_ID, { files: this.files });
     const abandonedFiles = new Set<string>();
     for (const dir of this.abandoned) {
-      const meta = await disk.readMetadata(dir).catch(() => null);
+      const meta = await readMetadataAt(disk, dir).catch(() => null);
       if (meta === null) continue;
       this.recovery.abandonedCheckpoints++;
       abandonedFiles.add(metadataPath(dir));

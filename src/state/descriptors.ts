@@ -69,6 +69,11 @@ export interface AggregateFunction<IN, ACC, OUT> {
   add(value: IN, accumulator: ACC): ACC;
   /** The result an accumulator stands for. */
   getResult(accumulator: ACC): OUT;
+  /**
+   * One accumulator holding both (return a new one). Needed only where accumulators merge: aggregates
+   * on session (merging) windows.
+   */
+  merge?(a: ACC, b: ACC): ACC;
 }
 
 /** Names a keyed aggregating state (`getAggregatingState`): added values go into an accumulator. */

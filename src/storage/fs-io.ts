@@ -4,12 +4,10 @@
  */
 import { mkdirSync } from 'node:fs';
 import { promises as fsp, type Dirent } from 'node:fs';
-import { deserializeMetadata } from '../checkpoint/metadata/serializer.ts';
-import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
 import { StorageError } from '../core/errors.ts';
 import { errnoCode, storageIoError, writeFileDurable } from './atomic-write.ts';
 import type { StreamStateHandle } from './handles.ts';
-import { joinPath, stateFileName } from './paths.ts';
+import { joinPath, metadataPath, stateFileName } from './paths.ts';
 import { decodeStateFile, verifyInline } from './state-file.ts';
 
 /** Reads a whole file; a missing file is MISSING_FILE "<what> is missing". */
@@ -30,10 +28,9 @@ export async function readStateFs(handle: StreamStateHandle): Promise<Uint8Array
   return decodeStateFile(bytes, handle);
 }
 
-/** Reads and verifies a `_metadata` file. */
-export async function readMetadataFile(metadataFile: string): Promise<CheckpointMetadata> {
-  const bytes = await readFileChecked(metadataFile, 'checkpoint metadata');
-  return deserializeMetadata(bytes, metadataFile);
+/** The bytes of `<location>/_metadata` (not decoded: that is `checkpoint/metadata`'s part). */
+export function readMetadataBytesFs(location: string): Promise<Uint8Array> {
+  return readFileChecked(metadataPath(location), 'checkpoint metadata');
 }
 
 /** Entries of a directory; a missing directory has none. */

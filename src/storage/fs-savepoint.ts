@@ -1,16 +1,14 @@
 /**
  * Writing a savepoint: a checkpoint with savepoint properties whose files all live in its own
- * directory, so that it is self-contained and relocatable.
+ * directory, so that it is self-contained and relocatable (the metadata's paths are relative to it;
+ * `checkpoint/metadata/commit.ts` checks that none leads outside).
  */
 import * as path from 'node:path';
-import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
-import { deserializeMetadata, serializeMetadata } from '../checkpoint/metadata/serializer.ts';
-import { filePathsOf } from '../checkpoint/metadata/walk.ts';
 import { assert } from '../core/assert.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import { fsyncDir, writeFileAtomic } from './atomic-write.ts';
 import { makeDir, pathKind, writeNewFile } from './fs-io.ts';
-import { isInside, metadataPath } from './paths.ts';
+import { metadataPath } from './paths.ts';
 import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, encodeStateFile, fileHandleFor, inlineHandleFor } from './state-file.ts';
 import type { CheckpointStreamFactory } from './storage.ts';
 import type { SavepointTarget } from './savepoint-target.ts';
@@ -54,15 +52,10 @@ export class FsSavepointWriter implements SavepointTarget {
     if ((await pathKind(metadataPath(this.location))) === 'missing') rmSync(this.location, { recursive: true, force: true });
   }
 
-  /** Writes `_metadata` atomically; every file handle must lie inside the savepoint directory. */
-  async commitMetadata(metadata: CheckpointMetadata): Promise<string> {
+  /** Writes `bytes` as `_metadata` atomically, then makes the savepoint directory's own entry durable. */
+  async commitMetadata(bytes: Uint8Array): Promise<string> {
     const file = metadataPath(this.location);
     assert((await pathKind(file)) === 'missing', () => `savepoint already committed at ${file}`);
-    const bytes = serializeMetadata(metadata, this.location);
-    const check = deserializeMetadata(bytes, file);
-    for (const p of filePathsOf(check)) {
-      assert(isInside(this.location, p), () => `savepoint would reference ${p} outside ${this.location}`);
-    }
     await makeDir(this.location);
     await writeFileAtomic(file, bytes, this.nextSuffix());
     await fsyncDir(path.dirname(this.location));

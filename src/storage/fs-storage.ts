@@ -4,44 +4,35 @@
  * last and atomically; shared files are deleted only when the registry says so (Invariant 5).
  */
 import { promises as fsp, rmSync } from 'node:fs';
-import { StorageError } from '../core/errors.ts';
 import * as path from 'node:path';
-import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
-import { deserializeMetadata, serializeMetadata } from '../checkpoint/metadata/serializer.ts';
 import { assert } from '../core/assert.ts';
+import { StorageError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
 import { errnoCode, fsyncDir, storageIoError, writeFileAtomic } from './atomic-write.ts';
-import { listDir, makeDir, pathKind, readStateFs, readMetadataFile, removeDirIfEmpty, writeNewFile } from './fs-io.ts';
-import { fsRestoreCandidates, readCheckpointDirMetadata, snapshotSizeBytes } from './fs-inspect.ts';
+import { checkpointDirsOf, probeFs } from './fs-inspect.ts';
+import { dirFilesSize, listDir, makeDir, pathKind, readMetadataBytesFs, readStateFs, removeDirIfEmpty, writeNewFile } from './fs-io.ts';
+import { FsSavepointWriter } from './fs-savepoint.ts';
 import type { StreamStateHandle } from './handles.ts';
 import {
   checkpointDir,
   checkpointIdOfSharedFile,
   isInside,
+  isMemoryPath,
   jobDir as jobDirOf,
   joinPath,
   metadataPath,
   parseCheckpointDirName,
   runOwnerPath,
-  isMemoryPath,
   savepointDir,
   sharedDir,
   taskOwnedDir,
 } from './paths.ts';
-import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, encodeStateFile, fileHandleFor, inlineHandleFor } from './state-file.ts';
-import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, RestoreCandidate, StateScope } from './storage.ts';
 import type { SavepointTarget } from './savepoint-target.ts';
-import { FsSavepointWriter } from './fs-savepoint.ts';
+import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, encodeStateFile, fileHandleFor, inlineHandleFor } from './state-file.ts';
+import type { CheckpointDirEntry, CheckpointStorage, CheckpointStreamFactory, SnapshotPathProbe, StateScope } from './storage.ts';
 
 export { FsSavepointWriter } from './fs-savepoint.ts';
-export {
-  incompleteCheckpointDirs,
-  listCheckpointsIn,
-  readCheckpointMetadataAt,
-  resolveCheckpointLocation,
-  type StoredSnapshotListing,
-} from './fs-inspect.ts';
-
+export { incompleteCheckpointDirs } from './fs-inspect.ts';
 export { DEFAULT_INLINE_THRESHOLD_BYTES } from './state-file.ts';
 
 export interface FsCheckpointStorageOptions {
@@ -55,7 +46,7 @@ export interface FsCheckpointStorageOptions {
 export class FsCheckpointStorage implements CheckpointStorage {
   readonly description: string;
   readonly jobDir: string;
-  /** Where shared (incremental) files go; see `sharedPathsOf` for registering them. */
+  /** Where shared (incremental) files go; the coordinator counts references to them (`SharedStateRegistry`). */
   readonly sharedDir: string;
   private readonly inlineThresholdBytes: number;
   private readonly nextSuffix: () => string;
@@ -97,6 +88,10 @@ export class FsCheckpointStorage implements CheckpointStorage {
     return checkpointDir(this.jobDir, checkpointId);
   }
 
+  checkpointLocation(checkpointId: CheckpointId): string {
+    return this.checkpointDir(checkpointId);
+  }
+
   streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory {
     return {
       checkpointId,
@@ -125,16 +120,12 @@ export class FsCheckpointStorage implements CheckpointStorage {
       throw new StorageError('STORAGE_IO', dir, `checkpoint ${checkpointId} was aborted and discarded; not writing into it`);
   }
 
-  async commitMetadata(metadata: CheckpointMetadata): Promise<string> {
-    assert(metadata.jobId === this.jobId, () => `metadata of job ${metadata.jobId} committed to storage of job ${this.jobId}`);
-    const dir = this.checkpointDir(metadata.checkpointId);
+  async commitMetadata(checkpointId: CheckpointId, bytes: Uint8Array): Promise<string> {
+    const dir = this.checkpointDir(checkpointId);
     const file = metadataPath(dir);
-    this.checkNotDiscarded(metadata.checkpointId, dir);
-    assert((await pathKind(file)) === 'missing', () => `checkpoint ${metadata.checkpointId} is already committed at ${file}`);
-    const bytes = serializeMetadata(metadata, dir);
-    // Check before writing: what we persist must read back.
-    deserializeMetadata(bytes, file);
-    this.checkNotDiscarded(metadata.checkpointId, dir);
+    this.checkNotDiscarded(checkpointId, dir);
+    assert((await pathKind(file)) === 'missing', () => `checkpoint ${checkpointId} is already committed at ${file}`);
+    this.checkNotDiscarded(checkpointId, dir);
     await makeDir(dir);
     if (this.sharedDirDirty) {
       this.sharedDirDirty = false;
@@ -146,27 +137,20 @@ export class FsCheckpointStorage implements CheckpointStorage {
     return dir;
   }
 
-  readMetadata(location: string): Promise<CheckpointMetadata> {
-    return readMetadataFile(metadataPath(location));
+  readMetadataBytes(location: string): Promise<Uint8Array> {
+    return readMetadataBytesFs(location);
   }
 
-  restoreCandidates(p: string): Promise<RestoreCandidate[]> {
-    return fsRestoreCandidates(p);
+  probe(p: string): Promise<SnapshotPathProbe> {
+    return probeFs(p);
   }
 
-  /** Complete checkpoints, ascending by id; a `_metadata` that does not verify is an error, not skipped. */
-  async listCheckpoints(): Promise<CheckpointListing[]> {
-    const out: CheckpointListing[] = [];
-    for (const entry of await listDir(this.jobDir)) {
-      const id = entry.isDirectory() ? parseCheckpointDirName(entry.name) : null;
-      if (id === null) continue;
-      const dir = joinPath(this.jobDir, entry.name);
-      if ((await pathKind(metadataPath(dir))) !== 'file') continue;
-      const meta = await readCheckpointDirMetadata(dir, id);
-      const sizeBytes = await snapshotSizeBytes(dir, meta);
-      out.push({ checkpointId: id, location: dir, timestampMs: meta.timestampMs, sizeBytes, kind: meta.kind });
-    }
-    return out.sort((a, b) => a.checkpointId - b.checkpointId);
+  dirSizeBytes(location: string): Promise<number> {
+    return dirFilesSize(location);
+  }
+
+  listCheckpointDirs(): Promise<CheckpointDirEntry[]> {
+    return checkpointDirsOf(this.jobDir);
   }
 
   async discardCheckpoint(checkpointId: CheckpointId): Promise<void> {
@@ -203,6 +187,12 @@ export class FsCheckpointStorage implements CheckpointStorage {
     if (isMemoryPath(savepointRoot))
       throw new StorageError('STORAGE_IO', savepointRoot, 'a job checkpointing to a directory writes savepoints to a directory, not to memory');
     return new FsSavepointWriter(savepointDir(path.resolve(savepointRoot), checkpointId, rand));
+  }
+
+  savepointTargetAt(location: string): SavepointTarget {
+    if (isMemoryPath(location))
+      throw new StorageError('STORAGE_IO', location, 'a job checkpointing to a directory writes savepoints to a directory, not to memory');
+    return new FsSavepointWriter(location);
   }
 
   async listSharedFiles(): Promise<string[]> {

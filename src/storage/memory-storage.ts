@@ -4,13 +4,10 @@
  * version, length, checksum) run and tests can corrupt entries through `rawFiles()`.
  */
 import { rmSync } from 'node:fs';
-import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
-import { deserializeMetadata, serializeMetadata } from '../checkpoint/metadata/serializer.ts';
-import { filePathsOf, streamHandlesOf } from '../checkpoint/metadata/walk.ts';
 import { assert } from '../core/assert.ts';
 import { StorageError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
-import { readMetadataFile, readStateFs } from './fs-io.ts';
+import { dirFilesSize, readMetadataBytesFs, readStateFs } from './fs-io.ts';
 import type { StreamStateHandle } from './handles.ts';
 import {
   checkpointDir,
@@ -37,8 +34,8 @@ import {
   inlineHandleFor,
   verifyInline,
 } from './state-file.ts';
-import type { CheckpointListing, CheckpointStorage, CheckpointStreamFactory, RestoreCandidate, StateScope } from './storage.ts';
-import { fsRestoreCandidates } from './fs-inspect.ts';
+import type { CheckpointDirEntry, CheckpointStorage, CheckpointStreamFactory, SnapshotPathProbe, StateScope } from './storage.ts';
+import { probeFs } from './fs-inspect.ts';
 import type { SavepointTarget } from './savepoint-target.ts';
 import { FsSavepointWriter } from './fs-savepoint.ts';
 import { MemorySavepointWriter } from './memory-savepoint.ts';
@@ -56,7 +53,7 @@ export interface MemoryCheckpointStorageOptions {
 export class MemoryCheckpointStorage implements CheckpointStorage {
   readonly description = 'memory';
   readonly jobDir: string;
-  /** Where shared (incremental) files go; see `sharedPathsOf` for registering them. */
+  /** Where shared (incremental) files go; the coordinator counts references to them (`SharedStateRegistry`). */
   readonly sharedDir: string;
   private readonly files: Map<string, Uint8Array>;
   /** Checkpoints discarded in this process: writes for them are refused. */
@@ -102,6 +99,10 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     return checkpointDir(this.jobDir, checkpointId);
   }
 
+  checkpointLocation(checkpointId: CheckpointId): string {
+    return this.checkpointDir(checkpointId);
+  }
+
   streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory {
     return {
       checkpointId,
@@ -129,69 +130,54 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     return Uint8Array.from(decodeStateFile(this.get(handle.path, 'state file'), handle));
   }
 
-  async commitMetadata(metadata: CheckpointMetadata): Promise<string> {
-    assert(metadata.jobId === this.jobId, () => `metadata of job ${metadata.jobId} committed to storage of job ${this.jobId}`);
-    const dir = this.checkpointDir(metadata.checkpointId);
+  async commitMetadata(checkpointId: CheckpointId, bytes: Uint8Array): Promise<string> {
+    const dir = this.checkpointDir(checkpointId);
     const file = metadataPath(dir);
-    if (this.discarded.has(metadata.checkpointId)) throw new StorageError('STORAGE_IO', dir, `checkpoint ${metadata.checkpointId} was aborted and discarded`);
-    assert(!this.files.has(file), () => `checkpoint ${metadata.checkpointId} is already committed at ${file}`);
-    const bytes = serializeMetadata(metadata, dir);
-    deserializeMetadata(bytes, file);
+    if (this.discarded.has(checkpointId)) throw new StorageError('STORAGE_IO', dir, `checkpoint ${checkpointId} was aborted and discarded`);
+    assert(!this.files.has(file), () => `checkpoint ${checkpointId} is already committed at ${file}`);
     this.files.set(file, bytes);
     return dir;
   }
 
-  async readMetadata(location: string): Promise<CheckpointMetadata> {
-    const file = metadataPath(location);
-    if (!isMemoryPath(location)) return readMetadataFile(file);
-    return deserializeMetadata(this.get(file, 'checkpoint metadata'), file);
+  /** A `memory:` location reads from the map; any other path from the file system (a job may restore from disk). */
+  async readMetadataBytes(location: string): Promise<Uint8Array> {
+    if (!isMemoryPath(location)) return readMetadataBytesFs(location);
+    return this.get(metadataPath(location), 'checkpoint metadata');
   }
 
-  /** A `memory:` job directory gives its checkpoints newest first; a `memory:` snapshot itself; other paths go to the filesystem. */
-  async restoreCandidates(p: string): Promise<RestoreCandidate[]> {
-    if (!isMemoryPath(p)) return fsRestoreCandidates(p);
-    const dir = baseName(p) === METADATA_FILE_NAME ? parentDir(p) : p;
-    if (this.files.has(metadataPath(dir))) {
-      const metadata = await this.readMetadata(dir);
-      return [{ checkpointId: metadata.checkpointId, location: dir, load: async () => metadata }];
+  /** A `memory:` path is looked up in the map ("directories" exist when a key lies under them); others on the file system. */
+  async probe(p: string): Promise<SnapshotPathProbe> {
+    if (!isMemoryPath(p)) return probeFs(p);
+    if (this.files.has(p)) return { path: p, kind: 'file', hasMetadata: false, checkpointDirs: [] };
+    const prefix = `${p}/`;
+    if (![...this.files.keys()].some((f) => f.startsWith(prefix))) return { path: p, kind: 'missing', hasMetadata: false, checkpointDirs: [] };
+    const hasMetadata = this.files.has(metadataPath(p));
+    return { path: p, kind: 'dir', hasMetadata, checkpointDirs: hasMetadata ? [] : this.checkpointDirsUnder(p) };
+  }
+
+  async dirSizeBytes(location: string): Promise<number> {
+    if (!isMemoryPath(location)) return dirFilesSize(location);
+    let total = 0;
+    for (const [file, bytes] of this.files) {
+      if (file.startsWith(`${location}/`)) total += bytes.byteLength;
     }
-    const ids = new Set<CheckpointId>();
+    return total;
+  }
+
+  async listCheckpointDirs(): Promise<CheckpointDirEntry[]> {
+    return this.checkpointDirsUnder(this.jobDir);
+  }
+
+  /** The chk-<n> "directories" directly under `dir` (those holding any key), ascending by id. */
+  private checkpointDirsUnder(dir: string): CheckpointDirEntry[] {
+    const byId = new Map<CheckpointId, CheckpointDirEntry>();
     for (const file of this.files.keys()) {
       const chk = parentDir(file);
-      const id = baseName(file) === METADATA_FILE_NAME && parentDir(chk) === dir ? parseCheckpointDirName(baseName(chk)) : null;
-      if (id !== null) ids.add(id);
+      const id = parentDir(chk) === dir ? parseCheckpointDirName(baseName(chk)) : null;
+      if (id === null || byId.get(id)?.hasMetadata === true) continue;
+      byId.set(id, { checkpointId: id, location: chk, hasMetadata: baseName(file) === METADATA_FILE_NAME });
     }
-    if (ids.size === 0) throw new StorageError('MISSING_FILE', p, 'no completed checkpoint or snapshot here');
-    return [...ids]
-      .sort((a, b) => b - a)
-      .map((id) => {
-        const location = joinPath(dir, baseName(checkpointDir(dir, id)));
-        return { checkpointId: id, location, load: () => this.readCheckedMetadata(location, id) };
-      });
-  }
-
-  private async readCheckedMetadata(location: string, id: CheckpointId): Promise<CheckpointMetadata> {
-    const meta = await this.readMetadata(location);
-    if (meta.checkpointId !== id)
-      throw new StorageError('CORRUPT_FILE', metadataPath(location), `metadata is for checkpoint ${meta.checkpointId} but its directory is chk-${id}`);
-    return meta;
-  }
-
-  /** Complete checkpoints, ascending by id; sizes count as `snapshotSizeBytes` does on disk. */
-  async listCheckpoints(): Promise<CheckpointListing[]> {
-    const out: CheckpointListing[] = [];
-    for (const file of this.files.keys()) {
-      if (baseName(file) !== METADATA_FILE_NAME) continue;
-      const dir = parentDir(file);
-      const id = parseCheckpointDirName(baseName(dir));
-      if (id === null || parentDir(dir) !== this.jobDir) continue;
-      const meta = await this.readMetadata(dir);
-      if (meta.checkpointId !== id) {
-        throw new StorageError('CORRUPT_FILE', file, `metadata is for checkpoint ${meta.checkpointId} but its directory is chk-${id}`);
-      }
-      out.push({ checkpointId: id, location: dir, timestampMs: meta.timestampMs, sizeBytes: this.sizeOf(dir, meta), kind: meta.kind });
-    }
-    return out.sort((a, b) => a.checkpointId - b.checkpointId);
+    return [...byId.values()].sort((a, b) => a.checkpointId - b.checkpointId);
   }
 
   async discardCheckpoint(checkpointId: CheckpointId): Promise<void> {
@@ -206,6 +192,10 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
   createSavepointTarget(savepointRoot: string, checkpointId: CheckpointId, rand: string): SavepointTarget {
     const dir = savepointDir(savepointRoot, checkpointId, rand);
     return isMemoryPath(savepointRoot) ? new MemorySavepointWriter(this.files, dir, this.inlineThresholdBytes) : new FsSavepointWriter(dir);
+  }
+
+  savepointTargetAt(location: string): SavepointTarget {
+    return isMemoryPath(location) ? new MemorySavepointWriter(this.files, location, this.inlineThresholdBytes) : new FsSavepointWriter(location);
   }
 
   async discardCheckpointAt(location: string): Promise<void> {
@@ -238,17 +228,5 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     const bytes = this.files.get(file);
     if (bytes === undefined) throw new StorageError('MISSING_FILE', file, `${what} is missing`);
     return bytes;
-  }
-
-  private sizeOf(dir: string, meta: CheckpointMetadata): number {
-    let total = 0;
-    for (const [file, bytes] of this.files) {
-      if (file.startsWith(`${dir}/`)) total += bytes.byteLength;
-    }
-    const outside = new Set(filePathsOf(meta).filter((p) => !isInside(dir, p)));
-    for (const h of streamHandlesOf(meta)) {
-      if (h.type === 'file' && outside.delete(h.path)) total += h.size;
-    }
-    return total;
   }
 }

@@ -4,15 +4,14 @@
  * job's checkpoint storage.
  */
 import type { CheckpointId } from '../core/ids.ts';
-import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
 import type { CheckpointStreamFactory } from './storage.ts';
 
 export interface SavepointTarget {
-  /** The savepoint's directory (or memory key). */
+  /** The savepoint's directory (or memory key); file paths in its `_metadata` are relative to it. */
   readonly location: string;
   streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory;
-  /** Writes `_metadata` atomically; returns the location. */
-  commitMetadata(metadata: CheckpointMetadata): Promise<string>;
+  /** Writes `bytes` as the savepoint's `_metadata` atomically; returns the location. */
+  commitMetadata(bytes: Uint8Array): Promise<string>;
   /** Removes what an unfinished savepoint wrote (a savepoint that completed is never deleted by the engine). */
   discardIncomplete(): Promise<void>;
 }

@@ -4,10 +4,7 @@
  * them. A file is released for deletion only when no registered checkpoint refers to it (Invariant 5).
  */
 import { assert } from '../core/assert.ts';
-import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
-import { filePathsOf } from '../checkpoint/metadata/walk.ts';
 import type { CheckpointId } from '../core/ids.ts';
-import { isInside } from './paths.ts';
 
 /** Reference counts of shared files by the retained checkpoints that refer to them. */
 export class SharedStateRegistry {
@@ -61,9 +58,4 @@ export class SharedStateRegistry {
   counts(): ReadonlyMap<string, number> {
     return new Map(this.refCounts);
   }
-}
-
-/** The files of `meta` that live in `sharedDir`: what to `register` for that checkpoint. */
-export function sharedPathsOf(meta: CheckpointMetadata, sharedDir: string): string[] {
-  return filePathsOf(meta).filter((p) => p !== sharedDir && isInside(sharedDir, p));
 }

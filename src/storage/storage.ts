@@ -1,10 +1,11 @@
 /**
- * Checkpoint storage: where snapshots are persisted. One instance serves one job. State files are
- * written whole by the async phase, each with a format version and a checksum; `_metadata` is
- * written last and atomically, and only then is a checkpoint complete.
+ * Checkpoint storage: where snapshots are persisted. It moves bytes and knows the layout (DESIGN.md
+ * "Storage layout"); what the bytes of `_metadata` mean is `checkpoint/metadata`'s business. One
+ * instance serves one job. State files are written whole by the async phase, each with a format
+ * version and a checksum; `_metadata` is written last and atomically, and only then is a
+ * checkpoint complete.
  */
 import type { CheckpointId, JobId } from '../core/ids.ts';
-import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
 import type { StreamStateHandle } from './handles.ts';
 import type { SavepointTarget } from './savepoint-target.ts';
 
@@ -18,29 +19,37 @@ export interface CheckpointStreamFactory {
   write(scope: StateScope, nameHint: string, data: Uint8Array): Promise<StreamStateHandle>;
 }
 
-/** A completed checkpoint as found in storage. */
-export interface CheckpointListing {
+/** A `chk-<n>` directory as found in storage: its name and whether `_metadata` is in it; nothing decoded. */
+export interface CheckpointDirEntry {
+  /** From the directory's name. */
   readonly checkpointId: CheckpointId;
-  /** Absolute path (or memory key) of the directory holding `_metadata`. */
+  /** Absolute path (or memory key) of the directory. */
   readonly location: string;
-  readonly timestampMs: number;
-  readonly sizeBytes: number;
-  readonly kind: 'checkpoint' | 'savepoint';
+  readonly hasMetadata: boolean;
 }
 
-/**
- * A snapshot a job may restore from, found by `restoreCandidates`. Its metadata is read only when
- * needed, so a candidate whose `_metadata` does not verify is skipped in favour of an older one.
- */
-export interface RestoreCandidate {
-  /** From the directory name (a checkpoint of a job directory) or from the metadata. */
-  readonly checkpointId: CheckpointId;
-  readonly location: string;
-  /** Reads and verifies the metadata; a StorageError names the file when it does not verify. */
-  load(): Promise<CheckpointMetadata>;
+/** What is at a path a person gave, as far as names and entry kinds tell; nothing is decoded. */
+export interface SnapshotPathProbe {
+  /** The path made absolute (a `memory:` key stays as it is). */
+  readonly path: string;
+  readonly kind: 'file' | 'dir' | 'missing';
+  /** For a directory: whether `_metadata` is in it. */
+  readonly hasMetadata: boolean;
+  /** For a directory without `_metadata`: its `chk-<n>` subdirectories, ascending by id. */
+  readonly checkpointDirs: readonly CheckpointDirEntry[];
 }
 
-export interface CheckpointStorage {
+/** Reading snapshots wherever a path points (this job's, another job's, a savepoint), as bytes. */
+export interface SnapshotReader {
+  /** Looks at `path` (see SnapshotPathProbe); an I/O failure is a StorageError naming it. */
+  probe(path: string): Promise<SnapshotPathProbe>;
+  /** The bytes of `<location>/_metadata`; a missing file is MISSING_FILE naming it. */
+  readMetadataBytes(location: string): Promise<Uint8Array>;
+  /** Bytes of the files inside the snapshot directory `location` (its own state files and `_metadata`). */
+  dirSizeBytes(location: string): Promise<number>;
+}
+
+export interface CheckpointStorage extends SnapshotReader {
   /** `memory` or the job's checkpoint directory; shown to people. */
   readonly description: string;
   readonly jobId: JobId;
@@ -53,18 +62,15 @@ export interface CheckpointStorage {
   streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory;
   /** Reads and verifies one state stream; a mismatch is a StorageError naming the file. */
   readState(handle: StreamStateHandle): Promise<Uint8Array>;
-  /** Writes `_metadata` atomically (temporary name, fsync, rename); returns the checkpoint's location. */
-  commitMetadata(metadata: CheckpointMetadata): Promise<string>;
-  /** Reads and verifies the metadata at a location returned by commitMetadata or listCheckpoints. */
-  readMetadata(location: string): Promise<CheckpointMetadata>;
-  /** Completed checkpoints of this job, ascending by id. */
-  listCheckpoints(): Promise<CheckpointListing[]>;
+  /** The directory (or memory key) checkpoint n's `_metadata` goes into: file paths in it are relative to this. */
+  checkpointLocation(checkpointId: CheckpointId): string;
   /**
-   * What a path a person gave (`--from`) can restore from, newest first: one snapshot for a
-   * checkpoint or savepoint directory or `_metadata` file; every checkpoint with `_metadata` for a
-   * job directory. A path that names no snapshot is a StorageError naming it.
+   * Writes `bytes` as checkpoint n's `_metadata` atomically (temporary name, fsync, rename, fsync
+   * of the directories); returns `checkpointLocation(n)`. Refuses a checkpoint that was discarded.
    */
-  restoreCandidates(path: string): Promise<RestoreCandidate[]>;
+  commitMetadata(checkpointId: CheckpointId, bytes: Uint8Array): Promise<string>;
+  /** This job's `chk-<n>` directories, complete or not, ascending by id. */
+  listCheckpointDirs(): Promise<CheckpointDirEntry[]>;
   /**
    * Deletes everything exclusive to checkpoint n (its folder), complete or not. Later writes for
    * checkpoint n fail, so a late async phase of an aborted checkpoint leaves no orphan behind.
@@ -88,4 +94,9 @@ export interface CheckpointStorage {
   discardJob(): Promise<void>;
   /** Where a savepoint with this id goes under `savepointRoot` (a directory, or `memory:` for memory storage). */
   createSavepointTarget(savepointRoot: string, checkpointId: CheckpointId, rand: string): SavepointTarget;
+  /**
+   * The savepoint target at `location`, which `createSavepointTarget` of a storage of the same job
+   * made in another thread: task managers write their subtasks' state of a savepoint into it.
+   */
+  savepointTargetAt(location: string): SavepointTarget;
 }

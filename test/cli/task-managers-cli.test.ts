@@ -1,8 +1,10 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, runCli } from './run-cli.ts';
+import { until } from '../support/jobs.ts';
+import { type CliResult, FIXTURES, lines, runCli, startCli } from './run-cli.ts';
+import { startJob, within } from './running-job.ts';
 
 describe('weir run with task managers (issue 11)', () => {
   it('runs a job module whose options ask for two task managers in worker threads, exactly once', async () => {
@@ -17,5 +19,92 @@ describe('weir run with task managers (issue 11)', () => {
     const r = await runCli(['run', path.join(FIXTURES, 'tm-counts-job.ts'), '--quiet']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('taskManagers: 2 task managers need checkpointStorage to be a directory');
+  });
+});
+
+describe('weir run --task-managers / --slots-per-task-manager (issue 11)', () => {
+  it('runs the counts job on two task managers given by the flag, exactly once', async () => {
+    const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
+    const r = await runCli(['run', path.join(FIXTURES, 'counts-job.ts'), '--task-managers', '2', '--slots-per-task-manager', '1', '--checkpoint-dir', chk], {
+      env: { COUNTS_RATE: '20000' },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('parallelism 2, on 2 task managers (worker threads)');
+    expect(r.stdout).toContain('counts: all 8000 lines committed exactly once');
+  });
+
+  it('bad flag values are refused naming the flag or the option, and weir help run lists both flags', async () => {
+    const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
+    const job = path.join(FIXTURES, 'tiny-job.ts');
+    const [zero, word, slots, tooFew, help] = await Promise.all([
+      runCli(['run', job, '--task-managers', '0', '--checkpoint-dir', chk]),
+      runCli(['run', job, '--task-managers', 'two', '--checkpoint-dir', chk]),
+      runCli(['run', job, '--task-managers', '2', '--slots-per-task-manager', '0', '--checkpoint-dir', chk]),
+      runCli(['run', job, '-p', '3', '--task-managers', '2', '--slots-per-task-manager', '1', '--checkpoint-dir', chk]),
+      runCli(['help', 'run']),
+    ]);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain('--task-managers must be an integer >= 1');
+    expect(word.code).toBe(2);
+    expect(word.stderr).toContain('--task-managers must be an integer >= 1');
+    expect(slots.code).toBe(2);
+    expect(slots.stderr).toContain('--slots-per-task-manager must be an integer >= 1');
+    expect(tooFew.code).not.toBe(0);
+    expect(tooFew.stderr).toContain("slotsPerTaskManager: 2 task managers x 1 slots hold 2 subtasks of a vertex, the job's highest parallelism is 3");
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--task-managers <n>');
+    expect(help.stdout).toContain('--slots-per-task-manager <m>');
+  });
+
+  it('a job module that builds another uid in a worker is named, and the run fails (exit 1) without retrying', async () => {
+    const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
+    const r = await runCli(['run', path.join(FIXTURES, 'uid-drift-job.ts'), '--task-managers', '2', '--checkpoint-dir', chk, '--quiet']);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(
+      /task manager \d built a different job graph than the job master: uid 'double' \(vertex 0, '[^']+'\) is missing; that vertex has uids 'numbers', 'double-in-a-worker'/,
+    );
+    expect(r.stderr).toMatch(/0 restarts|restoring cannot succeed by retrying/);
+  });
+});
+
+describe('the cancellation watchdog (issue 11)', () => {
+  it('SIGINT cancels a job whose map spins in a worker: the stuck task manager is terminated, exit 130', async () => {
+    const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
+    const marker = path.join(chk, 'spinning');
+    const cli = startCli(['run', path.join(FIXTURES, 'spin-job.ts'), '--task-managers', '2', '--checkpoint-dir', chk], { env: { SPIN_MARKER: marker } });
+    let r: CliResult;
+    try {
+      await until('the map to spin', () => existsSync(marker), 60_000);
+      cli.child.kill('SIGINT');
+      r = await cli.done;
+    } finally {
+      cli.child.kill('SIGKILL');
+    }
+    expect(r.code, r.stderr).toBe(130);
+    expect(r.stderr).toContain('SIGINT: cancelling the job');
+    expect(r.stderr).toMatch(/task manager \d did not stop its subtasks within cancellationTimeoutMs \(1000 ms\): terminated/);
+    expect(lines(r.stderr).at(-1)).toMatch(/^CANCELED \| job spin-/);
+  });
+
+  it('weir list and weir cancel answer while a map spins in a worker: the job ends CANCELED, exit 130', async () => {
+    const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
+    const marker = path.join(chk, 'spinning');
+    const job = await startJob([path.join(FIXTURES, 'spin-job.ts'), '--task-managers', '2', '--checkpoint-dir', chk], { env: { SPIN_MARKER: marker } });
+    try {
+      await until('the map to spin', () => existsSync(marker), 60_000);
+      // `weir list` asks the job's control endpoint for its status: the main thread answers.
+      const listed = await runCli(['list']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toMatch(new RegExp(`${job.jobId}.*RUNNING`));
+      const cancelled = await runCli(['cancel', job.jobId]);
+      expect(cancelled.code, cancelled.stderr).toBe(0);
+      expect(cancelled.stderr).toContain(`cancelled job ${job.jobId}`);
+      const run = await within(60_000, job.cli.done, () => `weir run did not end after weir cancel; stderr:\n${job.cli.output().stderr}`);
+      expect(run.code, run.stderr).toBe(130);
+      expect(run.stderr).toMatch(/did not stop its subtasks within cancellationTimeoutMs \(1000 ms\): terminated/);
+      expect(lines(run.stderr).at(-1)).toMatch(/^CANCELED \| job spin-/);
+    } finally {
+      job.cli.child.kill('SIGKILL');
+    }
   });
 });

@@ -12,6 +12,7 @@ const buf = (records: number[], keyed = false): DataBuffer => ({
   kind: 'buffer',
   records,
   keyGroups: keyed ? Int32Array.from(records.map((r) => r % 7)) : null,
+  timestamps: null,
 });
 
 describe('channel state restore', () => {

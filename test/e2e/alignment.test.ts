@@ -3,7 +3,7 @@ import { CollectSink, StreamEnvironment } from '../../src/index.ts';
 import { operatorStateAt, readCheckpointMetadataAt } from '../support/read-state.ts';
 import { heldGenerate } from '../support/held-source.ts';
 import { tempDir } from '../support/jobs.ts';
-import { listCheckpointsIn } from '../../src/storage/fs-storage.ts';
+import { listCheckpointsIn } from '../../src/checkpoint/restore/snapshot-listing.ts';
 
 function spin(micros: number): void {
   const end = performance.now() + micros / 1000;

@@ -4,14 +4,33 @@ import { checkpointId } from '../../src/core/ids.ts';
 import type { StreamElement } from '../../src/runtime/elements.ts';
 
 const elements: StreamElement[] = [
-  { kind: 'buffer', records: ['a', 1, { k: 'x', n: 2n ** 70n }, [1, 2], null, 1.5], keyGroups: Int32Array.of(0, 5, 127, 3, 9, 1) },
-  { kind: 'buffer', records: [{ deep: { list: ['é', '✓'] } }], keyGroups: null },
-  { kind: 'buffer', records: [], keyGroups: null },
+  { kind: 'buffer', records: ['a', 1, { k: 'x', n: 2n ** 70n }, [1, 2], null, 1.5], keyGroups: Int32Array.of(0, 5, 127, 3, 9, 1), timestamps: null },
+  { kind: 'buffer', records: [{ deep: { list: ['é', '✓'] } }], keyGroups: null, timestamps: null },
+  { kind: 'buffer', records: [], keyGroups: null, timestamps: null },
+  // Event time: timestamps with and without key groups (the f64 column is 8-byte aligned after both).
+  {
+    kind: 'buffer',
+    records: ['x', 'yy', 'zzz'],
+    keyGroups: Int32Array.of(1, 2, 3),
+    timestamps: Float64Array.of(5, Number.NEGATIVE_INFINITY, 1_700_000_000_123.5),
+  },
+  { kind: 'buffer', records: [1, 2], keyGroups: null, timestamps: Float64Array.of(-3, 9) },
+  { kind: 'watermark', timestampMs: 1_700_000_000_000 },
+  { kind: 'watermark', timestampMs: Number.POSITIVE_INFINITY },
+  { kind: 'watermark-status', idle: true },
+  { kind: 'watermark-status', idle: false },
   {
     kind: 'barrier',
     checkpointId: checkpointId(42),
     timestamp: 1_700_000_000_123,
     options: { kind: 'savepoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal: true },
+  },
+  // A savepoint's barrier names its directory, for task managers in other threads.
+  {
+    kind: 'barrier',
+    checkpointId: checkpointId(43),
+    timestamp: 1_700_000_000_124,
+    options: { kind: 'savepoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal: false, targetLocation: '/tmp/sp/savepoint-43-a1b2c3' },
   },
   {
     kind: 'barrier',

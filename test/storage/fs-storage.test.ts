@@ -1,10 +1,13 @@
 import { cp, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { commitCheckpointMetadata } from '../../src/checkpoint/metadata/commit.ts';
+import { listCompletedCheckpoints } from '../../src/checkpoint/restore/checkpoint-listing.ts';
 import { filePathsOf } from '../../src/checkpoint/metadata/walk.ts';
 import { StorageError } from '../../src/core/errors.ts';
 import { checkpointId, jobId } from '../../src/core/ids.ts';
-import { FsCheckpointStorage, incompleteCheckpointDirs, readCheckpointMetadataAt } from '../../src/storage/fs-storage.ts';
+import { readCheckpointMetadataAt } from '../../src/checkpoint/restore/locate.ts';
+import { FsCheckpointStorage, incompleteCheckpointDirs } from '../../src/storage/fs-storage.ts';
 import type { StreamStateHandle } from '../../src/storage/handles.ts';
 import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
 import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
@@ -44,7 +47,7 @@ describe('FsCheckpointStorage on disk', () => {
     const shared = await streams.write('shared', 'sst/1', patternBytes(10));
     expect(pathOf(own)).toBe(path.join(root, 'job-a', 'chk-5', 'keyed-counter-0-s0'));
     expect(pathOf(shared)).toBe(path.join(root, 'job-a', 'shared', 'sst_1-s1'));
-    const location = await storage.commitMetadata(sampleMetadata({ id: 5, keyed: [own, shared] }));
+    const location = await commitCheckpointMetadata(storage, sampleMetadata({ id: 5, keyed: [own, shared] }));
     expect(location).toBe(path.join(root, 'job-a', 'chk-5'));
     expect((await readdir(location)).sort()).toEqual(['_metadata', 'keyed-counter-0-s0']);
     expect((await stat(pathOf(own))).size).toBe(10 + 18);
@@ -54,11 +57,14 @@ describe('FsCheckpointStorage on disk', () => {
     const root = await dirs.make();
     const storage = new FsCheckpointStorage(root, JOB, { inlineThresholdBytes: 0 });
     await storage.initialize();
-    await storage.commitMetadata(sampleMetadata({ id: 1, keyed: [await storage.streamFactory(checkpointId(1)).write('exclusive', 'k', patternBytes(50))] }));
+    await commitCheckpointMetadata(
+      storage,
+      sampleMetadata({ id: 1, keyed: [await storage.streamFactory(checkpointId(1)).write('exclusive', 'k', patternBytes(50))] }),
+    );
     // Checkpoint 2 crashed after writing state and a temporary _metadata, before the rename.
     await storage.streamFactory(checkpointId(2)).write('exclusive', 'k', patternBytes(50));
     await writeFile(path.join(storage.checkpointDir(checkpointId(2)), '_metadata.tmp-7'), 'partial');
-    expect((await storage.listCheckpoints()).map((l) => l.checkpointId)).toEqual([1]);
+    expect((await listCompletedCheckpoints(storage)).map((l) => l.checkpointId)).toEqual([1]);
     expect(await incompleteCheckpointDirs(storage.jobDir)).toEqual([storage.checkpointDir(checkpointId(2))]);
     await storage.discardCheckpoint(checkpointId(2));
     expect(await incompleteCheckpointDirs(storage.jobDir)).toEqual([]);
@@ -69,20 +75,20 @@ describe('FsCheckpointStorage on disk', () => {
     const root = await dirs.make();
     const storage = new FsCheckpointStorage(root, JOB);
     await storage.initialize();
-    await storage.commitMetadata(sampleMetadata({ id: 3 }));
+    await commitCheckpointMetadata(storage, sampleMetadata({ id: 3 }));
     await writeFile(path.join(storage.jobDir, 'chk-9'), 'a file, not a dir');
     await mkdir(path.join(storage.jobDir, 'chk-007'));
     await mkdir(path.join(storage.jobDir, 'notes'));
-    expect((await storage.listCheckpoints()).map((l) => l.checkpointId)).toEqual([3]);
+    expect((await listCompletedCheckpoints(storage)).map((l) => l.checkpointId)).toEqual([3]);
   });
 
   it('metadata whose id differs from its directory name is corrupt', async () => {
     const root = await dirs.make();
     const storage = new FsCheckpointStorage(root, JOB);
     await storage.initialize();
-    await storage.commitMetadata(sampleMetadata({ id: 3 }));
+    await commitCheckpointMetadata(storage, sampleMetadata({ id: 3 }));
     await rename(storage.checkpointDir(checkpointId(3)), storage.checkpointDir(checkpointId(4)));
-    const err = await storage.listCheckpoints().catch((e: unknown) => e);
+    const err = await listCompletedCheckpoints(storage).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StorageError);
     expect((err as StorageError).message).toContain(path.join(storage.checkpointDir(checkpointId(4)), '_metadata'));
     expect((err as StorageError).message).toContain('metadata is for checkpoint 3 but its directory is chk-4');
@@ -92,7 +98,7 @@ describe('FsCheckpointStorage on disk', () => {
     const root = await dirs.make();
     const storage = new FsCheckpointStorage(root, JOB);
     await storage.initialize();
-    await storage.commitMetadata(sampleMetadata({ id: 1 }));
+    await commitCheckpointMetadata(storage, sampleMetadata({ id: 1 }));
     await storage.discardJob();
     expect(await exists(storage.jobDir)).toBe(true);
     await storage.discardCheckpoint(checkpointId(1));
@@ -122,7 +128,7 @@ describe('FsCheckpointStorage on disk', () => {
       await streams.write('exclusive', 'op', data[1]),
       await streams.write('exclusive', 'channel', data[2]),
     ];
-    const location = await storage.commitMetadata(sampleMetadata({ id: 8, keyed: [k], operator: inline, channel: ch }));
+    const location = await commitCheckpointMetadata(storage, sampleMetadata({ id: 8, keyed: [k], operator: inline, channel: ch }));
     const copy = path.join(await dirs.make(), 'archive', 'kept-checkpoint');
     await cp(location, copy, { recursive: true });
     await rm(root, { recursive: true });
@@ -141,7 +147,7 @@ describe('FsCheckpointStorage on disk', () => {
   it('a missing job directory has no checkpoints', async () => {
     const root = await dirs.make();
     const storage = new FsCheckpointStorage(path.join(root, 'never-created'), JOB);
-    expect(await storage.listCheckpoints()).toEqual([]);
+    expect(await listCompletedCheckpoints(storage)).toEqual([]);
     await storage.discardJob();
     await storage.discardCheckpoint(checkpointId(1));
   });

@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { commitCheckpointMetadata } from '../../src/checkpoint/metadata/commit.ts';
+import { readMetadataAt } from '../../src/checkpoint/metadata/read.ts';
+import { listCompletedCheckpoints } from '../../src/checkpoint/restore/checkpoint-listing.ts';
 import { StorageError } from '../../src/core/errors.ts';
 import { checkpointId, jobId } from '../../src/core/ids.ts';
 import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
@@ -16,7 +19,7 @@ describe('MemoryCheckpointStorage', () => {
     const streams = storage.streamFactory(checkpointId(3));
     const own = await streams.write('exclusive', 'keyed-0', patternBytes(10));
     const shared = await streams.write('shared', 'sst', patternBytes(10));
-    const location = await storage.commitMetadata(sampleMetadata({ id: 3, keyed: [own, shared] }));
+    const location = await commitCheckpointMetadata(storage, sampleMetadata({ id: 3, keyed: [own, shared] }));
     expect(location).toBe('memory:job-a/chk-3');
     expect([...storage.rawFiles().keys()].sort()).toEqual(['memory:job-a/chk-3/_metadata', 'memory:job-a/chk-3/keyed-0-0', 'memory:job-a/shared/sst-1']);
     // Stored bytes carry the same envelope as files on disk.
@@ -34,17 +37,17 @@ describe('MemoryCheckpointStorage', () => {
     const files = new Map<string, Uint8Array>();
     const a = new MemoryCheckpointStorage(jobId('job-a'), { files });
     const b = new MemoryCheckpointStorage(jobId('job-b'), { files });
-    await a.commitMetadata(sampleMetadata({ id: 1 }));
-    await b.commitMetadata(sampleMetadata({ id: 2, job: 'job-b' }));
-    expect((await a.listCheckpoints()).map((l) => l.checkpointId)).toEqual([1]);
-    expect((await b.listCheckpoints()).map((l) => l.checkpointId)).toEqual([2]);
+    await commitCheckpointMetadata(a, sampleMetadata({ id: 1 }));
+    await commitCheckpointMetadata(b, sampleMetadata({ id: 2, job: 'job-b' }));
+    expect((await listCompletedCheckpoints(a)).map((l) => l.checkpointId)).toEqual([1]);
+    expect((await listCompletedCheckpoints(b)).map((l) => l.checkpointId)).toEqual([2]);
     await a.discardCheckpoint(checkpointId(1));
     expect(files.size).toBe(1);
   });
 
   it('a missing metadata location is MISSING_FILE naming it', async () => {
     const storage = new MemoryCheckpointStorage(jobId('job-a'));
-    const err = await storage.readMetadata('memory:job-a/chk-9').catch((e: unknown) => e);
+    const err = await readMetadataAt(storage, 'memory:job-a/chk-9').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StorageError);
     expect((err as StorageError).code).toBe('MISSING_FILE');
     expect((err as StorageError).message).toContain('memory:job-a/chk-9/_metadata');
@@ -54,9 +57,9 @@ describe('MemoryCheckpointStorage', () => {
     const fs = new FsCheckpointStorage(await dirs.make(), jobId('job-a'), { inlineThresholdBytes: 0 });
     await fs.initialize();
     const h = await fs.streamFactory(checkpointId(1)).write('exclusive', 'k', patternBytes(300));
-    const location = await fs.commitMetadata(sampleMetadata({ id: 1, keyed: [h] }));
+    const location = await commitCheckpointMetadata(fs, sampleMetadata({ id: 1, keyed: [h] }));
     const memory = new MemoryCheckpointStorage(jobId('job-a'));
-    const meta = await memory.readMetadata(location);
+    const meta = await readMetadataAt(memory, location);
     expect(Array.from(await memory.readState((firstSubtask(meta).keyed[0] as KeyGroupsStateHandle).stream))).toEqual(Array.from(patternBytes(300)));
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AssertionError } from '../../src/core/assert.ts';
 import { checkpointId } from '../../src/core/ids.ts';
-import { SharedStateRegistry, sharedPathsOf } from '../../src/storage/shared-registry.ts';
+import { sharedPathsOf } from '../../src/checkpoint/metadata/walk.ts';
+import { SharedStateRegistry } from '../../src/storage/shared-registry.ts';
 import { inlineHandleFor } from '../../src/storage/state-file.ts';
 import { patternBytes, sampleMetadata } from './fixtures.ts';
 

@@ -1,16 +1,23 @@
-/** Behaviour every CheckpointStorage shares, run against the file-system and the memory storage. */
+/**
+ * Behaviour every CheckpointStorage shares, run against the file-system and the memory storage:
+ * first the bytes it moves (state files, `_metadata` bytes, listings, probes), then checkpoints
+ * committed and read through `checkpoint/metadata`, as the coordinator and restore do.
+ */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { filePathsOf } from '../../src/checkpoint/metadata/walk.ts';
+import { commitCheckpointMetadata } from '../../src/checkpoint/metadata/commit.ts';
+import { readMetadataAt } from '../../src/checkpoint/metadata/read.ts';
+import { listCompletedCheckpoints } from '../../src/checkpoint/restore/checkpoint-listing.ts';
+import { filePathsOf, sharedPathsOf } from '../../src/checkpoint/metadata/walk.ts';
 import { AssertionError } from '../../src/core/assert.ts';
 import { StorageError } from '../../src/core/errors.ts';
 import { checkpointId, jobId } from '../../src/core/ids.ts';
 import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
 import type { StreamStateHandle } from '../../src/storage/handles.ts';
 import { MemoryCheckpointStorage } from '../../src/storage/memory-storage.ts';
-import { isInside, metadataPath } from '../../src/storage/paths.ts';
-import { SharedStateRegistry, sharedPathsOf } from '../../src/storage/shared-registry.ts';
+import { isInside, joinPath, metadataPath } from '../../src/storage/paths.ts';
+import { SharedStateRegistry } from '../../src/storage/shared-registry.ts';
 import type { CheckpointStorage } from '../../src/storage/storage.ts';
 import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
 import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
@@ -161,21 +168,108 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     expect((await storageError(storage.readState(bad))).code).toBe('CORRUPT_FILE');
   });
 
+  it('commits _metadata bytes as given, into checkpointLocation, and reads them back', async () => {
+    const { storage } = await makeHarness();
+    await storage.initialize();
+    await storage.streamFactory(checkpointId(2)).write('exclusive', 'k', patternBytes(200));
+    expect(await storage.listCheckpointDirs()).toEqual([{ checkpointId: 2, location: storage.checkpointLocation(checkpointId(2)), hasMetadata: false }]);
+    const bytes = patternBytes(77, 5);
+    const location = await storage.commitMetadata(checkpointId(2), bytes);
+    expect(location).toBe(storage.checkpointDir(2));
+    expect(location).toBe(storage.checkpointLocation(checkpointId(2)));
+    expect(Array.from(await storage.readMetadataBytes(location))).toEqual(Array.from(bytes));
+    expect(await storage.listCheckpointDirs()).toEqual([{ checkpointId: 2, location, hasMetadata: true }]);
+  });
+
+  it("lists chk-<n> directories ascending, complete or not, and only this job's", async () => {
+    const { storage } = await makeHarness();
+    await storage.initialize();
+    for (const id of [10, 2, 7]) await storage.streamFactory(checkpointId(id)).write('exclusive', 'k', patternBytes(100));
+    await storage.commitMetadata(checkpointId(7), patternBytes(10));
+    const listed = await storage.listCheckpointDirs();
+    expect(listed.map((d) => [d.checkpointId, d.hasMetadata])).toEqual([
+      [2, false],
+      [7, true],
+      [10, false],
+    ]);
+    const { storage: other } = await makeHarness();
+    expect(await other.listCheckpointDirs()).toEqual([]);
+  });
+
+  it('refuses _metadata bytes for a discarded checkpoint or one already committed', async () => {
+    const { storage } = await makeHarness();
+    await storage.initialize();
+    await storage.commitMetadata(checkpointId(1), patternBytes(10));
+    await expect(storage.commitMetadata(checkpointId(1), patternBytes(10))).rejects.toThrow(AssertionError);
+    await storage.discardCheckpoint(checkpointId(3));
+    const err = await storageError(storage.commitMetadata(checkpointId(3), patternBytes(10)));
+    expect(err.code).toBe('STORAGE_IO');
+    expect(err.message).toContain('discarded');
+    expect((await storage.listCheckpointDirs()).map((d) => d.checkpointId)).toEqual([1]);
+  });
+
+  it('missing _metadata bytes are MISSING_FILE naming the file', async () => {
+    const { storage } = await makeHarness();
+    const location = storage.checkpointLocation(checkpointId(9));
+    const err = await storageError(storage.readMetadataBytes(location));
+    expect(err.code).toBe('MISSING_FILE');
+    expect(err.message).toContain(metadataPath(location));
+  });
+
+  it('probes a path: missing, a file, a snapshot directory, a job directory with its chk-<n>', async () => {
+    const { storage } = await makeHarness();
+    await storage.initialize();
+    const h = await storage.streamFactory(checkpointId(1)).write('exclusive', 'k', patternBytes(200));
+    const chk1 = await storage.commitMetadata(checkpointId(1), patternBytes(10));
+    await storage.streamFactory(checkpointId(2)).write('exclusive', 'k', patternBytes(200));
+    const chk2 = storage.checkpointLocation(checkpointId(2));
+    expect(await storage.probe(joinPath(storage.jobDir, 'nothing'))).toEqual({
+      path: joinPath(storage.jobDir, 'nothing'),
+      kind: 'missing',
+      hasMetadata: false,
+      checkpointDirs: [],
+    });
+    expect((await storage.probe(pathOf(h))).kind).toBe('file');
+    expect((await storage.probe(metadataPath(chk1))).kind).toBe('file');
+    expect(await storage.probe(chk1)).toEqual({ path: chk1, kind: 'dir', hasMetadata: true, checkpointDirs: [] });
+    expect(await storage.probe(storage.jobDir)).toEqual({
+      path: storage.jobDir,
+      kind: 'dir',
+      hasMetadata: false,
+      checkpointDirs: [
+        { checkpointId: 1, location: chk1, hasMetadata: true },
+        { checkpointId: 2, location: chk2, hasMetadata: false },
+      ],
+    });
+  });
+
+  it('sizes a snapshot directory by the bytes of the files inside it', async () => {
+    const { storage } = await makeHarness();
+    await storage.initialize();
+    const streams = storage.streamFactory(checkpointId(1));
+    await streams.write('exclusive', 'a', patternBytes(300));
+    await streams.write('exclusive', 'b', patternBytes(500));
+    await streams.write('shared', 's', patternBytes(4000));
+    const location = await storage.commitMetadata(checkpointId(1), patternBytes(40));
+    // Each state file carries an 18-byte envelope; shared files are outside the directory.
+    expect(await storage.dirSizeBytes(location)).toBe(300 + 18 + 500 + 18 + 40);
+  });
+
   it('a checkpoint is listed only once its metadata is committed, and reads back', async () => {
     const { storage } = await makeHarness();
     await storage.initialize();
     const h = await storage.streamFactory(checkpointId(4)).write('exclusive', 'keyed', patternBytes(200));
-    expect(await storage.listCheckpoints()).toEqual([]);
+    expect(await listCompletedCheckpoints(storage)).toEqual([]);
     const meta = sampleMetadata({ id: 4, keyed: [h] });
-    const location = await storage.commitMetadata(meta);
+    const location = await commitCheckpointMetadata(storage, meta);
     expect(location).toBe(storage.checkpointDir(4));
-    const listed = await storage.listCheckpoints();
+    const listed = await listCompletedCheckpoints(storage);
     expect(listed).toHaveLength(1);
     const [only] = listed;
     if (!only) throw new Error('checkpoint 4 is not listed');
     expect(only).toMatchObject({ checkpointId: 4, location, timestampMs: meta.timestampMs, kind: 'checkpoint' });
     expect(only.sizeBytes).toBeGreaterThan(200);
-    expect(await storage.readMetadata(location)).toEqual(meta);
+    expect(await readMetadataAt(storage, location)).toEqual(meta);
   });
 
   it('lists checkpoints ascending by id whatever the commit order', async () => {
@@ -183,9 +277,9 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     await storage.initialize();
     for (const id of [10, 2, 7]) {
       const h = await storage.streamFactory(checkpointId(id)).write('exclusive', 'k', patternBytes(100 * id));
-      await storage.commitMetadata(sampleMetadata({ id, keyed: [h], kind: id === 7 ? 'savepoint' : 'checkpoint' }));
+      await commitCheckpointMetadata(storage, sampleMetadata({ id, keyed: [h], kind: id === 7 ? 'savepoint' : 'checkpoint' }));
     }
-    const listed = await storage.listCheckpoints();
+    const listed = await listCompletedCheckpoints(storage);
     expect(listed.map((l) => l.checkpointId)).toEqual([2, 7, 10]);
     expect(listed.map((l) => l.kind)).toEqual(['checkpoint', 'savepoint', 'checkpoint']);
     const [first, , third] = listed;
@@ -197,11 +291,11 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     const { storage } = await makeHarness();
     await storage.initialize();
     const own = await storage.streamFactory(checkpointId(1)).write('exclusive', 'k', patternBytes(100));
-    await storage.commitMetadata(sampleMetadata({ id: 1, keyed: [own] }));
+    await commitCheckpointMetadata(storage, sampleMetadata({ id: 1, keyed: [own] }));
     const shared = await storage.streamFactory(checkpointId(2)).write('shared', 'k', patternBytes(5000));
     const own2 = await storage.streamFactory(checkpointId(2)).write('exclusive', 'k', patternBytes(100));
-    await storage.commitMetadata(sampleMetadata({ id: 2, keyed: [own2, shared, shared] }));
-    const [one, two] = await storage.listCheckpoints();
+    await commitCheckpointMetadata(storage, sampleMetadata({ id: 2, keyed: [own2, shared, shared] }));
+    const [one, two] = await listCompletedCheckpoints(storage);
     if (!one || !two) throw new Error('expected two listed checkpoints');
     expect(two.sizeBytes - one.sizeBytes).toBeGreaterThanOrEqual(5000);
     // Referenced twice, counted once (the rest is the larger _metadata).
@@ -211,24 +305,24 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
   it('refuses to commit a checkpoint twice or for another job', async () => {
     const { storage } = await makeHarness();
     await storage.initialize();
-    await storage.commitMetadata(sampleMetadata({ id: 1 }));
-    await expect(storage.commitMetadata(sampleMetadata({ id: 1 }))).rejects.toThrow(AssertionError);
-    await expect(storage.commitMetadata(sampleMetadata({ id: 2, job: 'other' }))).rejects.toThrow(AssertionError);
+    await commitCheckpointMetadata(storage, sampleMetadata({ id: 1 }));
+    await expect(commitCheckpointMetadata(storage, sampleMetadata({ id: 1 }))).rejects.toThrow(AssertionError);
+    await expect(commitCheckpointMetadata(storage, sampleMetadata({ id: 2, job: 'other' }))).rejects.toThrow(AssertionError);
   });
 
   it('corrupt metadata fails listing and reading, naming _metadata', async () => {
     const { storage, mutate } = await makeHarness();
     await storage.initialize();
-    const location = await storage.commitMetadata(sampleMetadata({ id: 3, keyed: [] }));
+    const location = await commitCheckpointMetadata(storage, sampleMetadata({ id: 3, keyed: [] }));
     await mutate(metadataPath(location), (bytes) => {
       const copy = Uint8Array.from(bytes);
       copy[copy.byteLength - 2]! ^= 0x20;
       return copy;
     });
-    const listErr = await storageError(storage.listCheckpoints());
+    const listErr = await storageError(listCompletedCheckpoints(storage));
     expect(listErr.code).toBe('CORRUPT_FILE');
     expect(listErr.message).toContain(metadataPath(location));
-    const readErr = await storageError(storage.readMetadata(location));
+    const readErr = await storageError(readMetadataAt(storage, location));
     expect(readErr.message).toContain(metadataPath(location));
   });
 
@@ -238,9 +332,9 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     const streams = storage.streamFactory(checkpointId(1));
     const own = await streams.write('exclusive', 'k', patternBytes(200));
     const shared = await streams.write('shared', 's', patternBytes(200));
-    await storage.commitMetadata(sampleMetadata({ id: 1, keyed: [own, shared] }));
+    await commitCheckpointMetadata(storage, sampleMetadata({ id: 1, keyed: [own, shared] }));
     await storage.discardCheckpoint(checkpointId(1));
-    expect(await storage.listCheckpoints()).toEqual([]);
+    expect(await listCompletedCheckpoints(storage)).toEqual([]);
     expect((await storageError(storage.readState(own))).code).toBe('MISSING_FILE');
     expect(Array.from(await storage.readState(shared))).toEqual(Array.from(patternBytes(200)));
     await storage.discardShared(shared);
@@ -260,10 +354,10 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     const { storage, restart } = await makeHarness();
     await storage.initialize();
     const old = await storage.streamFactory(checkpointId(1)).write('shared', 'sst', patternBytes(300, 1));
-    await storage.commitMetadata(sampleMetadata({ id: 1, keyed: [old] }));
+    await commitCheckpointMetadata(storage, sampleMetadata({ id: 1, keyed: [old] }));
     const again = restart();
     await again.initialize();
-    expect((await again.listCheckpoints()).map((l) => l.checkpointId)).toEqual([1]);
+    expect((await listCompletedCheckpoints(again)).map((l) => l.checkpointId)).toEqual([1]);
     const fresh = await again.streamFactory(checkpointId(2)).write('shared', 'sst', patternBytes(300, 2));
     expect(pathOf(fresh)).not.toBe(pathOf(old));
     expect(Array.from(await again.readState(old))).toEqual(Array.from(patternBytes(300, 1)));
@@ -275,20 +369,20 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     const registry = new SharedStateRegistry();
     const base = await storage.streamFactory(checkpointId(1)).write('shared', 'sst', patternBytes(400, 1));
     const meta1 = sampleMetadata({ id: 1, keyed: [base] });
-    await storage.commitMetadata(meta1);
+    await commitCheckpointMetadata(storage, meta1);
     registry.register(checkpointId(1), sharedPathsOf(meta1, storage.sharedDir));
     const delta = await storage.streamFactory(checkpointId(2)).write('shared', 'sst', patternBytes(400, 2));
     const meta2 = sampleMetadata({ id: 2, keyed: [base, delta] });
-    await storage.commitMetadata(meta2);
+    await commitCheckpointMetadata(storage, meta2);
     registry.register(checkpointId(2), sharedPathsOf(meta2, storage.sharedDir));
 
     // Checkpoint 1 is subsumed: its folder goes, the shared file it shares with 2 stays.
     const unreferenced1 = registry.release(checkpointId(1));
     expect(unreferenced1).toEqual([]);
     await storage.discardCheckpoint(checkpointId(1));
-    const [remaining] = await storage.listCheckpoints();
+    const [remaining] = await listCompletedCheckpoints(storage);
     if (!remaining) throw new Error('checkpoint 2 is not listed');
-    const restored = await storage.readMetadata(remaining.location);
+    const restored = await readMetadataAt(storage, remaining.location);
     for (const h of firstSubtask(restored).keyed) expect((await storage.readState((h as KeyGroupsStateHandle).stream)).byteLength).toBe(400);
 
     const unreferenced2 = registry.release(checkpointId(2));

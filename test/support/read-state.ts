@@ -1,4 +1,4 @@
-import { readCheckpointMetadataAt } from '../../src/storage/fs-storage.ts';
+import { readCheckpointMetadataAt } from '../../src/checkpoint/restore/locate.ts';
 import type { CheckpointMetadata } from '../../src/checkpoint/metadata/metadata.ts';
 import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-backend.ts';
 import { HeapOperatorStateBackend } from '../../src/state/heap/heap-operator-backend.ts';

@@ -10,6 +10,12 @@ export interface CheckpointOptions {
   readonly alignedTimeoutMs: number | null;
   /** The checkpoint taken after every source ended; its completion lets the job finish. */
   readonly isFinal: boolean;
+  /**
+   * A savepoint's own directory (or memory key), where its subtasks write their state, as Flink's
+   * target location reference: subtasks in task managers of other threads cannot reach the
+   * coordinator's savepoint target. Absent for checkpoints (they go to the job's checkpoint storage).
+   */
+  readonly targetLocation?: string;
 }
 
 export interface CheckpointBarrier {

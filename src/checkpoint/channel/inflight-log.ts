@@ -1,10 +1,10 @@
 /**
  * In-flight data of one unaligned checkpoint at one subtask: the output buffers its barrier
- * overtook, and per input channel the buffers ahead of a pulled-forward barrier or consumed before
+ * overtook, and per input channel the buffers (with the watermarks between them) ahead of a pulled-forward barrier or consumed before
  * that channel's barrier arrived. Complete when every input channel delivered the barrier.
  */
 import type { CheckpointId } from '../../core/ids.ts';
-import type { DataBuffer } from './buffer.ts';
+import type { InflightElement } from './buffer.ts';
 
 export class InflightAborted extends Error {
   constructor(checkpointId: number) {
@@ -13,8 +13,8 @@ export class InflightAborted extends Error {
 }
 
 export class InflightLog {
-  readonly input: DataBuffer[][];
-  readonly output: Array<{ readonly gate: number; readonly channel: number; readonly buffers: DataBuffer[] }> = [];
+  readonly input: InflightElement[][];
+  readonly output: Array<{ readonly gate: number; readonly channel: number; readonly buffers: InflightElement[] }> = [];
   readonly whenComplete: Promise<void>;
   private settle!: { resolve(): void; reject(e: Error): void };
   private settled = false;

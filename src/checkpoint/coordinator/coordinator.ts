@@ -12,6 +12,7 @@ import type { CheckpointAck } from '../ack.ts';
 import type { CheckpointStorage, CheckpointStreamFactory } from '../../storage/storage.ts';
 import type { SavepointTarget } from '../../storage/savepoint-target.ts';
 import { countsAsCheckpointFailure, type CheckpointFailureReason } from '../failure-reason.ts';
+import { commitCheckpointMetadata, commitSavepointMetadata } from '../metadata/commit.ts';
 import type { CheckpointStats } from './checkpoint-stats.ts';
 import type { CompletedCheckpoint } from './completed-checkpoint.ts';
 import { CompletedCheckpointStore } from './completed-checkpoint-store.ts';
@@ -169,7 +170,8 @@ export class CheckpointCoordinator {
         );
       this.ending = next;
     }
-    return this.trigger({ kind: 'savepoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal: stop }, makeTarget(id)).completion;
+    const target = makeTarget(id);
+    return this.trigger({ kind: 'savepoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal: stop, targetLocation: target.location }, target).completion;
   }
 
   /** Where the subtasks write the state of checkpoint (or savepoint) n. */
@@ -243,7 +245,7 @@ export class CheckpointCoordinator {
       this.abort(p, 'SHARED_FILE_DELETED', reuseProblem);
       return;
     }
-    const work = (target ? target.commitMetadata(metadata) : this.storage.commitMetadata(metadata)).then(
+    const work = (target ? commitSavepointMetadata(target, metadata) : commitCheckpointMetadata(this.storage, metadata)).then(
       (location) => this.onMetadataWritten(p, metadata, location),
       (err: unknown) => this.abort(p, 'METADATA_WRITE_FAILED', err),
     );

@@ -24,10 +24,12 @@
  */
 import { errorMessage } from '../../core/errors.ts';
 import type { CheckpointId } from '../../core/ids.ts';
-import { SharedStateRegistry, sharedPathsOf } from '../../storage/shared-registry.ts';
+import { SharedStateRegistry } from '../../storage/shared-registry.ts';
 import { baseName, checkpointIdOfSharedFile, isInside } from '../../storage/paths.ts';
 import type { CheckpointStorage } from '../../storage/storage.ts';
 import type { CheckpointMetadata } from '../metadata/metadata.ts';
+import { sharedPathsOf } from '../metadata/walk.ts';
+import { readCompletedCheckpoints } from '../restore/checkpoint-listing.ts';
 import type { CompletedCheckpoint } from './completed-checkpoint.ts';
 
 /** Remembered deleted files and discarded checkpoints, newest kept: enough to catch a stale reuse. */
@@ -239,9 +241,9 @@ export class SharedStateFiles {
   /** Pins files of complete checkpoints in storage that this job neither retains nor discarded; false if storage could not be listed. */
   private async pinCompleteCheckpoints(): Promise<boolean> {
     try {
-      for (const listing of await this.storage.listCheckpoints()) {
-        if (this.discarded.has(listing.checkpointId) || this.ledger.isRegistered(listing.checkpointId)) continue;
-        this.ledger.pin(this.ownPaths(await this.storage.readMetadata(listing.location)));
+      for (const stored of await readCompletedCheckpoints(this.storage)) {
+        if (this.discarded.has(stored.checkpointId) || this.ledger.isRegistered(stored.checkpointId)) continue;
+        this.ledger.pin(this.ownPaths(stored.metadata));
       }
       return true;
     } catch (err) {

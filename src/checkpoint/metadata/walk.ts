@@ -3,6 +3,7 @@
  * registry, and for checks that a snapshot directory is self-contained.
  */
 import { keyedStreamsOf, type StreamStateHandle } from '../../storage/handles.ts';
+import { isInside } from '../../storage/paths.ts';
 import type { CheckpointMetadata } from './metadata.ts';
 
 /** Every stream handle in `meta`: keyed (every file of an incremental chain), operator and channel state, in metadata order. */
@@ -25,4 +26,27 @@ export function filePathsOf(meta: CheckpointMetadata): string[] {
     if (h.type === 'file') seen.add(h.path);
   }
   return [...seen];
+}
+
+/** The files of `meta` that live in `sharedDir`: what to register in the shared-state registry for that checkpoint. */
+export function sharedPathsOf(meta: CheckpointMetadata, sharedDir: string): string[] {
+  return filePathsOf(meta).filter((p) => p !== sharedDir && isInside(sharedDir, p));
+}
+
+/** The files of `meta` outside the snapshot directory `dir` (shared files, or state of a restored snapshot). */
+export function filePathsOutside(meta: CheckpointMetadata, dir: string): string[] {
+  return filePathsOf(meta).filter((p) => !isInside(dir, p));
+}
+
+/**
+ * Bytes of the files `meta` refers to outside `dir`, at their body size from the handles, each
+ * counted once: with the bytes inside `dir`, what a snapshot occupies (see `snapshotSizeBytes`).
+ */
+export function bytesReferencedOutside(meta: CheckpointMetadata, dir: string): number {
+  const outside = new Set(filePathsOutside(meta, dir));
+  let total = 0;
+  for (const h of streamHandlesOf(meta)) {
+    if (h.type === 'file' && outside.delete(h.path)) total += h.size;
+  }
+  return total;
 }

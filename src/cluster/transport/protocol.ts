@@ -54,6 +54,9 @@ export interface TaskFigures {
   readonly task: TaskId;
   readonly sourceRecordsOut: number;
   readonly sinkRecordsIn: number;
+  readonly recordsIn: number;
+  readonly recordsWritten: number;
+  readonly backpressuredMs: number;
 }
 
 /** Task manager -> job master. */
@@ -76,7 +79,9 @@ export type ToJobMaster =
   | { readonly type: 'task-finished'; readonly task: TaskId }
   | { readonly type: 'task-failed'; readonly task: TaskId; readonly error: WireError }
   | { readonly type: 'heartbeat'; readonly seq: number }
-  | { readonly type: 'metrics'; readonly tasks: readonly TaskFigures[] };
+  | { readonly type: 'metrics'; readonly tasks: readonly TaskFigures[] }
+  /** The answer to `cancel`: every subtask of this task manager stopped. */
+  | { readonly type: 'canceled' };
 
 /**
  * Task manager <-> task manager, per channel of the execution plan (`channel` is its index in

@@ -42,6 +42,7 @@ const PENDING_V1 = new ListStateDescriptor<PendingCommit>('pending-commits');
 export class TwoPhaseCommitSinkOperator extends AbstractStreamOperator {
   sinkRecordsIn = 0;
   private pending: PendingCommit[] = [];
+  private readonly committing = new Set<PendingCommit>();
   private state!: ListState<PendingCommit>;
 
   constructor(private readonly writer: TwoPhaseCommitWriter<unknown, unknown>) {
@@ -77,11 +78,23 @@ export class TwoPhaseCommitSinkOperator extends AbstractStreamOperator {
     this.state.update(this.pending);
   }
 
+  /**
+   * Commits what the completed checkpoint covers. A committable leaves `pending` only once its
+   * commit succeeded: a checkpoint snapshotted while the commit is in flight still carries it, so
+   * if the commit fails (the server went away) a restore from that checkpoint commits it again
+   * instead of losing it. Committables already being committed are not committed twice at once.
+   */
   override async notifyCheckpointComplete(checkpointId: CheckpointId): Promise<void> {
-    const due = this.pending.filter((p) => p.checkpointId <= checkpointId);
+    const due = this.pending.filter((p) => p.checkpointId <= checkpointId && !this.committing.has(p));
     if (due.length === 0) return;
-    this.pending = this.pending.filter((p) => p.checkpointId > checkpointId);
-    await this.writer.commit(due.map((p) => p.committable));
+    for (const p of due) this.committing.add(p);
+    try {
+      await this.writer.commit(due.map((p) => p.committable));
+    } finally {
+      for (const p of due) this.committing.delete(p);
+    }
+    const done = new Set(due);
+    this.pending = this.pending.filter((p) => !done.has(p));
   }
 
   override close(): void {

@@ -21,6 +21,7 @@ async function inflightSequences(meta: CheckpointMetadata, read: StateReader): P
     for (const s of op.subtasks) {
       for (const h of s.channels) {
         for (const b of decodeBuffers(await read(h.stream), `channel state of ${op.uid}`)) {
+          if (b.kind !== 'buffer') continue;
           for (const r of b.records as SeqRecord[]) {
             const k = `${r.origin}|${r.key}`;
             const list = out.get(k);

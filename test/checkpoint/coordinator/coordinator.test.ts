@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { listCompletedCheckpoints } from '../../../src/checkpoint/restore/checkpoint-listing.ts';
 import { CheckpointCoordinator, type CoordinatorContext } from '../../../src/checkpoint/coordinator/coordinator.ts';
 import type { CheckpointingConfig } from '../../../src/checkpoint/coordinator/config.ts';
 import { CompletedCheckpointStore } from '../../../src/checkpoint/coordinator/completed-checkpoint-store.ts';
@@ -84,7 +85,19 @@ function setup(over: Partial<CheckpointingConfig> = {}) {
       task,
       checkpointId: checkpointId(id),
       operators: [{ uid, keyed: [], operator: null, channels: [] }],
-      metrics: { syncMs: 1, asyncMs: 2, alignmentMs: 0, alignmentRecords: 0, persistedBytes: 10, stateBytes: 10, channelStateBytes: 0, unaligned: false },
+      metrics: {
+        syncMs: 1,
+        asyncMs: 2,
+        alignmentMs: 0,
+        alignmentRecords: 0,
+        persistedBytes: 10,
+        stateBytes: 10,
+        channelStateBytes: 0,
+        unaligned: false,
+        barrierArrivalsMs: [],
+        buffersAhead: [],
+        syncStartMs: 0,
+      },
     });
   const ackAll = (id: number) => {
     ack(id, TASKS[0]!, 'src');
@@ -107,7 +120,7 @@ describe('CheckpointCoordinator', () => {
     t.ack(1, TASKS[1]!, 'op');
     await flush();
     expect(t.completed).toEqual([1]);
-    expect((await t.storage.listCheckpoints()).map((c) => c.checkpointId)).toEqual([1]);
+    expect((await listCompletedCheckpoints(t.storage)).map((c) => c.checkpointId)).toEqual([1]);
   });
 
   it('never has more than maxConcurrent checkpoints pending', () => {
@@ -165,7 +178,7 @@ describe('CheckpointCoordinator', () => {
     }
     await flush();
     expect(t.completed).toEqual([1, 2, 3, 4, 5]);
-    expect((await t.storage.listCheckpoints()).map((c) => c.checkpointId)).toEqual([4, 5]);
+    expect((await listCompletedCheckpoints(t.storage)).map((c) => c.checkpointId)).toEqual([4, 5]);
   });
 
   it('ignores late and duplicate acknowledgements', async () => {
@@ -265,9 +278,9 @@ describe('CheckpointCoordinator with maxConcurrent 2 (found by the simulator)', 
     const gates = new Map<number, () => void>();
     // Metadata writes complete only when the test opens their gate.
     const storage = Object.create(inner) as MemoryCheckpointStorage;
-    storage.commitMetadata = async (meta) => {
-      await new Promise<void>((resolve) => gates.set(meta.checkpointId, resolve));
-      return inner.commitMetadata(meta);
+    storage.commitMetadata = async (id, bytes) => {
+      await new Promise<void>((resolve) => gates.set(id, resolve));
+      return inner.commitMetadata(id, bytes);
     };
     const coordinator = new CheckpointCoordinator(jobId('j'), config({ maxConcurrent: 2, intervalMs: 10 }), storage, env, ctx);
     const ackAll = (id: number) => {
@@ -279,7 +292,19 @@ describe('CheckpointCoordinator with maxConcurrent 2 (found by the simulator)', 
           task,
           checkpointId: checkpointId(id),
           operators: [{ uid, keyed: [], operator: null, channels: [] }],
-          metrics: { syncMs: 0, asyncMs: 0, alignmentMs: 0, alignmentRecords: 0, persistedBytes: 0, stateBytes: 0, channelStateBytes: 0, unaligned: false },
+          metrics: {
+            syncMs: 0,
+            asyncMs: 0,
+            alignmentMs: 0,
+            alignmentRecords: 0,
+            persistedBytes: 0,
+            stateBytes: 0,
+            channelStateBytes: 0,
+            unaligned: false,
+            barrierArrivalsMs: [],
+            buffersAhead: [],
+            syncStartMs: 0,
+          },
         });
       }
     };
@@ -296,6 +321,6 @@ describe('CheckpointCoordinator with maxConcurrent 2 (found by the simulator)', 
     await flush();
     expect(completed).toEqual([2]);
     expect(coordinator.store.all().map((c) => c.checkpointId)).toEqual([2]);
-    expect((await inner.listCheckpoints()).map((c) => c.checkpointId)).toEqual([2]);
+    expect((await listCompletedCheckpoints(inner)).map((c) => c.checkpointId)).toEqual([2]);
   });
 });

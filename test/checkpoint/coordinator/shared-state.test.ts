@@ -160,6 +160,9 @@ function harness(files = new Map<string, Uint8Array>()) {
         stateBytes: files.length,
         channelStateBytes: 0,
         unaligned: false,
+        barrierArrivalsMs: [],
+        buffersAhead: [],
+        syncStartMs: 0,
       },
     });
   const sharedFiles = () =>

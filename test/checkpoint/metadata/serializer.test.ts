@@ -2,6 +2,7 @@ import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { Packr } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
+import { commitCheckpointMetadata } from '../../../src/checkpoint/metadata/commit.ts';
 import { deserializeMetadata, METADATA_FORMAT_VERSION, serializeMetadata } from '../../../src/checkpoint/metadata/serializer.ts';
 import { filePathsOf } from '../../../src/checkpoint/metadata/walk.ts';
 import { StorageError } from '../../../src/core/errors.ts';
@@ -112,7 +113,7 @@ describe('metadata serializer', () => {
     const streams = storage.streamFactory(checkpointId(1));
     const data = [patternBytes(500, 1), patternBytes(700, 2)];
     const handles = await Promise.all(data.map((d, i) => streams.write('exclusive', `keyed-op-${i}`, d)));
-    const location = await storage.commitMetadata(sampleMetadata({ id: 1, keyed: handles }));
+    const location = await commitCheckpointMetadata(storage, sampleMetadata({ id: 1, keyed: handles }));
     const elsewhere = path.join(await dirs.make(), 'moved', 'chk-copy');
     await mkdir(path.dirname(elsewhere), { recursive: true });
     await cp(location, elsewhere, { recursive: true });

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { CollectSink, StreamEnvironment } from '../../../src/index.ts';
 import type { StreamEnvironmentOptions } from '../../../src/index.ts';
 import { filePathsOf } from '../../../src/checkpoint/metadata/walk.ts';
-import { readCheckpointMetadataAt } from '../../../src/storage/fs-storage.ts';
+import { readCheckpointMetadataAt } from '../../../src/checkpoint/restore/locate.ts';
 import { checkpointInSteps } from '../../support/clients.ts';
 import { FaultPlan } from '../../support/fault-plan.ts';
 import { heldGenerate, SourceGate } from '../../support/held-source.ts';

@@ -1,0 +1,89 @@
+/** The dashboard: live updates over server-sent events, five tabs, no network beyond this server. */
+import './style.css';
+import { getJson, type Update } from './api.ts';
+import { CheckpointsView } from './checkpoints.ts';
+import { el, table, time } from './dom.ts';
+import { FlowView } from './flow-view.ts';
+import { renderOverview } from './overview.ts';
+
+const TABS = ['overview', 'checkpoints', 'flow', 'config', 'exceptions'] as const;
+type Tab = (typeof TABS)[number];
+
+const section = (tab: Tab): HTMLElement => document.getElementById(`tab-${tab}`)!;
+const flow = new FlowView(section('flow'));
+const checkpoints = new CheckpointsView(section('checkpoints'), (cid) => {
+  location.hash = `flow/${cid}`;
+});
+let configShownFor = '';
+
+function currentTab(): { tab: Tab; arg: string | null } {
+  const [name, arg] = location.hash.replace(/^#/, '').split('/');
+  const tab = (TABS as readonly string[]).includes(name ?? '') ? (name as Tab) : 'overview';
+  return { tab, arg: arg ?? null };
+}
+
+function showTab(): void {
+  const { tab, arg } = currentTab();
+  for (const t of TABS) section(t).hidden = t !== tab;
+  for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.getAttribute('data-tab') === tab);
+  if (tab === 'flow' && arg !== null && /^\d+$/.test(arg)) flow.show(Number(arg));
+}
+
+function renderHeader(u: Update): void {
+  document.getElementById('job-title')!.textContent = `${u.job.name} (${u.job.jid})`;
+  const state = document.getElementById('job-state')!;
+  state.textContent = u.job.state;
+  state.className = `state state-${u.job.state}`;
+}
+
+function renderExceptions(u: Update): void {
+  const rows = [...u.job.exceptions].reverse().map((e) => [time(e.timestamp), String(e.attempt), e.restarted ? 'restarted' : 'failed for good', e.exception]);
+  section('exceptions').replaceChildren(
+    el('h2', {}, `Exceptions and restarts (${u.job.restarts} restart${u.job.restarts === 1 ? '' : 's'})`),
+    rows.length === 0
+      ? el('p', { id: 'no-exceptions' }, 'No failures so far.')
+      : table(['time', 'attempt', 'outcome', 'failure'], rows, { id: 'exceptions-table' }),
+  );
+}
+
+async function renderConfig(u: Update): Promise<void> {
+  if (configShownFor === u.job.jid) return;
+  configShownFor = u.job.jid;
+  const c = await getJson<Record<string, unknown>>(`/jobs/${u.job.jid}/checkpoints/config`);
+  const rows = Object.entries(c).map(([k, v]) => [k, typeof v === 'object' ? JSON.stringify(v) : String(v)]);
+  const vertices = u.job.vertices.map((v) => [v.id, v.name, String(v.parallelism), v.operators.map((o) => `${o.name} (uid ${o.uid})`).join(' → ')]);
+  section('config').replaceChildren(
+    el('h2', {}, 'Checkpointing configuration'),
+    table(['setting', 'value'], rows, { id: 'config-table' }),
+    el('h2', {}, 'Vertices'),
+    table(['id', 'name', 'parallelism', 'operators (chained)'], vertices),
+  );
+}
+
+function onUpdate(u: Update): void {
+  renderHeader(u);
+  renderOverview(section('overview'), u);
+  checkpoints.update(u);
+  flow.update(u);
+  renderExceptions(u);
+  void renderConfig(u);
+  document.body.setAttribute('data-updates', String(Number(document.body.getAttribute('data-updates') ?? '0') + 1));
+}
+
+function connect(): void {
+  const live = document.getElementById('live')!;
+  const source = new EventSource('./events');
+  source.addEventListener('update', (e) => {
+    live.className = 'live on';
+    onUpdate(JSON.parse((e as MessageEvent<string>).data) as Update);
+  });
+  source.addEventListener('error', () => {
+    live.className = 'live off';
+    live.title = 'live updates stopped (the job ended or the server closed)';
+    source.close();
+  });
+}
+
+window.addEventListener('hashchange', showTab);
+showTab();
+connect();

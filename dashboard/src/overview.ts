@@ -1,0 +1,107 @@
+/** The overview: the job graph with per-vertex rates and backpressure colours, and the job's figures. */
+import type { Update } from './api.ts';
+import { el, rate, svg, table } from './dom.ts';
+import { columnsOf } from './layout.ts';
+
+const W = 210;
+const H = 86;
+const GAP_X = 90;
+const GAP_Y = 30;
+
+export function renderOverview(root: HTMLElement, u: Update): void {
+  const { job, backpressure } = u;
+  const inputsOf = new Map(job.plan.nodes.map((n) => [n.id, n.inputs]));
+  const cols = columnsOf(job.vertices.map((v) => ({ id: v.id, inputs: (inputsOf.get(v.id) ?? []).map((i) => i.id) })));
+  const rows = new Map<number, number>();
+  const pos = new Map<string, { x: number; y: number }>();
+  for (const v of job.vertices) {
+    const c = cols.get(v.id) ?? 0;
+    const r = rows.get(c) ?? 0;
+    rows.set(c, r + 1);
+    pos.set(v.id, { x: 20 + c * (W + GAP_X), y: 20 + r * (H + GAP_Y) });
+  }
+  const width = 40 + (Math.max(...cols.values()) + 1) * (W + GAP_X);
+  const height = 40 + Math.max(...rows.values()) * (H + GAP_Y);
+  const g = svg('svg', { id: 'job-graph', viewBox: `0 0 ${width} ${height}`, width, height });
+  g.append(
+    svg(
+      'defs',
+      {},
+      svg(
+        'marker',
+        { id: 'arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 8, markerHeight: 8, orient: 'auto' },
+        svg('path', { d: 'M0,0 L10,5 L0,10 z', fill: '#64748b' }),
+      ),
+    ),
+  );
+  for (const v of job.vertices) {
+    const to = pos.get(v.id)!;
+    for (const input of inputsOf.get(v.id) ?? []) {
+      const from = pos.get(input.id)!;
+      const x1 = from.x + W;
+      const y1 = from.y + H / 2;
+      const x2 = to.x;
+      const y2 = to.y + H / 2;
+      g.append(svg('path', { d: `M${x1},${y1} C${x1 + 40},${y1} ${x2 - 40},${y2} ${x2},${y2}`, class: 'edge', 'marker-end': 'url(#arrow)' }));
+      g.append(svg('text', { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 6, class: 'edge-label' }, input.ship_strategy));
+    }
+  }
+  for (const v of job.vertices) {
+    const p = pos.get(v.id)!;
+    const bp = backpressure.vertices.find((b) => b.id === v.id);
+    const level = bp?.backpressureLevel ?? 'ok';
+    g.append(
+      svg(
+        'g',
+        { class: `vertex bp-${level}`, 'data-vertex': v.id, transform: `translate(${p.x},${p.y})` },
+        svg('rect', { width: W, height: H, rx: 8 }),
+        svg('text', { x: 10, y: 20, class: 'vertex-name' }, v.name),
+        svg('text', { x: 10, y: 40 }, `parallelism ${v.parallelism} · ${v.status}`),
+        svg(
+          'text',
+          { x: 10, y: 58, class: 'vertex-rates' },
+          `in ${rate(v.metrics['read-records-per-second'] ?? 0)} · out ${rate(v.metrics['write-records-per-second'] ?? 0)}`,
+        ),
+        svg('text', { x: 10, y: 76, class: 'vertex-bp' }, `backpressure ${level} (${Math.round((bp?.maxBackPressuredRatio ?? 0) * 100)}%)`),
+      ),
+    );
+  }
+  const figures = table(
+    ['state', 'attempt', 'restarts', 'restored from', 'records in', 'records out', 'uptime'],
+    [
+      [
+        job.state,
+        String(job.attempt),
+        String(job.restarts),
+        job['restored-from'] === null ? '–' : `checkpoint ${job['restored-from']}`,
+        String(job['records-in']),
+        String(job['records-out']),
+        `${Math.round(job.duration / 1000)} s`,
+      ],
+    ],
+    { id: 'job-figures' },
+  );
+  const bpRows = backpressure.vertices.flatMap((v) =>
+    v.subtasks.map((s) => [
+      v.name,
+      String(s.subtask),
+      `${Math.round(s.backPressuredRatio * 100)}%`,
+      el('span', { class: `level bp-${s.backpressureLevel}` }, s.backpressureLevel),
+    ]),
+  );
+  root.replaceChildren(
+    el('h2', {}, 'Job graph'),
+    el(
+      'div',
+      { class: 'legend' },
+      'backpressure: ',
+      el('span', { class: 'level bp-ok' }, 'ok ≤ 10%'),
+      el('span', { class: 'level bp-low' }, 'low ≤ 50%'),
+      el('span', { class: 'level bp-high' }, 'high'),
+    ),
+    el('div', { class: 'graph-wrap' }, g),
+    figures,
+    el('h3', {}, 'Backpressure per subtask (share of time blocked on output)'),
+    table(['vertex', 'subtask', 'blocked', 'level'], bpRows, { id: 'backpressure-table' }),
+  );
+}

@@ -1,0 +1,203 @@
+/**
+ * The timer services of a keyed operator subtask. A timer is an entry of a keyed map state named
+ * `_timers/<service>` under the timer's key (map key: domain, time, namespace), so timers are
+ * deduplicated per (key, namespace, time), live per key group in whichever backend holds the state
+ * (heap tables or the embedded store), are part of every full and incremental snapshot and
+ * savepoint, and move with their key group on rescale. Per domain, a priority queue per key group
+ * indexes them in memory (KeyGroupedTimerQueue); it is rebuilt from the state when the service is
+ * created after a restore, and deletions are lazy (a popped entry whose state entry is gone is
+ * skipped).
+ */
+import { keyGroup as asKeyGroup } from '../../core/ids.ts';
+import type { Cancellable } from '../../core/time.ts';
+import { MIN_WATERMARK, NO_TIMESTAMP } from '../../core/watermark.ts';
+import type { KeyedStateBackend } from '../../state/backend.ts';
+import { MapStateDescriptor } from '../../state/descriptors.ts';
+import { assignToKeyGroup } from '../../state/key-groups.ts';
+import type { MapState } from '../../state/state.ts';
+import type { ElementTimestamp } from './element-timestamp.ts';
+import type { ProcessingTimeService } from './processing-time.ts';
+import type { TimerEntry } from './timer-queue.ts';
+import { KeyGroupedTimerQueue } from './key-grouped-timer-queue.ts';
+import type { InternalTimeServiceManager, InternalTimerService, Triggerable } from './timer-service.ts';
+
+/** Prefix of the keyed state that holds a timer service's timers (visible in `weir savepoint inspect`). */
+export const TIMER_STATE_PREFIX = '_timers/';
+
+type Domain = 'e' | 'p';
+
+function timerKey(domain: Domain, timeMs: number, namespace: string): string {
+  return `${domain}${timeMs}|${namespace}`;
+}
+
+function parseTimerKey(mk: string): { domain: Domain; timeMs: number; namespace: string } | null {
+  const bar = mk.indexOf('|');
+  const domain = mk[0];
+  if (bar < 0 || (domain !== 'e' && domain !== 'p')) return null;
+  const timeMs = Number(mk.slice(1, bar));
+  if (Number.isNaN(timeMs)) return null;
+  return { domain, timeMs, namespace: mk.slice(bar + 1) };
+}
+
+export class KeyedTimeServiceManager implements InternalTimeServiceManager {
+  private readonly services = new Map<string, KeyedTimerService>();
+  private watermark = MIN_WATERMARK;
+
+  constructor(
+    readonly backend: KeyedStateBackend,
+    readonly processingTime: ProcessingTimeService,
+    readonly timestamps: ElementTimestamp,
+  ) {}
+
+  getInternalTimerService(name: string, triggerable: Triggerable): InternalTimerService {
+    let service = this.services.get(name);
+    if (!service) {
+      service = new KeyedTimerService(name, triggerable, this);
+      this.services.set(name, service);
+    }
+    return service;
+  }
+
+  advanceWatermark(watermarkMs: number): void {
+    if (watermarkMs <= this.watermark) return;
+    this.watermark = watermarkMs;
+    for (const service of this.services.values()) service.fireEventTimers(watermarkMs);
+  }
+
+  currentWatermark(): number {
+    return this.watermark;
+  }
+
+  /** Pending timers per service and domain (tests, inspection). */
+  pendingCounts(): Record<string, { eventTime: number; processingTime: number }> {
+    const out: Record<string, { eventTime: number; processingTime: number }> = {};
+    for (const [name, s] of this.services) out[name] = s.pendingCounts();
+    return out;
+  }
+
+  dispose(): void {
+    for (const service of this.services.values()) service.dispose();
+  }
+}
+
+/** One named service: its state, its two queues, its processing-time wake-up. */
+class KeyedTimerService implements InternalTimerService {
+  private readonly state: MapState<string, number>;
+  private readonly eventQueue = new KeyGroupedTimerQueue();
+  private readonly processingQueue = new KeyGroupedTimerQueue();
+  private wakeup: { timeMs: number; handle: Cancellable } | null = null;
+  private readonly maxParallelism: number;
+
+  constructor(
+    name: string,
+    private readonly triggerable: Triggerable,
+    private readonly manager: KeyedTimeServiceManager,
+  ) {
+    const descriptor = new MapStateDescriptor<string, number>(TIMER_STATE_PREFIX + name);
+    this.state = manager.backend.getState<MapState<string, number>>(descriptor);
+    this.maxParallelism = manager.backend.maxParallelism;
+    this.restore(descriptor.name);
+  }
+
+  /** Rebuilds the queues from the restored state (any key group this subtask now owns). */
+  private restore(stateName: string): void {
+    for (const [key, value] of this.manager.backend.entries(stateName)) {
+      const keyGroup = asKeyGroup(assignToKeyGroup(key, this.maxParallelism));
+      const mapKeys: unknown[] = value instanceof Map ? [...value.keys()] : Array.isArray(value) ? value.map((p) => (p as unknown[])[0]) : [];
+      for (const mk of mapKeys) {
+        const t = typeof mk === 'string' ? parseTimerKey(mk) : null;
+        if (t === null) continue;
+        const entry: TimerEntry = { timeMs: t.timeMs, key, keyGroup, namespace: t.namespace };
+        (t.domain === 'e' ? this.eventQueue : this.processingQueue).push(entry);
+      }
+    }
+    this.scheduleWakeup();
+  }
+
+  private current(timeMs: number, namespace: string): TimerEntry {
+    const backend = this.manager.backend;
+    const key = backend.getCurrentKey();
+    return { timeMs, key, keyGroup: asKeyGroup(assignToKeyGroup(key, this.maxParallelism)), namespace };
+  }
+
+  registerEventTimeTimer(namespace: string, timeMs: number): void {
+    const mk = timerKey('e', timeMs, namespace);
+    if (this.state.contains(mk)) return;
+    this.state.put(mk, 1);
+    this.eventQueue.push(this.current(timeMs, namespace));
+  }
+
+  deleteEventTimeTimer(namespace: string, timeMs: number): void {
+    this.state.remove(timerKey('e', timeMs, namespace));
+  }
+
+  registerProcessingTimeTimer(namespace: string, timeMs: number): void {
+    const mk = timerKey('p', timeMs, namespace);
+    if (this.state.contains(mk)) return;
+    this.state.put(mk, 1);
+    this.processingQueue.push(this.current(timeMs, namespace));
+    this.scheduleWakeup();
+  }
+
+  deleteProcessingTimeTimer(namespace: string, timeMs: number): void {
+    this.state.remove(timerKey('p', timeMs, namespace));
+  }
+
+  currentWatermark(): number {
+    return this.manager.currentWatermark();
+  }
+
+  currentProcessingTime(): number {
+    return this.manager.processingTime.now();
+  }
+
+  fireEventTimers(watermarkMs: number): void {
+    const backend = this.manager.backend;
+    for (let top = this.eventQueue.peek(); top !== undefined && top.timeMs <= watermarkMs; top = this.eventQueue.peek()) {
+      this.eventQueue.pop();
+      backend.setCurrentKey(top.key, top.keyGroup);
+      const mk = timerKey('e', top.timeMs, top.namespace);
+      if (!this.state.contains(mk)) continue; // deleted, or a duplicate index entry
+      this.state.remove(mk);
+      this.manager.timestamps.current = top.timeMs;
+      this.triggerable.onEventTime(top.key, top.keyGroup, top.namespace, top.timeMs);
+    }
+  }
+
+  private fireProcessingTimers(): void {
+    this.wakeup = null;
+    const now = this.manager.processingTime.now();
+    const backend = this.manager.backend;
+    for (let top = this.processingQueue.peek(); top !== undefined && top.timeMs <= now; top = this.processingQueue.peek()) {
+      this.processingQueue.pop();
+      backend.setCurrentKey(top.key, top.keyGroup);
+      const mk = timerKey('p', top.timeMs, top.namespace);
+      if (!this.state.contains(mk)) continue;
+      this.state.remove(mk);
+      this.manager.timestamps.current = NO_TIMESTAMP;
+      this.triggerable.onProcessingTime(top.key, top.keyGroup, top.namespace, top.timeMs);
+    }
+    this.scheduleWakeup();
+  }
+
+  /** One scheduled wake-up at the earliest pending processing-time timer. */
+  private scheduleWakeup(): void {
+    const top = this.processingQueue.peek();
+    if (top === undefined) return;
+    if (this.wakeup !== null) {
+      if (this.wakeup.timeMs <= top.timeMs) return;
+      this.wakeup.handle.cancel();
+    }
+    const handle = this.manager.processingTime.scheduleAt(top.timeMs, () => this.fireProcessingTimers());
+    this.wakeup = { timeMs: top.timeMs, handle };
+  }
+
+  pendingCounts(): { eventTime: number; processingTime: number } {
+    return { eventTime: this.eventQueue.size, processingTime: this.processingQueue.size };
+  }
+
+  dispose(): void {
+    this.wakeup?.handle.cancel();
+    this.wakeup = null;
+  }
+}

@@ -1,0 +1,19 @@
+/** `GET /jobs/:id/backpressure`: per subtask, the share of the last sampling interval it spent blocked on output. */
+import { backpressureLevel } from '../rate-sampler.ts';
+import { vertexId, type WebJob } from '../web-job.ts';
+import { round } from './job-routes.ts';
+
+export function backpressure(job: WebJob): Record<string, unknown> {
+  const { master, sampler } = job;
+  const vertices = master.config.graph.vertices.map((v) => {
+    const subtasks = [];
+    let max = 0;
+    for (let i = 0; i < v.parallelism; i++) {
+      const ratio = round(sampler.ratesOf(v.index, i).backpressuredRatio);
+      max = Math.max(max, ratio);
+      subtasks.push({ subtask: i, backPressuredRatio: ratio, backpressureLevel: backpressureLevel(ratio) });
+    }
+    return { id: vertexId(v.index), name: v.name, backpressureLevel: backpressureLevel(max), maxBackPressuredRatio: max, subtasks };
+  });
+  return { status: sampler.sampledAtMs === null ? 'deprecated' : 'ok', 'end-timestamp': sampler.sampledAtMs ?? job.now(), vertices };
+}

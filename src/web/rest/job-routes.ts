@@ -1,0 +1,88 @@
+/** `GET /jobs` and `GET /jobs/:id`: the job, its graph and per-vertex figures, in Flink's shapes. */
+import type { TaskStatus } from '../../runtime/stream-task.ts';
+import { countersOf } from '../rate-sampler.ts';
+import { vertexId, type WebJob } from '../web-job.ts';
+
+export function jobsList(job: WebJob): Record<string, unknown> {
+  return { jobs: [{ id: job.master.config.jobId, status: job.master.metrics().status }] };
+}
+
+/** A vertex is as far as its least advanced subtask (Flink's aggregation, simplified). */
+function vertexStatus(statuses: readonly TaskStatus[], jobStatus: string): string {
+  if (statuses.length === 0) return jobStatus === 'RESTARTING' ? 'RESTARTING' : jobStatus;
+  for (const s of ['FAILED', 'CANCELED', 'CREATED', 'RUNNING'] as const) if (statuses.includes(s)) return s;
+  return 'FINISHED';
+}
+
+export function jobDetails(job: WebJob): Record<string, unknown> {
+  const { master } = job;
+  const { graph, jobId, name } = master.config;
+  const m = master.metrics();
+  const now = job.now();
+  const vertices = graph.vertices.map((v) => {
+    const tasks = master.tasks.filter((t) => t.id.vertex === v.index);
+    let readRecords = 0;
+    let writeRecords = 0;
+    let inRate = 0;
+    let outRate = 0;
+    let bpMax = 0;
+    for (const t of tasks) {
+      const c = countersOf(t);
+      readRecords += c.recordsIn;
+      writeRecords += c.recordsOut;
+      const r = job.sampler.ratesOf(t.id.vertex, t.id.subtask);
+      inRate += r.recordsInPerSec;
+      outRate += r.recordsOutPerSec;
+      bpMax = Math.max(bpMax, r.backpressuredRatio);
+    }
+    const statusCounts: Record<string, number> = {};
+    for (const t of tasks) statusCounts[t.status] = (statusCounts[t.status] ?? 0) + 1;
+    return {
+      id: vertexId(v.index),
+      name: v.name,
+      parallelism: v.parallelism,
+      maxParallelism: v.maxParallelism,
+      status: vertexStatus(
+        tasks.map((t) => t.status),
+        m.status,
+      ),
+      operators: v.chain.map((n) => ({ uid: n.uid, name: n.name })),
+      tasks: statusCounts,
+      metrics: {
+        'read-records': readRecords,
+        'write-records': writeRecords,
+        'read-records-per-second': round(inRate),
+        'write-records-per-second': round(outRate),
+        'backpressured-ratio-max': round(bpMax),
+      },
+    };
+  });
+  return {
+    jid: jobId,
+    name,
+    state: m.status,
+    'start-time': master.startedAtMs,
+    'end-time': -1,
+    duration: now - master.startedAtMs,
+    now,
+    attempt: m.attempt,
+    restarts: master.restartCount,
+    'restored-from': master.restoredFrom,
+    'records-in': m.recordsIn,
+    'records-out': m.recordsOut,
+    vertices,
+    plan: {
+      jid: jobId,
+      name,
+      nodes: graph.vertices.map((v) => ({
+        id: vertexId(v.index),
+        operator: v.name,
+        parallelism: v.parallelism,
+        inputs: v.inputs.map((e, num) => ({ num, id: vertexId(e.source), ship_strategy: e.partitioner.type.toUpperCase(), input: e.input })),
+      })),
+    },
+    exceptions: master.exceptions.map((e) => ({ timestamp: e.atMs, attempt: e.attempt, exception: e.message, restarted: e.restarted })),
+  };
+}
+
+export const round = (x: number): number => Math.round(x * 1000) / 1000;

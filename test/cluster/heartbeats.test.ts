@@ -1,0 +1,174 @@
+/**
+ * Heartbeats between the job master and task managers (issue 11): the monitor on a virtual clock,
+ * and a task manager over the in-memory transport whose answers are lost: it is declared dead,
+ * the job fails over and recovers exactly-once from the latest completed checkpoint.
+ */
+import { describe, expect, it } from 'vitest';
+import { HeartbeatMonitor, silentTargets } from '../../src/cluster/heartbeat-monitor.ts';
+import { CollectSink, ConfigError, StreamEnvironment, type JobEvent } from '../../src/index.ts';
+import { SeededRandom } from '../../src/core/time.ts';
+import { SimWorld } from '../../src/sim/sim-world.ts';
+import { checkpointInSteps } from '../support/clients.ts';
+import { SourceGate } from '../support/held-source.ts';
+import { buildKeyedCountJob, expectedRunningCounts, sortedCopy, until } from '../support/jobs.ts';
+
+describe('HeartbeatMonitor', () => {
+  it('silentTargets names the targets not heard from for longer than the timeout', () => {
+    expect(silentTargets([100, 40, 50], 100, 50)).toEqual([1]);
+    expect(silentTargets([], 100, 50)).toEqual([]);
+  });
+
+  it('declares a task manager dead once, after it stopped answering for the timeout, and stops sending it heartbeats', () => {
+    const world = new SimWorld(1, { stepCostMsMax: 0, slowProbability: 0, slowDelayMsMax: 0 });
+    const sent: Array<[number, number, number]> = [];
+    const dead: Array<[number, number, number]> = [];
+    const monitor: HeartbeatMonitor = new HeartbeatMonitor(
+      2,
+      { intervalMs: 10, timeoutMs: 50 },
+      world.environment,
+      (index, seq) => {
+        sent.push([index, seq, world.now()]);
+        // Task manager 0 always answers; task manager 1 stops answering after 100 ms.
+        if (index === 0 || world.now() <= 100) world.execute(() => monitor.heard(index));
+      },
+      (index, silentMs) => dead.push([index, silentMs, world.now()]),
+    );
+    monitor.start();
+    while (world.now() < 400 && world.step()) {
+      // run the virtual world
+    }
+    monitor.stop();
+    expect(dead).toHaveLength(1);
+    const [index, silentMs, at] = dead[0]!;
+    expect(index).toBe(1);
+    expect(silentMs).toBeGreaterThan(50);
+    expect(at).toBeGreaterThan(150);
+    expect(at).toBeLessThanOrEqual(170);
+    expect(sent.filter(([i, , t]) => i === 1 && t > at)).toEqual([]);
+    expect(sent.filter(([i, , t]) => i === 0 && t > at).length).toBeGreaterThan(10);
+  });
+});
+
+/** A clock that moves only when the test says, and timers that run only when the test lets them. */
+function manualEnvironment() {
+  let now = 0;
+  const timers: Array<{ at: number; fn: () => void; cancelled: boolean }> = [];
+  const env = {
+    clock: { now: () => now, wallNow: () => now },
+    scheduler: {
+      execute: (fn: () => void) => fn(),
+      schedule: (delayMs: number, fn: () => void) => {
+        const t = { at: now + delayMs, fn, cancelled: false };
+        timers.push(t);
+        return { cancel: () => (t.cancelled = true) };
+      },
+    },
+    random: new SeededRandom(1),
+  };
+  /** Runs the timers due up to `t` in order, then sets the clock to `t`. */
+  const runUntil = (t: number): void => {
+    for (;;) {
+      const due = timers.filter((x) => !x.cancelled && x.at <= t).sort((a, b) => a.at - b.at)[0];
+      if (!due) break;
+      timers.splice(timers.indexOf(due), 1);
+      now = Math.max(now, due.at);
+      due.fn();
+    }
+    now = t;
+  };
+  /** The thread stands still: the clock moves, nothing runs. */
+  const stall = (ms: number): void => {
+    now += ms;
+  };
+  return { env, runUntil, stall, now: () => now };
+}
+
+describe('HeartbeatMonitor when its own thread stands still', () => {
+  it('a stall of the job master longer than the timeout declares nobody dead; silence afterwards still does', () => {
+    const m = manualEnvironment();
+    let silent1 = false;
+    const dead: number[] = [];
+    const monitor: HeartbeatMonitor = new HeartbeatMonitor(
+      2,
+      { intervalMs: 10, timeoutMs: 50 },
+      m.env,
+      (index) => {
+        if (index === 0 || !silent1) monitor.heard(index);
+      },
+      (index) => dead.push(index),
+    );
+    monitor.start();
+    m.runUntil(100);
+    m.stall(500); // no tick ran, no answer could be read
+    m.runUntil(700);
+    expect(dead).toEqual([]);
+    silent1 = true;
+    m.runUntil(800);
+    expect(dead).toEqual([1]);
+    monitor.stop();
+  });
+});
+
+describe('heartbeat options', () => {
+  const option = (f: () => unknown): string | null => {
+    try {
+      f();
+    } catch (err) {
+      return err instanceof ConfigError ? err.option : String(err);
+    }
+    return null;
+  };
+
+  it('are validated naming the option, with defaults 1000 ms and 10000 ms', () => {
+    expect(StreamEnvironment.create().options.heartbeat).toEqual({ intervalMs: 1000, timeoutMs: 10_000 });
+    expect(StreamEnvironment.create().options.cancellationTimeoutMs).toBe(10_000);
+    expect(option(() => StreamEnvironment.create({ heartbeat: { intervalMs: 0 } }))).toBe('heartbeat.intervalMs');
+    expect(option(() => StreamEnvironment.create({ heartbeat: { intervalMs: 100, timeoutMs: 100 } }))).toBe('heartbeat.timeoutMs');
+    expect(option(() => StreamEnvironment.create({ heartbeat: { everyMs: 5 } as never }))).toBe('heartbeat.everyMs');
+    expect(option(() => StreamEnvironment.create({ cancellationTimeoutMs: 0 }))).toBe('cancellationTimeoutMs');
+    expect(StreamEnvironment.create({ heartbeat: { intervalMs: 20_000 } }).options.heartbeat).toEqual({ intervalMs: 20_000, timeoutMs: 20_001 });
+  });
+});
+
+describe('lost heartbeats over the in-memory transport', () => {
+  it('a task manager whose answers are lost is declared dead; the job recovers exactly-once from the latest checkpoint', async () => {
+    const count = 4_000;
+    const keys = 20;
+    const gate = new SourceGate(0);
+    const sink = new CollectSink<string>();
+    const env = StreamEnvironment.create({
+      parallelism: 2,
+      heartbeat: { intervalMs: 20, timeoutMs: 500 },
+      restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 10 },
+    });
+    buildKeyedCountJob(env, sink, { count, keys, gate });
+    const events: JobEvent[] = [];
+    let losing = false;
+    let lost = 0;
+    const client = await env.executeAsync('lost-heartbeats', {
+      inMemoryTaskManagers: 2,
+      onEvent: (e) => events.push(e),
+      loseControlMessage: (tm, m) => {
+        const lose = losing && tm === 1 && m.type === 'heartbeat';
+        if (lose) lost++;
+        return lose;
+      },
+    });
+    const [first] = await checkpointInSteps(client, gate, { count: 1, step: 500, subtasks: 2 });
+    gate.allowUpTo(1_000);
+    await gate.reached(2);
+    losing = true;
+    await until('the restart after lost heartbeats', () => events.some((e) => e.type === 'restarting'));
+    losing = false;
+    gate.open();
+    const result = await client.result;
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(1);
+    expect(lost).toBeGreaterThanOrEqual(1);
+    const restarting = events.find((e) => e.type === 'restarting');
+    expect(restarting?.type === 'restarting' && restarting.cause).toMatch(/task manager 1 died: no heartbeat answered for \d+ ms \(heartbeat.timeoutMs 500\)/);
+    const running = events.filter((e) => e.type === 'running');
+    expect(running.map((e) => e.type === 'running' && e.restoredFrom)).toEqual([null, first!.checkpointId]);
+    expect(sortedCopy(sink.results())).toEqual(expectedRunningCounts(count, keys));
+  });
+});
