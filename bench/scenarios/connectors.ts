@@ -8,6 +8,9 @@
  *   plain   one pg client inserting the same rows in batches of `batchRows`, each batch its own
  *           autocommitted statement
  *
+ * Then the Redis Streams and NATS JetStream sources and sinks, each against a hand-written loop
+ * (bench/lib/stream-connectors.ts).
+ *
  * The server is the local one (PGHOST/PGPORT/PGDATABASE/PGUSER, else 127.0.0.1:5432, database
  * test, user root); each variant writes into a fresh table of a schema of its own, dropped at the end.
  */
@@ -15,6 +18,7 @@ import pg from 'pg';
 import { PostgresSink, StreamEnvironment } from '../../src/index.ts';
 import type { PostgresConnectionOptions } from '../../src/index.ts';
 import { insertStatement } from '../../src/connectors/postgres/sql.ts';
+import { streamConnectorFigures } from '../lib/stream-connectors.ts';
 import { buildResult, median, parseScenarioArgs, publishResult, runScenario, startTimer, type Figures } from '../lib/result.ts';
 
 const SCENARIO = 'connectors';
@@ -25,6 +29,8 @@ const params = {
   rounds: args.quick ? 1 : 3,
   batchRows: 1000,
   checkpointIntervalMs: 500,
+  /** Messages per source and sink run of the Redis and NATS variants. */
+  streamMessages: args.quick ? 5_000 : 100_000,
 };
 
 const CONNECTION: PostgresConnectionOptions = {
@@ -93,6 +99,13 @@ async function main(): Promise<void> {
   }
   const metrics: Figures = { pg2pc_rows_per_sec: median(rowsPerSec.pg2pc), plain_rows_per_sec: median(rowsPerSec.plain) };
   const ratios: Figures = { pg2pc_vs_plain: metrics.pg2pc_rows_per_sec! / metrics.plain_rows_per_sec! };
+  // Redis Streams and NATS JetStream sources and sinks (bench/lib/stream-connectors.ts)
+  const streams = await streamConnectorFigures(
+    { messages: params.streamMessages, rounds: params.rounds, checkpointIntervalMs: params.checkpointIntervalMs },
+    (line) => console.log(`[${SCENARIO}] ${line}`),
+  );
+  Object.assign(metrics, streams.metrics);
+  Object.assign(ratios, streams.ratios);
   const result = buildResult(SCENARIO, params, metrics, ratios);
   publishResult(result, args.outDir);
 }

@@ -18,7 +18,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StreamEnvironment } from '../../src/index.ts';
-import { buildResult, parseScenarioArgs, publishResult, runScenario, startTimer, type Figures } from '../lib/result.ts';
+import { buildResult, parseScenarioArgs, publishResult, runScenario, startTimer, writeResult, type Figures } from '../lib/result.ts';
 import { NEXMARK_QUERIES, type NexmarkQuery } from '../lib/nexmark-queries.ts';
 import { nexmarkStream } from '../../examples/nexmark/event-time.ts';
 
@@ -111,7 +111,24 @@ async function runQuery(query: NexmarkQuery, backend: Backend, events: number): 
 async function main(): Promise<void> {
   const metrics: Figures = {};
   const ratios: Figures = {};
-  const load = loadavg()[0] ?? 0;
+  metrics.loadavg_1m_at_start = loadavg()[0] ?? 0;
+  const subset = nexmarkArgs.queries.length < NEXMARK_QUERIES.length || nexmarkArgs.backends.length < BACKENDS.length || nexmarkArgs.events !== null;
+  const params = {
+    quick: args.quick,
+    queries: nexmarkArgs.queries.map((q) => q.name),
+    backends: nexmarkArgs.backends,
+    events: Object.fromEntries(nexmarkArgs.queries.map((q) => [q.name, args.quick ? QUICK_EVENTS : (nexmarkArgs.events ?? q.events)])),
+    parallelism: 1,
+    checkpointIntervalMs: 10_000,
+    checkpointMode: 'exactly-once',
+    embedded: 'incremental checkpoints',
+    cpu: 'process.cpuUsage(): user + system of the whole process, all threads',
+    eventTime: 'dateTime, watermarks 4 s behind (nexmark-flink), 10,000 events per second of event time',
+    flinkPerCore: Object.fromEntries(NEXMARK_QUERIES.map((q) => [q.name, q.flinkPerCore])),
+    completed: [] as string[],
+  };
+  // A partial run (one query, one backend, other sizes) goes to its own file so it never replaces the full table.
+  const name = subset && !args.quick ? `${SCENARIO}-${nexmarkArgs.queries.map((q) => q.name).join('-')}-${nexmarkArgs.backends.join('-')}` : SCENARIO;
   for (const query of nexmarkArgs.queries) {
     const events = args.quick ? QUICK_EVENTS : (nexmarkArgs.events ?? query.events);
     for (const backend of nexmarkArgs.backends) {
@@ -129,25 +146,11 @@ async function main(): Promise<void> {
       console.log(
         `${query.name} ${backend}: ${r.events} events -> ${r.results} results in ${(r.wallMs / 1000).toFixed(1)} s wall, ${(r.cpuMs / 1000).toFixed(1)} s CPU: ${Math.round(perCpuSec)} events/CPU-s (${(perCpuSec / query.flinkPerCore).toFixed(2)} x Flink 1.13 per core), ${r.checkpoints} checkpoints`,
       );
+      // The figures so far are on disk after every run: a full run takes long on a loaded machine.
+      params.completed.push(`${query.name}/${backend}`);
+      if (!args.quick) writeResult(buildResult(name, params, metrics, ratios), args.outDir);
     }
   }
-  metrics.loadavg_1m_at_start = load;
-  const subset = nexmarkArgs.queries.length < NEXMARK_QUERIES.length || nexmarkArgs.backends.length < BACKENDS.length || nexmarkArgs.events !== null;
-  const params = {
-    quick: args.quick,
-    queries: nexmarkArgs.queries.map((q) => q.name),
-    backends: nexmarkArgs.backends,
-    events: Object.fromEntries(nexmarkArgs.queries.map((q) => [q.name, args.quick ? QUICK_EVENTS : (nexmarkArgs.events ?? q.events)])),
-    parallelism: 1,
-    checkpointIntervalMs: 10_000,
-    checkpointMode: 'exactly-once',
-    embedded: 'incremental checkpoints',
-    cpu: 'process.cpuUsage(): user + system of the whole process, all threads',
-    eventTime: 'dateTime, watermarks 4 s behind (nexmark-flink), 10,000 events per second of event time',
-    flinkPerCore: Object.fromEntries(NEXMARK_QUERIES.map((q) => [q.name, q.flinkPerCore])),
-  };
-  // A partial run (one query, one backend, other sizes) goes to its own file so it never replaces the full table.
-  const name = subset && !args.quick ? `${SCENARIO}-${nexmarkArgs.queries.map((q) => q.name).join('-')}-${nexmarkArgs.backends.join('-')}` : SCENARIO;
   publishResult(buildResult(name, params, metrics, ratios), args.outDir);
 }
 

@@ -1,55 +1,23 @@
 /**
- * Nexmark q11, user sessions: per bidder, sessions of bids at most 10 s apart (session windows of
- * event time with a 10 s gap), and how many bids each had. Bids keyed by bidder go to a keyed
- * function that keeps the bidder's open sessions (start, last bid, count); a bid joins, or merges,
- * the sessions whose [start, last + gap] it falls in or touches, and an event-time timer at a
- * session's end (last bid + gap, minus 1 ms) emits it once the watermark has passed.
+ * Nexmark q11, user sessions: per bidder, sessions of bids at most 10 s apart (event-time session
+ * windows with a 10 s gap) and how many bids each had; a session ends 10 s after its last bid.
+ * Bids keyed by bidder are counted incrementally per session window (merging sessions merge their
+ * counts), and the window's bounds are attached when it fires.
  * Run: npx tsx examples/nexmark/q11.ts [events] [parallelism]
  */
-import { type Bid, type DataStream, type KeyedProcessFunction, type NexmarkEvent, type TimerService, type ValueState, ValueStateDescriptor } from 'weir';
+import { type AggregateFunction, type Bid, type DataStream, EventTimeSessionWindows, type NexmarkEvent } from 'weir';
 import type { Q11Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
 import { bids } from './select.ts';
 
 const GAP_MS = 10_000;
 
-/** An open session: first and last bid time, number of bids. */
-type Session = [start: number, last: number, count: number];
-
-function sessions(): KeyedProcessFunction<number, Bid, Q11Result> {
-  let open: ValueState<Session[]>;
-  const add = (sessions: readonly Session[], t: number, timers: TimerService): Session[] => {
-    let merged: Session = [t, t, 1];
-    const kept: Session[] = [];
-    for (const s of sessions) {
-      // Windows [start, last + gap) and [t, t + gap) merge when they overlap or touch.
-      if (t <= s[1] + GAP_MS && t + GAP_MS >= s[0]) {
-        timers.deleteEventTimeTimer(s[1] + GAP_MS - 1);
-        merged = [Math.min(merged[0], s[0]), Math.max(merged[1], s[1]), merged[2] + s[2]];
-      } else kept.push(s);
-    }
-    timers.registerEventTimeTimer(merged[1] + GAP_MS - 1);
-    kept.push(merged);
-    return kept;
-  };
-  return {
-    open(ctx) {
-      open = ctx.getState(new ValueStateDescriptor<Session[]>('sessions'));
-    },
-    processElement(bid, ctx, _out) {
-      open.update(add(open.value() ?? [], bid.dateTime, ctx.timerService()));
-    },
-    onTimer(timestampMs, ctx, out) {
-      const remaining: Session[] = [];
-      for (const s of open.value() ?? []) {
-        if (s[1] + GAP_MS - 1 === timestampMs) out.collect({ bidder: ctx.currentKey, bidCount: s[2], starttime: s[0], endtime: s[1] + GAP_MS });
-        else remaining.push(s);
-      }
-      if (remaining.length === 0) open.clear();
-      else open.update(remaining);
-    },
-  };
-}
+const COUNT: AggregateFunction<Bid, number, number> = {
+  createAccumulator: () => 0,
+  add: (_bid, n) => n + 1,
+  getResult: (n) => n,
+  merge: (a, b) => a + b,
+};
 
 /** Every bidder's sessions with their bid counts. */
 export function q11(events: DataStream<NexmarkEvent>): DataStream<Q11Result> {
@@ -57,7 +25,12 @@ export function q11(events: DataStream<NexmarkEvent>): DataStream<Q11Result> {
     .flatMap(bids)
     .name('q11-bids')
     .keyBy((b) => b.bidder)
-    .process(sessions)
+    .window(EventTimeSessionWindows.withGap(GAP_MS))
+    .aggregate<number, number, Q11Result>(COUNT, () => ({
+      process(bidder, ctx, counts, out) {
+        for (const bidCount of counts) out.collect({ bidder, bidCount, starttime: ctx.window.start, endtime: ctx.window.end });
+      },
+    }))
     .uid('q11-sessions')
     .name('q11-sessions');
 }

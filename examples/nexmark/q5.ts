@@ -1,25 +1,12 @@
 /**
  * Nexmark q5, hot items: per sliding window of event time (10 s long, starting every 2 s), the
- * auctions with the most bids. Two keyed steps with event-time timers:
- * 1. bids keyed by auction: a map from window start to the auction's bid count in that window
- *    (each bid counts in the 5 windows that hold it); a timer at a window's last millisecond emits
- *    (auction, count, window start) and drops the entry;
- * 2. those counts keyed by window start: the highest count with its auctions; a timer at the same
- *    millisecond (the counts carry it as their event time, so all have arrived when it fires)
- *    emits every auction with the highest count.
- * Run: npx tsx examples/nexmark/q5.ts [events] [parallelism]
+ * auctions with the most bids. Two windowed steps: bids keyed by auction are counted per sliding
+ * window (an incremental count, with the window's start attached when it fires); the counts, whose
+ * event time is their window's last millisecond, are keyed by window start and cut into 2-second
+ * tumbling windows (each holds exactly one sliding window's counts), where the highest count wins.
+ * Ties give several auctions. Run: npx tsx examples/nexmark/q5.ts [events] [parallelism]
  */
-import {
-  type Bid,
-  type DataStream,
-  type KeyedProcessFunction,
-  type MapState,
-  MapStateDescriptor,
-  type NexmarkEvent,
-  type ValueState,
-  ValueStateDescriptor,
-} from 'weir';
-import { windowStart } from './event-time.ts';
+import { type AggregateFunction, type Bid, type DataStream, type NexmarkEvent, SlidingEventTimeWindows, TumblingEventTimeWindows } from 'weir';
 import type { Q5Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
 import { bids } from './select.ts';
@@ -27,47 +14,12 @@ import { bids } from './select.ts';
 const SIZE_MS = 10_000;
 const SLIDE_MS = 2_000;
 
-function countPerWindow(): KeyedProcessFunction<number, Bid, Q5Result> {
-  let counts: MapState<number, number>;
-  return {
-    open(ctx) {
-      counts = ctx.getMapState(new MapStateDescriptor<number, number>('bids-per-window'));
-    },
-    processElement(bid, ctx, _out) {
-      const timers = ctx.timerService();
-      for (let start = windowStart(bid.dateTime, SLIDE_MS); start > bid.dateTime - SIZE_MS; start -= SLIDE_MS) {
-        const n = counts.get(start);
-        if (n === undefined) timers.registerEventTimeTimer(start + SIZE_MS - 1);
-        counts.put(start, (n ?? 0) + 1);
-      }
-    },
-    onTimer(timestampMs, ctx, out) {
-      const start = timestampMs + 1 - SIZE_MS;
-      out.collect({ auction: ctx.currentKey, num: counts.get(start) ?? 0, starttime: start });
-      counts.remove(start);
-    },
-  };
-}
-
-function hottestPerWindow(): KeyedProcessFunction<number, Q5Result, Q5Result> {
-  let hottest: ValueState<Q5Result[]>;
-  return {
-    open(ctx) {
-      hottest = ctx.getState(new ValueStateDescriptor<Q5Result[]>('hottest'));
-    },
-    processElement(count, ctx, _out) {
-      const current = hottest.value();
-      const top = current?.[0]?.num ?? -1;
-      if (count.num < top) return;
-      if (current === undefined) ctx.timerService().registerEventTimeTimer(count.starttime + SIZE_MS - 1);
-      hottest.update(count.num > top || current === undefined ? [count] : [...current, count]);
-    },
-    onTimer(_timestampMs, _ctx, out) {
-      for (const c of hottest.value() ?? []) out.collect(c);
-      hottest.clear();
-    },
-  };
-}
+const COUNT: AggregateFunction<Bid, number, number> = {
+  createAccumulator: () => 0,
+  add: (_bid, n) => n + 1,
+  getResult: (n) => n,
+  merge: (a, b) => a + b,
+};
 
 /** The auctions with the most bids in each sliding window. */
 export function q5(events: DataStream<NexmarkEvent>): DataStream<Q5Result> {
@@ -75,11 +27,23 @@ export function q5(events: DataStream<NexmarkEvent>): DataStream<Q5Result> {
     .flatMap(bids)
     .name('q5-bids')
     .keyBy((b) => b.auction)
-    .process(countPerWindow)
+    .window(SlidingEventTimeWindows.of(SIZE_MS, SLIDE_MS))
+    .aggregate<number, number, Q5Result>(COUNT, () => ({
+      process(auction, ctx, counts, out) {
+        for (const num of counts) out.collect({ auction, num, starttime: ctx.window.start });
+      },
+    }))
     .uid('q5-counts')
     .name('q5-counts')
     .keyBy((c) => c.starttime)
-    .process(hottestPerWindow)
+    .window(TumblingEventTimeWindows.of(SLIDE_MS))
+    .process<Q5Result>(() => ({
+      process(_start, _ctx, counts, out) {
+        let max = 0;
+        for (const c of counts) if (c.num > max) max = c.num;
+        for (const c of counts) if (c.num === max) out.collect(c);
+      },
+    }))
     .uid('q5-hottest')
     .name('q5-hottest');
 }

@@ -1,11 +1,12 @@
 /**
  * Nexmark q7, highest bid: per tumbling 10-second window of event time, the bids with the highest
- * price. Bids are keyed by their window; a keyed function keeps the highest price so far with the
- * bids that offered it, and an event-time timer at the window's last millisecond emits them once
- * the watermark has passed it (then clears the state). As in nexmark-flink, each window's bids meet
- * in one subtask. Run: npx tsx examples/nexmark/q7.ts [events] [parallelism]
+ * price. Two windowed steps, as Beam's combiner does it: bids keyed by auction keep, per window,
+ * the auction's highest bids (an incremental aggregate: one accumulator per auction and window);
+ * those, whose event time is their window's last millisecond, are keyed by window and cut into the
+ * same tumbling windows, where the highest of them win. Ties give several bids.
+ * Run: npx tsx examples/nexmark/q7.ts [events] [parallelism]
  */
-import { type Bid, type DataStream, type KeyedProcessFunction, type NexmarkEvent, type ValueState, ValueStateDescriptor } from 'weir';
+import { type AggregateFunction, type Bid, type DataStream, type NexmarkEvent, type ProcessWindowFunction, TumblingEventTimeWindows } from 'weir';
 import { windowStart } from './event-time.ts';
 import type { Q7Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
@@ -13,23 +14,25 @@ import { bids } from './select.ts';
 
 const WINDOW_MS = 10_000;
 
-function highestPerWindow(): KeyedProcessFunction<number, Bid, Q7Result> {
-  let best: ValueState<Q7Result[]>;
+/** The bids with the highest price seen (all at that price). */
+function highest<T extends { readonly price: number }>(): AggregateFunction<T, readonly T[], readonly T[]> {
   return {
-    open(ctx) {
-      best = ctx.getState(new ValueStateDescriptor<Q7Result[]>('highest-bids'));
+    createAccumulator: () => [],
+    add(value, acc) {
+      const top = acc[0]?.price ?? -1;
+      if (value.price < top) return acc;
+      return value.price > top ? [value] : [...acc, value];
     },
-    processElement(bid, ctx, _out) {
-      const current = best.value();
-      const top = current?.[0]?.price ?? -1;
-      if (bid.price < top) return;
-      const entry = { auction: bid.auction, bidder: bid.bidder, price: bid.price, dateTime: bid.dateTime, extra: bid.extra };
-      if (current === undefined) ctx.timerService().registerEventTimeTimer(ctx.currentKey + WINDOW_MS - 1);
-      best.update(bid.price > top || current === undefined ? [entry] : [...current, entry]);
-    },
-    onTimer(_timestampMs, _ctx, out) {
-      for (const b of best.value() ?? []) out.collect(b);
-      best.clear();
+    getResult: (acc) => acc,
+    merge: (a, b) => b.reduce((acc, v) => highest<T>().add(v, acc), a),
+  };
+}
+
+/** Emits each bid of the window's result. */
+function flatten(): ProcessWindowFunction<readonly Q7Result[], Q7Result, number> {
+  return {
+    process(_key, _ctx, elements, out) {
+      for (const list of elements) for (const r of list) out.collect(r);
     },
   };
 }
@@ -39,8 +42,16 @@ export function q7(events: DataStream<NexmarkEvent>): DataStream<Q7Result> {
   return events
     .flatMap(bids)
     .name('q7-bids')
+    .map((b: Bid): Q7Result => ({ auction: b.auction, bidder: b.bidder, price: b.price, dateTime: b.dateTime, extra: b.extra }))
+    .name('q7-project')
+    .keyBy((b) => b.auction)
+    .window(TumblingEventTimeWindows.of(WINDOW_MS))
+    .aggregate<readonly Q7Result[], readonly Q7Result[], Q7Result>(highest<Q7Result>(), flatten)
+    .uid('q7-per-auction')
+    .name('q7-per-auction')
     .keyBy((b) => windowStart(b.dateTime, WINDOW_MS))
-    .process(highestPerWindow)
+    .window(TumblingEventTimeWindows.of(WINDOW_MS))
+    .aggregate<readonly Q7Result[], readonly Q7Result[], Q7Result>(highest<Q7Result>(), flatten)
     .uid('q7-highest')
     .name('q7-highest');
 }

@@ -1,63 +1,37 @@
 /**
  * Nexmark q8, monitor new users: persons who registered and opened an auction within the same
- * tumbling 10-second window of event time, once per person and window (a window join). Persons
- * keyed by id and auctions keyed by seller meet in one keyed two-input function that keeps, per
- * window, the person's name if they registered in it and whether they sold in it; an event-time
- * timer at the window's last millisecond emits the match and drops the entry.
+ * tumbling 10-second window of event time, once per person and window. As nexmark-flink's SQL:
+ * the sellers of each window, once each (auctions keyed by seller, reduced per window), joined in
+ * the same windows with the persons who registered (a window join on person id).
  * Run: npx tsx examples/nexmark/q8.ts [events] [parallelism]
  */
-import { type Auction, type DataStream, type KeyedCoProcessFunction, type MapState, MapStateDescriptor, type NexmarkEvent, type Person } from 'weir';
-import { windowStart } from './event-time.ts';
+import { type DataStream, type NexmarkEvent, TumblingEventTimeWindows } from 'weir';
 import type { Q8Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
 import { auctions, persons } from './select.ts';
 
 const WINDOW_MS = 10_000;
 
-/** Per window: the name of the person if they registered in it, and whether they opened an auction in it. */
-type Seen = [name: string | null, sold: boolean];
-
-function joinPerWindow(): KeyedCoProcessFunction<number, Person, Auction, Q8Result> {
-  let windows: MapState<number, Seen>;
-  const see = (start: number, name: string | null, sold: boolean, register: (t: number) => void): void => {
-    const seen = windows.get(start);
-    if (seen === undefined) register(start + WINDOW_MS - 1);
-    windows.put(start, [name ?? seen?.[0] ?? null, sold || (seen?.[1] ?? false)]);
-  };
-  return {
-    open(ctx) {
-      windows = ctx.getMapState(new MapStateDescriptor<number, Seen>('windows'));
-    },
-    processElement1(person, ctx, _out) {
-      const timers = ctx.timerService();
-      see(windowStart(person.dateTime, WINDOW_MS), person.name, false, (t) => timers.registerEventTimeTimer(t));
-    },
-    processElement2(auction, ctx, _out) {
-      const timers = ctx.timerService();
-      see(windowStart(auction.dateTime, WINDOW_MS), null, true, (t) => timers.registerEventTimeTimer(t));
-    },
-    onTimer(timestampMs, ctx, out) {
-      const start = timestampMs + 1 - WINDOW_MS;
-      const seen = windows.get(start);
-      if (seen !== undefined && seen[0] !== null && seen[1]) out.collect({ id: ctx.currentKey, name: seen[0], starttime: start });
-      windows.remove(start);
-    },
-  };
-}
-
 /** Persons who opened an auction in the window they registered in. */
 export function q8(events: DataStream<NexmarkEvent>): DataStream<Q8Result> {
+  const sellers = events
+    .flatMap(auctions)
+    .name('q8-auctions')
+    .map((a) => a.seller)
+    .name('q8-seller')
+    .keyBy((seller) => seller)
+    .window(TumblingEventTimeWindows.of(WINDOW_MS))
+    .reduce((seller) => seller)
+    .uid('q8-sellers')
+    .name('q8-sellers');
   return events
     .flatMap(persons)
     .name('q8-persons')
-    .keyBy((p) => p.id)
-    .connect(
-      events
-        .flatMap(auctions)
-        .name('q8-auctions')
-        .keyBy((a) => a.seller),
-    )
-    .process(joinPerWindow)
+    .join(sellers)
+    .where((p) => p.id)
+    .equalTo((seller) => seller)
+    .window(TumblingEventTimeWindows.of(WINDOW_MS))
+    .apply((p): Q8Result => ({ id: p.id, name: p.name, starttime: p.dateTime - (p.dateTime % WINDOW_MS) }))
     .uid('q8-join')
     .name('q8-join');
 }

@@ -16,10 +16,21 @@ import { ExternalTransactionalSink, ExternalTransactionStore } from './external-
 import { observeFileSink } from './observed-file-sink.ts';
 import { seqRecord, type SeqRecord, type SeqSourceSpec } from './sequence-source.ts';
 import { stateKindsFunction } from './state-kinds.ts';
+import { type WindowScenario, windowSource, windowStage } from './window-scenarios.ts';
 import { bucketSumsFunction, eventTimeOf, eventTimeStrategy, idleSource, timedSource } from './event-time-scenario.ts';
 
-export type ScenarioName = 'keyed-counts' | 'join' | 'union' | 'file-sink' | 'state-kinds' | 'event-time';
-export const SCENARIOS: readonly ScenarioName[] = ['keyed-counts', 'join', 'union', 'file-sink', 'state-kinds', 'event-time'];
+export type ScenarioName = 'keyed-counts' | 'join' | 'union' | 'file-sink' | 'state-kinds' | 'event-time' | WindowScenario;
+export const SCENARIOS: readonly ScenarioName[] = [
+  'keyed-counts',
+  'join',
+  'union',
+  'file-sink',
+  'state-kinds',
+  'event-time',
+  'window-tumbling',
+  'window-sliding',
+  'window-session',
+];
 
 /**
  * The job as first deployed, or as changed between a savepoint and its resume: an operator added
@@ -182,6 +193,17 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: Sce
   const committed = () => sinks.committed(false);
   const tagged = (s: SeqSourceSpec, rate: number) => tagStage(sequenceSource(env, s, rate), s.src, c.variant, log);
   switch (name) {
+    case 'window-tumbling':
+    case 'window-sliding':
+    case 'window-session': {
+      // One split: the window operator's watermark at each record is a function of the input order (window-scenarios.ts).
+      const w: SeqSourceSpec = { src: 'w', splits: 1, keysPerSplit: spec.keysPerSplit, count: spec.count };
+      const input = tagStage(windowSource(env, w, spec.ratePerSec), 'w', c.variant, log, 1);
+      const { results, late } = windowStage(name, input, spec.keysPerSplit, KEYED_UID);
+      results.sinkTo(sinks.forUid('sink')).uid('sink');
+      late.sinkTo(sinks.forUid('late-sink')).uid('late-sink');
+      return { sources: [{ uid: 'source-w', spec: w }], keyed: null, committed };
+    }
     case 'event-time': {
       // Source a and its tag stage keep the first run's parallelism (one split per subtask, so its
       // event time stays within the out-of-orderness bound); a rescale moves the keyed operator.

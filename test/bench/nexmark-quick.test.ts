@@ -20,7 +20,7 @@ describe('bench nexmark --quick', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'nexmark', '--quick', '--out', outDir], {
       cwd: join(import.meta.dirname, '..', '..'),
       encoding: 'utf8',
-      timeout: 180_000,
+      timeout: 300_000,
     });
     expect(run.status, `bench failed:\n${run.stdout}\n${run.stderr}`).toBe(0);
     const result = JSON.parse(readFileSync(join(outDir, 'nexmark.json'), 'utf8'));
@@ -47,5 +47,5 @@ describe('bench nexmark --quick', () => {
       expect(result.metrics[`nexmark_q8_${backend}_results`]).toBe(q8Reference(events).length);
       expect(result.metrics[`nexmark_q11_${backend}_results`]).toBe(q11Reference(events).length);
     }
-  });
+  }, 300_000);
 });

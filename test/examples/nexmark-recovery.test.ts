@@ -2,7 +2,7 @@
  * The stateful Nexmark examples through a failure: a task of the query's keyed step fails part-way,
  * the job restarts from its newest checkpoint (or from the start if none completed yet: the answer
  * must be the same either way), and the committed output is still exactly the reference's — the
- * joins' list state, the windows' map state and the event-time timers are restored with it.
+ * join's list state, window contents, merging-window sets and window timers are restored with it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,13 +60,13 @@ describe('Nexmark examples through a failure', () => {
     );
   });
 
-  it('q5: sliding-window counts and timers in two keyed steps give the reference hot items (embedded)', async () => {
+  it('q5: sliding-window counts and the per-window maximum give the reference hot items (embedded)', async () => {
     const { output, restarts, fired } = await runWithFault(q5, 'q5-counts', 'embedded');
     expect([fired, restarts]).toEqual([1, 1]);
     expect(bag(output)).toEqual(bag(q5Reference(events)));
   });
 
-  it('q11: merging sessions and their timers give the reference sessions (heap)', async () => {
+  it('q11: merging session windows give the reference sessions (heap)', async () => {
     const { output, restarts, fired } = await runWithFault(q11, 'q11-sessions', 'heap');
     expect([fired, restarts]).toEqual([1, 1]);
     expect(bag(output)).toEqual(bag(q11Reference(events)));

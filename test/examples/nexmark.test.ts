@@ -15,6 +15,10 @@ import { q5 } from '../../examples/nexmark/q5.ts';
 import { q7 } from '../../examples/nexmark/q7.ts';
 import { q8 } from '../../examples/nexmark/q8.ts';
 import { q11 } from '../../examples/nexmark/q11.ts';
+import { q5 as q5Timers } from '../../examples/nexmark/timers/q5.ts';
+import { q7 as q7Timers } from '../../examples/nexmark/timers/q7.ts';
+import { q8 as q8Timers } from '../../examples/nexmark/timers/q8.ts';
+import { q11 as q11Timers } from '../../examples/nexmark/timers/q11.ts';
 import {
   q0Reference,
   q1Reference,
@@ -101,5 +105,12 @@ describe('Nexmark example queries against the reference', () => {
     expect(expected.some((s) => s.bidCount > 1)).toBe(true);
     expect(expected.some((s) => s.bidCount === 1)).toBe(true);
     expect(bag(await run(q11, SLOW))).toEqual(bag(expected));
+  });
+
+  it('q5, q7, q8 and q11 written with keyed functions and timers instead of windows give the same answers', async () => {
+    expect(bag(await run(q5Timers, SLOW))).toEqual(bag(q5Reference(slowEvents)));
+    expect(bag(await run(q7Timers, SLOW))).toEqual(bag(q7Reference(slowEvents)));
+    expect(bag(await run(q8Timers, SLOW))).toEqual(bag(q8Reference(slowEvents)));
+    expect(bag(await run(q11Timers, SLOW))).toEqual(bag(q11Reference(slowEvents)));
   });
 });

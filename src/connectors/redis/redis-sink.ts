@@ -36,6 +36,7 @@ export interface RedisStreamSinkOptions<T> {
 export interface RedisStreamCommittable {
   /** The transaction id (commits.ts): subtask, checkpoint and run. */
   readonly txn: string;
+  /** The checkpoint whose barrier closed the epoch (the commit set's score). */
   readonly checkpointId: number;
   /** Stream key and flattened fields of each entry, in write order. */
   readonly entries: ReadonlyArray<readonly [string, readonly string[]]>;

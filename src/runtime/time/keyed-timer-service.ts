@@ -3,9 +3,10 @@
  * `_timers/<service>` under the timer's key (map key: domain, time, namespace), so timers are
  * deduplicated per (key, namespace, time), live per key group in whichever backend holds the state
  * (heap tables or the embedded store), are part of every full and incremental snapshot and
- * savepoint, and move with their key group on rescale. A min-heap per domain indexes them; it is
- * rebuilt from the state when the service is created after a restore, and deletions are lazy (a
- * popped entry whose state entry is gone is skipped).
+ * savepoint, and move with their key group on rescale. Per domain, a priority queue per key group
+ * indexes them in memory (KeyGroupedTimerQueue); it is rebuilt from the state when the service is
+ * created after a restore, and deletions are lazy (a popped entry whose state entry is gone is
+ * skipped).
  */
 import { keyGroup as asKeyGroup } from '../../core/ids.ts';
 import type { Cancellable } from '../../core/time.ts';
@@ -16,7 +17,8 @@ import { assignToKeyGroup } from '../../state/key-groups.ts';
 import type { MapState } from '../../state/state.ts';
 import type { ElementTimestamp } from './element-timestamp.ts';
 import type { ProcessingTimeService } from './processing-time.ts';
-import { TimerQueue, type TimerEntry } from './timer-queue.ts';
+import type { TimerEntry } from './timer-queue.ts';
+import { KeyGroupedTimerQueue } from './key-grouped-timer-queue.ts';
 import type { InternalTimeServiceManager, InternalTimerService, Triggerable } from './timer-service.ts';
 
 /** Prefix of the keyed state that holds a timer service's timers (visible in `weir savepoint inspect`). */
@@ -81,8 +83,8 @@ export class KeyedTimeServiceManager implements InternalTimeServiceManager {
 /** One named service: its state, its two queues, its processing-time wake-up. */
 class KeyedTimerService implements InternalTimerService {
   private readonly state: MapState<string, number>;
-  private readonly eventQueue = new TimerQueue();
-  private readonly processingQueue = new TimerQueue();
+  private readonly eventQueue = new KeyGroupedTimerQueue();
+  private readonly processingQueue = new KeyGroupedTimerQueue();
   private wakeup: { timeMs: number; handle: Cancellable } | null = null;
   private readonly maxParallelism: number;
 

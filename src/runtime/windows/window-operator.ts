@@ -4,7 +4,8 @@
  * is keyed state of the operator — contents (`window-contents`), the merging-window set of session
  * windows (`window-merging-set`), trigger state (`window-trigger/<name>`), per-window user state
  * (`window-state/<name>`) — and its timers live in the operator's timer service with the window's
- * namespace, so all of it is in every snapshot, restored, and redistributed by key group.
+ * namespace, so all of it is in every snapshot, restored, and redistributed by key group. Its
+ * watermark survives a restore (restored-watermark.ts), so what is late does not depend on failures.
  */
 import { JobDefinitionError } from '../../core/errors.ts';
 import { keyGroup as asKeyGroup, type KeyGroup } from '../../core/ids.ts';
@@ -17,10 +18,11 @@ import type { Collector } from '../functions.ts';
 import { AbstractStreamOperator } from '../operator.ts';
 import { createRuntimeContext } from '../operators/runtime-context.ts';
 import type { OutputTag } from '../output-tag.ts';
-import type { InternalTimerService, Triggerable } from '../time/timer-service.ts';
+import type { Triggerable } from '../time/timer-service.ts';
 import type { WindowAssigner } from './assigners.ts';
 import type { Evictor, TimestampedValue } from './evictors.ts';
 import { MergingWindowSet, type PersistedMergingSet } from './merging-window-set.ts';
+import { RestoredWatermarkTimers } from './restored-watermark.ts';
 import type { Trigger, TriggerResult } from './trigger.ts';
 import { WindowContents, type ContentsLayout } from './window-contents.ts';
 import { TriggerContextImpl, WindowContextImpl } from './window-contexts.ts';
@@ -55,7 +57,7 @@ export const WINDOW_TIMERS = 'window-timers';
 
 export class WindowOperator extends AbstractStreamOperator implements Triggerable {
   private backend!: KeyedStateBackend;
-  private timers!: InternalTimerService;
+  private timers!: RestoredWatermarkTimers;
   private contents!: WindowContents;
   private mergingState: ValueState<PersistedMergingSet> | null = null;
   private fn: ProcessWindowFunction<unknown, unknown, Key, Window> | null = null;
@@ -75,7 +77,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     const backend = this.ctx.keyedBackend;
     if (!backend) throw new JobDefinitionError(`window operator '${this.ctx.name}' (uid ${this.ctx.uid}) must follow keyBy`);
     this.backend = backend;
-    this.timers = this.ctx.getInternalTimerService(WINDOW_TIMERS, this);
+    this.timers = new RestoredWatermarkTimers(this.ctx.getInternalTimerService(WINDOW_TIMERS, this), this.ctx.operatorState);
     this.contents = new WindowContents(
       backend.getState<MapState<string, unknown>>(new MapStateDescriptor<string, unknown>('window-contents')),
       this.spec.layout,
@@ -262,6 +264,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
   }
 
   override snapshotState(checkpointId: import('../../core/ids.ts').CheckpointId): void {
+    this.timers.snapshot();
     this.fn?.snapshotState?.(checkpointId);
   }
 

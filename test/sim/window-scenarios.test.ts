@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { CollectSink, StreamEnvironment } from '../../src/index.ts';
+import { runSeeds } from '../../src/sim/runner.ts';
+import type { SeqSourceSpec } from '../../src/sim/sequence-source.ts';
+import { type WindowScenario, windowSource, windowStage } from '../../src/sim/window-scenarios.ts';
+
+const KINDS: readonly WindowScenario[] = ['window-tumbling', 'window-sliding', 'window-session'];
+
+describe('simulator window scenarios', () => {
+  it.each(KINDS)('%s: the job has late firings and late records, the latter exactly the every-53rd records', async (kind) => {
+    const env = StreamEnvironment.create({ parallelism: 2, checkpointing: { intervalMs: 20 } });
+    const spec: SeqSourceSpec = { src: 'w', splits: 1, keysPerSplit: 3, count: 1_000 };
+    const { results, late } = windowStage(kind, windowSource(env, spec, 100_000), spec.keysPerSplit, 'win');
+    const out = new CollectSink<string>();
+    const lateOut = new CollectSink<string>();
+    results.sinkTo(out);
+    late.sinkTo(lateOut);
+    expect((await env.execute(kind)).status).toBe('FINISHED');
+    const lateWant: string[] = [];
+    for (let i = 52; i < spec.count; i += 53) lateWant.push(`L|w0.${i % 3}|${Math.floor(i / 3) + 1}`);
+    expect(lateOut.results().sort()).toEqual(lateWant.sort());
+    const firings = new Map<string, number>();
+    for (const line of out.results()) {
+      const [, key, start, end] = line.split('|');
+      const id = `${key}|${start}|${end}`;
+      firings.set(id, (firings.get(id) ?? 0) + 1);
+    }
+    expect(firings.size).toBeGreaterThan(10);
+    if (kind !== 'window-session') expect([...firings.values()].some((n) => n > 1)).toBe(true); // late firings
+  });
+
+  it.each(KINDS)(
+    '%s: seeds through every fault and mode pass every checker',
+    async (job) => {
+      const lines: string[] = [];
+      const summary = await runSeeds({ seeds: 8, start: 1, job, print: (l) => lines.push(l) });
+      if (summary.failures.length > 0) console.log(lines.join('\n'));
+      expect(summary.failures).toEqual([]);
+      expect(summary.restarts).toBeGreaterThan(4);
+    },
+    300_000,
+  );
+});
