@@ -86,6 +86,11 @@ export type { RedisStreamEntry, RedisStreamSourceOptions, RedisStreamSplit } fro
 export { RedisStreamSink } from './connectors/redis/redis-sink.ts';
 export type { RedisStreamCommittable, RedisStreamSinkOptions } from './connectors/redis/redis-sink.ts';
 export type { RedisConnectionOptions } from './connectors/redis/settings.ts';
+export { JetStreamSource } from './connectors/nats/jetstream-source.ts';
+export type { JetStreamRecord, JetStreamSourceOptions, JetStreamSplit } from './connectors/nats/jetstream-source.ts';
+export { JetStreamSink } from './connectors/nats/jetstream-sink.ts';
+export type { JetStreamCommitCounts, JetStreamCommittable, JetStreamSinkOptions } from './connectors/nats/jetstream-sink.ts';
+export type { NatsConnectionOptions } from './connectors/nats/settings.ts';
 // PostgreSQL change data capture (issue 13)
 export { PostgresCdcSource } from './connectors/postgres/cdc/cdc-source.ts';
 export type { PostgresCdcSourceOptions } from './connectors/postgres/cdc/cdc-settings.ts';

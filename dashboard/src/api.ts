@@ -98,6 +98,7 @@ export interface FlowEvent {
   sent?: number;
   until?: number;
   overtook?: boolean;
+  ahead?: number;
   duration?: number;
   bytes?: number;
   inflight_bytes?: number;

@@ -10,6 +10,9 @@ import { type Flow, type FlowEvent, getJson, type Update } from './api.ts';
 import { bytes, el, millis, svg } from './dom.ts';
 import { type FlowLayout, key, layoutFlow, NODE_H, NODE_W } from './flow-layout.ts';
 
+/** Queued buffers drawn ahead of a barrier at most (more are counted in words). */
+const MAX_BUFFERS_DRAWN = 6;
+
 /** Checkpoint milliseconds shown per real second. */
 const SPEEDS = [0.5, 2, 10, 50, 250, 1000];
 
@@ -22,6 +25,8 @@ export class FlowView {
   private lastFrame: number | null = null;
   private jobId = '';
   private latestSeen: number | null = null;
+  /** A checkpoint asked for (by the address) before the first update told the job's id. */
+  private pinned: number | null = null;
   private readonly picker = el('select', { id: 'flow-checkpoint' });
   private readonly follow = el('input', { type: 'checkbox', id: 'flow-follow' });
   private readonly playButton = el('button', { id: 'flow-play' }, 'play ▶');
@@ -75,6 +80,12 @@ export class FlowView {
   /** A live update: new checkpoints join the picker; following, the newest is loaded and played. */
   update(u: Update): void {
     this.jobId = u.job.jid;
+    if (this.pinned !== null) {
+      const cid = this.pinned;
+      this.pinned = null;
+      this.latestSeen = u.checkpoints.history[0]?.id ?? null;
+      void this.load(cid, true);
+    }
     const ids = u.checkpoints.history.filter((h) => h.traced).map((h) => h.id);
     const current = this.picker.value;
     this.picker.replaceChildren(...ids.map((id) => el('option', { value: String(id) }, `${id}`)));
@@ -86,6 +97,13 @@ export class FlowView {
     } else if (this.flow !== null && this.flow.status === 'IN_PROGRESS') {
       void this.load(this.flow.checkpoint_id, false);
     }
+  }
+
+  /** Shows checkpoint `cid` from its start and stops following live; before the first update, once it came. */
+  show(cid: number): void {
+    this.follow.checked = false;
+    if (this.jobId === '') this.pinned = cid;
+    else void this.load(cid, true);
   }
 
   /** Shows checkpoint `cid`, from its start when `fromStart` (and plays it). */
@@ -168,7 +186,7 @@ function describe(e: FlowEvent): string {
     case 'inject':
       return `source${at} injects the barrier`;
     case 'barrier':
-      return `barrier ${e.from?.vertex}#${e.from?.subtask} → ${e.to?.vertex}#${e.to?.subtask}${e.overtook ? ' (overtook queued buffers)' : ''}`;
+      return `barrier ${e.from?.vertex}#${e.from?.subtask} → ${e.to?.vertex}#${e.to?.subtask}${e.overtook ? ' (overtook queued buffers)' : (e.ahead ?? 0) > 0 ? ` (behind ${e.ahead} queued)` : ''}`;
     case 'blocked':
       return `${at.trim()} holds channel ${e.channel} back until ${millis(e.until)}`;
     case 'alignment':
@@ -215,6 +233,7 @@ function legend(): HTMLElement {
         'Barrier, aligned checkpoint: injected at the sources, it flows in order with the data, behind every buffer queued before it.',
         '屏障 (Barrier), 对齐',
       ),
+      item('sw-buffer', 'Buffers queued ahead of an aligned barrier: it reaches the subtask only after them.', '缓冲区'),
       item(
         'sw-blocked',
         'Alignment blocking: the barrier arrived on this channel; the subtask holds the channel back until every input delivered it.',
@@ -281,15 +300,16 @@ function drawFlow(flow: Flow, layout: FlowLayout, t: number, finished: boolean):
     if (barrier !== undefined && (barrier.sent ?? 0) <= t && t < barrier.t) {
       const sent = barrier.sent ?? 0;
       const f = barrier.t === sent ? 1 : (t - sent) / (barrier.t - sent);
-      s.append(
-        svg('circle', {
-          cx: x1 + (x2 - x1) * f,
-          cy: y1 + (y2 - y1) * f,
-          r: 6,
-          class: `barrier-dot${barrier.overtook ? ' overtaking' : ''}`,
-          'data-channel': c.id,
-        }),
-      );
+      const cx = x1 + (x2 - x1) * f;
+      const cy = y1 + (y2 - y1) * f;
+      // The buffers queued ahead of an aligned barrier drain as it moves up to the subtask.
+      const ahead = barrier.overtook ? 0 : Math.ceil(Math.max(0, barrier.ahead ?? 0) * (1 - f));
+      for (let i = 0; i < Math.min(ahead, MAX_BUFFERS_DRAWN); i++) {
+        const g = 1 - (i + 1) / (MAX_BUFFERS_DRAWN + 1);
+        s.append(svg('rect', { x: x2 + (cx - x2) * g - 4, y: y2 + (cy - y2) * g - 4, width: 8, height: 8, class: 'buffer', 'data-channel': c.id }));
+      }
+      if (ahead > MAX_BUFFERS_DRAWN) s.append(svg('text', { x: (cx + x2) / 2, y: (cy + y2) / 2 - 8, class: 'buffer-count' }, `${ahead} queued`));
+      s.append(svg('circle', { cx, cy, r: 6, class: `barrier-dot${barrier.overtook ? ' overtaking' : ''}`, 'data-channel': c.id }));
     }
   }
   const coord = layout.coordinator;

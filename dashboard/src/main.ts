@@ -14,7 +14,6 @@ const flow = new FlowView(section('flow'));
 const checkpoints = new CheckpointsView(section('checkpoints'), (cid) => {
   location.hash = `flow/${cid}`;
 });
-let latest: Update | null = null;
 let configShownFor = '';
 
 function currentTab(): { tab: Tab; arg: string | null } {
@@ -27,10 +26,7 @@ function showTab(): void {
   const { tab, arg } = currentTab();
   for (const t of TABS) section(t).hidden = t !== tab;
   for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.getAttribute('data-tab') === tab);
-  if (tab === 'flow' && arg !== null && latest !== null) {
-    (document.getElementById('flow-follow') as HTMLInputElement).checked = false;
-    void flow.load(Number(arg), true);
-  }
+  if (tab === 'flow' && arg !== null && /^\d+$/.test(arg)) flow.show(Number(arg));
 }
 
 function renderHeader(u: Update): void {
@@ -65,15 +61,12 @@ async function renderConfig(u: Update): Promise<void> {
 }
 
 function onUpdate(u: Update): void {
-  const first = latest === null;
-  latest = u;
   renderHeader(u);
   renderOverview(section('overview'), u);
   checkpoints.update(u);
   flow.update(u);
   renderExceptions(u);
   void renderConfig(u);
-  if (first) showTab();
   document.body.setAttribute('data-updates', String(Number(document.body.getAttribute('data-updates') ?? '0') + 1));
 }
 

@@ -34,6 +34,12 @@ export interface SubtaskCheckpointMetrics {
    * a source subtask. Recorded once per barrier, never per record.
    */
   readonly barrierArrivalsMs: readonly number[];
+  /**
+   * Per input channel, in input-gate order: the elements queued ahead of the barrier when it
+   * entered the channel's queue at this subtask (what an aligned barrier waited behind; 0 when it
+   * overtook them, unaligned); -1 when not seen. Recorded once per barrier.
+   */
+  readonly buffersAhead: readonly number[];
   /** Wall-clock ms at which the sync phase began (a source: the trigger reached it; else the last barrier was in). */
   readonly syncStartMs: number;
 }

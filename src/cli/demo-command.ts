@@ -100,6 +100,7 @@ async function keepDashboardOpen(dashboard: WebServer | null): Promise<void> {
   if (dashboard === null) return;
   if (process.stderr.isTTY === true && process.stdin.isTTY === true) {
     process.stderr.write(`weir demo: the dashboard stays open at ${dashboard.address}/ to replay the checkpoints; press Ctrl-C to exit\n`);
+    dashboard.hold();
     await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
   }
   await dashboard.close();

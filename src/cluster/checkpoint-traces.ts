@@ -34,8 +34,13 @@ export interface CheckpointTrace {
   failedAtMs: number | null;
 }
 
-/** Failed checkpoints whose traces are kept besides the retained and pending ones. */
+/**
+ * Finished checkpoints whose traces are kept besides the retained and pending ones: the newest
+ * failed ones, and the newest completed ones when fewer are retained (a job retaining one would
+ * otherwise drop a trace each interval, while someone is about to replay it).
+ */
 const FAILED_KEPT = 5;
+const COMPLETED_KEPT = 5;
 
 export class CheckpointTraces {
   private readonly traces = new Map<number, CheckpointTrace>();
@@ -70,11 +75,11 @@ export class CheckpointTraces {
     if (trace !== undefined && trace.failedAtMs === null) trace.failedAtMs = nowMs;
   }
 
-  /** Keeps the traces of `keep` (retained and pending checkpoints) and of the newest failed ones. */
+  /** Keeps the traces of `keep` (retained and pending checkpoints) and of the newest failed and completed ones. */
   prune(keep: ReadonlySet<number>, isFailed: (id: number) => boolean): void {
-    const failed = [...this.traces.keys()].filter((id) => !keep.has(id) && isFailed(id)).sort((a, b) => b - a);
-    const keptFailed = new Set(failed.slice(0, FAILED_KEPT));
-    for (const id of [...this.traces.keys()]) if (!keep.has(id) && !keptFailed.has(id)) this.traces.delete(id);
+    const others = [...this.traces.keys()].filter((id) => !keep.has(id)).sort((a, b) => b - a);
+    const kept = new Set([...others.filter(isFailed).slice(0, FAILED_KEPT), ...others.filter((id) => !isFailed(id)).slice(0, COMPLETED_KEPT)]);
+    for (const id of others) if (!kept.has(id)) this.traces.delete(id);
   }
 
   get(checkpointId: number): CheckpointTrace | null {

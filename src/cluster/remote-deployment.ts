@@ -94,6 +94,8 @@ class RemoteAttempt implements AttemptDeployment {
   private stopped: Promise<void> | null = null;
   /** During teardown: a task manager answered `cancel` or died. */
   private stoppedOne: (index: number) => void = () => {};
+  /** Task managers found dead (worker gone, or silent): teardown does not wait for their answer. */
+  private readonly dead = new Set<number>();
   private readonly heartbeats: HeartbeatMonitor;
 
   constructor(
@@ -116,12 +118,16 @@ class RemoteAttempt implements AttemptDeployment {
   /** A task manager died (its worker failed or exited, or it stopped answering heartbeats). */
   private failTaskManager: (index: number, error: Error) => void = () => {};
 
-  /** Deploys every task manager's share; heartbeats start with it, so a task manager that hangs while deploying is found too. */
+  /**
+   * Deploys every task manager's share. Heartbeats start with the attempt, not here: a worker
+   * loading the job module (seconds on a loaded machine) cannot answer yet.
+   */
   deploy(placement: Placement, restore: CheckpointMetadata | null, firstCheckpointFull: boolean): Promise<void> {
     const { spec, pool } = this;
     return new Promise<void>((resolve, reject) => {
       let waiting = pool.links.length;
       this.failTaskManager = (index, error) => {
+        this.dead.add(index);
         if (this.ended) this.stoppedOne(index);
         else if (waiting > 0) {
           waiting = -1;
@@ -129,7 +135,6 @@ class RemoteAttempt implements AttemptDeployment {
         } else this.taskManagerDied(index, error);
       };
       pool.onFailure((index, error) => this.failTaskManager(index, error));
-      this.heartbeats.start();
       pool.links.forEach((link, index) => {
         link.onMessage((m) => {
           if (m.type === 'heartbeat') this.heartbeats.heard(index);
@@ -222,12 +227,14 @@ class RemoteAttempt implements AttemptDeployment {
   start(): void {
     for (const link of this.pool.links) link.send({ type: 'start' });
     for (const t of this.tasks) t.status = 'RUNNING';
+    this.heartbeats.start();
   }
 
   /**
    * Asks every task manager to cancel its subtasks; each answers once they stopped. One that has
    * not answered within the cancellation timeout (a subtask stuck in user code holds its thread)
-   * is terminated with the rest when the pool shuts down.
+   * is terminated with the rest when the pool shuts down. One already found dead is not waited
+   * for: it is terminated at once with the rest, so a failover does not wait for the timeout.
    */
   teardown(): Promise<void> {
     if (this.stopped) return this.stopped;
@@ -236,7 +243,7 @@ class RemoteAttempt implements AttemptDeployment {
     for (const t of this.tasks) if (t.status === 'RUNNING' || t.status === 'CREATED') t.status = 'CANCELED';
     const { pool, env, watch } = this;
     this.stopped = new Promise<void>((resolve) => {
-      const pending = new Set(pool.links.keys());
+      const pending = new Set([...pool.links.keys()].filter((index) => !this.dead.has(index)));
       const done = (): void => {
         watchdog.cancel();
         this.stoppedOne = () => {};
@@ -254,6 +261,7 @@ class RemoteAttempt implements AttemptDeployment {
         if (pending.delete(index) && pending.size === 0) done();
       };
       for (const link of pool.links) link.send({ type: 'cancel' });
+      if (pending.size === 0) done();
     });
     return this.stopped;
   }

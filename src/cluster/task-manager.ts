@@ -42,6 +42,8 @@ type DeployMessage = Extract<ToTaskManager, { type: 'deploy' }>;
 
 export class TaskManager {
   private deployment: Deployment | null = null;
+  /** Counts cancellations: a deploy that finds it changed after an await was cancelled meanwhile. */
+  private epoch = 0;
   private readonly remoteInputs = new Map<number, RemoteInputChannel>();
   private readonly remoteOutputs = new Map<number, RemoteOutputChannel>();
 
@@ -119,6 +121,7 @@ export class TaskManager {
   /** Builds and restores this task manager's subtasks and opens them; they start on `start`. */
   private async deploy(m: DeployMessage): Promise<void> {
     this.cancel();
+    const epoch = this.epoch;
     const ctx = this.ctx;
     try {
       checkFingerprint(ctx.graph, m.fingerprint, `task manager ${ctx.index}`);
@@ -139,8 +142,16 @@ export class TaskManager {
         allowNonRestoredState: ctx.allowNonRestoredState,
       };
       const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement));
+      if (epoch !== this.epoch) {
+        // Cancelled while restoring: nobody will start these subtasks; release what they hold.
+        for (const task of deployment.tasks) task.cancel();
+        return;
+      }
       this.deployment = deployment;
-      for (const task of deployment.tasks) await task.open();
+      for (const task of deployment.tasks) {
+        await task.open();
+        if (epoch !== this.epoch) return; // cancelled meanwhile: cancel() tore this deployment down
+      }
       this.control.send({ type: 'deployed', attempt: m.attempt, tasks: deployment.tasks.map((t) => ({ task: t.id, name: t.name, isSource: t.isSourceTask })) });
     } catch (err) {
       this.cancel();
@@ -212,6 +223,7 @@ export class TaskManager {
 
   /** Tears down the deployed subtasks (the attempt ended); frames still arriving for them are dropped. */
   cancel(): void {
+    this.epoch++;
     for (const task of this.deployment?.tasks ?? []) task.cancel();
     for (const ch of this.deployment?.channels ?? []) ch.clear();
     this.deployment = null;

@@ -71,7 +71,14 @@ export class SplitSourceReader<T, Split extends SourceSplit, Position> implement
     if (active.length === 0 || this.closed) return;
     const reader = this.source.createSplitReader(ctx);
     this.reader = reader;
-    await reader.open(active);
+    const pinned = await reader.open(active);
+    if (pinned)
+      for (const [id, position] of pinned) {
+        const split = this.owned.get(id);
+        if (split === undefined)
+          throw new RangeError(`${this.source.name}: the split reader pinned a position of split '${id}', which this subtask does not own`);
+        split.position = position;
+      }
     void this.fetchLoop(reader);
   }
 

@@ -26,7 +26,9 @@ export interface SourceSplit {
 
 /** A split with the position reading starts from. */
 export interface SplitAssignment<Split extends SourceSplit, Position> {
+  /** The split. */
   readonly split: Split;
+  /** Its position: read the records after it. */
   readonly position: Position;
 }
 
@@ -55,15 +57,17 @@ export interface SplitBatch<T, Position> {
 export interface SplitReader<T, Split extends SourceSplit, Position> {
   /**
    * Connects and prepares to read `splits` from their positions (the records after each
-   * position). Called once, before the first fetch. A rejection fails the subtask: reject with a
-   * `ConnectorError` naming the server and its address.
+   * position). Called once, before the first fetch. It may resolve with positions it pinned (a
+   * "latest" marker turned into the concrete position it stands for now, by split id): they replace
+   * the assigned ones before anything is snapshotted, so a restore never re-resolves a marker. A
+   * rejection fails the subtask: reject with a `ConnectorError` naming the server and its address.
    */
-  open(splits: readonly SplitAssignment<Split, Position>[]): Promise<void>;
+  open(splits: readonly SplitAssignment<Split, Position>[]): Promise<ReadonlyMap<string, Position> | undefined | void>;
   /**
-   * The next records of any of the splits. Waits for data, but settles within a bounded time (an
-   * empty batch is fine) and promptly after `close`. Resolves `null` once every split ended
-   * (bounded sources only). Never called again before the previous fetch settled; a rejection
-   * fails the subtask (the job restarts from its last checkpoint).
+   * The next records of any of the splits. May wait for data (or resolve an empty batch), but
+   * must settle promptly after `close`. Resolves `null` once every split ended (bounded sources
+   * only). Never called again before the previous fetch settled; a rejection fails the subtask
+   * (the job restarts from its last checkpoint).
    */
   fetch(): Promise<SplitBatch<T, Position> | null>;
   /**

@@ -118,15 +118,17 @@ export class StreamTask {
     if (cfg.input) {
       const gate = cfg.input;
       const barriers = this.checkpoints.barriers!;
-      for (const spec of gate.channels) {
+      gate.channels.forEach((spec, index) => {
         spec.channel.setConsumer({
           onAvailable: () => this.wake(),
           onBarrierQueued: (barrier) => {
+            // An unaligned barrier was put at the front: nothing is ahead of it.
+            this.checkpoints.barrierQueued(index, barrier.checkpointId, barrier.options.alignment === 'unaligned' ? 0 : spec.channel.size - 1);
             if (barrier.options.alignment === 'unaligned') gate.priorityPending++;
             if (barrier.options.alignedTimeoutMs !== null) this.putMail(() => barriers.barrierAnnounced(barrier));
           },
         });
-      }
+      });
     }
     const credit = { onAvailable: () => this.wake() };
     for (const writer of cfg.writers) for (const channel of writer.channels) channel.setProducer(credit);

@@ -63,12 +63,26 @@ export class SubtaskCheckpoint {
   /** Wall-clock ms each input channel delivered the barrier of `arrivalsOf` (-1: not yet): for the dashboard's barrier flow. */
   private arrivals: number[];
   private arrivalsOf = 0;
+  /** Elements queued ahead of the barrier of `aheadOf` on each input channel when it was enqueued (-1: not yet). */
+  private ahead: number[];
+  private aheadOf = 0;
 
   constructor(private readonly host: CheckpointHost) {
     const input = host.cfg.input;
     this.barriers = input ? new CheckpointBarrierHandler(this.barrierContext(input)) : null;
     this.recording = input ? input.channels.map(() => false) : [];
     this.arrivals = input ? input.channels.map(() => -1) : [];
+    this.ahead = input ? input.channels.map(() => -1) : [];
+  }
+
+  /** A barrier entered `channel`'s queue behind `elementsAhead` elements: note how many. */
+  barrierQueued(channel: number, checkpointId: CheckpointId, elementsAhead: number): void {
+    if (checkpointId < this.aheadOf) return;
+    if (checkpointId > this.aheadOf) {
+      this.aheadOf = checkpointId;
+      this.ahead = this.ahead.map(() => -1);
+    }
+    if (this.ahead[channel] === -1) this.ahead[channel] = elementsAhead;
   }
 
   /** A barrier was taken from `channel` (in order, or pulled forward by an unaligned switch): note when. */
@@ -286,7 +300,9 @@ export class SubtaskCheckpoint {
         stateBytes,
         channelStateBytes: channels.bytes,
         unaligned: figures.unaligned,
-        barrierArrivalsMs: figures.barrierArrivalsMs,
+        // Unaligned, the later barriers arrive after the snapshot (the in-flight data waits for them): read them now.
+        barrierArrivalsMs: this.arrivalsOf === id ? [...this.arrivals] : figures.barrierArrivalsMs,
+        buffersAhead: this.aheadOf === id ? [...this.ahead] : this.ahead.map(() => -1),
         syncStartMs: figures.syncStartMs,
       },
     });

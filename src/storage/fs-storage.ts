@@ -46,7 +46,7 @@ export interface FsCheckpointStorageOptions {
 export class FsCheckpointStorage implements CheckpointStorage {
   readonly description: string;
   readonly jobDir: string;
-  /** Where shared (incremental) files go; see `sharedPathsOf` for registering them. */
+  /** Where shared (incremental) files go; the coordinator counts references to them (`SharedStateRegistry`). */
   readonly sharedDir: string;
   private readonly inlineThresholdBytes: number;
   private readonly nextSuffix: () => string;

@@ -53,7 +53,7 @@ export interface MemoryCheckpointStorageOptions {
 export class MemoryCheckpointStorage implements CheckpointStorage {
   readonly description = 'memory';
   readonly jobDir: string;
-  /** Where shared (incremental) files go; see `sharedPathsOf` for registering them. */
+  /** Where shared (incremental) files go; the coordinator counts references to them (`SharedStateRegistry`). */
   readonly sharedDir: string;
   private readonly files: Map<string, Uint8Array>;
   /** Checkpoints discarded in this process: writes for them are refused. */

@@ -134,13 +134,12 @@ async function preparedOfSink(db: pg.Client, schema: string): Promise<string[]> 
   return res.rows.map((r) => r.gid);
 }
 
-/** Waits for the step's moment; `onCompleted` runs once the run completed a checkpoint. */
-async function reachMoment(db: pg.Client, schema: string, run: Run, step: Step, onCompleted: () => void): Promise<boolean> {
+/** Waits for the step's moment in a started run; false when the run ended before it. */
+async function reachMoment(db: pg.Client, schema: string, run: Run, step: Step): Promise<boolean> {
   const completedSeen = new Set<number>();
   const completedNow = () => {
     const now = checkpointsIn(run.jobDir);
     for (const id of now.completed) completedSeen.add(id);
-    if (completedSeen.size > 0) onCompleted();
     return now;
   };
   switch (step.moment) {
@@ -181,21 +180,16 @@ async function runTrial(seed: number, steps: readonly Step[], root: string, db: 
   const env = { PGHOST: '127.0.0.1', PGPORT: '5432', PGDATABASE: 'test', PGUSER: 'root', CDC_SCHEMA: schema };
   const writerDb = await client();
   const writer = new Writer(writerDb, schema, new SeededRandom(seed * 7919));
-  let writing = false;
   const kills: Trial['kills'] = [];
   let latest: string | null = null;
+  // changes flow from the start: into the first snapshot, around every kill and resume
+  writer.start();
   try {
     for (const step of steps) {
       const run = await startRun(root, latest, env);
       let reached = false;
       try {
-        // Changes start once a checkpoint exists, so a fresh start's snapshot stays within one poll
-        // (restoring a checkpoint taken inside the snapshot copy is not supported yet).
-        reached = await reachMoment(db, schema, run, step, () => {
-          if (writing) return;
-          writing = true;
-          writer.start();
-        });
+        reached = await reachMoment(db, schema, run, step);
       } finally {
         await killGroup(run.cli);
       }

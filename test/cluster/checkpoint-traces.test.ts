@@ -36,14 +36,14 @@ describe('per-checkpoint traces in the job master', () => {
     expect(match.length).toBe(2);
   });
 
-  it('keeps traces of retained checkpoints only (bounded)', async () => {
+  it('keeps traces of retained checkpoints and the 5 newest others (bounded)', async () => {
     job = await startWebJob({ parallelism: 1 });
     const ids: number[] = [];
-    for (let i = 1; i <= 6; i++) {
+    for (let i = 1; i <= 10; i++) {
       job.gate.allowUpTo(i * 10);
       ids.push((await job.client.triggerCheckpoint()).checkpointId);
     }
     const kept = job.master.traces.all().map((t) => t.checkpointId);
-    expect(kept).toEqual(ids.slice(-3)); // retained: 3
+    expect(kept).toEqual(ids.slice(-8)); // retained: 3, and 5 more
   });
 });

@@ -20,6 +20,10 @@ const VARS = [
   'TM_UID_DRIFT',
   'TM_KILL_IN_CHECKPOINT',
   'TM_KEYS',
+  'TM_THROW_AT',
+  'TM_THROW_MARKER',
+  'TM_SPIN_AT',
+  'TM_SPIN_MARKER',
 ];
 
 afterEach(() => {
@@ -38,6 +42,8 @@ function environment(extra: StreamEnvironmentOptions = {}): StreamEnvironment {
     checkpointStorage: tempDir('weir-tm-chk-'),
     checkpointing: { intervalMs: 100 },
     restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 50 },
+    // A failover or cancel that waited for the cancellation watchdog would run into the test's timeout.
+    cancellationTimeoutMs: 120_000,
     ...extra,
   });
   build(env);
@@ -87,6 +93,39 @@ describe('task managers on worker threads (issue 11)', () => {
     expect(events.filter((e) => e.type === 'running').map((e) => e.type === 'running' && e.restoredFrom! > 0)).toEqual([false, true]);
     const restarting = events.find((e) => e.type === 'restarting');
     expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(/task manager \d died: its worker thread exited with code 7/);
+    expect(committed(out)).toEqual(expectedLines(6_000));
+  });
+
+  it('exactly-once through an error thrown outside any subtask, which ends its worker thread', async () => {
+    const out = tempDir('weir-tm-out-');
+    const marker = join(tempDir('weir-tm-marker-'), 'thrown');
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_THROW_AT: 2_500, TM_THROW_MARKER: marker });
+    const events: JobEvent[] = [];
+    const result = await environment().execute('tm-counts', { onEvent: (e) => events.push(e) });
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(1);
+    const restarting = events.find((e) => e.type === 'restarting');
+    expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(/task manager \d died: uncaught in a worker at record \d+/);
+    expect(events.filter((e) => e.type === 'running').map((e) => e.type === 'running' && e.restoredFrom! > 0)).toEqual([false, true]);
+    expect(committed(out)).toEqual(expectedLines(6_000));
+  });
+
+  it('a task manager stuck in user code misses its heartbeats, is terminated and replaced at once; exactly-once', async () => {
+    const out = tempDir('weir-tm-out-');
+    const marker = join(tempDir('weir-tm-marker-'), 'spinning');
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_SPIN_AT: 2_500, TM_SPIN_MARKER: marker });
+    const events: JobEvent[] = [];
+    const env = environment({ heartbeat: { intervalMs: 100, timeoutMs: 3_000 } });
+    const result = await env.execute('tm-counts', { onEvent: (e) => events.push(e) });
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(1);
+    const restarting = events.find((e) => e.type === 'restarting');
+    expect(restarting && restarting.type === 'restarting' && restarting.cause).toMatch(
+      /task manager (\d) died: no heartbeat answered for \d+ ms \(heartbeat.timeoutMs 3000\)/,
+    );
+    // Declared dead, it is terminated with the attempt: the failover does not wait for its cancellation timeout.
+    expect(events.filter((e) => e.type === 'log' && e.message.includes('cancellationTimeoutMs'))).toEqual([]);
+    expect(events.filter((e) => e.type === 'running').map((e) => e.type === 'running' && e.restoredFrom! > 0)).toEqual([false, true]);
     expect(committed(out)).toEqual(expectedLines(6_000));
   });
 

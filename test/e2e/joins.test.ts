@@ -4,7 +4,8 @@ import { CollectSink, EventTimeSessionWindows, StreamEnvironment, TumblingEventT
 import type { ProcessJoinFunction } from '../../src/index.ts';
 import { whenRunning } from '../support/clients.ts';
 import { heldGenerate, SourceGate } from '../support/held-source.ts';
-import { tempDir, until } from '../support/jobs.ts';
+import { FaultPlan } from '../support/fault-plan.ts';
+import { baseOptions, tempDir, until } from '../support/jobs.ts';
 import { keyedStateAt, readCheckpointMetadataAt } from '../support/read-state.ts';
 import { atEndOnly, type Ev, events } from '../support/windows.ts';
 
@@ -130,5 +131,32 @@ describe('interval join state', () => {
     });
     await client.cancel();
     await client.result.catch(() => undefined);
+  });
+});
+
+describe('interval join through a failure', () => {
+  it('emits every pair once after a failure in the join', async () => {
+    const rec = (i: number): Ev => ({ k: `k${i % 7}`, ts: i, v: i });
+    const strategy = () => WatermarkStrategy.forMonotonousTimestamps<Ev>().withTimestampAssigner((x) => x.ts);
+    const plan = new FaultPlan([{ site: 'process', vertex: 'interval-join', nth: 40, subtask: 1 }]);
+    const sink = new CollectSink<string>();
+    const e = StreamEnvironment.create(baseOptions({ checkpointStorage: tempDir(), checkpointing: { intervalMs: 5 }, parallelism: 2 }));
+    const side = (uid: string) =>
+      heldGenerate(e, { count: 6_000 }, rec, { recordsPerCheckpoint: 400 })
+        .uid(uid)
+        .assignTimestampsAndWatermarks(strategy())
+        .keyBy((x) => x.k);
+    side('left')
+      .intervalJoin(side('right'))
+      .between(-20, 10)
+      .process((): ProcessJoinFunction<Ev, Ev, string> => ({ processElement: (x, y, _ctx, out) => out.collect(`${x.v}-${y.v}`) }))
+      .uid('ijoin')
+      .sinkTo(sink);
+    const result = await e.execute('interval-join-failure', { faults: plan });
+    expect(plan.fired.length).toBe(1);
+    expect(result.restarts).toBe(1);
+    const want: string[] = [];
+    for (let a = 0; a < 6_000; a++) for (let b = Math.max(0, a - 20); b <= Math.min(5_999, a + 10); b++) if (a % 7 === b % 7) want.push(`${a}-${b}`);
+    expect(sink.results().sort()).toEqual(want.sort());
   });
 });

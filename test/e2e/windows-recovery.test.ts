@@ -91,6 +91,19 @@ describe('windows exactly-once through failures', () => {
     expect(sink.results().sort()).toEqual(want);
   });
 
+  it('the embedded backend (incremental checkpoints) recovers windows the same way', async () => {
+    const plan = new FaultPlan([f('process', 'win', 30, 1)]);
+    const sink = new CollectSink<string>();
+    const env = windowJob(
+      baseOptions({ checkpointStorage: tempDir(), stateBackend: 'embedded', incremental: true, checkpointing: { intervalMs: 5 } }),
+      pace,
+      sink,
+    );
+    const result = await env.execute('windows-embedded', { faults: plan });
+    expect(result.restarts).toBe(1);
+    expect(sink.results().sort()).toEqual(want);
+  });
+
   it('unaligned checkpoints with a failure: persisted in-flight records and watermarks give the same windows', async () => {
     const plan = new FaultPlan([f('process', 'win', 40, 0)]);
     const sink = new CollectSink<string>();
@@ -105,36 +118,43 @@ describe('windows exactly-once through failures', () => {
     expect(sink.results().sort()).toEqual(want);
   });
 
-  it('a savepoint with open windows and pending timers restores at parallelism 3 (from 2) with each window once', async () => {
-    const root = tempDir();
-    const sink = new CollectSink<string>();
-    const gate = new SourceGate(N / 4);
-    const first = windowJob({ ...baseOptions({ checkpointStorage: join(root, 'chk') }), parallelism: 2, restartStrategy: { type: 'none' } }, { gate }, sink);
-    const client = await first.executeAsync('windows-rescale');
-    await whenRunning(client);
-    await gate.reached(2);
-    await client.triggerCheckpoint();
-    const savepoint = await client.savepoint(join(root, 'sp'));
-    await client.cancel();
-    await client.result.catch(() => undefined);
-    const meta = await readCheckpointMetadataAt(savepoint);
-    const contents = await keyedStateAt(meta, 'win', 'window-contents');
-    expect(contents.size).toBeGreaterThan(0); // windows still open in the savepoint
-    const timers = await keyedStateAt(meta, 'win', '_timers/window-timers');
-    expect(timers.size).toBeGreaterThan(0); // and their timers pending
-    // Every open window of a key has its timer at its last millisecond (timer map keys end in the window namespace).
-    for (const [key, windows] of contents) {
-      const namespaces = [...(windows as Map<string, unknown>).keys()];
-      const pending = [...((timers.get(key) as Map<string, unknown> | undefined)?.keys() ?? [])].map((t) => t.slice(t.indexOf('|') + 1));
-      expect(pending.sort()).toEqual(namespaces.sort());
-    }
-    const committedBefore = sink.results().length;
-    expect(committedBefore).toBeLessThan(want.length);
-    const second = windowJob({ ...baseOptions({ checkpointStorage: join(root, 'chk2') }), parallelism: 3 }, {}, sink);
-    const result = await second.execute('windows-rescaled', { restoreFrom: savepoint });
-    expect(result.status).toBe('FINISHED');
-    expect(sink.results().sort()).toEqual(want);
-  });
+  it.each(['heap', 'embedded'] as const)(
+    'a savepoint with open windows and pending timers restores at parallelism 3 (from 2) with each window once (%s)',
+    async (stateBackend) => {
+      const root = tempDir();
+      const sink = new CollectSink<string>();
+      const gate = new SourceGate(N / 4);
+      const first = windowJob(
+        { ...baseOptions({ checkpointStorage: join(root, 'chk') }), stateBackend, parallelism: 2, restartStrategy: { type: 'none' } },
+        { gate },
+        sink,
+      );
+      const client = await first.executeAsync('windows-rescale');
+      await whenRunning(client);
+      await gate.reached(2);
+      await client.triggerCheckpoint();
+      const savepoint = await client.savepoint(join(root, 'sp'));
+      await client.cancel();
+      await client.result.catch(() => undefined);
+      const meta = await readCheckpointMetadataAt(savepoint);
+      const contents = await keyedStateAt(meta, 'win', 'window-contents');
+      expect(contents.size).toBeGreaterThan(0); // windows still open in the savepoint
+      const timers = await keyedStateAt(meta, 'win', '_timers/window-timers');
+      expect(timers.size).toBeGreaterThan(0); // and their timers pending
+      // Every open window of a key has its timer at its last millisecond (timer map keys end in the window namespace).
+      for (const [key, windows] of contents) {
+        const namespaces = [...(windows as Map<string, unknown>).keys()];
+        const pending = [...((timers.get(key) as Map<string, unknown> | undefined)?.keys() ?? [])].map((t) => t.slice(t.indexOf('|') + 1));
+        expect(pending.sort()).toEqual(namespaces.sort());
+      }
+      const committedBefore = sink.results().length;
+      expect(committedBefore).toBeLessThan(want.length);
+      const second = windowJob({ ...baseOptions({ checkpointStorage: join(root, 'chk2') }), stateBackend, parallelism: 3 }, {}, sink);
+      const result = await second.execute('windows-rescaled', { restoreFrom: savepoint });
+      expect(result.status).toBe('FINISHED');
+      expect(sink.results().sort()).toEqual(want);
+    },
+  );
 });
 
 describe('late data through failures', () => {

@@ -315,6 +315,36 @@ describe('lateness', () => {
   });
 });
 
+describe('global state of a process window function', () => {
+  it('is per key across windows: each firing sees how many windows of its key fired before', async () => {
+    const e = env();
+    const sink = new CollectSink<string>();
+    source(e)
+      .keyBy((x) => x.k)
+      .window(TumblingEventTimeWindows.of(1_000))
+      .process<string>(() => ({
+        process(key, ctx, els, out) {
+          const fired = ctx.globalState().getState(new ValueStateDescriptor<number>('fired', 0));
+          out.collect(`${key}|${ctx.window.start}|${fired.value()}|${els.length}`);
+          fired.update(fired.value()! + 1);
+        },
+      }))
+      .sinkTo(sink);
+    await run(e, sink);
+    // With the watermark only at the end, each key's windows fire in order of their end (timer order).
+    const ref = referenceWindows(EVS, tumbling(1_000), null, 0, (vs) => vs.length).firings;
+    const byKey = new Map<string, number>();
+    const want = [...ref]
+      .sort((a, b) => a.start - b.start)
+      .map((f) => {
+        const n = byKey.get(f.k) ?? 0;
+        byKey.set(f.k, n + 1);
+        return `${f.k}|${f.start}|${n}|${f.value}`;
+      });
+    expect(sink.results().sort()).toEqual(want.sort());
+  });
+});
+
 describe('processing-time windows', () => {
   it('tumbling processing-time windows fire on the job clock while the input lasts, each (key, window) once', async () => {
     // 1,500 records at 3,000/s: the input lasts at least half a second of the job's clock, so

@@ -105,6 +105,8 @@ describe('the packed package, installed into a fresh project', () => {
         'dist/src/index.js',
         'dist/src/index.d.ts',
         'dist/src/cli/main.js',
+        'dist/src/web/server.js',
+        'dist/dashboard/index.html',
       ]),
     );
     expect(paths.filter((p) => p.endsWith('.ts') && !p.endsWith('.d.ts'))).toEqual([]);

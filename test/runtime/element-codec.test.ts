@@ -25,6 +25,13 @@ const elements: StreamElement[] = [
     timestamp: 1_700_000_000_123,
     options: { kind: 'savepoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal: true },
   },
+  // A savepoint's barrier names its directory, for task managers in other threads.
+  {
+    kind: 'barrier',
+    checkpointId: checkpointId(43),
+    timestamp: 1_700_000_000_124,
+    options: { kind: 'savepoint', alignment: 'aligned', alignedTimeoutMs: null, isFinal: false, targetLocation: '/tmp/sp/savepoint-43-a1b2c3' },
+  },
   {
     kind: 'barrier',
     checkpointId: checkpointId(7),

@@ -64,8 +64,8 @@ export class PrivateServer {
   }
 
   /** nats-server with JetStream storing in its own directory, so a restart keeps the streams. */
-  static async nats(): Promise<PrivateServer> {
-    const server = new PrivateServer(await freePort(), 'nats-server', (port, dir) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir]);
+  static async nats(extraArgs: string[] = []): Promise<PrivateServer> {
+    const server = new PrivateServer(await freePort(), 'nats-server', (port, dir) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir, ...extraArgs]);
     await server.start();
     return server;
   }

@@ -16,11 +16,19 @@ export interface RunningWebJob {
 
 type Row = { key: string; i: number };
 
-export async function startWebJob(o: { parallelism?: number; checkpointStorage?: string } = {}): Promise<RunningWebJob> {
+export interface WebJobOptions {
+  readonly parallelism?: number;
+  readonly checkpointStorage?: string;
+  readonly unaligned?: boolean;
+  /** The match operator's subtask 0 throws once, on attempt 0, at this record of its first input. */
+  readonly throwAtRecord?: number;
+}
+
+export async function startWebJob(o: WebJobOptions = {}): Promise<RunningWebJob> {
   const gate = new SourceGate(0);
   const env = StreamEnvironment.create({
     parallelism: o.parallelism ?? 2,
-    checkpointing: { retained: 3 },
+    checkpointing: { retained: 3, ...(o.unaligned ? { unaligned: true } : {}) },
     checkpointStorage: o.checkpointStorage ?? 'memory',
     restartStrategy: { type: 'fixed-delay', attempts: 5, delayMs: 10 },
     bufferRecords: 16,
@@ -37,11 +45,15 @@ export async function startWebJob(o: { parallelism?: number; checkpointStorage?:
     .connect(payments.keyBy((r) => r.key))
     .process((): KeyedCoProcessFunction<string, Row, Row, string> => {
       let seen: ValueState<number>;
+      let failing = false;
+      let first = 0;
       return {
         open(ctx) {
           seen = ctx.getState(new ValueStateDescriptor<number>('seen', 0));
+          failing = o.throwAtRecord !== undefined && ctx.attempt === 0 && ctx.subtaskIndex === 0;
         },
         processElement1(_r, ctx, out) {
+          if (failing && ++first === o.throwAtRecord) throw new Error(`match failed at record ${first}`);
           seen.update((seen.value() ?? 0) + 1);
           out.collect(`${ctx.currentKey}`);
         },

@@ -15,6 +15,11 @@ import { webClient } from './web-client.ts';
 const CHROMIUM = process.env.WEIR_CHROMIUM ?? '/usr/bin/chromium';
 const ARTEFACTS = path.resolve('test-results');
 
+/** Waits until the barrier-flow view shows checkpoint `cid` (polls: the page's CSP forbids evaluated strings). */
+async function selected(page: Page, cid: number): Promise<void> {
+  while ((await page.inputValue('#flow-checkpoint')) !== String(cid)) await new Promise((r) => setTimeout(r, 20));
+}
+
 interface FlowEvent {
   t: number;
   type: string;
@@ -90,7 +95,7 @@ describe('dashboard in Chromium', () => {
     const jid = job.client.jobId;
     const flow = (await rest.get(`/jobs/${jid}/checkpoints/details/${cid}/flow`)).body as { events: FlowEvent[]; channels: unknown[] };
     await page.click(`#checkpoint-history button.flow-button[data-checkpoint="${cid}"]`);
-    await page.waitForFunction(`document.querySelector('#flow-checkpoint')?.value === '${cid}'`);
+    await selected(page, cid);
     await page.selectOption('#flow-speed', '1000');
     await page.locator('#flow-svg[data-finished="true"]').waitFor();
     // Played to the end: the log has every event of the REST flow, in order.
@@ -127,6 +132,9 @@ describe('dashboard in Chromium', () => {
       const travelling = flow.events.filter((e) => e.type === 'barrier' && (e.sent ?? 0) <= drawnT && drawnT < e.t).map((e) => e.channel);
       const drawnDots = await page.locator('#flow-svg circle.barrier-dot').evaluateAll((cs) => cs.map((c) => c.getAttribute('data-channel')));
       expect(drawnDots.sort()).toEqual(travelling.sort());
+      // queued buffers are drawn only ahead of travelling barriers
+      const drawnBuffers = await page.locator('#flow-svg rect.buffer').evaluateAll((rs) => rs.map((r) => r.getAttribute('data-channel')));
+      for (const ch of drawnBuffers) expect(travelling).toContain(ch);
       if (blocked.length > sawBlocked) {
         sawBlocked = blocked.length;
         await page.screenshot({ path: path.join(ARTEFACTS, 'barrier-flow-aligning.png'), fullPage: true });
@@ -142,6 +150,14 @@ describe('dashboard in Chromium', () => {
     await page.click('a[data-tab="checkpoints"]');
     await page.locator(`#checkpoint-history tr[data-checkpoint="${third}"]`).waitFor();
     expect(Number(await page.locator('body').getAttribute('data-updates'))).toBeGreaterThan(before);
+    // Following live, the barrier-flow view switches to a new checkpoint as it starts.
+    await page.click('a[data-tab="flow"]');
+    await page.check('#flow-follow');
+    job.gate.allowUpTo(400);
+    const fourth = (await job.client.triggerCheckpoint()).checkpointId;
+    await selected(page, fourth);
+    await page.locator('#flow-svg[data-finished="true"]').waitFor();
+    expect(await page.locator('#flow-log li[data-type="ack"]').count()).toBe(6);
     await page.click('a[data-tab="config"]');
     await page.locator('#config-table').waitFor();
     expect(await page.locator('#config-table').textContent()).toContain('exactly_once');

@@ -104,7 +104,10 @@ describe('REST API against a running job (contract)', () => {
         { vertex: '1', subtask: 0 },
         { vertex: '1', subtask: 1 },
       ]);
-      for (const a of s.barrier_arrivals) expect(a.timestamp).toBeLessThanOrEqual(s.sync_start_timestamp);
+      for (const a of s.barrier_arrivals) {
+        expect(a.timestamp).toBeLessThanOrEqual(s.sync_start_timestamp);
+        expect(a.queued_ahead).toBeGreaterThanOrEqual(0);
+      }
     }
   });
 
@@ -145,6 +148,16 @@ describe('REST API against a running job (contract)', () => {
         expect(['ok', 'low', 'high']).toContain(s.backpressureLevel);
       }
     }
+  });
+
+  it("GET /jobs/:id/vertices/:vid/backpressure is one vertex in Flink's shape", async () => {
+    const r = await web.get(`/jobs/${jid}/vertices/2/backpressure`);
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body).sort()).toEqual(['backpressureLevel', 'end-timestamp', 'status', 'subtasks']);
+    expect(r.body.subtasks.map((s: any) => s.subtask)).toEqual([0, 1]);
+    const none = await web.get(`/jobs/${jid}/vertices/7/backpressure`);
+    expect(none.status).toBe(404);
+    expect(none.body.errors[0]).toContain("'7'");
   });
 
   it('errors are JSON naming what is wrong', async () => {

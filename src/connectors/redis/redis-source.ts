@@ -48,6 +48,7 @@ export interface RedisStreamSourceOptions<T> {
 
 /** A stream key as a split. */
 export interface RedisStreamSplit extends SourceSplit {
+  /** The stream key (also the split's id). */
   readonly key: string;
 }
 
@@ -71,6 +72,7 @@ class RedisStreamReader implements SplitReader<unknown, RedisStreamSplit, string
   private failure: ConnectorError | null = null;
   private keys: string[] = [];
   private ids: string[] = [];
+  /** Batches of one XREAD reply not yet returned (a reply may cover several keys). */
   private readonly ready: SplitBatch<unknown, string>[] = [];
   private closed = false;
 
@@ -79,19 +81,21 @@ class RedisStreamReader implements SplitReader<unknown, RedisStreamSplit, string
     private readonly purpose: string,
   ) {}
 
-  async open(splits: readonly SplitAssignment<RedisStreamSplit, string>[]): Promise<void> {
+  async open(splits: readonly SplitAssignment<RedisStreamSplit, string>[]): Promise<ReadonlyMap<string, string>> {
     this.client = await connectRedis(this.s.connection, this.purpose, (err) => {
       this.failure ??= err;
     });
     this.keys = splits.map((s) => s.split.key);
     this.ids = splits.map((s) => s.position);
+    const pinned = new Map<string, string>();
     for (let i = 0; i < this.ids.length; i++) {
       if (this.ids[i] !== LATEST) continue;
       const last = await this.command('reading the last entry id', (c) => c.xrevrange(this.keys[i]!, '+', '-', 'COUNT', 1));
       const id = last[0]?.[0] ?? '0-0';
       this.ids[i] = id;
-      this.ready.push({ splitId: this.keys[i]!, records: [], positions: [], endPosition: id });
+      pinned.set(this.keys[i]!, id);
     }
+    return pinned;
   }
 
   async fetch(): Promise<SplitBatch<unknown, string> | null> {

@@ -3,7 +3,9 @@
  * same key whose time lies in `[t + lowerMs, t + upperMs]`. Each side's records wait in keyed state
  * (`left-buffer`, `right-buffer`: MapState by timestamp) until the watermark passes the last time a
  * record of the other side could still match them; an event-time timer per (key, timestamp) then
- * removes them, so the state holds only what can still join.
+ * removes them, so the state holds only what can still join. A record behind the watermark is
+ * dropped; the watermark survives restores (restored-watermark.ts), so which records those are does
+ * not depend on failures.
  */
 import { JobDefinitionError } from '../../core/errors.ts';
 import { keyGroup as asKeyGroup, type KeyGroup } from '../../core/ids.ts';
@@ -16,7 +18,8 @@ import type { Collector, RichFunction } from '../functions.ts';
 import { AbstractStreamOperator } from '../operator.ts';
 import { createRuntimeContext } from '../operators/runtime-context.ts';
 import type { OutputTag } from '../output-tag.ts';
-import type { InternalTimerService, Triggerable } from '../time/timer-service.ts';
+import type { Triggerable } from '../time/timer-service.ts';
+import { RestoredWatermarkTimers } from '../windows/restored-watermark.ts';
 
 /** What a join function sees with each joined pair. */
 export interface ProcessJoinContext {
@@ -48,7 +51,7 @@ const RIGHT = 'right';
 
 export class IntervalJoinOperator extends AbstractStreamOperator implements Triggerable, ProcessJoinContext {
   private backend!: KeyedStateBackend;
-  private timers!: InternalTimerService;
+  private timers!: RestoredWatermarkTimers;
   private left!: MapState<number, unknown[]>;
   private right!: MapState<number, unknown[]>;
   private fn!: ProcessJoinFunction<unknown, unknown, unknown>;
@@ -66,7 +69,7 @@ export class IntervalJoinOperator extends AbstractStreamOperator implements Trig
     const backend = this.ctx.keyedBackend;
     if (!backend) throw new JobDefinitionError(`interval join '${this.ctx.name}' (uid ${this.ctx.uid}) needs two keyed inputs`);
     this.backend = backend;
-    this.timers = this.ctx.getInternalTimerService('interval-join-cleanup', this);
+    this.timers = new RestoredWatermarkTimers(this.ctx.getInternalTimerService('interval-join-cleanup', this), this.ctx.operatorState);
     this.left = backend.getState(new MapStateDescriptor<number, unknown[]>('left-buffer'));
     this.right = backend.getState(new MapStateDescriptor<number, unknown[]>('right-buffer'));
     this.fn = this.spec.createFunction();
@@ -126,6 +129,7 @@ export class IntervalJoinOperator extends AbstractStreamOperator implements Trig
   onProcessingTime(): void {}
 
   override snapshotState(checkpointId: import('../../core/ids.ts').CheckpointId): void {
+    this.timers.snapshot();
     this.fn.snapshotState?.(checkpointId);
   }
 

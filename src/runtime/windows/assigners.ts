@@ -62,16 +62,19 @@ abstract class AlignedWindows implements WindowAssigner<unknown, TimeWindow> {
     readonly isEventTime: boolean,
   ) {}
 
+  /** The windows of the latest assignment: consecutive elements mostly share them (no allocation then). */
+  private lastStart = Number.NaN;
+  private last: readonly TimeWindow[] = [];
+
   assignWindows(_element: unknown, timestampMs: number, ctx: WindowAssignerContext): readonly TimeWindow[] {
     const ts = this.isEventTime ? timestampMs : Math.floor(ctx.currentProcessingTime());
-    if (this.slideMs === this.sizeMs) {
-      const start = windowStart(ts, this.offsetMs, this.sizeMs);
-      return [new TimeWindow(start, start + this.sizeMs)];
-    }
+    const start = windowStart(ts, this.offsetMs, this.slideMs);
+    // With a size that is a multiple of the slide, the windows depend on the start alone.
+    if (start === this.lastStart && this.sizeMs % this.slideMs === 0) return this.last;
     const windows: TimeWindow[] = [];
-    for (let start = windowStart(ts, this.offsetMs, this.slideMs); start > ts - this.sizeMs; start -= this.slideMs) {
-      windows.push(new TimeWindow(start, start + this.sizeMs));
-    }
+    for (let s = start; s > ts - this.sizeMs; s -= this.slideMs) windows.push(new TimeWindow(s, s + this.sizeMs));
+    this.lastStart = start;
+    this.last = windows;
     return windows;
   }
 

@@ -1,5 +1,5 @@
 /**
- * The window operator's watermark across a restore. A restored operator's timer service starts
+ * An operator's watermark across a restore (the window operator, the interval join). A restored operator's timer service starts
  * at the minimum watermark until its inputs send one again, so an element that was late before a
  * failure would be on time after it, and late data (side output, dropped counts) would depend on
  * where the job failed. The operator keeps the watermark it had at each snapshot in union

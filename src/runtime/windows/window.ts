@@ -8,6 +8,8 @@ import { assert } from '../../core/assert.ts';
 export class TimeWindow {
   /** The window's kind. */
   readonly kind = 'time' as const;
+  /** @internal `namespaceOf` computed once per window object. */
+  ns: string | undefined = undefined;
   /**
    * A window.
    * @param start first millisecond in the window (inclusive).
@@ -73,7 +75,9 @@ export type Window = TimeWindow | GlobalWindow;
 
 /** The window's key in window state and timers: `start:end`, or `g` for the global window. */
 export function namespaceOf(window: Window): string {
-  return window.kind === 'global' ? 'g' : `${window.start}:${window.end}`;
+  if (window.kind === 'global') return 'g';
+  if (window.ns === undefined) window.ns = `${window.start}:${window.end}`;
+  return window.ns;
 }
 
 /** The window a namespace names (the inverse of `namespaceOf`). */

@@ -50,6 +50,7 @@ export function barrierFlow(graph: JobGraph, stats: CheckpointStats, trace: Chec
         from: sub(c.producer.vertex, c.producer.subtask),
         to: at,
         overtook,
+        ahead: m.buffersAhead[channel] ?? -1,
       });
       // Aligned: a channel whose barrier came in before the last one is held back until the snapshot.
       if (!m.unaligned && alignment !== 'at-least-once' && arrivals.length > 1 && arrivedT < syncT) {

@@ -160,7 +160,8 @@ export function subtaskDetails(job: WebJob, cid: string, vid: string): Json {
       subtasks.push({ index: i, status: 'pending_or_failed' });
       continue;
     }
-    const m = acked.metrics;
+    // Barrier arrivals and queued counts are kept in the trace only (see JobMaster's ack path).
+    const m = traced?.metrics ?? acked.metrics;
     const inputs = plan.subtasks.find((p) => p.vertex === vertex && p.subtask === i)?.inputs ?? [];
     const arrivals = m.barrierArrivalsMs.filter((t) => t >= 0);
     subtasks.push({
@@ -177,7 +178,13 @@ export function subtaskDetails(job: WebJob, cid: string, vid: string): Json {
       sync_start_timestamp: m.syncStartMs,
       barrier_arrivals: m.barrierArrivalsMs.map((at, channel) => {
         const c = plan.channels.find((x) => x.id === inputs[channel]?.channel);
-        return { channel, from: c ? { vertex: vertexId(c.producer.vertex), subtask: c.producer.subtask } : null, timestamp: at < 0 ? null : at };
+        const ahead = m.buffersAhead[channel] ?? -1;
+        return {
+          channel,
+          from: c ? { vertex: vertexId(c.producer.vertex), subtask: c.producer.subtask } : null,
+          timestamp: at < 0 ? null : at,
+          queued_ahead: ahead < 0 ? null : ahead,
+        };
       }),
     });
   }

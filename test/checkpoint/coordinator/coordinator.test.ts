@@ -95,6 +95,7 @@ function setup(over: Partial<CheckpointingConfig> = {}) {
         channelStateBytes: 0,
         unaligned: false,
         barrierArrivalsMs: [],
+        buffersAhead: [],
         syncStartMs: 0,
       },
     });
@@ -301,6 +302,7 @@ describe('CheckpointCoordinator with maxConcurrent 2 (found by the simulator)', 
             channelStateBytes: 0,
             unaligned: false,
             barrierArrivalsMs: [],
+            buffersAhead: [],
             syncStartMs: 0,
           },
         });

@@ -161,6 +161,7 @@ function harness(files = new Map<string, Uint8Array>()) {
         channelStateBytes: 0,
         unaligned: false,
         barrierArrivalsMs: [],
+        buffersAhead: [],
         syncStartMs: 0,
       },
     });

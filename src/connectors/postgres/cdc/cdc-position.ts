@@ -11,6 +11,7 @@
  */
 import { RestoreError } from '../../../core/errors.ts';
 import { LSN_ZERO, formatLsn, parseLsn } from './lsn.ts';
+import type { KeyValues, SnapshotBoundary } from './snapshot-keys.ts';
 
 /** `snapshot`: copying the tables; `stream`: reading the slot; `ended`: the end condition held. */
 export type CdcPhase = 'snapshot' | 'stream' | 'ended';
@@ -31,6 +32,11 @@ export interface CdcPosition {
   partialCount: number;
   /** Snapshot rows emitted so far. */
   snapshotRows: number;
+  /** Table index and primary key of the last snapshot row emitted (key null: not keyed, the copy cannot resume). */
+  snapshotTable: number;
+  snapshotKey: KeyValues | null;
+  /** Where restores inside the copy read the rest from a later snapshot (snapshot-keys.ts). */
+  boundaries: SnapshotBoundary[];
 }
 
 /** The state of a position as checkpointed, format version 1. */
@@ -45,6 +51,9 @@ export interface CdcStateV1 {
   readonly partialLsn: string;
   readonly partialCount: number;
   readonly snapshotRows: number;
+  readonly snapshotTable: number;
+  readonly snapshotKey: readonly unknown[] | null;
+  readonly boundaries: ReadonlyArray<{ readonly table: number; readonly key: readonly unknown[] | null; readonly lsn: string }>;
 }
 
 /** A new position right after the slot was created at `consistentLsn`. */
@@ -59,6 +68,9 @@ export function initialPosition(slot: string, publication: string, consistentLsn
     partialLsn: LSN_ZERO,
     partialCount: 0,
     snapshotRows: 0,
+    snapshotTable: 0,
+    snapshotKey: null,
+    boundaries: [],
   };
 }
 
@@ -74,6 +86,9 @@ export function encodePosition(p: CdcPosition): CdcStateV1 {
     partialLsn: formatLsn(p.partialLsn),
     partialCount: p.partialCount,
     snapshotRows: p.snapshotRows,
+    snapshotTable: p.snapshotTable,
+    snapshotKey: p.snapshotKey,
+    boundaries: p.boundaries.map((b) => ({ table: b.table, key: b.key, lsn: formatLsn(b.lsn) })),
   };
 }
 
@@ -85,7 +100,9 @@ export function decodePosition(state: unknown, source: string): CdcPosition {
   if (s.v !== 1) throw bad(`has format version ${String(s.v)}; this version of Weir reads version 1`);
   if (typeof s.slot !== 'string' || typeof s.publication !== 'string') throw bad('names no slot or publication');
   if (s.phase !== 'snapshot' && s.phase !== 'stream' && s.phase !== 'ended') throw bad(`has an unknown phase ${String(s.phase)}`);
-  if (!Number.isInteger(s.partialCount) || !Number.isInteger(s.snapshotRows)) throw bad('has no counts');
+  if (!Number.isInteger(s.partialCount) || !Number.isInteger(s.snapshotRows) || !Number.isInteger(s.snapshotTable)) throw bad('has no counts');
+  if (s.snapshotKey !== null && !Array.isArray(s.snapshotKey)) throw bad('has a snapshot key that is not a list');
+  if (!Array.isArray(s.boundaries)) throw bad('has no snapshot boundaries');
   try {
     return {
       slot: s.slot,
@@ -97,6 +114,9 @@ export function decodePosition(state: unknown, source: string): CdcPosition {
       partialLsn: parseLsn(String(s.partialLsn)),
       partialCount: s.partialCount!,
       snapshotRows: s.snapshotRows!,
+      snapshotTable: s.snapshotTable!,
+      snapshotKey: s.snapshotKey ?? null,
+      boundaries: s.boundaries.map((b) => ({ table: b.table, key: b.key, lsn: parseLsn(String(b.lsn)) })),
     };
   } catch (err) {
     throw bad((err as Error).message);

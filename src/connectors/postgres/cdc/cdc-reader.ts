@@ -29,7 +29,8 @@ import type { ChangeRecord, ChangeRow } from './change-record.ts';
 import { formatLsn, parseLsn } from './lsn.ts';
 import { ReplicationConnection } from './replication-connection.ts';
 import { type CapturedTable, type SlotInfo, dropSlot, ensurePublication, missingTables, slotInfo } from './slot-admin.ts';
-import { copyTables, importSnapshot } from './snapshot-copy.ts';
+import { copyTables, importSnapshot, tableKeyOf } from './snapshot-copy.ts';
+import { type CopyQuery, type KeyValues, type TableKey, copyQueries, inCopy } from './snapshot-keys.ts';
 import { slotNameOf } from './cdc-names.ts';
 
 /** Union state: every subtask sees it, subtask 0 (the one reading the slot) owns it. */
@@ -51,7 +52,9 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
   private control: pg.Client | null = null;
   private snapshotClient: pg.Client | null = null;
   private replication: ReplicationConnection | null = null;
-  private failure: ConnectorError | null = null;
+  private failure: ConnectorError | RestoreError | null = null;
+  /** A subtask other than 0: it reads nothing. */
+  private idle = false;
   private closed = false;
   private queue: Array<Entry | undefined> = [];
   private head = 0;
@@ -67,6 +70,13 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
   private txTimeMs = 0;
   private filter: ReplayFilter | null = null;
   private name = '';
+  /** Primary keys of the captured tables (null: order not reproducible), and table indexes by `schema.table`. */
+  private keys: Array<TableKey | null> = [];
+  private readonly tableIndex = new Map<string, number>();
+  /** The last snapshot row emitted: its key goes into the checkpoint. */
+  private lastSnapshot: ChangeRecord | null = null;
+  /** Changes committed at or before it may be in a resumed copy (see snapshot-keys.ts). */
+  private boundaryLsnMax = 0n;
   private clock: Clock | null = null;
 
   constructor(private readonly s: CdcSettings) {}
@@ -76,17 +86,22 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
     this.name = `postgres-cdc ${this.s.id ?? ctx.uid}`;
     this.clock = ctx.clock;
     // One slot is one ordered stream: subtask 0 reads it, others have nothing to read.
-    if (ctx.subtaskIndex !== 0) return;
+    if (ctx.subtaskIndex !== 0) {
+      this.idle = true;
+      return;
+    }
     const onError = (err: ConnectorError): void => this.fail(err);
     this.control = await connect(this.s.connection, `${this.name} control`, onError);
+    for (const [i, t] of this.s.tables.entries()) this.tableIndex.set(`${t.schema}.${t.table}`, i);
     const restored = ctx.restored ? this.state.get()[0] : undefined;
-    try {
-      if (restored !== undefined) await this.resume(decodePosition(restored, this.name), ctx);
-      else await this.startFresh(ctx);
-    } catch (err) {
-      if (err instanceof ConnectorError || err instanceof RestoreError) throw err;
-      throw connectorError(this.s.connection, this.name, err);
-    }
+    const position = restored === undefined ? null : decodePosition(restored, this.name);
+    // The rest runs after open: creating a slot waits for every transaction running on the server,
+    // prepared ones too, and those of this job's sink are only resolved once its subtasks opened.
+    const setup = position === null ? this.startFresh(ctx) : this.resume(position, ctx);
+    setup.catch((err: unknown) => {
+      if (err instanceof ConnectorError || err instanceof RestoreError) this.failure ??= err;
+      else this.fail(connectorError(this.s.connection, this.name, err));
+    });
   }
 
   /** No checkpoint: (re)create the publication and the slot, then copy the snapshot and stream. */
@@ -94,6 +109,7 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
     const control = this.control!;
     const missing = await missingTables(control, this.s.tables);
     if (missing.length > 0) throw connectorError(this.s.connection, this.name, new Error(`captured table(s) ${missing.join(', ')} do not exist`));
+    this.keys = await this.tableKeys();
     const slot = slotNameOf(this.s.id ?? ctx.uid);
     await ensurePublication(control, slot, this.s.tables);
     const existing = await this.inactiveSlot(slot);
@@ -108,7 +124,42 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
     }
     this.snapshotClient = await connect(this.s.connection, `${this.name} snapshot`, (err) => this.fail(err));
     await importSnapshot(this.snapshotClient, snapshotName);
-    void this.copySnapshot(this.position);
+    void this.copySnapshot(this.position, copyQueries(this.s.tables, this.keys, 0, null));
+  }
+
+  private async tableKeys(): Promise<Array<TableKey | null>> {
+    const keys: Array<TableKey | null> = [];
+    for (const t of this.s.tables) keys.push(await tableKeyOf(this.control!, t));
+    return keys;
+  }
+
+  /**
+   * A checkpoint inside the copy: the rows after its last key (and the later tables) are read
+   * from a new snapshot, taken with a temporary slot, and changes of those rows the stream
+   * replays up to that snapshot's LSN are skipped.
+   */
+  private async resumeCopy(p: CdcPosition): Promise<void> {
+    if (p.snapshotKey === null) {
+      throw new RestoreError(
+        `${this.name}: the checkpoint was taken during the initial snapshot (after ${p.snapshotRows} rows) of a table without a primary key of integer, text or uuid columns, so the copy cannot continue: drop slot ${p.slot} and start the job without restoring`,
+      );
+    }
+    const temp = await ReplicationConnection.open(this.s.connection, `${this.name} resume`, this.clock!, (err) => this.fail(err));
+    try {
+      const { consistentLsn, snapshotName } = await temp.createSlot(`${p.slot.slice(0, 55)}_resume`, true);
+      this.snapshotClient = await connect(this.s.connection, `${this.name} snapshot`, (err) => this.fail(err));
+      await importSnapshot(this.snapshotClient, snapshotName);
+      p.boundaries.push({ table: p.snapshotTable, key: p.snapshotKey, lsn: consistentLsn });
+    } finally {
+      temp.close();
+    }
+    this.noteBoundaries(p);
+    await this.openReplication();
+    void this.copySnapshot(p, copyQueries(this.s.tables, this.keys, p.snapshotTable, p.snapshotKey));
+  }
+
+  private noteBoundaries(p: CdcPosition): void {
+    for (const b of p.boundaries) if (b.lsn > this.boundaryLsnMax) this.boundaryLsnMax = b.lsn;
   }
 
   /** From a checkpoint: the slot must still be there and must not have confirmed past the checkpoint. */
@@ -121,11 +172,8 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
       await this.startFresh(ctx);
       return;
     }
-    if (position.phase === 'snapshot') {
-      throw new RestoreError(
-        `${this.name}: the checkpoint was taken during the initial snapshot (after ${position.snapshotRows} rows); continuing a snapshot is not supported yet: drop slot ${position.slot} and start the job without restoring`,
-      );
-    }
+    this.keys = await this.tableKeys();
+    this.noteBoundaries(position);
     const info = await this.inactiveSlot(position.slot);
     if (info === null) {
       throw connectorError(
@@ -136,6 +184,10 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
     }
     const behind = slotBehindCheck(position, info.confirmedLsn ?? 0n);
     if (behind !== null) throw new RestoreError(`${this.name}: ${behind}`);
+    if (position.phase === 'snapshot') {
+      await this.resumeCopy(position);
+      return;
+    }
     await this.openReplication();
     this.startStream(new ReplayFilter(position));
   }
@@ -173,10 +225,10 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
     this.replication!.start(p.slot, p.publication, p.confirmLsn, { onMessage: (payload) => this.onMessage(payload) });
   }
 
-  private async copySnapshot(p: CdcPosition): Promise<void> {
+  private async copySnapshot(p: CdcPosition, queries: readonly CopyQuery[]): Promise<void> {
     const lsnText = formatLsn(p.consistentLsn);
     try {
-      await copyTables(this.snapshotClient!, this.s.tables, this.s.snapshotBatchRows, (t: CapturedTable, rows, last) => {
+      await copyTables(this.snapshotClient!, queries, this.s.snapshotBatchRows, (t: CapturedTable, rows, last) => {
         for (const row of rows) {
           this.push({ kind: 'insert', schema: t.schema, table: t.table, lsn: lsnText, commitTimeMs: null, snapshot: true, before: null, after: row });
         }
@@ -210,17 +262,35 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
         if (!filter.skippingTransaction) this.push({ kind: 'commit', lsn: this.txLsn, endLsn: parseLsn(msg.commitEndLsn!) });
         return;
       case 'insert':
-        if (filter.keep()) this.push(this.change('insert', msg.relation, null, msg.new));
+        this.offer(this.change('insert', msg.relation, null, msg.new), filter);
         return;
       case 'update':
-        if (filter.keep()) this.push(this.change('update', msg.relation, msg.old ?? msg.key, msg.new));
+        this.offer(this.change('update', msg.relation, msg.old ?? msg.key, msg.new), filter);
         return;
       case 'delete':
-        if (filter.keep()) this.push(this.change('delete', msg.relation, msg.old ?? msg.key, null));
+        this.offer(this.change('delete', msg.relation, msg.old ?? msg.key, null), filter);
         return;
       default:
         return; // relation and type messages feed the parser; truncate, origin and logical messages are not captured
     }
+  }
+
+  /** Queues a streamed change unless a resumed copy holds it or the restored position emitted it (in that order: positions count queued changes). */
+  private offer(change: ChangeRecord, filter: ReplayFilter): void {
+    if (this.txLsn <= this.boundaryLsnMax && this.copied(change)) return;
+    if (filter.keep()) this.push(change);
+  }
+
+  private copied(c: ChangeRecord): boolean {
+    const table = this.tableIndex.get(`${c.schema}.${c.table}`);
+    const key = table === undefined ? undefined : this.keys[table];
+    if (table === undefined || key == null) return false;
+    const row = c.before ?? c.after!;
+    return inCopy(this.position!.boundaries, this.keys, table, this.keyOf(key, row), this.txLsn);
+  }
+
+  private keyOf(key: TableKey, row: ChangeRow): KeyValues {
+    return key.columns.map((col) => row[col]);
   }
 
   private change(kind: ChangeRecord['kind'], relation: Pgoutput.MessageRelation, before: ChangeRow | null, after: ChangeRow | null): ChangeRecord {
@@ -256,7 +326,8 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
   poll(out: Collector<ChangeRecord>, maxRecords: number): PollStatus {
     if (this.failure) throw this.failure;
     const p = this.position;
-    if (p === null || p.phase === 'ended') return POLL_END;
+    if (this.idle || p?.phase === 'ended') return POLL_END;
+    if (p === null) return { status: 'wait', delayMs: this.s.idleWaitMs };
     let emitted = 0;
     const queue = this.queue;
     while (this.head < queue.length) {
@@ -281,8 +352,10 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
         default:
           out.collect(e);
           emitted++;
-          if (p.phase === 'snapshot') p.snapshotRows++;
-          else p.partialCount++;
+          if (p.phase === 'snapshot') {
+            p.snapshotRows++;
+            this.lastSnapshot = e;
+          } else p.partialCount++;
           if (this.s.endWhen?.(e)) {
             p.phase = 'ended';
             return POLL_END;
@@ -317,6 +390,13 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
     if (p === null) {
       this.state.update([]);
       return;
+    }
+    const last = this.lastSnapshot;
+    if (p.phase === 'snapshot' && last !== null) {
+      const table = this.tableIndex.get(`${last.schema}.${last.table}`)!;
+      const key = this.keys[table];
+      p.snapshotTable = table;
+      p.snapshotKey = key == null ? null : this.keyOf(key, last.after!);
     }
     this.state.update([encodePosition(p)]);
     this.ledger.record(checkpointId, p.confirmLsn);

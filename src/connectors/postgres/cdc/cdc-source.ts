@@ -17,7 +17,15 @@
  * on the server until it is dropped, so after retiring a job drop both:
  * `SELECT pg_drop_replication_slot('weir_cdc_<id>'); DROP PUBLICATION weir_cdc_<id>;`.
  * A job started without a checkpoint drops and recreates its slot (nothing downstream depends on
- * it yet). Restoring a checkpoint taken in the middle of the snapshot copy is not supported yet.
+ * it yet).
+ *
+ * The copy reads each table in primary-key order and checkpoints the last key emitted. A restore
+ * inside the copy reads the remaining rows from a new snapshot (a temporary slot's) and skips the
+ * streamed changes of those rows up to that snapshot's LSN; this needs a primary key of integer,
+ * text, varchar or uuid columns (other tables are copied in storage order, and a restore inside
+ * their copy fails with a RestoreError). Creating a slot waits until every transaction running
+ * on the server has ended (prepared ones too), so the setup runs after `open`, and the source
+ * emits once it is done.
  */
 import type { Source, SourceReader } from '../../../runtime/source.ts';
 import { PostgresCdcReader } from './cdc-reader.ts';

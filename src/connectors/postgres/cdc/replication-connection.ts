@@ -55,12 +55,13 @@ export class ReplicationConnection {
   /**
    * Creates logical slot `slot` with the pgoutput plugin, exporting its snapshot: a transaction
    * that imports `snapshotName` (before this connection runs another command) sees exactly the
-   * changes committed before `consistentLsn`, and the slot streams exactly those after it.
+   * changes committed before `consistentLsn`, and the slot streams exactly those after it. A
+   * temporary slot (only its snapshot is wanted) goes when this connection closes.
    */
-  async createSlot(slot: string): Promise<{ consistentLsn: bigint; snapshotName: string }> {
+  async createSlot(slot: string, temporary = false): Promise<{ consistentLsn: bigint; snapshotName: string }> {
     try {
       const res = await this.client.query<{ consistent_point: string; snapshot_name: string }>(
-        `CREATE_REPLICATION_SLOT ${quoteIdent(slot)} LOGICAL pgoutput EXPORT_SNAPSHOT`,
+        `CREATE_REPLICATION_SLOT ${quoteIdent(slot)}${temporary ? ' TEMPORARY' : ''} LOGICAL pgoutput EXPORT_SNAPSHOT`,
       );
       const row = res.rows[0]!;
       return { consistentLsn: parseLsn(row.consistent_point), snapshotName: row.snapshot_name };

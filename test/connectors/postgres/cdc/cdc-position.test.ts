@@ -64,6 +64,9 @@ describe('the checkpointed position', () => {
       partialLsn: '0/300',
       partialCount: 4,
       snapshotRows: 17,
+      snapshotTable: 0,
+      snapshotKey: null,
+      boundaries: [],
     });
     expect(decodePosition(JSON.parse(JSON.stringify(state)), 'src')).toEqual(p);
     expect(() => decodePosition({ ...state, v: 2 }, 'postgres-cdc orders')).toThrow(RestoreError);

@@ -38,11 +38,11 @@ function source(schema: string, id: string, extra: Partial<PostgresCdcSourceOpti
 }
 
 /** The source -> a map that sees every change -> a collecting sink. */
-function job(o: { schema: string; id: string; restarts?: number; intervalMs?: number; seen?: ChangeRecord[]; fail?: (n: number) => void }) {
+function job(o: { schema: string; id: string; restarts?: number; intervalMs?: number; seen?: ChangeRecord[]; fail?: (n: number) => void; root?: string }) {
   const env = StreamEnvironment.create({
     parallelism: 1,
-    checkpointStorage: join(tempDir('weir-cdc-'), 'chk'),
-    ...(o.intervalMs === undefined ? {} : { checkpointing: { intervalMs: o.intervalMs } }),
+    checkpointStorage: join(o.root ?? tempDir('weir-cdc-'), 'chk'),
+    checkpointing: { ...(o.intervalMs === undefined ? {} : { intervalMs: o.intervalMs }), retention: 'retain-on-cancel' },
     restartStrategy: (o.restarts ?? 0) === 0 ? { type: 'none' } : { type: 'fixed-delay', attempts: o.restarts!, delayMs: 5 },
   });
   const sink = new CollectSink<string>();
@@ -62,9 +62,9 @@ function job(o: { schema: string; id: string; restarts?: number; intervalMs?: nu
   return { env, sink };
 }
 
-async function slotExists(admin: import('pg').Client, slot: string): Promise<boolean> {
-  const res = await admin.query('SELECT 1 FROM pg_replication_slots WHERE slot_name = $1', [slot]);
-  return res.rowCount === 1;
+/** The slot exists and reached its consistent point: changes committed from now on are streamed, not copied. */
+async function slotReady(admin: import('pg').Client, slot: string): Promise<boolean> {
+  return (await confirmedLsn(admin, slot)) !== null;
 }
 
 describe('PostgresCdcSource', () => {
@@ -74,7 +74,7 @@ describe('PostgresCdcSource', () => {
     const seen: ChangeRecord[] = [];
     const { env, sink } = job({ schema, id, seen });
     const client = await env.executeAsync('cdc-basic');
-    await until('the slot to exist', () => slotExists(admin, slot));
+    await until('the slot to be ready', () => slotReady(admin, slot));
     await admin.query(`INSERT INTO ${schema}.t VALUES (4, 4)`);
     await admin.query('BEGIN');
     await admin.query(`UPDATE ${schema}.t SET v = 10 WHERE id = 1`);
@@ -98,8 +98,7 @@ describe('PostgresCdcSource', () => {
 
   it('restores from checkpoints through task failures, with checkpoints inside transactions: every change exactly once', async () => {
     const { schema, id, slot, admin } = await setup();
-    // fewer rows than one poll emits: a checkpoint cannot fall inside the snapshot (restoring one is not supported yet)
-    const initial = 5;
+    const initial = 200;
     await admin.query(`INSERT INTO ${schema}.t SELECT g, g FROM generate_series(1, ${initial}) g`);
     const failures: number[] = [];
     const fail = (n: number): void => {
@@ -112,7 +111,7 @@ describe('PostgresCdcSource', () => {
     const { env, sink } = job({ schema, id, restarts: 3, intervalMs: 20, fail });
     // few records per step, so checkpoints fall between the changes of one transaction
     const client = await env.executeAsync('cdc-restore', { sourceBatchRecords: 7, elementsPerStep: 2 });
-    await until('the slot to exist', () => slotExists(admin, slot));
+    await until('the slot to be ready', () => slotReady(admin, slot));
     const expected: string[] = [];
     for (let i = 1; i <= initial; i++) expected.push(`S ${i} v=${i}`);
     // big transactions (300 changes: 100 inserts, 100 updates of them, 100 deletes of older rows)
@@ -141,13 +140,70 @@ describe('PostgresCdcSource', () => {
     expect([...sink.results()].sort()).toEqual([...expected].sort());
   });
 
+  it('continues a copy restored from a checkpoint inside it: changes of rows copied before are emitted, of rows copied after are not, each row once', async () => {
+    const { schema, id, admin } = await setup();
+    const rows = 20_000;
+    await admin.query(`INSERT INTO ${schema}.t SELECT g, g FROM generate_series(1, ${rows}) g`);
+    const root = tempDir('weir-cdc-');
+    const seen: ChangeRecord[] = [];
+    const first = job({ schema, id, seen, root });
+    // one record per step: the copy takes long enough for a checkpoint inside it
+    const client = await first.env.executeAsync('first', { sourceBatchRecords: 1, elementsPerStep: 1 });
+    await until('100 snapshot rows to pass', () => seen.length >= 100);
+    await client.triggerCheckpoint();
+    await until('the checkpoint to be committed', () => first.sink.results().length > 0);
+    await client.cancel();
+    await client.result.catch(() => {});
+    const copiedFirst = first.sink.results().length;
+    expect(copiedFirst).toBeGreaterThan(0);
+    expect(copiedFirst).toBeLessThan(rows);
+    // after the slot's snapshot and before the restore: rows copied already, and rows still to copy
+    await admin.query(`UPDATE ${schema}.t SET v = -v WHERE id IN (10, 20, ${rows - 10})`);
+    await admin.query(`DELETE FROM ${schema}.t WHERE id IN (30, ${rows - 20})`);
+    await admin.query(`INSERT INTO ${schema}.t VALUES (${rows + 1}, 7)`);
+    await admin.query('BEGIN');
+    await admin.query(`UPDATE ${schema}.t SET v = 99 WHERE id IN (40, ${rows - 30})`);
+    await admin.query('COMMIT');
+    const seenSecond: ChangeRecord[] = [];
+    const second = job({ schema, id, root, seen: seenSecond });
+    const resumed = second.env.execute('second', { restoreFrom: join(root, 'chk', client.jobId) });
+    // the resumed copy emits rows, so its snapshot was taken: this change comes after it
+    await until('the resumed copy to emit', () => seenSecond.length > 0);
+    await admin.query(`UPDATE ${schema}.t SET v = 5 WHERE id = ${rows - 10}`);
+    await admin.query(`INSERT INTO ${schema}.t VALUES (${END_ID}, 0)`);
+    expect((await resumed).status).toBe('FINISHED');
+    // the second sink re-committed what the checkpoint holds: its output is the whole output
+    expect(second.sink.results().slice(0, copiedFirst)).toEqual(first.sink.results());
+    expect(seenSecond[0]).toMatchObject({ snapshot: true, after: { id: copiedFirst + 1 } });
+    // replaying every emitted change over an empty table gives the table: nothing lost, nothing twice
+    const table = new Map<number, number>();
+    for (const line of second.sink.results()) {
+      const m = /^([SIUD]) (-?\d+) v=(-?\d+)(?:->(-?\d+))?$/.exec(line)!;
+      const [op, rowId, v, after] = [m[1]!, Number(m[2]), Number(m[3]), m[4] === undefined ? null : Number(m[4])];
+      if (op === 'S' || op === 'I') {
+        expect(table.has(rowId), `${line}: row already there`).toBe(false);
+        table.set(rowId, v);
+      } else {
+        expect(table.get(rowId), `${line}: old value`).toBe(v);
+        if (op === 'U') table.set(rowId, after!);
+        else table.delete(rowId);
+      }
+    }
+    const actual = await admin.query<{ id: number; v: number }>(`SELECT id, v FROM ${schema}.t`);
+    expect(table.size).toBe(actual.rowCount);
+    for (const r of actual.rows) expect(table.get(r.id), `row ${r.id}`).toBe(r.v);
+    // the copied-before rows' changes came as changes; the later rows' ones inside the resumed copy
+    const changes = second.sink.results().filter((l) => !l.startsWith('S '));
+    expect(changes).toEqual(['U 10 v=10->-10', 'U 20 v=20->-20', 'D 30 v=30', 'U 40 v=40->99', `U ${rows - 10} v=${-(rows - 10)}->5`, `I ${END_ID} v=0`]);
+  });
+
   it("advances the slot's confirmed position only when a checkpoint completes, to the position of that checkpoint", async () => {
     const { schema, id, slot, admin } = await setup();
     const seen: ChangeRecord[] = [];
     const { env } = job({ schema, id, seen });
     const client = await env.executeAsync('cdc-confirm');
     await whenRunning(client);
-    await until('the slot to exist', () => slotExists(admin, slot));
+    await until('the slot to be ready', () => slotReady(admin, slot));
     const created = (await confirmedLsn(admin, slot))!;
     for (let i = 1; i <= 50; i++) await admin.query(`INSERT INTO ${schema}.t VALUES ($1, $1)`, [i]);
     await until('50 changes to pass the source', () => seen.length === 50);

@@ -1,0 +1,58 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startWebServer, type WebServer } from '../../src/web/server.ts';
+import { startWebJob, type RunningWebJob } from '../support/web-job.ts';
+import { until, webClient } from './web-client.ts';
+
+describe('REST and metrics around a failure and with unaligned checkpoints', () => {
+  let job: RunningWebJob | null = null;
+  let server: WebServer | null = null;
+  afterEach(async () => {
+    await job?.client.cancel();
+    await server?.close();
+    job = null;
+    server = null;
+  });
+
+  it('a crash and recovery show as an exception, a restart, a restored checkpoint and in /metrics', async () => {
+    job = await startWebJob({ parallelism: 2, throwAtRecord: 30 });
+    server = await startWebServer({ client: job.client, master: job.master, token: 'recovery-token', sampleIntervalMs: 50 });
+    const web = webClient(server.address, '');
+    const jid = job.client.jobId;
+    const restored = (await job.client.triggerCheckpoint()).checkpointId; // before any record: nothing to fail yet
+    job.gate.allowUpTo(200);
+    const details = await until(
+      () => web.get(`/jobs/${jid}`),
+      (r) => r.body.restarts === 1 && r.body.state === 'RUNNING',
+    );
+    expect(details.body['restored-from']).toBe(restored);
+    expect(details.body.exceptions).toHaveLength(1);
+    expect(details.body.exceptions[0]).toMatchObject({ attempt: 0, restarted: true });
+    expect(details.body.exceptions[0].exception).toContain('match failed at record 30');
+    expect((await web.get(`/jobs/${jid}/exceptions`)).body.exceptions).toEqual(details.body.exceptions);
+    const cps = await web.get(`/jobs/${jid}/checkpoints`);
+    expect(cps.body.counts.restored).toBe(1);
+    expect(cps.body.latest.restored.id).toBe(restored);
+    const metrics = (await web.get('/metrics')).body as string;
+    expect(metrics).toMatch(/^weir_restarts_total\{[^}]*\} 1$/m);
+  });
+
+  it('an unaligned checkpoint is typed so, and its barriers are drawn overtaking', async () => {
+    job = await startWebJob({ parallelism: 2, unaligned: true });
+    server = await startWebServer({ client: job.client, master: job.master, token: 'unaligned-token', sampleIntervalMs: 50 });
+    const web = webClient(server.address, '');
+    const jid = job.client.jobId;
+    job.gate.allowUpTo(100);
+    await job.gate.reached(2);
+    const cid = (await job.client.triggerCheckpoint()).checkpointId;
+    expect((await web.get(`/jobs/${jid}/checkpoints/details/${cid}`)).body.checkpoint_type).toBe('UNALIGNED_CHECKPOINT');
+    expect((await web.get(`/jobs/${jid}/checkpoints/config`)).body).toMatchObject({ unaligned_checkpoints: true, aligned_checkpoint_timeout: 0 });
+    const subs = (await web.get(`/jobs/${jid}/checkpoints/details/${cid}/subtasks/2`)).body.subtasks;
+    for (const s of subs) expect(s.unaligned_checkpoint).toBe(true);
+    const flow = (await web.get(`/jobs/${jid}/checkpoints/details/${cid}/flow`)).body;
+    expect(flow.alignment).toBe('unaligned');
+    const barriers = flow.events.filter((e: { type: string }) => e.type === 'barrier');
+    expect(barriers).toHaveLength(8);
+    for (const b of barriers) expect(b).toMatchObject({ overtook: true, ahead: 0 });
+    expect(flow.events.filter((e: { type: string }) => e.type === 'blocked')).toEqual([]);
+  });
+});
