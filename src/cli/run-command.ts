@@ -57,7 +57,11 @@ export function mergeOptions(module: StreamEnvironmentOptions, flags: RunFlags):
 export async function runCommand(modulePath: string, flags: RunFlags): Promise<number> {
   if (flags.claim === true && flags.from === undefined) throw new UsageError('--claim takes ownership of the checkpoint named by --from: give --from too');
   const job = await loadJobModule(modulePath);
-  const env = StreamEnvironment.create(mergeOptions(job.options, flags));
+  const options = mergeOptions(job.options, flags);
+  if (flags.taskManagers !== undefined && flags.taskManagers > 1 && (options.checkpointStorage ?? 'memory') === 'memory') {
+    throw new UsageError(`--task-managers ${flags.taskManagers} needs --checkpoint-dir: task managers in worker threads cannot share in-memory checkpoints`);
+  }
+  const env = StreamEnvironment.create(options);
   env.setJobModule(job.path);
   try {
     await job.build(env);

@@ -14,9 +14,9 @@ import { errorMessage } from '../core/errors.ts';
 import { checkHost, checkToken, readJsonBody, sendJson } from './http-util.ts';
 import { JobMetricsExporter } from './metrics.ts';
 import { RateSampler } from './rate-sampler.ts';
-import { backpressure } from './rest/backpressure-route.ts';
+import { backpressure, vertexBackpressure } from './rest/backpressure-route.ts';
 import { barrierFlow } from './rest/barrier-flow.ts';
-import { checkpointConfig, checkpointDetails, checkpointsOverview, statsOf, subtaskDetails } from './rest/checkpoint-routes.ts';
+import { checkpointConfig, checkpointDetails, checkpointsOverview, statsOf, subtaskDetails, vertexOf } from './rest/checkpoint-routes.ts';
 import { HttpError, NotFound } from './rest/errors.ts';
 import { jobDetails, jobsList } from './rest/job-routes.ts';
 import { SavepointOperations } from './rest/savepoint-operations.ts';
@@ -178,6 +178,7 @@ function restRoutes(job: WebJob, operations: SavepointOperations): Route[] {
       return barrierFlow(job.master.config.graph, stats, job.master.traces.get(stats.checkpointId));
     }),
     ofJob('GET', '/backpressure', () => backpressure(job)),
+    ofJob('GET', `/vertices/${seg}/backpressure`, ([vid]) => vertexBackpressure(job, vertexOf(job, vid!))),
     ofJob('GET', '/exceptions', () => ({ exceptions: (jobDetails(job) as { exceptions: unknown }).exceptions })),
     ofJob('POST', '/savepoints', (_, body) => operations.trigger(body)),
     ofJob('GET', `/savepoints/${seg}`, ([rid]) => operations.status(rid!)),

@@ -36,13 +36,16 @@ describe('weir run --task-managers / --slots-per-task-manager (issue 11)', () =>
   it('bad flag values are refused naming the flag or the option, and weir help run lists both flags', async () => {
     const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
     const job = path.join(FIXTURES, 'tiny-job.ts');
-    const [zero, word, slots, tooFew, help] = await Promise.all([
+    const [zero, word, slots, tooFew, help, noDir] = await Promise.all([
       runCli(['run', job, '--task-managers', '0', '--checkpoint-dir', chk]),
       runCli(['run', job, '--task-managers', 'two', '--checkpoint-dir', chk]),
       runCli(['run', job, '--task-managers', '2', '--slots-per-task-manager', '0', '--checkpoint-dir', chk]),
       runCli(['run', job, '-p', '3', '--task-managers', '2', '--slots-per-task-manager', '1', '--checkpoint-dir', chk]),
       runCli(['help', 'run']),
+      runCli(['run', job, '--task-managers', '2']),
     ]);
+    expect(noDir.code).toBe(2);
+    expect(noDir.stderr).toContain('--task-managers 2 needs --checkpoint-dir');
     expect(zero.code).toBe(2);
     expect(zero.stderr).toContain('--task-managers must be an integer >= 1');
     expect(word.code).toBe(2);

@@ -150,6 +150,16 @@ describe('REST API against a running job (contract)', () => {
     }
   });
 
+  it("GET /jobs/:id/vertices/:vid/backpressure is one vertex in Flink's shape", async () => {
+    const r = await web.get(`/jobs/${jid}/vertices/2/backpressure`);
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body).sort()).toEqual(['backpressureLevel', 'end-timestamp', 'status', 'subtasks']);
+    expect(r.body.subtasks.map((s: any) => s.subtask)).toEqual([0, 1]);
+    const none = await web.get(`/jobs/${jid}/vertices/7/backpressure`);
+    expect(none.status).toBe(404);
+    expect(none.body.errors[0]).toContain("'7'");
+  });
+
   it('errors are JSON naming what is wrong', async () => {
     const nojob = await web.get('/jobs/nope');
     expect(nojob.status).toBe(404);

@@ -43,6 +43,12 @@ export interface JetStreamSourceOptions<T> {
   readonly stream: string;
   /** Subject filters, each a split (dealt round-robin to subtasks); default: the whole stream, one split. */
   readonly subjects?: readonly string[];
+  /**
+   * Instead of `subjects`: a subject filter with wildcards (`orders.*`); the stream's subjects that
+   * match it and hold messages when a subtask opens are the splits, one per subject (placed by a
+   * hash of the subject, so subtasks agree without talking).
+   */
+  readonly discoverSubjects?: string;
   /** Messages a consumer pulls at a time (default 1000). */
   readonly batchMessages?: number;
   /** Maps a message to the record emitted (default: the `JetStreamRecord`). */
@@ -67,6 +73,7 @@ const CONSUMER_INACTIVE_MS = 60_000;
 interface Settings {
   readonly stream: string;
   readonly subjects: readonly string[] | null;
+  readonly discoverSubjects: string | null;
   readonly batchMessages: number;
   readonly decode: (record: JetStreamRecord) => unknown;
   readonly connection: ResolvedNatsConnection;
@@ -208,11 +215,25 @@ export class JetStreamSource<T = JetStreamRecord> implements SplitSource<T, JetS
     this.name = options.name ?? 'jetstream-source';
   }
 
-  /** One split per subject filter, or the whole stream. */
-  enumerateSplits(): JetStreamSplit[] {
-    const { stream, subjects } = this.s;
+  /** One split per subject filter, per discovered subject, or the whole stream. */
+  async enumerateSplits(ctx: RuntimeContext): Promise<JetStreamSplit[]> {
+    const { stream, subjects, discoverSubjects } = this.s;
+    if (discoverSubjects !== null) return (await this.discover(ctx, discoverSubjects)).map((subject) => ({ id: `${stream}/${subject}`, stream, subject }));
     if (subjects === null) return [{ id: stream, ordinal: 0, stream, subject: null }];
     return subjects.map((subject, ordinal) => ({ id: `${stream}/${subject}`, ordinal, stream, subject }));
+  }
+
+  private async discover(ctx: RuntimeContext, filter: string): Promise<string[]> {
+    const link = await connectNats(this.s.connection, `source discovery ${ctx.uid} ${ctx.subtaskIndex}`, () => {});
+    try {
+      const jsm = await jetstreamManager(link.nc);
+      const info = await jsm.streams.info(this.s.stream, { subjects_filter: filter });
+      return Object.keys(info.state.subjects ?? {}).sort();
+    } catch (err) {
+      throw natsError(this.s.connection, `source: discovering subjects matching ${filter} in stream ${this.s.stream}`, err);
+    } finally {
+      link.close();
+    }
   }
 
   /** Sequence 0: before the stream's first message. */
@@ -235,6 +256,10 @@ function settingsOf(o: JetStreamSourceOptions<unknown>): Settings {
   const where = 'JetStreamSource';
   if (typeof o.stream !== 'string' || !/^[^\s.*>]+$/.test(o.stream))
     throw new ConfigError(`${where}.stream`, `must be a stream name, got ${JSON.stringify(o.stream)}`);
+  if (o.subjects !== undefined && o.discoverSubjects !== undefined)
+    throw new ConfigError(`${where}.discoverSubjects`, 'give either subjects or discoverSubjects');
+  if (o.discoverSubjects !== undefined && (typeof o.discoverSubjects !== 'string' || o.discoverSubjects.length === 0))
+    throw new ConfigError(`${where}.discoverSubjects`, 'must be a subject filter');
   if (o.subjects !== undefined) {
     if (o.subjects.length === 0 || o.subjects.some((s) => typeof s !== 'string' || s.length === 0))
       throw new ConfigError(`${where}.subjects`, 'must list non-empty subjects');
@@ -248,5 +273,12 @@ function settingsOf(o: JetStreamSourceOptions<unknown>): Settings {
   } catch (err) {
     throw new ConfigError(`${where}.connection`, (err as Error).message);
   }
-  return { stream: o.stream, subjects: o.subjects ?? null, batchMessages, decode: o.decode ?? ((r) => r), connection };
+  return {
+    stream: o.stream,
+    subjects: o.subjects ?? null,
+    discoverSubjects: o.discoverSubjects ?? null,
+    batchMessages,
+    decode: o.decode ?? ((r) => r),
+    connection,
+  };
 }

@@ -58,6 +58,8 @@ class RedisStreamWriter implements TwoPhaseCommitWriter<unknown, RedisStreamComm
   private entries: Array<readonly [string, readonly string[]]> = [];
   private subtask = 0;
   private runId = '';
+  /** The last commit queued: commits run one at a time. */
+  private commits: Promise<void> = Promise.resolve();
 
   constructor(private readonly s: Settings) {}
 
@@ -85,8 +87,17 @@ class RedisStreamWriter implements TwoPhaseCommitWriter<unknown, RedisStreamComm
     return { txn: transactionId(this.subtask, checkpointId, this.runId), checkpointId, entries };
   }
 
-  async commit(committables: readonly RedisStreamCommittable[]): Promise<void> {
-    for (const c of committables) await this.commitOne(c);
+  /**
+   * Commits one after another on this writer's connection: WATCH belongs to the connection and
+   * EXEC clears it, so two transactions interleaved on one connection would leave the second
+   * unwatched (a concurrent repeat of the same commit could then append twice).
+   */
+  commit(committables: readonly RedisStreamCommittable[]): Promise<void> {
+    const run = this.commits.then(async () => {
+      for (const c of committables) await this.commitOne(c);
+    });
+    this.commits = run.catch(() => {});
+    return run;
   }
 
   private async commitOne(c: RedisStreamCommittable): Promise<void> {

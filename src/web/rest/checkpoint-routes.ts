@@ -160,7 +160,8 @@ export function subtaskDetails(job: WebJob, cid: string, vid: string): Json {
       subtasks.push({ index: i, status: 'pending_or_failed' });
       continue;
     }
-    const m = acked.metrics;
+    // Barrier arrivals and queued counts are kept in the trace only (see JobMaster's ack path).
+    const m = traced?.metrics ?? acked.metrics;
     const inputs = plan.subtasks.find((p) => p.vertex === vertex && p.subtask === i)?.inputs ?? [];
     const arrivals = m.barrierArrivalsMs.filter((t) => t >= 0);
     subtasks.push({

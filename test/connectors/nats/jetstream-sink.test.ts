@@ -6,7 +6,7 @@
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, JetStreamSink } from '../../../src/index.ts';
+import { ConfigError, JetStreamSink, JetStreamSource } from '../../../src/index.ts';
 import { resolveNatsConnection, describeNats, natsError } from '../../../src/connectors/nats/settings.ts';
 import { runtimeContext } from '../../support/runtime-context.ts';
 import { createStreams, deleteStreams, natsClient, streamContents, streamCount, uniqueNames } from './nats-support.ts';
@@ -82,6 +82,15 @@ describe('JetStreamSink writer', () => {
     expect(() => new JetStreamSink({ subject: 'a.*' })).toThrow(ConfigError);
     expect(() => new JetStreamSink({ subject: 'a', publishesInFlightMax: 0 })).toThrow(/JetStreamSink.publishesInFlightMax/);
     expect(() => new JetStreamSink({ subject: 'a', connection: { servers: 'http://x' } })).toThrow(/JetStreamSink.connection: NATS server must be nats:\/\//);
+  });
+});
+
+describe('JetStreamSource options', () => {
+  it('checks its options, naming the one at fault', () => {
+    expect(() => new JetStreamSource({ stream: 'a.b' })).toThrow(/JetStreamSource.stream/);
+    expect(() => new JetStreamSource({ stream: 'S', subjects: ['x'], discoverSubjects: 'y.*' })).toThrow(/JetStreamSource.discoverSubjects: give either/);
+    expect(() => new JetStreamSource({ stream: 'S', subjects: ['x', 'x'] })).toThrow(/lists a subject twice/);
+    expect(() => new JetStreamSource({ stream: 'S', batchMessages: 0 })).toThrow(/JetStreamSource.batchMessages/);
   });
 });
 

@@ -66,6 +66,22 @@ describe('JetStream -> keyed count -> JetStream (exactly-once)', () => {
     }
   });
 
+  it('discovers the input subjects at open: each read once, exactly-once through a failure', async () => {
+    const names = uniqueNames('discover');
+    await createStreams(shared, names);
+    try {
+      await publishInput(shared, names, 5, 0, 400, KEYS);
+      const plan = new FaultPlan([f('process', 'count', 3, 0)]);
+      const { env } = natsJob({ names, splits: 5, parallelism: 2, discover: true, options: { checkpointStorage: tempDir() } });
+      const job = await env.executeAsync('nats-discover', { faults: plan });
+      await finish(job, shared, names.outStream, 2_000);
+      expect(plan.fired.length).toBe(1);
+      expect(await streamContents(shared, names.outStream)).toEqual(oracle(5, 400, KEYS));
+    } finally {
+      await deleteStreams(shared, names);
+    }
+  });
+
   it('rescales the source 2 -> 3 through a savepoint: messages before and after it, each once', async () => {
     const names = uniqueNames('rescale');
     await createStreams(shared, names);

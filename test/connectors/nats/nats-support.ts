@@ -91,6 +91,8 @@ export interface NatsJob {
   readonly names: Names;
   readonly splits: number;
   readonly parallelism: number;
+  /** Discover the input subjects (`<base>.in.*`) at open instead of listing them. */
+  readonly discover?: boolean;
   readonly connection?: NatsConnectionOptions;
   readonly options?: StreamEnvironmentOptions;
 }
@@ -109,7 +111,7 @@ export function natsJob(j: NatsJob): { env: StreamEnvironment; sink: JetStreamSi
     .fromSource(
       new JetStreamSource({
         stream: j.names.inStream,
-        subjects: Array.from({ length: j.splits }, (_, s) => j.names.inSubject(s)),
+        ...(j.discover ? { discoverSubjects: `${j.names.base}.in.*` } : { subjects: Array.from({ length: j.splits }, (_, s) => j.names.inSubject(s)) }),
         connection: j.connection,
         batchMessages: 200,
         decode: (r) => decoder.decode(r.data),

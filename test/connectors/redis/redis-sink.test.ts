@@ -29,7 +29,8 @@ describe('RedisStreamSink writer', () => {
       const c1 = w.preCommit(1)!;
       expect(w.preCommit(2)).toBeNull(); // nothing written since
       expect(await c.xlen(out)).toBe(0); // nothing visible before the commit
-      await w.commit([c1]);
+      // the same commit repeated at once on one writer (one connection, where WATCH lives)
+      await Promise.all([w.commit([c1]), w.commit([c1]), w.commit([c1])]);
       await w.commit([c1]);
       expect(await c.xlen(out)).toBe(5);
       // a later run restored from the checkpoint commits the same committable: nothing new
