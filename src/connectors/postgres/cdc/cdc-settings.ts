@@ -4,7 +4,7 @@ import type { PostgresConnectionOptions, ResolvedConnection } from '../settings.
 import { resolveConnection } from '../settings.ts';
 import { parseTableName } from './cdc-names.ts';
 import type { ChangeRecord } from './change-record.ts';
-import type { CapturedTable } from './slot-admin.ts';
+import type { CapturedTable } from './captured-table.ts';
 
 /** What a `PostgresCdcSource` captures and how. */
 export interface PostgresCdcSourceOptions {

@@ -22,8 +22,11 @@ interface ChangeBase {
 
 /** A row inserted (or read by the initial snapshot). */
 export interface InsertChange extends ChangeBase {
+  /** Tells the kinds apart. */
   readonly kind: 'insert';
+  /** Always null: there was no row before. */
   readonly before: null;
+  /** The inserted row. */
   readonly after: ChangeRow;
 }
 
@@ -32,15 +35,21 @@ export interface InsertChange extends ChangeBase {
  * identity it holds the old key columns only when the key changed, and is null otherwise.
  */
 export interface UpdateChange extends ChangeBase {
+  /** Tells the kinds apart. */
   readonly kind: 'update';
+  /** The old row (see above for what the table's replica identity gives). */
   readonly before: ChangeRow | null;
+  /** The row after the update. */
   readonly after: ChangeRow;
 }
 
 /** A row deleted: `before` is the old row with REPLICA IDENTITY FULL, its key columns otherwise. */
 export interface DeleteChange extends ChangeBase {
+  /** Tells the kinds apart. */
   readonly kind: 'delete';
+  /** The deleted row (or its key columns). */
   readonly before: ChangeRow;
+  /** Always null: no row remains. */
   readonly after: null;
 }
 

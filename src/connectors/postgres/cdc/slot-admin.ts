@@ -1,13 +1,8 @@
 /** Catalog work of the CDC source on a plain connection: its publication, and inspecting or dropping its slot. */
 import type pg from 'pg';
+import type { CapturedTable } from './captured-table.ts';
 import { qualified, quoteIdent } from '../sql.ts';
 import { parseLsn } from './lsn.ts';
-
-/** A table the source captures. */
-export interface CapturedTable {
-  readonly schema: string;
-  readonly table: string;
-}
 
 /** The captured tables that do not exist (as `schema.table`). */
 export async function missingTables(client: pg.Client, tables: readonly CapturedTable[]): Promise<string[]> {

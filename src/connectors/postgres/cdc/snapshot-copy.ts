@@ -4,7 +4,7 @@
  * snapshot-keys.ts), through a cursor in batches so memory stays bounded.
  */
 import type pg from 'pg';
-import type { CapturedTable } from './slot-admin.ts';
+import type { CapturedTable } from './captured-table.ts';
 import type { CopyQuery, KeyKind, TableKey } from './snapshot-keys.ts';
 import { keyKindOf } from './snapshot-keys.ts';
 import { qualified } from '../sql.ts';

@@ -6,7 +6,7 @@
  * row committed at or before that LSN is already in the copy and is skipped. Pure: key order in
  * JavaScript matches the copy's ORDER BY (numbers numerically, text and uuid by bytes, `COLLATE "C"`).
  */
-import type { CapturedTable } from './slot-admin.ts';
+import type { CapturedTable } from './captured-table.ts';
 import { qualified, quoteIdent } from '../sql.ts';
 
 /** How key values of a column compare: `number` (int2, int4, oid), `bigint` (int8, given as text), `text` (text, varchar, uuid). */
