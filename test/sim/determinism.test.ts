@@ -5,7 +5,7 @@ describe('simulator determinism', () => {
   it('the same seed gives the same event trace; another seed gives another', async () => {
     console.log('seeds 11, 11, 12 (join, exactly-once)');
     // Both seeds run over in-memory task managers: the transport keeps the run deterministic.
-    expect(knobsFor(11, 'join', 'exactly-once').taskManagers).toBe(2);
+    expect(knobsFor(11, 'join', 'exactly-once').taskManagers).toBe(3);
     expect(knobsFor(12, 'join', 'exactly-once').taskManagers).toBe(3);
     const a = await runSeed(11, 'join', 'exactly-once');
     const b = await runSeed(11, 'join', 'exactly-once');

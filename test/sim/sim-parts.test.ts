@@ -27,11 +27,13 @@ describe('simulator knobs', () => {
       counts.set(n, (counts.get(n) ?? 0) + 1);
     }
     expect([...counts.keys()].sort()).toEqual([1, 2, 3]);
-    // Half in-thread, the rest over the transport (330 seeds: 150 / 84 / 96 with the draw of this commit).
-    expect(counts.get(1)!).toBeGreaterThan(120);
-    expect(counts.get(2)! + counts.get(3)!).toBeGreaterThan(120);
-    expect(describeKnobs(drawKnobs(11, inputs))[0]).toContain('2 in-memory task managers');
+    // A quarter in-thread, the rest over the transport (330 seeds: 84 / 112 / 134 with the draw of this commit).
+    expect(counts.get(1)!).toBeGreaterThan(50);
+    expect(counts.get(2)! + counts.get(3)!).toBeGreaterThan(200);
+    expect(describeKnobs(drawKnobs(11, inputs))[0]).toContain('3 in-memory task managers');
     expect(describeKnobs(drawKnobs(1, inputs))[0]).toContain('in-thread');
+    // Unaligned modes stay in-thread for now (knobs.ts says why).
+    for (let seed = 1; seed <= 50; seed++) expect(drawKnobs(seed, { ...inputs, mode: 'unaligned' }).taskManagers).toBe(1);
   });
 
   it('a user module fixes the parallelism it asks for', () => {
