@@ -116,17 +116,11 @@ function drawBackend(seed: number, job: string): SimBackend {
 }
 
 /**
- * A quarter of the seeds run in-thread, three eighths on 2 and three eighths on 3 in-memory task managers. Drawn
- * from its own stream, so adding the knob left every other knob of a seed as it was.
- *
- * Unaligned and aligned-timeout seeds run in-thread for now: over the transport a few of them lose
- * a record from the in-flight data of an unaligned checkpoint (seeds 200 union/unaligned and 284
- * event-time/aligned-timeout on 2 task managers: a completed checkpoint's state one record behind its
- * source position, with nothing in flight; test/sim/regressions.test.ts keeps them as known failures).
+ * A quarter of the seeds run in-thread, three eighths on 2 and three eighths on 3 in-memory task
+ * managers. Drawn from its own stream, so adding the knob left every other knob of a seed as it was.
  */
-function drawTaskManagers(seed: number, mode: SimMode): number {
+function drawTaskManagers(seed: number): number {
   const roll = new SeededRandom(seed ^ 0x7a5c3e11).next();
-  if (mode === 'unaligned' || mode === 'aligned-timeout') return 1;
   return roll < 0.25 ? 1 : roll < 0.625 ? 2 : 3;
 }
 
@@ -218,7 +212,7 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
     backend: drawBackend(seed, inputs.job),
     parallelism,
     maxParallelism,
-    taskManagers: drawTaskManagers(seed, inputs.mode),
+    taskManagers: drawTaskManagers(seed),
     source: { count, keysPerSplit, ratePerSec: Math.ceil((count * 1000) / (backpressured ? 1 : durationMs)), durationMs },
     checkpointing,
     ...knobs,

@@ -32,8 +32,8 @@ describe('simulator knobs', () => {
     expect(counts.get(2)! + counts.get(3)!).toBeGreaterThan(200);
     expect(describeKnobs(drawKnobs(11, inputs))[0]).toContain('3 in-memory task managers');
     expect(describeKnobs(drawKnobs(1, inputs))[0]).toContain('in-thread');
-    // Unaligned modes stay in-thread for now (knobs.ts says why).
-    for (let seed = 1; seed <= 50; seed++) expect(drawKnobs(seed, { ...inputs, mode: 'unaligned' }).taskManagers).toBe(1);
+    // Every mode runs over task managers.
+    expect(drawKnobs(11, { ...inputs, mode: 'unaligned' }).taskManagers).toBe(3);
   });
 
   it('a user module fixes the parallelism it asks for', () => {
