@@ -31,13 +31,16 @@ export interface SubtaskCheckpointMetrics {
   /**
    * Wall-clock ms at which the barrier was taken from each input channel, in input-gate order
    * (the execution plan's `inputs`); -1 for a channel that closed or never delivered it. Empty for
-   * a source subtask. Recorded once per barrier, never per record.
+   * a source subtask. Recorded once per barrier, never per record. Empty in the checkpoint history
+   * of events, `JobMetrics` and `JobResult` (kept only for the few checkpoints the web server
+   * shows, see docs/rest.md).
    */
   readonly barrierArrivalsMs: readonly number[];
   /**
    * Per input channel, in input-gate order: the elements queued ahead of the barrier when it
    * entered the channel's queue at this subtask (what an aligned barrier waited behind; 0 when it
-   * overtook them, unaligned); -1 when not seen. Recorded once per barrier.
+   * overtook them, unaligned); -1 when not seen. Recorded once per barrier. Empty in the
+   * checkpoint history, like `barrierArrivalsMs`.
    */
   readonly buffersAhead: readonly number[];
   /** Wall-clock ms at which the sync phase began (a source: the trigger reached it; else the last barrier was in). */

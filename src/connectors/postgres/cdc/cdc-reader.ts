@@ -31,6 +31,7 @@ import { ReplicationConnection } from './replication-connection.ts';
 import { type CapturedTable, type SlotInfo, dropSlot, ensurePublication, missingTables, slotInfo } from './slot-admin.ts';
 import { copyTables, importSnapshot, tableKeyOf } from './snapshot-copy.ts';
 import { type CopyQuery, type KeyValues, type TableKey, copyQueries, inCopy } from './snapshot-keys.ts';
+import { ChangeQueue } from './change-queue.ts';
 import { slotNameOf } from './cdc-names.ts';
 
 /** Union state: every subtask sees it, subtask 0 (the one reading the slot) owns it. */
@@ -56,10 +57,7 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
   /** A subtask other than 0: it reads nothing. */
   private idle = false;
   private closed = false;
-  private queue: Array<Entry | undefined> = [];
-  private head = 0;
-  private paused = false;
-  private spaceWaiter: (() => void) | null = null;
+  private readonly queue: ChangeQueue<Entry>;
   private readonly ledger = new ConfirmLedger();
   private confirmed = 0n;
   /** Only its parser is used (relation cache, type parsers); the stream is ours (replication-connection.ts). */
@@ -79,7 +77,13 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
   private boundaryLsnMax = 0n;
   private clock: Clock | null = null;
 
-  constructor(private readonly s: CdcSettings) {}
+  constructor(private readonly s: CdcSettings) {
+    this.queue = new ChangeQueue<Entry>(
+      s.bufferChanges,
+      () => this.replication?.pause(),
+      () => this.replication?.resume(),
+    );
+  }
 
   async open(ctx: RuntimeContext): Promise<void> {
     this.state = ctx.getUnionListState(POSITION);
@@ -234,7 +238,7 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
         }
         // In the same turn as the last rows, so a poll that emits them also leaves the snapshot phase.
         if (last) this.push({ kind: 'snapshot-end' });
-        return this.space();
+        return this.closed ? undefined : this.queue.space();
       });
       if (this.closed) return;
       await this.snapshotClient!.end();
@@ -307,20 +311,7 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
   }
 
   private push(entry: Entry): void {
-    if (this.closed) return;
-    this.queue.push(entry);
-    if (!this.paused && this.queue.length - this.head >= this.s.bufferChanges && this.replication !== null) {
-      this.paused = true;
-      this.replication.pause();
-    }
-  }
-
-  /** Resolves once the queue has room (the snapshot copy awaits it). */
-  private space(): Promise<void> | void {
-    if (this.queue.length - this.head < this.s.bufferChanges || this.closed) return;
-    return new Promise((resolve) => {
-      this.spaceWaiter = resolve;
-    });
+    if (!this.closed) this.queue.push(entry);
   }
 
   poll(out: Collector<ChangeRecord>, maxRecords: number): PollStatus {
@@ -330,11 +321,10 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
     if (p === null) return { status: 'wait', delayMs: this.s.idleWaitMs };
     let emitted = 0;
     const queue = this.queue;
-    while (this.head < queue.length) {
-      const e = queue[this.head]!;
+    for (let e = queue.peek(); e !== undefined; e = queue.peek()) {
       // marks right after the last change emitted are taken too: the position then ends on a boundary
       if (emitted >= maxRecords && e.kind !== 'begin' && e.kind !== 'commit' && e.kind !== 'snapshot-end') break;
-      queue[this.head++] = undefined;
+      queue.drop();
       switch (e.kind) {
         case 'begin':
           p.partialLsn = e.lsn;
@@ -362,27 +352,8 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
           }
       }
     }
-    this.compact();
+    queue.settle();
     return emitted > 0 ? POLL_MORE : { status: 'wait', delayMs: this.s.idleWaitMs };
-  }
-
-  /** Drops the consumed head of the queue now and then, and lets intake go on once half of it drained. */
-  private compact(): void {
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-    } else if (this.head > 4096 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
-    }
-    if (this.queue.length - this.head > this.s.bufferChanges / 2) return;
-    if (this.paused) {
-      this.paused = false;
-      this.replication?.resume();
-    }
-    const waiter = this.spaceWaiter;
-    this.spaceWaiter = null;
-    waiter?.();
   }
 
   snapshotState(checkpointId: number): void {
@@ -422,10 +393,7 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.queue = [];
-    this.head = 0;
-    this.spaceWaiter?.();
-    this.spaceWaiter = null;
+    this.queue.clear();
     this.replication?.close();
     for (const c of [this.control, this.snapshotClient]) c?.end().catch(() => {});
     this.replication = null;

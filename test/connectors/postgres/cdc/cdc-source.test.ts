@@ -224,6 +224,33 @@ describe('PostgresCdcSource', () => {
     expect((await client.result).status).toBe('FINISHED');
   });
 
+  it("survives the server ending the slot's connection mid-run: the job fails over and every change arrives once", async () => {
+    const { schema, id, slot, admin } = await setup();
+    const seen: ChangeRecord[] = [];
+    const { env, sink } = job({ schema, id, seen, restarts: 3, intervalMs: 30 });
+    const client = await env.executeAsync('cdc-dropped');
+    await until('the slot to be ready', () => slotReady(admin, slot));
+    const expected: string[] = [];
+    const insert = async (from: number, to: number): Promise<void> => {
+      for (let i = from; i <= to; i++) {
+        await admin.query(`INSERT INTO ${schema}.t VALUES ($1, $1)`, [i]);
+        expected.push(`I ${i} v=${i}`);
+      }
+    };
+    await insert(1, 100);
+    await until('100 changes to pass the source', () => seen.length >= 100);
+    // as a server restart would: the walsender streaming the slot goes
+    const ended = await admin.query('SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = $1 AND active', [slot]);
+    expect(ended.rowCount).toBe(1);
+    await insert(101, 200);
+    await admin.query(`INSERT INTO ${schema}.t VALUES (${END_ID}, 0)`);
+    expected.push(`I ${END_ID} v=0`);
+    const result = await client.result;
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBeGreaterThanOrEqual(1);
+    expect(sink.results()).toEqual(expected);
+  });
+
   it('a server that is down gives one error naming the server and address, without the password', async () => {
     const s = new PostgresCdcSource({ tables: ['t'], connection: { host: '127.0.0.1', port: 1, database: 'test', user: 'root', password: 'sekret-pw' } });
     const reader = s.createReader();
