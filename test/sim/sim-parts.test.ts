@@ -27,13 +27,18 @@ describe('simulator knobs', () => {
       counts.set(n, (counts.get(n) ?? 0) + 1);
     }
     expect([...counts.keys()].sort()).toEqual([1, 2, 3]);
-    // A quarter in-thread, the rest over the transport (330 seeds: 84 / 112 / 134 with the draw of this commit).
+    // A quarter in-thread, the rest over the transport, except seeds with corruption at rest (knobs.ts
+    // says why): 330 seeds 143 / 90 / 97 with the draw of this commit.
     expect(counts.get(1)!).toBeGreaterThan(50);
-    expect(counts.get(2)! + counts.get(3)!).toBeGreaterThan(200);
+    expect(counts.get(2)! + counts.get(3)!).toBeGreaterThan(150);
     expect(describeKnobs(drawKnobs(11, inputs))[0]).toContain('3 in-memory task managers');
     expect(describeKnobs(drawKnobs(1, inputs))[0]).toContain('in-thread');
     // Every mode runs over task managers.
-    expect(drawKnobs(11, { ...inputs, mode: 'unaligned' }).taskManagers).toBe(3);
+    expect(drawKnobs(200, { ...inputs, mode: 'unaligned' }).taskManagers).toBe(2);
+    for (let seed = 1; seed <= 100; seed++) {
+      const k = drawKnobs(seed, inputs);
+      if (k.corruption !== null) expect(k.taskManagers).toBe(1);
+    }
   });
 
   it('a user module fixes the parallelism it asks for', () => {
