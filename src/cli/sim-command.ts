@@ -5,7 +5,7 @@
  */
 import type { OutputRule } from '../sim/checkers/exactly-once.ts';
 import { SIM_MODES, type SimJob, type SimMode } from '../sim/run-seed.ts';
-import { describeRecovery, exitCodeFor, runSeeds } from '../sim/runner.ts';
+import { describeRecovery, describeTaskManagerShares, exitCodeFor, runSeeds } from '../sim/runner.ts';
 import { SCENARIOS, type ScenarioName } from '../sim/scenarios.ts';
 import { UsageError } from './exit.ts';
 import { loadJobModule, type JobModule } from './load-job-module.ts';
@@ -83,5 +83,6 @@ export async function simCommand(flags: SimFlags): Promise<number> {
     `${summary.runs} seeds in ${secs} s: ${k.ok} passed, ${k.violation} checker violations, ${k.liveness} liveness failures, ${k.crash} crashes (${summary.restarts} restarts, ${summary.checkpoints} checkpoints of which ${summary.inflightCheckpoints} persisted in-flight data, ${summary.rescaled} savepoint rescales, ${summary.faults} injected faults)`,
   );
   print(`recovery: ${describeRecovery(summary.recovery)}`);
+  if (seeds > 1) for (const line of describeTaskManagerShares(summary.byTaskManagers)) print(`  ${line}`);
   return exitCodeFor(summary);
 }

@@ -38,6 +38,11 @@ export interface AttemptDeployment {
    * stopped (task managers answered, or were terminated after their cancellation timeout).
    */
   teardown(): Promise<void>;
+  /**
+   * The process died (the simulator's process kill): every subtask stops at once and releases its
+   * files and store handles, as the operating system would; nothing is sent, nobody answers.
+   */
+  abandon(): void;
 }
 
 /** Builds and restores one attempt: `firstCheckpointFull` as in deployment.ts's deploy. */
@@ -46,6 +51,10 @@ export type Deployer = (spec: DeploymentSpec, restore: CheckpointMetadata | null
 /** Every subtask in this thread, on the job master's scheduler (the default, and what the simulator runs). */
 export const inThreadDeployer: Deployer = async (spec, restore, firstCheckpointFull) => {
   const d = await deploy(spec, restore, firstCheckpointFull);
+  const stop = (): void => {
+    for (const task of d.tasks) task.cancel();
+    for (const ch of d.channels) ch.clear();
+  };
   return {
     tasks: d.tasks,
     open: async () => {
@@ -55,9 +64,9 @@ export const inThreadDeployer: Deployer = async (spec, restore, firstCheckpointF
       for (const task of d.tasks) task.start();
     },
     teardown: () => {
-      for (const task of d.tasks) task.cancel();
-      for (const ch of d.channels) ch.clear();
+      stop();
       return Promise.resolve();
     },
+    abandon: () => stop(),
   };
 };

@@ -199,7 +199,7 @@ export class JobMaster {
    * their files and store handles closed, as the operating system would — and nobody is told.
    */
   abandonAttempt(): void {
-    void this.deployment?.teardown();
+    this.deployment?.abandon();
   }
 
   /** Fails the current attempt from outside (the simulator's "restart the job now"); the restart strategy decides what follows. */

@@ -230,6 +230,14 @@ class RemoteAttempt implements AttemptDeployment {
     this.heartbeats.start();
   }
 
+  /** The process died: its task managers go with it, at once, without a word (no cancel, no watchdog). */
+  abandon(): void {
+    this.ended = true;
+    this.heartbeats.stop();
+    for (const t of this.tasks) if (t.status === 'RUNNING' || t.status === 'CREATED') t.status = 'CANCELED';
+    this.pool.shutdown();
+  }
+
   /**
    * Asks every task manager to cancel its subtasks; each answers once they stopped. One that has
    * not answered within the cancellation timeout (a subtask stuck in user code holds its thread)

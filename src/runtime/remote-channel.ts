@@ -162,8 +162,15 @@ export class RemoteInputChannel implements InputChannel {
     return this.received.bufferedBuffers;
   }
 
+  /**
+   * As LocalChannel's; a barrier that overtook buffers on arrival (unaligned) had those buffers
+   * behind it, ahead of it in the stream: they are returned too, or they would be in no channel state.
+   */
   pullForward(checkpointId: number): InflightElement[] | null {
-    return this.received.pullForward(checkpointId);
+    const ahead = this.received.pullForward(checkpointId);
+    if (ahead === null) return null;
+    const overtaken = this.takeOvertaken(checkpointId);
+    return overtaken === null || overtaken.length === 0 ? ahead : [...ahead, ...overtaken];
   }
 
   push(element: StreamElement): void {

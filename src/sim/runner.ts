@@ -3,7 +3,7 @@
  * command that replays it. Scenario and mode follow from the seed unless they are fixed.
  */
 import { describeKnobs } from './knobs.ts';
-import { jobName, runSeed, SIM_MODES, type OutcomeKind, type SeedOutcome, type SimJob, type SimMode } from './run-seed.ts';
+import { jobName, knobsFor, runSeed, SIM_MODES, type OutcomeKind, type SeedOutcome, type SimJob, type SimMode } from './run-seed.ts';
 import { SCENARIOS } from './scenarios.ts';
 import { noRecovery, type RecoveryCounts } from './sim-run.ts';
 
@@ -34,6 +34,17 @@ export interface SimSummary {
   readonly rescaled: number;
   /** How often the seeds reached each recovery path, summed. */
   readonly recovery: RecoveryCounts;
+  /** Per value of the task-managers knob (1 = in-thread): the seeds, their outcomes and recovery counts. */
+  readonly byTaskManagers: ReadonlyMap<number, TaskManagerShare>;
+}
+
+/** The seeds that ran with one value of the task-managers knob. */
+export interface TaskManagerShare {
+  seeds: number;
+  readonly byKind: Record<OutcomeKind, number>;
+  restarts: number;
+  checkpoints: number;
+  readonly recovery: RecoveryCounts;
 }
 
 /** Exit codes that classify a sim run: 0 all passed, 1 checker violation, 3 liveness, 4 crash. */
@@ -59,10 +70,12 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
   let checkpoints = 0;
   let faults = 0;
   const recovery = noRecovery();
+  const byTaskManagers = new Map<number, TaskManagerShare>();
   for (let seed = o.start; seed < o.start + o.seeds; seed++) {
     const scenario = scenarioFor(seed, o.job);
     const mode = modeFor(seed, o.mode);
     if (o.verbose || o.seeds === 1) o.print(`seed ${seed} (${jobName(scenario)}, ${mode})`);
+    if (o.seeds === 1) for (const line of describeKnobs(knobsFor(seed, scenario, mode))) o.print(`  ${line}`);
     let outcome: SeedOutcome;
     try {
       outcome = await runSeed(seed, scenario, mode, o.trace ? o.print : undefined);
@@ -89,6 +102,17 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
       };
     }
     byKind[outcome.kind]++;
+    const tms = knobsFor(seed, scenario, mode).taskManagers;
+    let share = byTaskManagers.get(tms);
+    if (!share) {
+      share = { seeds: 0, byKind: { ok: 0, violation: 0, liveness: 0, crash: 0 }, restarts: 0, checkpoints: 0, recovery: noRecovery() };
+      byTaskManagers.set(tms, share);
+    }
+    share.seeds++;
+    share.byKind[outcome.kind]++;
+    share.restarts += outcome.stats.restarts;
+    share.checkpoints += outcome.stats.checkpointsCompleted;
+    for (const key of Object.keys(recovery) as Array<keyof RecoveryCounts>) share.recovery[key] += outcome.stats.recovery[key];
     o.onSeedDone?.(outcome);
     restarts += outcome.stats.restarts;
     checkpoints += outcome.stats.checkpointsCompleted;
@@ -118,7 +142,19 @@ export async function runSeeds(o: SimRunOptions): Promise<SimSummary> {
     inflightCheckpoints: recovery.inflightCheckpoints,
     rescaled: recovery.rescales,
     recovery,
+    byTaskManagers,
   };
+}
+
+/** One line per value of the task-managers knob, in order. */
+export function describeTaskManagerShares(byTaskManagers: ReadonlyMap<number, TaskManagerShare>): string[] {
+  return [...byTaskManagers.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([tms, s]) => {
+      const k = s.byKind;
+      const where = tms === 1 ? 'in-thread' : `${tms} in-memory task managers`;
+      return `${where}: ${s.seeds} seeds, ${k.ok} passed, ${k.violation} violations, ${k.liveness} liveness, ${k.crash} crashes; ${s.restarts} restarts, ${s.checkpoints} checkpoints, ${s.recovery.restoresFromCheckpoint} restores, ${s.recovery.kills} kills`;
+    });
 }
 
 /** One line of recovery counts (a seed's or a summary's). */

@@ -240,7 +240,7 @@ export class SimRun {
     this.current = proc;
     storage.kill = (site) => this.storageKill(proc, site);
     this.trace?.(
-      `${this.world.now().toFixed(1)}ms process ${process.pid} starts${spec.restoreFrom ? ` from ${spec.restoreFrom}` : ''} at parallelism ${spec.parallelism}${spec.variant === 'changed' ? ' (changed job)' : ''}`,
+      `${this.world.now().toFixed(1)}ms process ${process.pid} starts${spec.restoreFrom ? ` from ${spec.restoreFrom}` : ''} at parallelism ${spec.parallelism}${this.k.taskManagers > 1 ? ` on ${this.k.taskManagers} task managers` : ''}${spec.variant === 'changed' ? ' (changed job)' : ''}`,
     );
     try {
       const env = environmentFor(this.k, this.job, spec.parallelism);
@@ -255,6 +255,7 @@ export class SimRun {
         allowNonRestoredState: spec.variant === 'changed',
         elementsPerStep: this.k.elementsPerStep,
         sourceBatchRecords: this.k.sourceBatchRecords,
+        ...(this.k.taskManagers > 1 ? { inMemoryTaskManagers: this.k.taskManagers } : {}),
         onJobMaster: (m) => {
           proc.master = m;
           storage.retained = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.checkpointId));

@@ -65,6 +65,19 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     mode: 'aligned-timeout',
     bug: 'simulator: a process killed while deleting its checkpoints after the final one left no checkpoint; resuming from nothing was (rightly) refused by the sink rule; the job is done',
   },
+  {
+    seed: 3,
+    job: 'file-sink',
+    mode: 'exactly-once',
+    bug: 'over 3 in-memory task managers: the in-memory link delivered messages in the order the seeded scheduler picked, not FIFO, so frames overtook each other and barriers overtook records (per-key sequence gaps, a completed checkpoint with state ahead of its source position)',
+  },
+  {
+    seed: 200,
+    job: 'union',
+    mode: 'unaligned',
+    bug: 'over 2 in-memory task managers: an unaligned barrier that overtook received buffers and was then pulled forward (the first barrier on another channel started the checkpoint) left those buffers out of the channel state; the checkpoint held state one record behind its source position',
+  },
+  { seed: 284, job: 'event-time', mode: 'aligned-timeout', bug: 'same as seed 200, aligned checkpoints timing out (0 ms) to unaligned; lost and wrong output' },
 ];
 
 describe('simulator regression seeds', () => {

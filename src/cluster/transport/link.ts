@@ -18,23 +18,40 @@ export interface Link<Out, In> {
 /**
  * Two ends of an in-memory link: each message is delivered later through the scheduler, never
  * inline, as if it crossed a thread. Objects are handed over as they are (the sender must not
- * touch them again, as with a transfer).
+ * touch them again, as with a transfer). Each direction is FIFO even on a scheduler that runs
+ * ready events in any order (the simulator's): every send schedules one delivery, and a delivery
+ * hands over the oldest message not yet delivered, so the scheduler picks when, never in what order.
  */
 export function inMemoryLinkPair<A, B>(scheduler: Scheduler): [Link<A, B>, Link<B, A>] {
   const state = { closed: false };
   const handlers: { a: ((m: B) => void) | null; b: ((m: A) => void) | null } = { a: null, b: null };
-  const end = <Out, In>(deliverTo: () => ((m: Out) => void) | null, setOwn: (h: (m: In) => void) => void): Link<Out, In> => ({
-    send: (message) => {
+  const end = <Out, In>(deliverTo: () => ((m: Out) => void) | null, setOwn: (h: (m: In) => void) => void): Link<Out, In> => {
+    const queue: Out[] = [];
+    let head = 0;
+    const deliver = (): void => {
       if (state.closed) return;
-      scheduler.execute(() => {
-        if (!state.closed) deliverTo()?.(message);
-      });
-    },
-    onMessage: setOwn,
-    close: () => {
-      state.closed = true;
-    },
-  });
+      const message = queue[head] as Out;
+      queue[head++] = undefined as Out; // let it go
+      if (head === queue.length) {
+        queue.length = 0;
+        head = 0;
+      }
+      deliverTo()?.(message);
+    };
+    return {
+      send: (message) => {
+        if (state.closed) return;
+        queue.push(message);
+        scheduler.execute(deliver);
+      },
+      onMessage: setOwn,
+      close: () => {
+        state.closed = true;
+        queue.length = 0;
+        head = 0;
+      },
+    };
+  };
   return [
     end<A, B>(
       () => handlers.b,

@@ -8,7 +8,7 @@ import type { CheckpointBarrier } from '../../checkpoint/barrier/barrier.ts';
 import type { CheckpointFailureReason } from '../../checkpoint/failure-reason.ts';
 import type { CheckpointMetadata } from '../../checkpoint/metadata/metadata.ts';
 import type { CheckpointId, TaskId } from '../../core/ids.ts';
-import { JobFailedError, RestoreError, StorageError, WeirError, type WeirErrorCode } from '../../core/errors.ts';
+import { InjectedFault, JobFailedError, RestoreError, StorageError, WeirError, type WeirErrorCode } from '../../core/errors.ts';
 
 /** The operators a job master expects a task manager's job graph to have, vertex by vertex. */
 export interface GraphFingerprint {
@@ -47,7 +47,12 @@ export interface WireError {
   /** The file at fault of a StorageError. */
   readonly file: string | null;
   readonly stack: string | null;
+  /** Its cause, as data too (a few levels at most), so the job master sees the chain the task manager saw. */
+  readonly cause?: WireError | null;
 }
+
+/** Levels of `cause` an error keeps on the wire. */
+const WIRE_CAUSE_DEPTH = 4;
 
 /** Live figures of one subtask, for `weir run` progress and JobMetrics. */
 export interface TaskFigures {
@@ -92,7 +97,7 @@ export type DataMessage =
   | { readonly type: 'frame'; readonly channel: number; readonly frame: Uint8Array }
   | { readonly type: 'credit'; readonly channel: number; readonly buffers: number };
 
-export function toWireError(err: unknown): WireError {
+export function toWireError(err: unknown, depth = 0): WireError {
   if (err instanceof Error) {
     const { code, file } = err as { code?: unknown; file?: unknown };
     return {
@@ -101,6 +106,7 @@ export function toWireError(err: unknown): WireError {
       code: typeof code === 'string' ? code : null,
       file: typeof file === 'string' ? file : null,
       stack: err.stack ?? null,
+      cause: err.cause === undefined || depth >= WIRE_CAUSE_DEPTH ? null : toWireError(err.cause, depth + 1),
     };
   }
   return { name: 'Error', message: String(err), code: null, file: null, stack: null };
@@ -129,6 +135,9 @@ export function fromWireError(wire: WireError): Error {
       err = new StorageError(wire.code, file, wire.message.startsWith(prefix) ? wire.message.slice(prefix.length) : wire.message);
       break;
     }
+    case 'INJECTED_FAULT':
+      err = new InjectedFault(wire.message.replace(/^injected fault at /, ''));
+      break;
     case null:
       err = new Error(wire.message);
       break;
@@ -136,5 +145,6 @@ export function fromWireError(wire: WireError): Error {
       err = new WeirError(wire.code as WeirErrorCode, wire.message);
   }
   if (wire.stack !== null) err.stack = wire.stack;
+  if (wire.cause) err.cause = fromWireError(wire.cause);
   return err;
 }
