@@ -120,6 +120,11 @@ export class FlowView {
       this.speed = fitSpeed(this.endTime());
       this.speedSelect.value = String(this.speed);
       this.setPlaying(true);
+    } else if (this.follow.checked) {
+      // Following live, the flow was first loaded while the checkpoint had just started: as it
+      // grows, speed the playback up so the whole checkpoint still plays in about ten seconds.
+      this.speed = Math.max(this.speed, fitSpeed(this.endTime()));
+      this.speedSelect.value = String(this.speed);
     }
     this.render();
   }

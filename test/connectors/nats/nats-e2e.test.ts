@@ -71,7 +71,7 @@ describe('JetStream -> keyed count -> JetStream (exactly-once)', () => {
     await createStreams(shared, names);
     try {
       await publishInput(shared, names, 5, 0, 400, KEYS);
-      const plan = new FaultPlan([f('process', 'count', 3, 0)]);
+      const plan = new FaultPlan([f('process', 'count', 1, 0)]);
       const { env } = natsJob({ names, splits: 5, parallelism: 2, discover: true, options: { checkpointStorage: tempDir() } });
       const job = await env.executeAsync('nats-discover', { faults: plan });
       await finish(job, shared, names.outStream, 2_000);
