@@ -14,13 +14,14 @@
  * request must carry `Authorization: Bearer <token>`, the job's secret from its registry file
  * (readable by its owner only), or it gets 401: other local users cannot control the job.
  */
-import { timingSafeEqual } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { sleep } from '../core/adapters.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { JobClient } from '../index.ts';
+import { checkHost, checkToken, readJsonBody } from '../web/http-util.ts';
+import { HttpError } from '../web/rest/errors.ts';
 import { oneLine } from './format.ts';
 
 export interface ControlServer {
@@ -34,19 +35,8 @@ export interface ControlServer {
   close(): Promise<void>;
 }
 
-/** A request's body larger than this is refused: the routes take a few short fields. */
-const BODY_BYTES_MAX = 64 * 1024;
 /** How long `close` waits for requests in progress (a stop answers once the job finished). */
 const CLOSE_GRACE_MS = 5_000;
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 type Reply = { readonly status: number; readonly body: Record<string, unknown> };
 type Route = (body: Record<string, unknown>) => Promise<Reply>;
@@ -156,43 +146,6 @@ async function handle(
   const text = `${JSON.stringify(reply.body)}\n`;
   res.writeHead(reply.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), connection: 'close' });
   res.end(text);
-}
-
-/** Only requests addressed to the loopback name of this port: a rebinding DNS name is refused. */
-function checkHost(req: http.IncomingMessage, port: number): void {
-  const host = req.headers.host ?? '';
-  if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) throw new HttpError(403, `Host must be 127.0.0.1:${port}, got '${host}'`);
-}
-
-/** Only requests with the job's token; compared in constant time. */
-function checkToken(req: http.IncomingMessage, token: string): void {
-  const header = req.headers.authorization;
-  if (header === undefined) throw new HttpError(401, "missing 'Authorization: Bearer <token>' (weir reads the job's token from its registry file)");
-  const given = Buffer.from(/^Bearer (\S+)$/.exec(header)?.[1] ?? '', 'utf8');
-  const expected = Buffer.from(token, 'utf8');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new HttpError(401, 'wrong control token');
-}
-
-async function readJsonBody(req: http.IncomingMessage): Promise<Record<string, unknown>> {
-  const type = req.headers['content-type'] ?? '';
-  if (!/^application\/json\b/i.test(type)) throw new HttpError(415, 'POST bodies must be application/json');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.byteLength;
-    if (size > BODY_BYTES_MAX) throw new HttpError(413, `request body over ${BODY_BYTES_MAX} bytes`);
-    chunks.push(chunk);
-  }
-  const text = Buffer.concat(chunks).toString('utf8').trim();
-  if (text === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new HttpError(400, 'request body is not JSON');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new HttpError(400, 'request body must be a JSON object');
-  return parsed as Record<string, unknown>;
 }
 
 /** The savepoint directory of a request: absolute, because this process's cwd is not the caller's. */

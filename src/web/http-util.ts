@@ -1,4 +1,4 @@
-/** Small HTTP helpers of the web server: the loopback Host check, the bearer token, JSON bodies and replies. */
+/** Small HTTP helpers of the web server and the control endpoint: the loopback Host check, the bearer token, JSON bodies and replies. */
 import { timingSafeEqual } from 'node:crypto';
 import type * as http from 'node:http';
 import { HttpError } from './rest/errors.ts';
@@ -16,7 +16,7 @@ export function checkHost(req: http.IncomingMessage, port: number): void {
 export function checkToken(req: http.IncomingMessage, token: string): void {
   const header = req.headers.authorization;
   if (header === undefined)
-    throw new HttpError(401, "this route changes the job: it needs 'Authorization: Bearer <token>' (the job's control token from its registry file)");
+    throw new HttpError(401, "missing 'Authorization: Bearer <token>' (the job's control token, which weir reads from its registry file)");
   const given = Buffer.from(/^Bearer (\S+)$/.exec(header)?.[1] ?? '', 'utf8');
   const expected = Buffer.from(token, 'utf8');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new HttpError(401, 'wrong control token');
