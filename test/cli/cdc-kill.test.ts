@@ -17,7 +17,7 @@ import { SeededRandom } from '../../src/core/time.ts';
 import { dropCdcObjects } from '../connectors/postgres/cdc/cdc-support.ts';
 import { client } from '../connectors/postgres/pg-support.ts';
 import { slotNameOf } from '../../src/connectors/postgres/cdc/cdc-names.ts';
-import { checkpointsIn, killGroup } from './kill-harness.ts';
+import { CheckpointTracker, checkpointMoment, checkpointsIn, killGroup, waitUntil } from './kill-harness.ts';
 import { END_ID } from './fixtures/cdc-kill-job.ts';
 import { FIXTURES, startCli, type CliRun } from './run-cli.ts';
 import { waitForMatch, within } from './running-job.ts';
@@ -112,20 +112,6 @@ async function startRun(root: string, from: string | null, env: Readonly<Record<
   }
 }
 
-/** Polls `probe` until true; false when the command exited first. */
-async function waitFor(cli: CliRun, what: string, probe: () => Promise<boolean> | boolean): Promise<boolean> {
-  let exited = false;
-  void cli.done.then(() => (exited = true));
-  const poll = (async () => {
-    for (;;) {
-      if (await probe()) return true;
-      if (exited) return probe();
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  })();
-  return within(EVENT_TIMEOUT_MS, poll, () => `no ${what} within ${EVENT_TIMEOUT_MS} ms; stderr so far:\n${cli.output().stderr}`);
-}
-
 async function preparedOfSink(db: pg.Client, schema: string): Promise<string[]> {
   const res = await db.query<{ gid: string }>('SELECT gid FROM pg_prepared_xacts WHERE left(gid, $2) = $1', [
     `weir:${schema}.agg:`,
@@ -136,31 +122,25 @@ async function preparedOfSink(db: pg.Client, schema: string): Promise<string[]> 
 
 /** Waits for the step's moment in a started run; false when the run ended before it. */
 async function reachMoment(db: pg.Client, schema: string, run: Run, step: Step): Promise<boolean> {
-  const completedSeen = new Set<number>();
-  const completedNow = () => {
-    const now = checkpointsIn(run.jobDir);
-    for (const id of now.completed) completedSeen.add(id);
-    return now;
-  };
   switch (step.moment) {
     case 'before-first':
       return true;
     case 'during':
-      return waitFor(run.cli, `half-written checkpoint ${step.nth}`, () => {
-        const now = completedNow();
-        return completedSeen.size >= step.nth - 1 && now.incomplete.some((id) => id > Math.max(0, ...completedSeen));
-      });
     case 'after-complete':
-      return waitFor(run.cli, `completed checkpoint ${step.nth}`, () => {
-        completedNow();
-        return completedSeen.size >= step.nth;
-      });
-    case 'prepared':
+      return checkpointMoment(run.cli, run.jobDir, step.moment, step.nth, EVENT_TIMEOUT_MS);
+    case 'prepared': {
       // between PREPARE TRANSACTION and COMMIT PREPARED of the sink, after nth - 1 completed checkpoints
-      return waitFor(run.cli, 'a prepared transaction of the sink', async () => {
-        completedNow();
-        return completedSeen.size >= step.nth - 1 && (await preparedOfSink(db, schema)).length > 0;
-      });
+      const tracker = new CheckpointTracker(run.jobDir);
+      return waitUntil(
+        run.cli,
+        'a prepared transaction of the sink',
+        async () => {
+          tracker.poll();
+          return tracker.completedSeen.size >= step.nth - 1 && (await preparedOfSink(db, schema)).length > 0;
+        },
+        EVENT_TIMEOUT_MS,
+      );
+    }
   }
 }
 

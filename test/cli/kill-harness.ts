@@ -107,17 +107,57 @@ export async function killWhen(cli: CliRun, what: string, probe: () => boolean):
 }
 
 /** Polls `probe` until it is true; false when the command exited first (it finished its input). */
-export async function waitUntil(cli: CliRun, what: string, probe: () => boolean): Promise<boolean> {
+export async function waitUntil(cli: CliRun, what: string, probe: () => Promise<boolean> | boolean, timeoutMs = EVENT_TIMEOUT_MS): Promise<boolean> {
   let exited = false;
   void cli.done.then(() => (exited = true));
   const poll = (async () => {
     for (;;) {
-      if (probe()) return true;
+      if (await probe()) return true;
       if (exited) return probe();
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
   })();
-  return within(EVENT_TIMEOUT_MS, poll, () => `no ${what} within ${EVENT_TIMEOUT_MS} ms; stderr so far:\n${cli.output().stderr}`);
+  return within(timeoutMs, poll, () => `no ${what} within ${timeoutMs} ms; stderr so far:\n${cli.output().stderr}`);
+}
+
+/**
+ * The completed checkpoints seen so far in a run's job dir. With one retained checkpoint each
+ * completed one stays until the next completes, so polling sees them all.
+ */
+export class CheckpointTracker {
+  readonly completedSeen = new Set<number>();
+  constructor(private readonly jobDir: string) {}
+  /** Reads the job dir now, remembering every completed checkpoint. */
+  poll(): { completed: number[]; incomplete: number[] } {
+    const now = checkpointsIn(this.jobDir);
+    for (const id of now.completed) this.completedSeen.add(id);
+    return now;
+  }
+}
+
+/** Waits until checkpoint `nth` is half-written (`during`) or completed (`after-complete`); false when the run ended first. */
+export function checkpointMoment(cli: CliRun, jobDir: string, moment: 'during' | 'after-complete', nth: number, timeoutMs?: number): Promise<boolean> {
+  const tracker = new CheckpointTracker(jobDir);
+  if (moment === 'after-complete') {
+    return waitUntil(
+      cli,
+      `completed checkpoint ${nth}`,
+      () => {
+        tracker.poll();
+        return tracker.completedSeen.size >= nth;
+      },
+      timeoutMs,
+    );
+  }
+  return waitUntil(
+    cli,
+    `half-written checkpoint ${nth}`,
+    () => {
+      const now = tracker.poll();
+      return tracker.completedSeen.size >= nth - 1 && now.incomplete.some((id) => id > Math.max(0, ...tracker.completedSeen));
+    },
+    timeoutMs,
+  );
 }
 
 /**
@@ -137,26 +177,12 @@ function inProgressFiles(outputDir: string): Set<string> {
 
 /** Waits for the step's moment in a started run; false when the run ended before it. */
 async function reachMoment(run: WeirRun, step: KillStep, outputDir: string, before: Set<string>): Promise<boolean> {
-  // With one retained checkpoint each completed one stays until the next completes: polling sees them all.
-  const completedSeen = new Set<number>();
-  const completedNow = () => {
-    const now = checkpointsIn(run.jobDir);
-    for (const id of now.completed) completedSeen.add(id);
-    return now;
-  };
   switch (step.moment) {
     case 'before-first':
       return true;
     case 'during':
-      return waitUntil(run.cli, `half-written checkpoint ${step.nth}`, () => {
-        const now = completedNow();
-        return completedSeen.size >= step.nth - 1 && now.incomplete.some((id) => id > Math.max(0, ...completedSeen));
-      });
     case 'after-complete':
-      return waitUntil(run.cli, `completed checkpoint ${step.nth}`, () => {
-        completedNow();
-        return completedSeen.size >= step.nth;
-      });
+      return checkpointMoment(run.cli, run.jobDir, step.moment, step.nth);
     case 'resumed-no-checkpoint':
       return waitUntil(run.cli, 'uncommitted output of the resumed run', () => [...inProgressFiles(outputDir)].some((n) => !before.has(n)));
   }
