@@ -4,6 +4,8 @@ export const CHECKPOINT_FAILURE_MESSAGES = {
   EXPIRED: 'the checkpoint did not complete within the timeout',
   /** A newer barrier overtook it during alignment. */
   SUBSUMED_BY_NEWER_BARRIER: 'a newer checkpoint barrier arrived before this one was aligned',
+  /** A source subtask got its trigger after it had emitted a newer checkpoint's barrier. */
+  TRIGGER_OUT_OF_ORDER: 'a source subtask got the trigger after it had emitted the barrier of a newer checkpoint',
   /** An upstream subtask cancelled it. */
   CANCELLED_UPSTREAM: 'an upstream subtask cancelled the checkpoint',
   /** A subtask's snapshot threw. */
@@ -25,5 +27,5 @@ export type CheckpointFailureReason = keyof typeof CHECKPOINT_FAILURE_MESSAGES;
 
 /** Reasons that count against tolerableFailures (failures of checkpointing itself, not of the job). */
 export function countsAsCheckpointFailure(reason: CheckpointFailureReason): boolean {
-  return reason !== 'JOB_FAILOVER' && reason !== 'COORDINATOR_SHUTDOWN' && reason !== 'SUBSUMED_BY_NEWER_BARRIER';
+  return reason !== 'JOB_FAILOVER' && reason !== 'COORDINATOR_SHUTDOWN' && reason !== 'SUBSUMED_BY_NEWER_BARRIER' && reason !== 'TRIGGER_OUT_OF_ORDER';
 }

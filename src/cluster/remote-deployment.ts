@@ -97,6 +97,8 @@ class RemoteAttempt implements AttemptDeployment {
   /** Task managers found dead (worker gone, or silent): teardown does not wait for their answer. */
   private readonly dead = new Set<number>();
   private readonly heartbeats: HeartbeatMonitor;
+  /** While `open` waits for the task managers' answers. */
+  private opening: { answer(m: Extract<ToJobMaster, { type: 'opened' | 'open-failed' }>): void; fail(error: Error): void } | null = null;
 
   constructor(
     private readonly pool: TaskManagerPool,
@@ -132,13 +134,15 @@ class RemoteAttempt implements AttemptDeployment {
         else if (waiting > 0) {
           waiting = -1;
           reject(new Error(`task manager ${index}: ${errorMessage(error)}`, { cause: error }));
-        } else this.taskManagerDied(index, error);
+        } else if (this.opening !== null) this.opening.fail(new Error(`task manager ${index}: ${errorMessage(error)}`, { cause: error }));
+        else this.taskManagerDied(index, error);
       };
       pool.onFailure((index, error) => this.failTaskManager(index, error));
       pool.links.forEach((link, index) => {
         link.onMessage((m) => {
           if (m.type === 'heartbeat') this.heartbeats.heard(index);
           if (m.type === 'canceled') this.stoppedOne(index);
+          else if (m.type === 'opened' || m.type === 'open-failed') this.opening?.answer(m);
           else if (m.type === 'deploy-failed' && waiting > 0) {
             waiting = -1;
             reject(fromWireError(m.error));
@@ -204,6 +208,8 @@ class RemoteAttempt implements AttemptDeployment {
       case 'heartbeat':
       case 'deployed':
       case 'deploy-failed':
+      case 'opened':
+      case 'open-failed':
       case 'canceled':
         return;
     }
@@ -220,8 +226,36 @@ class RemoteAttempt implements AttemptDeployment {
     if (first) this.spec.gateway.taskFailed(first.id, new Error(`task manager ${index} died: ${errorMessage(error)}`, { cause: error }));
   }
 
-  async open(): Promise<void> {
-    // Each task manager opened its subtasks before it reported them deployed.
+  /**
+   * Asks every task manager to open its subtasks and waits for all of them: the job master calls
+   * this after it reconciled the sinks, so a sink re-commits what it recovered only after a
+   * roll-back of newer commits (the order the in-thread deployment has).
+   */
+  open(): Promise<void> {
+    const links = this.pool.links;
+    return new Promise<void>((resolve, reject) => {
+      let waiting = links.length;
+      const settle = (): void => {
+        this.opening = null;
+      };
+      this.opening = {
+        answer: (m) => {
+          if (m.attempt !== this.spec.attempt) return;
+          if (m.type === 'open-failed') {
+            settle();
+            reject(fromWireError(m.error));
+          } else if (--waiting === 0) {
+            settle();
+            resolve();
+          }
+        },
+        fail: (error) => {
+          settle();
+          reject(error);
+        },
+      };
+      for (const link of links) link.send({ type: 'open', attempt: this.spec.attempt });
+    });
   }
 
   start(): void {
@@ -233,6 +267,7 @@ class RemoteAttempt implements AttemptDeployment {
   /** The process died: its task managers go with it, at once, without a word (no cancel, no watchdog). */
   abandon(): void {
     this.ended = true;
+    this.opening?.fail(new Error('the attempt was abandoned while its subtasks opened'));
     this.heartbeats.stop();
     for (const t of this.tasks) if (t.status === 'RUNNING' || t.status === 'CREATED') t.status = 'CANCELED';
     this.pool.shutdown();
@@ -247,6 +282,7 @@ class RemoteAttempt implements AttemptDeployment {
   teardown(): Promise<void> {
     if (this.stopped) return this.stopped;
     this.ended = true;
+    this.opening?.fail(new Error('the attempt was torn down while its subtasks opened'));
     this.heartbeats.stop();
     for (const t of this.tasks) if (t.status === 'RUNNING' || t.status === 'CREATED') t.status = 'CANCELED';
     const { pool, env, watch } = this;

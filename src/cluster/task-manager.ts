@@ -71,6 +71,9 @@ export class TaskManager {
       case 'deploy':
         void this.deploy(m);
         return;
+      case 'open':
+        void this.open(m.attempt);
+        return;
       case 'start':
         for (const out of this.remoteOutputs.values()) out.open();
         for (const task of this.tasks) task.start();
@@ -118,7 +121,7 @@ export class TaskManager {
     return this.tasks.find((t) => t.id.vertex === id.vertex && t.id.subtask === id.subtask);
   }
 
-  /** Builds and restores this task manager's subtasks and opens them; they start on `start`. */
+  /** Builds and restores this task manager's subtasks; they open on `open` and start on `start`. */
   private async deploy(m: DeployMessage): Promise<void> {
     this.cancel();
     const epoch = this.epoch;
@@ -148,14 +151,31 @@ export class TaskManager {
         return;
       }
       this.deployment = deployment;
-      for (const task of deployment.tasks) {
-        await task.open();
-        if (epoch !== this.epoch) return; // cancelled meanwhile: cancel() tore this deployment down
-      }
       this.control.send({ type: 'deployed', attempt: m.attempt, tasks: deployment.tasks.map((t) => ({ task: t.id, name: t.name, isSource: t.isSourceTask })) });
     } catch (err) {
       this.cancel();
       this.control.send({ type: 'deploy-failed', attempt: m.attempt, error: toWireError(err) });
+    }
+  }
+
+  /**
+   * Opens the deployed subtasks' operators. A separate step from deploy, as in this thread: the
+   * job master first reconciles the sinks with the restored checkpoint (a roll-back of commits
+   * newer than it), and only then may a sink re-commit what it recovered.
+   */
+  private async open(attempt: number): Promise<void> {
+    const deployment = this.deployment;
+    const epoch = this.epoch;
+    if (deployment === null) return; // cancelled before the job master's open arrived
+    try {
+      for (const task of deployment.tasks) {
+        await task.open();
+        if (epoch !== this.epoch) return; // cancelled meanwhile: cancel() tore this deployment down
+      }
+      this.control.send({ type: 'opened', attempt });
+    } catch (err) {
+      this.cancel();
+      this.control.send({ type: 'open-failed', attempt, error: toWireError(err) });
     }
   }
 

@@ -194,7 +194,7 @@ export class StreamTask {
 
   triggerCheckpoint(barrier: CheckpointBarrier): void {
     assert(this.source !== null, `task ${this.name}: only source tasks are triggered`);
-    this.putMail(() => this.checkpoints.perform(barrier, barrier.options.alignment === 'unaligned'));
+    this.putMail(() => this.checkpoints.triggerAtSource(barrier));
   }
 
   notifyCheckpointComplete(checkpointId: CheckpointId): void {

@@ -59,6 +59,8 @@ export class SubtaskCheckpoint {
   private alignmentRecordsStart = 0;
   /** Unaligned checkpoint in progress: which input channels are recorded, and the data so far. */
   private inflight: InflightLog | null = null;
+  /** The newest checkpoint whose barrier this subtask emitted (0: none yet). */
+  private lastEmitted = 0;
   private readonly recording: boolean[];
   /** Wall-clock ms each input channel delivered the barrier of `arrivalsOf` (-1: not yet): for the dashboard's barrier flow. */
   private arrivals: number[];
@@ -196,9 +198,25 @@ export class SubtaskCheckpoint {
   }
 
   /** The sync phase: pre-commit, barrier out, snapshots started; the async phase then runs off the loop. */
+  /**
+   * A source task's trigger. One for a checkpoint older than a barrier this subtask already emitted
+   * (the trigger was delayed on its way, and overtaken by the next) is declined and never emitted:
+   * barriers leave a subtask in checkpoint order, or a consumer would align an old checkpoint after
+   * a newer one (Flink declines it too).
+   */
+  triggerAtSource(barrier: CheckpointBarrier): void {
+    if (barrier.checkpointId <= this.lastEmitted) {
+      const { cfg } = this.host;
+      cfg.gateway.declineCheckpoint(cfg.id, barrier.checkpointId, 'TRIGGER_OUT_OF_ORDER');
+      return;
+    }
+    this.perform(barrier, barrier.options.alignment === 'unaligned');
+  }
+
   perform(barrier: CheckpointBarrier, unaligned: boolean): void {
     const { cfg } = this.host;
     const id = barrier.checkpointId;
+    this.lastEmitted = Math.max(this.lastEmitted, id);
     const clock = cfg.env.clock;
     const syncStart = clock.now();
     const syncStartMs = preciseWallNow(clock);

@@ -3,6 +3,7 @@
  * committed output against the fault-free oracle (checker a), and every checker's findings.
  */
 import { errorMessage } from '../core/errors.ts';
+import { checkCommitOrder } from './checkers/commit-order.ts';
 import { checkOutput, type OutputRule } from './checkers/exactly-once.ts';
 import { guarantee, type SeedKnobs, type SimMode } from './knobs.ts';
 import type { RecoveryCounts, RunRecord } from './sim-run.ts';
@@ -54,6 +55,10 @@ export function checkRun(k: SeedKnobs, run: RunRecord, oracle: readonly string[]
   } else {
     const output = checkOutput(guarantee(k.mode), run.committed, oracle, rule);
     if (output.length > 0) run.problems.set('exactly-once-output', output);
+    if (rule === undefined && guarantee(k.mode) === 'exactly-once' && (k.job === 'keyed-counts' || k.job === 'union')) {
+      const order = checkCommitOrder(run.committed);
+      if (order.length > 0) run.problems.set('commit-order', order);
+    }
   }
   for (const [checker, messages] of run.problems) {
     failures.push({ checker, messages });

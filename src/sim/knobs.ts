@@ -212,10 +212,7 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
     backend: drawBackend(seed, inputs.job),
     parallelism,
     maxParallelism,
-    // A fallback past a checkpoint corrupted at rest rolls back a sink's commits; over task managers
-    // the subtasks open (and re-commit) before that roll-back, out of order (sim --job
-    // test/cli/fixtures/sim-bank-job.ts --seed 8 on 3 task managers): in-thread until fixed.
-    taskManagers: corruption === null ? drawTaskManagers(seed) : 1,
+    taskManagers: drawTaskManagers(seed),
     source: { count, keysPerSplit, ratePerSec: Math.ceil((count * 1000) / (backpressured ? 1 : durationMs)), durationMs },
     checkpointing,
     ...knobs,

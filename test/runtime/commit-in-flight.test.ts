@@ -91,4 +91,67 @@ describe('two-phase sink: a commit in flight across the next checkpoint', () => 
     const all = [...sink.committed.values()].flat().sort((a, b) => a - b);
     expect(all).toEqual(Array.from({ length: N }, (_, i) => i));
   });
+
+  it('commits one checkpoint after the other: a completion during a slow commit waits for it', async () => {
+    const N = 300;
+    const gate = new SourceGate(100);
+    const sink = new OrderSink();
+    const env = StreamEnvironment.create({ parallelism: 1, checkpointing: { intervalMs: 1_000_000 } });
+    heldGenerate(env, { count: N }, (i) => i, { gate })
+      .uid('gen')
+      .sinkTo(sink)
+      .uid('out');
+    const job = await env.executeAsync('commit-order');
+    await whenRunning(job);
+    await gate.reached(1);
+    await job.triggerCheckpoint(); // checkpoint 1: its commit stalls
+    await until('the commit of checkpoint 1 in flight', () => sink.events.includes('begin 1'));
+    gate.allowUpTo(200);
+    await gate.reached(1);
+    await job.triggerCheckpoint(); // checkpoint 2 completes while checkpoint 1's commit is in flight
+    await job.triggerCheckpoint(); // checkpoint 3 (no records): by its completion the sink has had checkpoint 2's
+    expect(sink.events).toEqual(['begin 1']);
+    sink.release();
+    gate.open();
+    const result = await job.result;
+    expect(result.status).toBe('FINISHED');
+    expect(sink.events.slice(0, 4)).toEqual(['begin 1', 'end 1', 'begin 2', 'end 2']);
+  });
 });
+
+/** Records when each commit begins and ends; the first commit waits for `release`. */
+class OrderSink implements TwoPhaseCommitSink<number, number> {
+  readonly kind = 'two-phase-commit' as const;
+  readonly name = 'order';
+  readonly events: string[] = [];
+  private releaseFirst: (() => void) | null = null;
+  private first = true;
+
+  release(): void {
+    this.releaseFirst?.();
+  }
+
+  createWriter(): TwoPhaseCommitWriter<number, number> {
+    let n = 0;
+    return {
+      open: () => {},
+      write: () => {
+        n++;
+      },
+      preCommit: (checkpointId) => {
+        const had = n > 0;
+        n = 0;
+        return had ? checkpointId : null;
+      },
+      commit: async (checkpoints) => {
+        const id = checkpoints.join('+');
+        this.events.push(`begin ${id}`);
+        if (this.first) {
+          this.first = false;
+          await new Promise<void>((r) => (this.releaseFirst = r));
+        }
+        this.events.push(`end ${id}`);
+      },
+    };
+  }
+}

@@ -78,6 +78,18 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     bug: 'over 2 in-memory task managers: an unaligned barrier that overtook received buffers and was then pulled forward (the first barrier on another channel started the checkpoint) left those buffers out of the channel state; the checkpoint held state one record behind its source position',
   },
   { seed: 284, job: 'event-time', mode: 'aligned-timeout', bug: 'same as seed 200, aligned checkpoints timing out (0 ms) to unaligned; lost and wrong output' },
+  {
+    seed: 8,
+    job: 'keyed-counts',
+    mode: 'exactly-once',
+    bug: 'a restore with several pending commits dealt them to sink subtasks round-robin, so transactions of one subtask were committed out of checkpoint order (a key seq 14 committed after seq 35; found by the commit-order checker, first seen as the bank example failing its simCheck)',
+  },
+  {
+    seed: 61,
+    job: 'keyed-counts',
+    mode: 'unaligned',
+    bug: 'a delayed trigger reached a source after the trigger of the next checkpoint: the source emitted barrier 13 after barrier 14, and its consumer waited for the final checkpoint for ever (liveness)',
+  },
 ];
 
 describe('simulator regression seeds', () => {

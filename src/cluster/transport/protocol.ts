@@ -32,6 +32,8 @@ export type ToTaskManager =
       readonly restore: CheckpointMetadata | null;
       readonly firstCheckpointFull: boolean;
     }
+  /** Opens the deployed subtasks' operators (a sink re-commits what it recovered): sent after the job master reconciled the sinks. */
+  | { readonly type: 'open'; readonly attempt: number }
   | { readonly type: 'start' }
   | { readonly type: 'trigger'; readonly task: TaskId; readonly barrier: CheckpointBarrier }
   | { readonly type: 'notify-complete'; readonly task: TaskId; readonly checkpointId: CheckpointId }
@@ -72,6 +74,9 @@ export type ToJobMaster =
       readonly tasks: ReadonlyArray<{ readonly task: TaskId; readonly name: string; readonly isSource: boolean }>;
     }
   | { readonly type: 'deploy-failed'; readonly attempt: number; readonly error: WireError }
+  /** The answer to `open`: every subtask of this task manager opened its operators. */
+  | { readonly type: 'opened'; readonly attempt: number }
+  | { readonly type: 'open-failed'; readonly attempt: number; readonly error: WireError }
   | { readonly type: 'ack'; readonly ack: CheckpointAck }
   | {
       readonly type: 'decline';
