@@ -250,6 +250,9 @@ export class SubtaskCheckpoint {
       });
     }
     const asyncStart = clock.now();
+    // The async part yields to this task's mailbox between bounded steps (issue 11: a full embedded
+    // snapshot read and encoded in one go held the record path for seconds).
+    const pause = () => new Promise<void>((resolve) => cfg.env.scheduler.execute(resolve));
     const figures: SyncFigures = { syncStartMs, barrierArrivalsMs, syncMs: asyncStart - syncStart, asyncStart, alignmentMs, alignmentRecords, unaligned };
     const channelState = log
       ? log.whenComplete.then(() => writeChannelState(log, streams, `${cfg.id.vertex}-${cfg.id.subtask}`))
@@ -257,7 +260,9 @@ export class SubtaskCheckpoint {
     void Promise.all([
       Promise.all(preCommits),
       Promise.all(
-        runners.map(async (r): Promise<SnapshotResult> => ({ uid: r.uid, keyed: r.keyed ? await r.keyed.run() : [], operator: await r.operator.run() })),
+        runners.map(
+          async (r): Promise<SnapshotResult> => ({ uid: r.uid, keyed: r.keyed ? await r.keyed.run(pause) : [], operator: await r.operator.run(pause) }),
+        ),
       ),
       channelState,
     ]).then(

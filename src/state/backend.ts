@@ -13,10 +13,18 @@ import type { AggregatingState, ListState, MapState, ReducingState, ValueState }
 
 /** The async part of a snapshot. `run` may be called once. */
 export interface SnapshotRunner<H> {
-  run(): Promise<H>;
+  /**
+   * The async part. A runner with much to read and encode awaits `pause()` between bounded steps,
+   * so the task's mailbox (records, timers) runs in between; without `pause` it runs on without
+   * yielding.
+   */
+  run(pause?: Pause): Promise<H>;
   /** Figures about the snapshot known after the sync part. */
   readonly syncInfo: { readonly stateBytesEstimate: number };
 }
+
+/** Resolves after the task had a turn (the scheduler's `execute`): the async part's yield point. */
+export type Pause = () => Promise<void>;
 
 /** What kind of snapshot a backend takes (absent: a checkpoint). */
 export interface SnapshotOptions {

@@ -37,15 +37,29 @@ export function checksumOf(bytes: Uint8Array): number {
 
 /** Wraps `body` in the envelope of `kind` at format `version`. */
 export function encodeEnvelope(kind: FileKind, version: number, body: Uint8Array): Uint8Array {
-  assert(Number.isInteger(version) && version >= 1 && version <= VERSION_MAX, () => `envelope version out of range: ${version}`);
   const out = new Uint8Array(ENVELOPE_HEADER_BYTES + body.byteLength);
-  const view = new DataView(out.buffer);
-  writeMagic(out, MAGIC[kind]);
-  view.setUint16(4, version);
-  view.setUint32(6, checksumOf(body));
-  view.setBigUint64(10, BigInt(body.byteLength));
+  writeEnvelopeHeader(out, kind, version, checksumOf(body), body.byteLength);
   out.set(body, ENVELOPE_HEADER_BYTES);
   return out;
+}
+
+/**
+ * The envelope header alone, for a body written in parts after it (`checksum` is the crc32 of the
+ * whole body, as `checksumOf` gives it, or as `crc32` accumulates it part by part).
+ */
+export function envelopeHeader(kind: FileKind, version: number, checksum: number, bodyBytes: number): Uint8Array {
+  const out = new Uint8Array(ENVELOPE_HEADER_BYTES);
+  writeEnvelopeHeader(out, kind, version, checksum, bodyBytes);
+  return out;
+}
+
+function writeEnvelopeHeader(out: Uint8Array, kind: FileKind, version: number, checksum: number, bodyBytes: number): void {
+  assert(Number.isInteger(version) && version >= 1 && version <= VERSION_MAX, () => `envelope version out of range: ${version}`);
+  const view = new DataView(out.buffer, out.byteOffset, ENVELOPE_HEADER_BYTES);
+  writeMagic(out, MAGIC[kind]);
+  view.setUint16(4, version);
+  view.setUint32(6, checksum >>> 0);
+  view.setBigUint64(10, BigInt(bodyBytes));
 }
 
 /** What `decodeEnvelope` found: the format version and a view of the verified body. */

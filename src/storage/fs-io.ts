@@ -5,10 +5,12 @@
 import { mkdirSync } from 'node:fs';
 import { promises as fsp, type Dirent } from 'node:fs';
 import { StorageError } from '../core/errors.ts';
-import { errnoCode, storageIoError, writeFileDurable } from './atomic-write.ts';
+import { crc32 } from 'node:zlib';
+import { errnoCode, storageIoError, writeFileDurable, writeFileDurableParts } from './atomic-write.ts';
+import { ENVELOPE_HEADER_BYTES } from './file-format.ts';
 import type { StreamStateHandle } from './handles.ts';
 import { joinPath, metadataPath, stateFileName } from './paths.ts';
-import { decodeStateFile, verifyInline } from './state-file.ts';
+import { decodeStateFile, stateFileHeader, verifyInline } from './state-file.ts';
 
 /** Reads a whole file; a missing file is MISSING_FILE "<what> is missing". */
 export async function readFileChecked(file: string, what: string): Promise<Uint8Array> {
@@ -97,6 +99,35 @@ export async function removeDirIfEmpty(dir: string): Promise<boolean> {
 const NAME_ATTEMPTS_MAX = 100_000;
 
 /** Writes `bytes` durably to a new file `<nameHint>-<suffix>` in `dir`, skipping names taken. */
+/**
+ * Writes a new state file in `dir` whose body is `parts` joined, without joining them (see
+ * `writeFileDurableParts`); the file's bytes are those `encodeStateFile` gives for the joined body.
+ * Returns the file and the body's checksum and size, for its handle.
+ */
+export async function writeNewStateFileParts(
+  dir: string,
+  nameHint: string,
+  parts: readonly Uint8Array[],
+  nextSuffix: () => string,
+): Promise<{ file: string; checksum: number; size: number }> {
+  for (let attempt = 0; attempt < NAME_ATTEMPTS_MAX; attempt++) {
+    const file = joinPath(dir, stateFileName(nameHint, nextSuffix()));
+    let checksum = 0;
+    let size = 0;
+    const onPart = (part: Uint8Array) => {
+      checksum = crc32(part, checksum);
+      size += part.byteLength;
+    };
+    try {
+      await writeFileDurableParts(file, ENVELOPE_HEADER_BYTES, parts, onPart, () => stateFileHeader(checksum >>> 0, size));
+      return { file, checksum: checksum >>> 0, size };
+    } catch (err) {
+      if (!(err instanceof StorageError) || errnoCode(err.cause) !== 'EEXIST') throw err;
+    }
+  }
+  throw new StorageError('STORAGE_IO', joinPath(dir, stateFileName(nameHint, 'N')), `no free file name after ${NAME_ATTEMPTS_MAX} attempts`);
+}
+
 export async function writeNewFile(dir: string, nameHint: string, bytes: Uint8Array, nextSuffix: () => string): Promise<string> {
   for (let attempt = 0; attempt < NAME_ATTEMPTS_MAX; attempt++) {
     const file = joinPath(dir, stateFileName(nameHint, nextSuffix()));

@@ -7,10 +7,10 @@ import * as path from 'node:path';
 import { assert } from '../core/assert.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import { fsyncDir, writeFileAtomic } from './atomic-write.ts';
-import { makeDir, pathKind, writeNewFile } from './fs-io.ts';
+import { makeDir, pathKind, writeNewFile, writeNewStateFileParts } from './fs-io.ts';
 import { metadataPath } from './paths.ts';
 import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, encodeStateFile, fileHandleFor, inlineHandleFor } from './state-file.ts';
-import type { CheckpointStreamFactory } from './storage.ts';
+import { joinParts, type CheckpointStreamFactory } from './storage.ts';
 import type { SavepointTarget } from './savepoint-target.ts';
 import { rmSync } from 'node:fs';
 
@@ -44,6 +44,14 @@ export class FsSavepointWriter implements SavepointTarget {
         if (data.byteLength < this.inlineThresholdBytes) return inlineHandleFor(data);
         await makeDir(this.location);
         return fileHandleFor(await writeNewFile(this.location, nameHint, encodeStateFile(data), this.nextSuffix), data);
+      },
+      writeParts: async (_scope, nameHint, parts) => {
+        let size = 0;
+        for (const p of parts) size += p.byteLength;
+        if (size < this.inlineThresholdBytes) return inlineHandleFor(joinParts(parts));
+        await makeDir(this.location);
+        const written = await writeNewStateFileParts(this.location, nameHint, parts, this.nextSuffix);
+        return { type: 'file', path: written.file, size: written.size, checksum: written.checksum };
       },
     };
   }

@@ -10,7 +10,7 @@ import { StorageError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
 import { errnoCode, fsyncDir, storageIoError, writeFileAtomic } from './atomic-write.ts';
 import { checkpointDirsOf, probeFs } from './fs-inspect.ts';
-import { dirFilesSize, listDir, makeDir, pathKind, readMetadataBytesFs, readStateFs, removeDirIfEmpty, writeNewFile } from './fs-io.ts';
+import { dirFilesSize, listDir, makeDir, pathKind, readMetadataBytesFs, readStateFs, removeDirIfEmpty, writeNewFile, writeNewStateFileParts } from './fs-io.ts';
 import { FsSavepointWriter } from './fs-savepoint.ts';
 import type { StreamStateHandle } from './handles.ts';
 import {
@@ -29,7 +29,14 @@ import {
 } from './paths.ts';
 import type { SavepointTarget } from './savepoint-target.ts';
 import { counterSuffixes, DEFAULT_INLINE_THRESHOLD_BYTES, encodeStateFile, fileHandleFor, inlineHandleFor } from './state-file.ts';
-import type { CheckpointDirEntry, CheckpointStorage, CheckpointStreamFactory, SnapshotPathProbe, StateScope } from './storage.ts';
+import {
+  joinParts,
+  type CheckpointDirEntry,
+  type CheckpointStorage,
+  type CheckpointStreamFactory,
+  type SnapshotPathProbe,
+  type StateScope,
+} from './storage.ts';
 
 export { FsSavepointWriter } from './fs-savepoint.ts';
 export { incompleteCheckpointDirs } from './fs-inspect.ts';
@@ -96,7 +103,21 @@ export class FsCheckpointStorage implements CheckpointStorage {
     return {
       checkpointId,
       write: (scope, nameHint, data) => this.write(checkpointId, scope, nameHint, data),
+      writeParts: (scope, nameHint, parts) => this.writeParts(checkpointId, scope, nameHint, parts),
     };
+  }
+
+  private async writeParts(checkpointId: CheckpointId, scope: StateScope, nameHint: string, parts: readonly Uint8Array[]): Promise<StreamStateHandle> {
+    let size = 0;
+    for (const p of parts) size += p.byteLength;
+    if (size < this.inlineThresholdBytes) return this.write(checkpointId, scope, nameHint, joinParts(parts));
+    const dir = scope === 'exclusive' ? this.checkpointDir(checkpointId) : sharedDir(this.jobDir);
+    this.checkNotDiscarded(checkpointId, dir);
+    await makeDir(dir);
+    this.checkNotDiscarded(checkpointId, dir);
+    const written = await writeNewStateFileParts(dir, nameHint, parts, this.nextSuffix);
+    if (scope === 'shared') this.sharedDirDirty = true;
+    return { type: 'file', path: written.file, size: written.size, checksum: written.checksum };
   }
 
   private async write(checkpointId: CheckpointId, scope: StateScope, nameHint: string, data: Uint8Array): Promise<StreamStateHandle> {

@@ -4,7 +4,7 @@
  */
 import { assert } from '../core/assert.ts';
 import { StorageError } from '../core/errors.ts';
-import { checksumOf, decodeEnvelope, encodeEnvelope, hex32 } from './file-format.ts';
+import { checksumOf, decodeEnvelope, encodeEnvelope, envelopeHeader, hex32 } from './file-format.ts';
 import type { StreamStateHandle } from './handles.ts';
 
 export const STATE_FORMAT_VERSION = 1;
@@ -17,6 +17,11 @@ export const INLINE_STATE_LABEL = '<inline state in _metadata>';
 
 export function encodeStateFile(data: Uint8Array): Uint8Array {
   return encodeEnvelope('state', STATE_FORMAT_VERSION, data);
+}
+
+/** The envelope header of a state file whose body (written after it, in parts) has this checksum and size. */
+export function stateFileHeader(checksum: number, bodyBytes: number): Uint8Array {
+  return envelopeHeader('state', STATE_FORMAT_VERSION, checksum, bodyBytes);
 }
 
 /** A file handle for a state file just written with `encodeStateFile(data)`. */

@@ -17,6 +17,37 @@ export interface CheckpointStreamFactory {
   readonly checkpointId: CheckpointId;
   /** Persists `data` (checksummed, versioned) and returns its handle. Small data may be kept inline. */
   write(scope: StateScope, nameHint: string, data: Uint8Array): Promise<StreamStateHandle>;
+  /**
+   * Persists `parts` joined, exactly as `write` would persist the joined bytes (same file, same
+   * handle), without joining them and without long synchronous stretches: a large stream (a full
+   * keyed snapshot, hundreds of MB) written while records flow on the same thread. Optional: a
+   * storage without it is given the joined bytes (see `writeStreamParts`).
+   */
+  writeParts?(scope: StateScope, nameHint: string, parts: readonly Uint8Array[]): Promise<StreamStateHandle>;
+}
+
+/** Persists `parts` through `streams.writeParts`, or joined through `write` where it has none. */
+export function writeStreamParts(
+  streams: CheckpointStreamFactory,
+  scope: StateScope,
+  nameHint: string,
+  parts: readonly Uint8Array[],
+): Promise<StreamStateHandle> {
+  if (streams.writeParts !== undefined) return streams.writeParts(scope, nameHint, parts);
+  return streams.write(scope, nameHint, joinParts(parts));
+}
+
+/** The parts copied into one array. */
+export function joinParts(parts: readonly Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const p of parts) size += p.byteLength;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
 }
 
 /** A `chk-<n>` directory as found in storage: its name and whether `_metadata` is in it; nothing decoded. */

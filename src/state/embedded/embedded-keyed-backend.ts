@@ -68,9 +68,11 @@ export interface EmbeddedBackendOptions {
   readonly incremental?: boolean;
   /** A new base is written once the increments would pass this share of the base (default 1). */
   readonly incrementsShareMax?: number;
+  /** Entries a snapshot's async part reads and encodes between two pauses (default 4096; tests use fewer). */
+  readonly snapshotEntriesPerStep?: number;
 }
 
-export const EMBEDDED_DEFAULTS = { cacheEntriesMax: 100_000, incremental: true, incrementsShareMax: 1 } as const;
+export const EMBEDDED_DEFAULTS = { cacheEntriesMax: 100_000, incremental: true, incrementsShareMax: 1, snapshotEntriesPerStep: 4096 } as const;
 
 /** Finished snapshots kept for a completion notice; older ones are dropped (their notice was lost). */
 const SNAPSHOTS_KEPT_MAX = 64;
@@ -95,6 +97,7 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   private readonly groupCount: number;
   private readonly cacheEntriesMax: number;
   private readonly incrementsShareMax: number;
+  private readonly snapshotEntriesPerStep: number;
   private readonly store: LocalStore;
   private key: Key = '';
   private keyGroup = -1;
@@ -136,6 +139,11 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
     this.groupCount = rangeSize(range);
     this.cacheEntriesMax = options.cacheEntriesMax ?? EMBEDDED_DEFAULTS.cacheEntriesMax;
     this.incrementsShareMax = options.incrementsShareMax ?? EMBEDDED_DEFAULTS.incrementsShareMax;
+    this.snapshotEntriesPerStep = options.snapshotEntriesPerStep ?? EMBEDDED_DEFAULTS.snapshotEntriesPerStep;
+    assert(
+      Number.isInteger(this.snapshotEntriesPerStep) && this.snapshotEntriesPerStep >= 1,
+      () => `snapshotEntriesPerStep must be an integer >= 1, got ${this.snapshotEntriesPerStep}`,
+    );
     assert(
       Number.isInteger(this.cacheEntriesMax) && this.cacheEntriesMax >= 1,
       () => `cacheEntriesMax must be a positive integer, got ${this.cacheEntriesMax}`,
@@ -378,6 +386,7 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
         knownCompleted: this.tracker === null ? null : (this.lastCompleted?.checkpointId ?? null),
         keyCounts,
         savepoint,
+        entriesPerStep: this.snapshotEntriesPerStep,
       },
       entries * ESTIMATED_BYTES_PER_ENTRY,
       () => this.liveSnapshots--,

@@ -1,7 +1,7 @@
 import type { StateKind } from '../descriptors.ts';
 import type { Key } from '../key-groups.ts';
 import { openKeyedSection, STATE_KINDS, toWorkingValue } from './keyed-stream.ts';
-import { assembleStream, KEYED_STREAM_VERSION } from './stream-format.ts';
+import { assembleStream, KEYED_STREAM_VERSION, streamParts } from './stream-format.ts';
 import { ByteSink } from '../incremental/byte-sink.ts';
 
 /** Version 2 of the keyed stream: sections with deletions. Version 1 is the full layout. */
@@ -77,6 +77,12 @@ export class KeyedStreamBuilder {
   finish(): { bytes: Uint8Array; offsets: Array<readonly [number, number, number]> } {
     const { bytes, starts } = assembleStream('keyed', STREAM_VERSION_OF[this.layout], this.sections);
     return { bytes, offsets: this.keyGroups.map((kg, i) => [kg, starts[i]!, this.sections[i]!.byteLength] as const) };
+  }
+
+  /** The stream `finish` gives, as parts not joined (see `streamParts`). */
+  finishParts(): { parts: Uint8Array[]; offsets: Array<readonly [number, number, number]> } {
+    const { parts, starts } = streamParts('keyed', STREAM_VERSION_OF[this.layout], this.sections);
+    return { parts, offsets: this.keyGroups.map((kg, i) => [kg, starts[i]!, this.sections[i]!.byteLength] as const) };
   }
 }
 

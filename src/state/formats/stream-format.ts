@@ -22,6 +22,23 @@ export function streamName(handle: StreamStateHandle): string {
   return handle.type === 'file' ? handle.path : `inline state (${handle.data.byteLength} bytes)`;
 }
 
+/**
+ * The stream `assembleStream` gives, as parts not joined (the header, then the sections): what a
+ * large snapshot hands to `CheckpointStreamFactory.writeParts`. Returns where each section starts.
+ */
+export function streamParts(kind: StateStreamKind, version: number, sections: readonly Uint8Array[]): { parts: Uint8Array[]; starts: number[] } {
+  const header = new Uint8Array(STREAM_HEADER_BYTES);
+  header.set(MAGIC[kind], 0);
+  header[3] = version;
+  const starts: number[] = [];
+  let offset = STREAM_HEADER_BYTES;
+  for (const s of sections) {
+    starts.push(offset);
+    offset += s.byteLength;
+  }
+  return { parts: [header, ...sections], starts };
+}
+
 /** Joins the header and the sections into one stream; returns where each section starts. */
 export function assembleStream(kind: StateStreamKind, version: number, sections: readonly Uint8Array[]): { bytes: Uint8Array; starts: number[] } {
   let total = STREAM_HEADER_BYTES;

@@ -56,6 +56,50 @@ describe('embedded snapshots: copy-on-write isolation', () => {
     });
   }
 
+  for (const incremental of [false, true]) {
+    it(`${incremental ? 'incremental' : 'full'}: records written between the async part's steps never reach the snapshot`, async () => {
+      const streams = new MapStreams();
+      // Steps of 7 entries and a cache of 20: the async part pauses dozens of times, and the writes
+      // made in its pauses evict to the store the snapshot is reading.
+      const e = embedded({ cacheEntriesMax: 20, incremental, snapshotEntriesPerStep: 7 });
+      const model = heap();
+      const r = new SeededRandom(11);
+      for (let id = 1; id <= 5; id++) {
+        for (let i = 0; i < 400; i++) randomOp(r, [e, model], 150);
+        const runner = e.snapshot(checkpointId(id), streams.factory(id));
+        const expected = structuredClone(dump(model));
+        let pauses = 0;
+        const handles = await runner.run(async () => {
+          pauses++;
+          for (let i = 0; i < 20; i++) randomOp(r, [e, model], 300);
+        });
+        expect(pauses).toBeGreaterThan(3);
+        expect(dump(await restoredHeap(handles, streams))).toEqual(expected);
+        expect(dump(await restoredEmbedded(handles, streams))).toEqual(expected);
+        e.notifyCheckpointComplete(checkpointId(id));
+      }
+      // The backend itself still holds what was written during the pauses.
+      expect(dump(e)).toEqual(dump(model));
+    });
+  }
+
+  it('a snapshot aborted while its async part pauses fails with CHECKPOINT_FAILED and releases its captures', async () => {
+    const streams = new MapStreams();
+    const e = embedded({ cacheEntriesMax: 20, incremental: false, snapshotEntriesPerStep: 5 });
+    fill(e, keys(100));
+    const runner = e.snapshot(checkpointId(1), streams.factory(1));
+    await expect(runner.run(async () => e.notifyCheckpointAborted(checkpointId(1)))).rejects.toMatchObject({
+      code: 'CHECKPOINT_FAILED',
+      message: expect.stringContaining('during its async part'),
+    });
+    expect(streams.writes).toHaveLength(0);
+    // Nothing pins the cache any more: a later checkpoint runs and restores the current state.
+    fill(e, keys(100), 1);
+    const restored = heap();
+    await restored.restore(await snapshotNow(e, streams, 2), streams.read);
+    expect(dump(restored)).toEqual(dump(e));
+  });
+
   it('a delta reads a key the store overwrote after the sync part as it was at the sync part', async () => {
     const streams = new MapStreams();
     const e = embedded({ cacheEntriesMax: 4 });
