@@ -68,11 +68,11 @@ export interface EmbeddedBackendOptions {
   readonly incremental?: boolean;
   /** A new base is written once the increments would pass this share of the base (default 1). */
   readonly incrementsShareMax?: number;
-  /** Entries a snapshot's async part reads and encodes between two pauses (default 4096; tests use fewer). */
+  /** Entries a snapshot's async part reads and encodes between two pauses (default 1024, chosen by bench/scenarios/stall.ts; tests use fewer). */
   readonly snapshotEntriesPerStep?: number;
 }
 
-export const EMBEDDED_DEFAULTS = { cacheEntriesMax: 100_000, incremental: true, incrementsShareMax: 1, snapshotEntriesPerStep: 4096 } as const;
+export const EMBEDDED_DEFAULTS = { cacheEntriesMax: 100_000, incremental: true, incrementsShareMax: 1, snapshotEntriesPerStep: 1024 } as const;
 
 /** Finished snapshots kept for a completion notice; older ones are dropped (their notice was lost). */
 const SNAPSHOTS_KEPT_MAX = 64;

@@ -296,9 +296,9 @@ async function mergedEntries(
 }
 
 /**
- * Bounds the async part's synchronous stretches: every `entriesPerStep` entries (default 4096, about
- * 5-20 ms of reading and encoding at 2-4 µs an entry, more under load) it awaits `pause`
- * so the task's mailbox runs, then checks the snapshot is still live (an abort or dispose releases
+ * Bounds the async part's synchronous stretches: every `entriesPerStep` entries (default 1024, a
+ * few ms of reading and encoding at 2-4 µs an entry, more under load) it awaits `pause` so the
+ * task's mailbox runs, then checks the snapshot is still live (an abort or dispose releases
  * its cursor meanwhile). `due()` is called per entry, so it never allocates.
  */
 class Steps {
