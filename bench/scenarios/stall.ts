@@ -2,33 +2,36 @@
  * stall: how long a full checkpoint of the embedded backend stops record processing (issue 11,
  * goal: the longest stall <= 50 ms at 1M keys x 100 B).
  *
- * A keyed job (parallelism 1, in-thread, `stateBackend: 'embedded'`, `incremental: false`) reads an
+ * The job (bench/lib/stall-job.ts; `stateBackend: 'embedded'`, `incremental: false`) reads an
  * unbounded generator as fast as it can; its process function writes a 100-byte value per key and
- * notes, with `performance.now()`, the gap since the record before. First every key is written once
- * (the fill), then records update a hot subset of keys that stays cached (see `keyOf`), in rounds: a quiet window with no checkpoint, then a checkpoint triggered with
- * `JobClient.triggerCheckpoint` while records keep flowing. The figures:
+ * logs every gap of 5 ms or more between two of its records, with the time it ended. First every
+ * key is written once (the fill), then records update a hot subset of keys that stays cached; in
+ * rounds: a checkpoint triggered with `JobClient.triggerCheckpoint` while records keep flowing, then
+ * a quiet window as long with no checkpoint. Two variants, one after the other:
  *
- *   gap_max_ms_checkpoint   longest gap between two processed records from the trigger until the
- *                           checkpoint completed (its sync and async phases), max over rounds
- *   gap_max_ms_quiet        the same outside checkpoints, over windows as long as the checkpoints
- *   sync_ms, async_ms       the keyed subtask's sync and async phase durations (median over rounds)
- *   records_per_sec_*       records processed per second during the checkpoints and outside them
+ *   in_thread   parallelism 1, every subtask in this thread
+ *   two_tms     parallelism 2 on two task managers (worker threads), 500k keys per keyed subtask
  *
- * `stall_vs_quiet` = gap_max_ms_checkpoint / gap_max_ms_quiet. Timings are measured, never asserted;
- * the scenario throws if the checkpoint persisted fewer keys than were written.
+ * Figures per variant: the longest gap ending inside a checkpoint (trigger to completion: its sync
+ * and async phases) and inside the quiet windows (max over rounds), the keyed subtasks' sync and
+ * async phase durations (the longest subtask's, median over rounds) and records/s (sinks) in both.
+ * `stall_vs_quiet_*` = longest gap during checkpoints / longest gap outside. Timings are measured,
+ * never asserted; the scenario throws if a checkpoint persisted fewer bytes than the keys' values.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
-import type { JobClient, KeyedProcessFunction, Sink, ValueState } from '../../src/index.ts';
+import { fileURLToPath } from 'node:url';
+import { StreamEnvironment } from '../../src/index.ts';
+import type { JobClient } from '../../src/index.ts';
 import { sleep } from '../../src/core/adapters.ts';
+import build, { GAP_LOGGED_MS } from '../lib/stall-job.ts';
 import { buildResult, median, parseScenarioArgs, publishResult, runScenario, type Figures } from '../lib/result.ts';
 
 const SCENARIO = 'stall';
+const JOB_MODULE = fileURLToPath(new URL('../lib/stall-job.ts', import.meta.url));
 const args = parseScenarioArgs(process.argv.slice(2));
-if (args.variants !== null) throw new Error('stall: --variants is not supported');
 const quick = args.quick;
 const params = {
   quick,
@@ -37,142 +40,122 @@ const params = {
   cacheEntriesMax: 100_000,
   hotKeys: quick ? 20_000 : 50_000,
   rounds: quick ? 2 : 3,
-  parallelism: 1,
-  taskManagers: 1,
-  statistic: 'gaps: max over rounds; phase durations: median over rounds; one job, in-thread',
+  gapLoggedMs: GAP_LOGGED_MS,
+  variants: args.variants ?? ['in_thread', 'two_tms'],
+  statistic: 'gaps: max over rounds (a gap shorter than gapLoggedMs counts as gapLoggedMs); phase durations: median over rounds',
 };
 
 const log = (line: string) => process.stderr.write(`[${SCENARIO}] ${line}\n`);
-
-/** What the process function observes; the driver reads and resets it (same thread). */
-const probe = {
-  records: 0,
-  last: 0,
-  gapMaxMs: 0,
-  reset(): void {
-    this.gapMaxMs = 0;
-    this.last = performance.now();
-  },
-};
-
-const PAD = 'x'.repeat(params.valueBytes);
-
-function keyedWrite(): KeyedProcessFunction<number, number, number> {
-  let value: ValueState<string>;
-  return {
-    open(ctx) {
-      value = ctx.getState(new ValueStateDescriptor<string>('v'));
-    },
-    processElement(key, _ctx, _out) {
-      const now = performance.now();
-      const gap = now - probe.last;
-      if (gap > probe.gapMaxMs) probe.gapMaxMs = gap;
-      probe.last = now;
-      probe.records++;
-      // A fresh 100-byte value per record: the key's previous value is overwritten.
-      value.update(`${key}:${probe.records}:${PAD}`.slice(0, params.valueBytes));
-    },
-  };
-}
-
-/**
- * Record i's key: first every key once in order (the fill), then the last `hotKeys` keys of the fill
- * round and round. The hot keys stay in the backend's cache, so no eviction (a write transaction of
- * random puts into the store, which stalls the record path by itself) mixes into the checkpoint's
- * stall; the checkpoint still reads all the keys, most of them from the store.
- */
-const keyOf = (i: number): number => (i < params.keys ? i : params.keys - params.hotKeys + (i % params.hotKeys));
+const wallNow = () => performance.timeOrigin + performance.now();
 
 interface Window {
-  readonly gapMaxMs: number;
-  readonly ms: number;
+  readonly start: number;
+  readonly end: number;
   readonly records: number;
 }
 
-async function window(run: () => Promise<void>): Promise<Window> {
-  probe.reset();
-  const records0 = probe.records;
-  const t0 = performance.now();
-  await run();
-  return { gapMaxMs: probe.gapMaxMs, ms: performance.now() - t0, records: probe.records - records0 };
+/** The longest logged gap that ended inside one of the windows (at least GAP_LOGGED_MS). */
+function longestGap(gaps: ReadonlyArray<readonly [number, number]>, windows: readonly Window[]): number {
+  let max = GAP_LOGGED_MS;
+  for (const [end, gap] of gaps) if (gap > max && windows.some((w) => end >= w.start && end <= w.end)) max = gap;
+  return max;
 }
 
-async function main(): Promise<void> {
-  const metrics: Figures = { load_average_1m_start: loadavg()[0]! };
+async function timed(c: JobClient, run: () => Promise<void>): Promise<Window> {
+  const records0 = c.metrics().recordsOut;
+  const start = wallNow();
+  await run();
+  return { start, end: wallNow(), records: c.metrics().recordsOut - records0 };
+}
+
+async function runVariant(variant: string, metrics: Figures, ratios: Figures): Promise<void> {
+  const twoTms = variant === 'two_tms';
   const dir = mkdtempSync(join(tmpdir(), 'weir-bench-stall-'));
+  const gapsFile = join(dir, 'gaps.txt');
+  process.env.STALL_KEYS = String(params.keys);
+  process.env.STALL_HOT_KEYS = String(params.hotKeys);
+  process.env.STALL_GAPS_FILE = gapsFile;
   let client: JobClient | null = null;
   try {
     const env = StreamEnvironment.create({
-      parallelism: params.parallelism,
+      parallelism: twoTms ? 2 : 1,
+      taskManagers: twoTms ? 2 : 1,
       restartStrategy: { type: 'none' },
       // Only the checkpoints this scenario triggers (the interval is longer than the run).
       checkpointing: { intervalMs: 3_600_000 },
-      checkpointStorage: dir,
+      checkpointStorage: join(dir, 'checkpoints'),
       stateBackend: 'embedded',
       incremental: false,
       embeddedState: { cacheEntriesMax: params.cacheEntriesMax },
     });
-    const sink: Sink<number> = { name: 'none', kind: 'plain', createWriter: () => ({ write: () => undefined }) };
-    env
-      .generate({ count: Number.POSITIVE_INFINITY, seed: 1 }, keyOf)
-      .uid('keys')
-      .keyBy((k) => k)
-      .process(keyedWrite)
-      .uid('write')
-      .sinkTo(sink)
-      .uid('sink');
-    const c = await env.executeAsync('bench-stall');
+    build(env);
+    env.setJobModule(JOB_MODULE);
+    const c = await env.executeAsync(`bench-stall-${variant}`);
     client = c;
     const fillStart = performance.now();
-    while (probe.records < params.keys) await sleep(50);
-    log(`${params.keys.toLocaleString('en-US')} keys written in ${((performance.now() - fillStart) / 1000).toFixed(1)} s`);
-
-    const quiet: Window[] = [];
+    // Task managers report their figures with heartbeats: wait a little past the fill.
+    while (c.metrics().recordsOut < params.keys * 1.05) await sleep(50);
+    log(`${variant}: ${params.keys.toLocaleString('en-US')} keys written in ${((performance.now() - fillStart) / 1000).toFixed(1)} s`);
     const during: Window[] = [];
+    const quiet: Window[] = [];
     const syncMs: number[] = [];
     const asyncMs: number[] = [];
     for (let round = 1; round <= params.rounds; round++) {
-      let checkpointId = 0;
-      const cp = await window(async () => {
-        checkpointId = (await c.triggerCheckpoint()).checkpointId;
+      let id = 0;
+      const cp = await timed(c, async () => {
+        id = (await c.triggerCheckpoint()).checkpointId;
       });
-      // A quiet window as long as the checkpoint, right after it (its garbage is billed here too).
-      const q = await window(() => sleep(Math.max(200, cp.ms)));
+      // At least as long as the checkpoint; on task managers long enough to span heartbeats (their
+      // record counts arrive with them, every second), so the quiet rate is never 0/0.
+      const q = await timed(c, () => sleep(Math.max(twoTms ? 2500 : 200, cp.end - cp.start)));
       during.push(cp);
       quiet.push(q);
-      const last = c.metrics().lastCheckpoint;
-      const stats = last?.checkpointId === checkpointId ? last : undefined;
-      // The keyed subtask is the one with the most state (the source's position is a few bytes).
-      const keyed = stats?.subtasks.reduce((a, b) => (b.metrics.stateBytes > a.metrics.stateBytes ? b : a)).metrics;
-      if (keyed === undefined) throw new Error(`checkpoint ${checkpointId}: no figures of the keyed subtask`);
-      if (keyed.stateBytes < params.keys * params.valueBytes)
-        throw new Error(`checkpoint ${checkpointId} persisted ${keyed.stateBytes} bytes, fewer than the keys' values`);
-      syncMs.push(keyed.syncMs);
-      asyncMs.push(keyed.asyncMs);
+      const stats = c.metrics().lastCheckpoint;
+      if (stats?.checkpointId !== id) throw new Error(`${variant}: checkpoint ${id} has no figures`);
+      // The keyed subtasks are those with state of their own (a source's position is a few bytes).
+      const keyed = stats.subtasks.map((s) => s.metrics).filter((m) => m.stateBytes > 1000);
+      const stateBytes = keyed.reduce((a, m) => a + m.stateBytes, 0);
+      if (stateBytes < params.keys * params.valueBytes)
+        throw new Error(`${variant}: checkpoint ${id} persisted ${stateBytes} bytes, fewer than the keys' values`);
+      syncMs.push(Math.max(...keyed.map((m) => m.syncMs)));
+      asyncMs.push(Math.max(...keyed.map((m) => m.asyncMs)));
       log(
-        `round ${round}: checkpoint ${checkpointId} in ${cp.ms.toFixed(0)} ms (sync ${keyed.syncMs.toFixed(1)} ms, async ${keyed.asyncMs.toFixed(0)} ms, ${(keyed.stateBytes / 1e6).toFixed(0)} MB): longest gap ${cp.gapMaxMs.toFixed(1)} ms, ${cp.records.toLocaleString('en-US')} records; quiet ${q.ms.toFixed(0)} ms: longest gap ${q.gapMaxMs.toFixed(1)} ms, ${q.records.toLocaleString('en-US')} records`,
+        `${variant} round ${round}: checkpoint ${id} in ${(cp.end - cp.start).toFixed(0)} ms (sync ${syncMs.at(-1)!.toFixed(1)} ms, async ${asyncMs.at(-1)!.toFixed(0)} ms, ${(stateBytes / 1e6).toFixed(0)} MB), ${cp.records.toLocaleString('en-US')} records; quiet ${(q.end - q.start).toFixed(0)} ms, ${q.records.toLocaleString('en-US')} records`,
       );
     }
-    metrics.gap_max_ms_checkpoint = Math.max(...during.map((w) => w.gapMaxMs));
-    metrics.gap_max_ms_quiet = Math.max(...quiet.map((w) => w.gapMaxMs));
-    metrics.gap_median_of_max_ms_checkpoint = median(during.map((w) => w.gapMaxMs));
-    metrics.sync_ms = median(syncMs);
-    metrics.async_ms = median(asyncMs);
-    metrics.checkpoint_ms = median(during.map((w) => w.ms));
-    metrics.records_per_sec_checkpoint = median(during.map((w) => w.records / (w.ms / 1000)));
-    metrics.records_per_sec_quiet = median(quiet.map((w) => w.records / (w.ms / 1000)));
-    metrics.load_average_1m_end = loadavg()[0]!;
-    const ratios: Figures = {
-      stall_vs_quiet: metrics.gap_max_ms_checkpoint / metrics.gap_max_ms_quiet,
-      throughput_checkpoint_vs_quiet: metrics.records_per_sec_checkpoint / metrics.records_per_sec_quiet,
-    };
     await c.cancel();
     client = null;
-    publishResult(buildResult(SCENARIO, params, metrics, ratios), args.outDir);
+    const gaps = readFileSync(gapsFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(' ').map(Number) as [number, number]);
+    const rate = (w: Window) => w.records / ((w.end - w.start) / 1000);
+    metrics[`gap_max_ms_checkpoint_${variant}`] = longestGap(gaps, during);
+    metrics[`gap_max_ms_quiet_${variant}`] = longestGap(gaps, quiet);
+    metrics[`sync_ms_${variant}`] = median(syncMs);
+    metrics[`async_ms_${variant}`] = median(asyncMs);
+    metrics[`records_per_sec_checkpoint_${variant}`] = median(during.map(rate));
+    metrics[`records_per_sec_quiet_${variant}`] = median(quiet.map(rate));
+    ratios[`stall_vs_quiet_${variant}`] = metrics[`gap_max_ms_checkpoint_${variant}`]! / metrics[`gap_max_ms_quiet_${variant}`]!;
+    ratios[`throughput_checkpoint_vs_quiet_${variant}`] = metrics[`records_per_sec_checkpoint_${variant}`]! / metrics[`records_per_sec_quiet_${variant}`]!;
+    log(
+      `${variant}: longest gap ${metrics[`gap_max_ms_checkpoint_${variant}`]!.toFixed(1)} ms during checkpoints, ${metrics[`gap_max_ms_quiet_${variant}`]!.toFixed(1)} ms outside`,
+    );
   } finally {
     if (client !== null) await client.cancel().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+async function main(): Promise<void> {
+  const metrics: Figures = { load_average_1m_start: loadavg()[0]! };
+  const ratios: Figures = {};
+  for (const variant of params.variants) {
+    if (variant !== 'in_thread' && variant !== 'two_tms') throw new Error(`stall: unknown variant ${variant} (known: in_thread, two_tms)`);
+    await runVariant(variant, metrics, ratios);
+  }
+  metrics.load_average_1m_end = loadavg()[0]!;
+  publishResult(buildResult(SCENARIO, params, metrics, ratios), args.outDir);
 }
 
 runScenario(SCENARIO, main);
