@@ -118,14 +118,15 @@ describe('watermark multiplexer (per-split watermarks of a source subtask)', () 
       time.advanceTo(t + 10);
     }
     expect(watermarks().at(-1)).toBe(499); // b idle: a's 600 - 101
-    // b rejoins at 600; its watermark (49, then 499) is not above the output: nothing goes out
-    b.collect({ ts: 600 });
+    // b rejoins at 560: on time, but its watermark (49, then 459) is below the output: nothing goes out
+    b.collect({ ts: 560 });
     a.collect({ ts: 5000 });
     time.advanceTo(110);
     expect(watermarks().at(-1)).toBe(499);
-    // a runs far ahead, but b counts again: b's record at 560 (within b's bound) is above the watermark
+    // a runs far ahead, but b counts at once (not only when it caught up with the output): b's
+    // record at 520 (within b's bound) is still above the watermark
     a.collect({ ts: 9000 });
-    b.collect({ ts: 560 });
+    b.collect({ ts: 520 });
     time.advanceTo(120);
     expect(watermarks().at(-1)).toBe(499);
     expect(watermarks().every((w, i, all) => i === 0 || w > all[i - 1]!)).toBe(true);
