@@ -7,7 +7,7 @@
  * back; a released (ended) split stops counting. Nothing here is checkpointed: after a restore every
  * split starts again from the minimum watermark (downstream operators keep their own floor).
  */
-import { assert } from '../../core/assert.ts';
+import { AssertionError, assert } from '../../core/assert.ts';
 import type { Cancellable } from '../../core/time.ts';
 import { MAX_WATERMARK, MIN_WATERMARK, NO_TIMESTAMP } from '../../core/watermark.ts';
 import type { Collector } from '../functions.ts';
@@ -30,6 +30,9 @@ class SplitWatermarkOutput<T> implements Collector<T>, WatermarkOutput {
   released = false;
   /** Whether a record went through (the main output must not have, when splits take over). */
   used = false;
+  /** A record went through since the last periodic round (cheaper than reading the clock per record). */
+  active = false;
+  /** When a periodic round last saw this split active (or it was created or rejoined). */
   lastActivityMs: number;
   readonly generator: WatermarkGenerator<T> | null;
 
@@ -45,13 +48,11 @@ class SplitWatermarkOutput<T> implements Collector<T>, WatermarkOutput {
   }
 
   collect(record: T): void {
-    assert(!this.released, () => `a record of split ${String(this.id)} after its output was released`);
+    if (this.released) throw new AssertionError(`a record of split ${String(this.id)} after its output was released`);
     this.used = true;
+    this.active = true;
+    if (this.idle) this.markActive();
     const owner = this.owner;
-    if (owner.tracksIdleness) {
-      this.lastActivityMs = owner.nowMs();
-      if (this.idle) this.markActive();
-    }
     const timestampMs = this.assigner === null ? NO_TIMESTAMP : this.assigner(record, NO_TIMESTAMP);
     owner.timestamps.current = timestampMs;
     owner.downstream.collect(record);
@@ -87,7 +88,6 @@ export class WatermarkMultiplexer<T> implements ReaderOutput<T> {
   private readonly assigner: TimestampAssigner<T> | null;
   private readonly createGenerator: (() => WatermarkGenerator<T>) | null;
   private readonly idleTimeoutMs: number | null;
-  readonly tracksIdleness: boolean;
   readonly timestamps: ElementTimestamp;
   /** The outputs that count (not released); the main output first until splits take over. */
   private readonly outputs: SplitWatermarkOutput<T>[] = [];
@@ -112,7 +112,6 @@ export class WatermarkMultiplexer<T> implements ReaderOutput<T> {
     this.assigner = strategy.timestampAssigner;
     this.createGenerator = strategy.createGenerator;
     this.idleTimeoutMs = strategy.idleTimeoutMs;
-    this.tracksIdleness = this.idleTimeoutMs !== null;
     this.timestamps = ctx.timestamps;
     this.main = this.register(MAIN);
   }
@@ -176,7 +175,11 @@ export class WatermarkMultiplexer<T> implements ReaderOutput<T> {
     });
   }
 
-  /** Marks splits silent for `idleTimeoutMs` idle and asks the others' generators, then combines once. */
+  /**
+   * Marks splits silent for `idleTimeoutMs` idle and asks the others' generators, then combines
+   * once. Activity is noted per round, not per record (as Flink's idleness timer does): a split
+   * goes idle between `idleTimeoutMs` and one interval more after its last record.
+   */
   private onPeriodic(): void {
     const nowMs = this.nowMs();
     const timeoutMs = this.idleTimeoutMs;
@@ -184,6 +187,10 @@ export class WatermarkMultiplexer<T> implements ReaderOutput<T> {
     try {
       for (const output of this.outputs) {
         if (output.idle) continue;
+        if (output.active) {
+          output.active = false;
+          output.lastActivityMs = nowMs;
+        }
         if (timeoutMs !== null && nowMs - output.lastActivityMs >= timeoutMs) output.markIdle();
         else output.generator?.onPeriodicEmit(output);
       }

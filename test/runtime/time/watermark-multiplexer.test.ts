@@ -105,6 +105,17 @@ describe('watermark multiplexer (per-split watermarks of a source subtask)', () 
     expect(log.filter((e) => e === 'idle')).toHaveLength(1);
   });
 
+  it('activity is noted per periodic round: a split goes idle between idleTimeoutMs and one interval more after its last record', () => {
+    const { time, log, mux } = setup(bounded(0).withIdleness(50));
+    const a = mux.createOutputForSplit('a');
+    time.advanceTo(5);
+    a.collect({ ts: 1 }); // seen by the round at 10
+    time.advanceTo(59);
+    expect(log).not.toContain('idle');
+    time.advanceTo(60);
+    expect(log.at(-1)).toBe('idle');
+  });
+
   it('an idle split that sends again counts again, without moving the watermark back, so its records within the bound are on time', () => {
     const { time, log, mux, watermarks } = setup(bounded(100).withIdleness(50));
     const a = mux.createOutputForSplit('a');
@@ -142,10 +153,10 @@ describe('watermark multiplexer (per-split watermarks of a source subtask)', () 
     mux.createOutputForSplit('b');
     a.collect({ ts: 10 });
     time.advanceTo(100);
-    expect(log.slice(-1)).toEqual(['idle']);
+    // b (silent from the start) went idle at 30, a (active at the round of 10) at 40
+    expect(log).toEqual(['r10@10', 'wm9', 'idle']);
     a.collect({ ts: 20 });
-    // b is still idle: a's earlier watermark is now the subtask's
-    expect(log.slice(-3)).toEqual(['active', 'wm9', 'r20@20']);
+    expect(log.slice(-2)).toEqual(['active', 'r20@20']);
   });
 
   it('a released (ended) split stops holding the watermark back; with none left the subtask is idle', () => {
