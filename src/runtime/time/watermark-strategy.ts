@@ -92,7 +92,8 @@ export class WatermarkStrategy<T> {
    * The same strategy, marking the subtask idle after `idleTimeoutMs` of the job's clock without a
    * record, so it stops holding back the watermark downstream; the next record makes it active.
    * On a split source each split has its own timeout: an idle split stops holding back its
-   * subtask's watermark, and the subtask goes idle only when all its splits are.
+   * subtask's watermark, and the subtask goes idle only when all its splits are. Idleness is
+   * checked every `autoWatermarkIntervalMs`, so it may take up to one interval longer.
    * @throws ConfigError when it is not a number > 0.
    */
   withIdleness(idleTimeoutMs: number): WatermarkStrategy<T> {
