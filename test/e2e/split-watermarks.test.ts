@@ -9,8 +9,9 @@
 import { describe, expect, it } from 'vitest';
 import { yieldToEventLoop } from '../../src/core/adapters.ts';
 import { CollectSink, OutputTag, SplitSourceReader, StreamEnvironment, TumblingEventTimeWindows, WatermarkStrategy } from '../../src/index.ts';
-import type { RuntimeContext, SourceReader, SourceSplit, SplitBatch, SplitReader, SplitSource, StreamEnvironmentOptions } from '../../src/index.ts';
-import type { FaultSite } from '../../src/runtime/faults.ts';
+import type { JobEvent, RuntimeContext, SourceReader, SourceSplit, SplitBatch, SplitReader, SplitSource, StreamEnvironmentOptions } from '../../src/index.ts';
+import { InjectedFault } from '../../src/core/errors.ts';
+import type { FaultInjector, FaultSite } from '../../src/runtime/faults.ts';
 import { SimWorld } from '../../src/sim/sim-world.ts';
 import { FaultPlan, type PlannedFault } from '../support/fault-plan.ts';
 
@@ -126,6 +127,8 @@ interface RunResult {
   readonly late: Rec[];
   readonly firings: Firing[];
   readonly restarts: number;
+  /** The checkpoint each attempt after the first restored from (null: it started empty). */
+  readonly restoredFrom: Array<number | null>;
 }
 
 interface RunConfig {
@@ -136,6 +139,10 @@ interface RunConfig {
   /** The strategy's out-of-orderness bound; default BOUND_MS. */
   readonly boundMs?: number;
   readonly faults?: readonly PlannedFault[];
+  /** Fail the source subtask (attempt 0) at its first poll at or after this virtual time. */
+  readonly failSourceAtMs?: number;
+  /** Run the subtasks in this many in-memory task managers (serialized channels). */
+  readonly taskManagers?: number;
 }
 
 /** Scripted splits (one source subtask) -> key by split -> tumbling windows (count, sum) + late side output. */
@@ -146,7 +153,7 @@ async function run(c: RunConfig): Promise<RunResult> {
     autoWatermarkIntervalMs: 5,
     bufferRecords: 8,
     checkpointing: { intervalMs: 40 },
-    restartStrategy: c.faults ? { type: 'fixed-delay', attempts: 3, delayMs: 10 } : { type: 'none' },
+    restartStrategy: c.faults || c.failSourceAtMs !== undefined ? { type: 'fixed-delay', attempts: 3, delayMs: 10 } : { type: 'none' },
   };
   const env = StreamEnvironment.create(options);
   const emittedMax: Record<string, number> = {};
@@ -183,9 +190,28 @@ async function run(c: RunConfig): Promise<RunResult> {
   windows.sinkTo(results).uid('sink');
   windows.getSideOutput(lateTag).sinkTo(lateSink).uid('late-sink');
   const plan = c.faults ? new FaultPlan(c.faults) : undefined;
-  const client = await env.executeAsync('split-watermarks', { env: world.environment, faults: plan });
+  let failedAtMs: number | null = null;
+  const failAt: FaultInjector | undefined =
+    c.failSourceAtMs === undefined
+      ? undefined
+      : {
+          check(site, ctx) {
+            if (site !== 'process' || !ctx.vertex.includes('scripted') || ctx.attempt !== 0 || failedAtMs !== null || world.now() < c.failSourceAtMs!) return;
+            failedAtMs = world.now();
+            throw new InjectedFault(`source at ${failedAtMs} ms`);
+          },
+        };
+  const faults = plan ?? failAt;
+  const restoredFrom: Array<number | null> = [];
+  const onEvent = (e: JobEvent) => {
+    if (e.type === 'running' && e.attempt > 0) restoredFrom.push(e.restoredFrom);
+  };
+  const client = await env.executeAsync('split-watermarks', { env: world.environment, faults, inMemoryTaskManagers: c.taskManagers, onEvent });
   let done = false;
-  void client.result.finally(() => (done = true));
+  void client.result.then(
+    () => (done = true),
+    () => (done = true),
+  );
   while (!done) {
     world.step();
     await yieldToEventLoop();
@@ -193,7 +219,8 @@ async function run(c: RunConfig): Promise<RunResult> {
   const result = await client.result;
   expect(result.status).toBe('FINISHED');
   if (plan) expect(plan.fired.length).toBe(c.faults!.length);
-  return { windows: results.results().sort(), late: lateSink.results(), firings, restarts: result.restarts };
+  if (failAt) expect(failedAtMs).not.toBeNull();
+  return { windows: results.results().sort(), late: lateSink.results(), firings, restarts: result.restarts, restoredFrom };
 }
 
 /** Both splits arrive at the same pace, but 'behind' is 2 s of event time behind 'ahead'. */
@@ -214,6 +241,31 @@ function skewed(): Map<string, Script> {
   ]);
 }
 
+/** The out-of-orderness bound of the sporadic scenario. */
+const SPORADIC_BOUND_MS = 200;
+
+/**
+ * With a 200 ms bound: 'steady' sends 1 record per ms, 10 ms of event time each, for 1 s: the
+ * watermark is about 5,800 at 600 ms. 'sporadic' sends 10 records, is silent from 10 ms to 600 ms,
+ * then rejoins at 5,950 (above the watermark, but its own watermark 5,749 is below it) advancing
+ * at 2 ms of event time per ms: far behind 'steady' soon after.
+ */
+function sporadic(): Map<string, Script> {
+  return new Map([
+    script(
+      'steady',
+      1_000,
+      (i) => 10 * i + disorder(i),
+      (i) => i,
+    ),
+    script(
+      'sporadic',
+      310,
+      (i) => (i < 10 ? 10 * i : 5_950 + 2 * (i - 10) + (i % 3 === 1 ? -20 : 0)),
+      (i) => (i < 10 ? i : 600 + (i - 10)),
+    ),
+  ]);
+}
 const f = (site: FaultSite, vertex: string, nth: number, subtask?: number): PlannedFault => ({ site, vertex, nth, subtask });
 
 describe('per-split watermarks (two splits on one source subtask, simulator clock)', () => {
@@ -240,25 +292,8 @@ describe('per-split watermarks (two splits on one source subtask, simulator cloc
   });
 
   it('a silent split goes idle and the other drives the watermark; when it rejoins it counts again and its records within the bound are on time', async () => {
-    // A 200 ms bound. 'steady' sends 1 record per ms, 10 ms of event time each, for 1 s: the
-    // watermark is about 5,800 at 600 ms. 'sporadic' sends 10 records, is silent from 10 ms to
-    // 600 ms, then rejoins at 5,950 (above the watermark, but its own watermark 5,749 is below it)
-    // advancing at 2 ms of event time per ms: far behind 'steady' soon after.
-    const boundMs = 200;
-    const scripts = new Map([
-      script(
-        'steady',
-        1_000,
-        (i) => 10 * i + disorder(i),
-        (i) => i,
-      ),
-      script(
-        'sporadic',
-        310,
-        (i) => (i < 10 ? 10 * i : 5_950 + 2 * (i - 10) + (i % 3 === 1 ? -20 : 0)),
-        (i) => (i < 10 ? i : 600 + (i - 10)),
-      ),
-    ]);
+    const boundMs = SPORADIC_BOUND_MS;
+    const scripts = sporadic();
     const idle = await run({ scripts, watermarksAt: 'source', idleTimeoutMs: 50, boundMs });
     expect(idle.late).toEqual([]);
     expect(idle.windows).toEqual(expectedWindows(scripts));
@@ -283,6 +318,25 @@ describe('per-split watermarks (two splits on one source subtask, simulator cloc
     expect(perSubtask.late.every((r) => r.split === 'sporadic')).toBe(true);
   });
 
+  it('over two task managers (serialized channels) the same windows fire, with nothing late', async () => {
+    const scripts = skewed();
+    const overTaskManagers = await run({ scripts, watermarksAt: 'source', taskManagers: 2 });
+    expect(overTaskManagers.late).toEqual([]);
+    expect(overTaskManagers.windows).toEqual(expectedWindows(scripts));
+    expect(overTaskManagers.firings.filter((x) => x.watermarkMs !== Number.POSITIVE_INFINITY).length).toBeGreaterThan(40);
+  });
+
+  it('a restore while a split is silent, then after it rejoined: every window once, nothing late', async () => {
+    const scripts = sporadic();
+    for (const failSourceAtMs of [300, 700]) {
+      const restored = await run({ scripts, watermarksAt: 'source', idleTimeoutMs: 50, boundMs: SPORADIC_BOUND_MS, failSourceAtMs });
+      expect(restored.restarts).toBe(1);
+      expect(restored.restoredFrom).toEqual([expect.any(Number)]); // from a checkpoint, not empty
+      expect(restored.late).toEqual([]);
+      expect(restored.windows).toEqual(expectedWindows(scripts));
+    }
+  });
+
   it.each([
     ['the source subtask', f('process', 'scripted', 40, 0)],
     ['a window subtask', f('process', 'win', 30)],
@@ -290,6 +344,7 @@ describe('per-split watermarks (two splits on one source subtask, simulator cloc
     const scripts = skewed();
     const restored = await run({ scripts, watermarksAt: 'source', faults: [fault] });
     expect(restored.restarts).toBe(1);
+    expect(restored.restoredFrom).toEqual([expect.any(Number)]); // from a checkpoint, not empty
     expect(restored.late).toEqual([]);
     expect(restored.windows).toEqual(expectedWindows(scripts));
   });
