@@ -116,6 +116,7 @@ export class WatermarkMultiplexer<T> implements ReaderOutput<T> {
     this.main = this.register(MAIN);
   }
 
+  /** The job's processing time (for the split outputs' idleness). */
   nowMs(): number {
     return this.ctx.processingTime.now();
   }
