@@ -34,7 +34,8 @@ export type {
 export { WatermarkStrategy } from './runtime/time/watermark-strategy.ts';
 export type { TimestampAssigner, WatermarkGenerator, WatermarkOutput } from './runtime/time/watermark-strategy.ts';
 export { MAX_WATERMARK, MIN_WATERMARK, NO_TIMESTAMP } from './core/watermark.ts';
-export type { Source, SourceReader } from './runtime/source.ts';
+export type { ReaderOutput, Source, SourceReader } from './runtime/source.ts';
+export { isReaderOutput } from './runtime/source.ts';
 export type { SourceSplit, SplitAssignment, SplitBatch, SplitReader, SplitSource } from './runtime/split-source.ts';
 export { SplitSourceReader } from './runtime/split-source-reader.ts';
 export { splitOwner } from './runtime/split-assignment.ts';

@@ -142,6 +142,8 @@ export class DataStream<T> extends OperatorHandle {
    * Gives every record an event time and generates watermarks from here on, with `strategy`
    * (watermarks from upstream are replaced; the maximum one at end of input passes). Periodic
    * watermarks are asked for every `autoWatermarkIntervalMs` (environment option, default 200).
+   * One generator per subtask: for watermarks per split of a split source, give the strategy to
+   * `fromSource(source, name, { watermarks })` instead.
    */
   assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>): DataStream<T> {
     if (!(strategy instanceof WatermarkStrategy)) throw new JobDefinitionError('assignTimestampsAndWatermarks needs a WatermarkStrategy');

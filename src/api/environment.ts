@@ -42,8 +42,13 @@ import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } f
 export interface SourceOptions<T> {
   /**
    * Event time of the source's records: a timestamp assigner and a watermark generator run in
-   * each source subtask (idleness per subtask). Default: no timestamps, no watermarks (only the
-   * maximum watermark when a bounded source ends).
+   * each source subtask. A split source (`SplitSourceReader`) runs a generator and an idleness
+   * timer per split: the subtask's watermark is the minimum over its active splits, so a split
+   * ahead in event time does not make another split's records late, a split silent for the
+   * strategy's `withIdleness` timeout stops holding the watermark back (the subtask is idle only
+   * when all its splits are), and a split that sends again counts again at once without moving
+   * the watermark back. Other readers get one generator per subtask. Default: no timestamps, no
+   * watermarks (only the maximum watermark when a bounded source ends).
    */
   watermarks?: WatermarkStrategy<T>;
 }

@@ -1,6 +1,7 @@
 /**
  * Runs a `SplitSource` as a `SourceReader`: assigns splits at open, runs the split reader's async
- * fetch loop into a bounded queue, drains the queue in `poll` without awaiting, snapshots the
+ * fetch loop into a bounded queue, drains the queue in `poll` without awaiting (each split's
+ * records through that split's output, so each split has its own watermarks), snapshots the
  * position of every owned split in the sync phase and hands the positions of a completed
  * checkpoint to the split reader.
  */
@@ -9,7 +10,7 @@ import { ListStateDescriptor } from '../state/descriptors.ts';
 import type { ListState } from '../state/state.ts';
 import type { Collector, RuntimeContext } from './functions.ts';
 import { POLL_END, POLL_MORE, type PollStatus } from './operator.ts';
-import type { SourceReader } from './source.ts';
+import { isReaderOutput, type ReaderOutput, type SourceReader } from './source.ts';
 import { assignSplits, type SplitStateEntryV1 } from './split-assignment.ts';
 import type { SourceSplit, SplitBatch, SplitReader, SplitSource } from './split-source.ts';
 
@@ -20,16 +21,20 @@ const IDLE_POLL_MS = 2;
 /** Snapshots awaiting their checkpoint's completion; older ones are dropped (a newer completion subsumes them). */
 const PENDING_CHECKPOINTS_MAX = 64;
 
-interface OwnedSplit<Split extends SourceSplit, Position> {
+interface OwnedSplit<T, Split extends SourceSplit, Position> {
   readonly split: Split;
   position: Position;
   ended: boolean;
+  /** Where its records go: its split output (bound at the first poll); null once ended. */
+  output: Collector<T> | null;
 }
 
 /** The `SourceReader` of a split source: one per subtask and attempt (see split-source.ts). */
 export class SplitSourceReader<T, Split extends SourceSplit, Position> implements SourceReader<T> {
   private state!: ListState<SplitStateEntryV1<Split, Position>>;
-  private readonly owned = new Map<string, OwnedSplit<Split, Position>>();
+  private readonly owned = new Map<string, OwnedSplit<T, Split, Position>>();
+  /** The collector the split outputs were taken from (a job passes the same one to every poll). */
+  private boundTo: Collector<T> | null = null;
   private endedSplits = 0;
   private reader: SplitReader<T, Split, Position> | null = null;
   private readonly queue: SplitBatch<T, Position>[] = [];
@@ -64,7 +69,7 @@ export class SplitSourceReader<T, Split extends SourceSplit, Position> implement
     const enumerated = await this.source.enumerateSplits(ctx);
     const entries = assignSplits(restored, enumerated, ctx.subtaskIndex, ctx.parallelism, ctx.maxParallelism, (s) => this.source.initialPosition(s));
     for (const e of entries) {
-      this.owned.set(e.split.id, { split: e.split, position: e.position, ended: e.ended });
+      this.owned.set(e.split.id, { split: e.split, position: e.position, ended: e.ended, output: null });
       if (e.ended) this.endedSplits++;
     }
     const active = entries.filter((e) => !e.ended).map((e) => ({ split: e.split, position: e.position }));
@@ -123,6 +128,7 @@ export class SplitSourceReader<T, Split extends SourceSplit, Position> implement
   /** Emits queued records; never awaits. Rethrows a failure of the fetch loop. */
   poll(out: Collector<T>, maxRecords: number): PollStatus {
     if (this.failure !== null) throw this.failure.error;
+    if (out !== this.boundTo) this.bindOutputs(out);
     let budget = maxRecords;
     while (budget > 0 && this.queue.length > 0) {
       const batch = this.queue[0]!;
@@ -130,7 +136,9 @@ export class SplitSourceReader<T, Split extends SourceSplit, Position> implement
       const records = batch.records;
       const start = this.offset;
       const end = Math.min(records.length, start + budget);
-      for (let i = start; i < end; i++) out.collect(records[i]!);
+      const target = split.output;
+      if (target === null && end > start) throw new RangeError(`${this.source.name}: fetched records of split '${batch.splitId}' after it ended`);
+      for (let i = start; i < end; i++) target!.collect(records[i]!);
       const n = end - start;
       budget -= n;
       this.queued -= n;
@@ -141,6 +149,8 @@ export class SplitSourceReader<T, Split extends SourceSplit, Position> implement
         if (batch.splitEnded && !split.ended) {
           split.ended = true;
           this.endedSplits++;
+          split.output = null;
+          if (isReaderOutput(out)) out.releaseOutputForSplit(batch.splitId);
         }
         this.queue.shift();
         this.offset = 0;
@@ -154,6 +164,16 @@ export class SplitSourceReader<T, Split extends SourceSplit, Position> implement
     if (this.queue.length > 0) return POLL_MORE;
     if (this.source.bounded && (this.fetchEnded || this.endedSplits === this.owned.size)) return POLL_END;
     return this.idle;
+  }
+
+  /**
+   * Takes an output per split that is not ended from `out` (before any record, so a split that
+   * sends nothing yet holds the watermark back from the start); a plain collector serves them all.
+   */
+  private bindOutputs(out: Collector<T>): void {
+    this.boundTo = out;
+    const outputs: ReaderOutput<T> | null = isReaderOutput(out) ? out : null;
+    for (const [id, s] of this.owned) if (!s.ended) s.output = outputs === null ? out : outputs.createOutputForSplit(id);
   }
 
   /** Writes every owned split with its position (the sync phase) and keeps the positions for the completion. */

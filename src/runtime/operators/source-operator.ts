@@ -1,18 +1,22 @@
-/** Runs a SourceReader at the head of a source subtask, with the source's watermark strategy if it has one. */
+/**
+ * Runs a SourceReader at the head of a source subtask, with the source's watermark strategy if it
+ * has one: the reader emits through a `ReaderOutput`, per split when it reads several, so each
+ * split gets its own watermark generator and idleness (see watermark-multiplexer.ts).
+ */
 import type { CheckpointId } from '../../core/ids.ts';
 import { NO_TIMESTAMP } from '../../core/watermark.ts';
 import type { Collector } from '../functions.ts';
 import { AbstractStreamOperator, type PollStatus, type SourceOperator } from '../operator.ts';
-import type { SourceReader } from '../source.ts';
-import { WatermarkEmission } from '../time/watermark-emission.ts';
+import type { ReaderOutput, SourceReader } from '../source.ts';
+import { WatermarkMultiplexer } from '../time/watermark-multiplexer.ts';
 import type { WatermarkStrategy } from '../time/watermark-strategy.ts';
 import { createRuntimeContext } from './runtime-context.ts';
 
 export class SourceReaderOperator extends AbstractStreamOperator implements SourceOperator {
   readonly isSource = true as const;
   recordsOut = 0;
-  private counting!: Collector<unknown>;
-  private emission: WatermarkEmission<unknown> | null = null;
+  private readerOutput!: ReaderOutput<unknown>;
+  private multiplexer: WatermarkMultiplexer<unknown> | null = null;
   constructor(
     private readonly reader: SourceReader<unknown>,
     private readonly watermarks: WatermarkStrategy<unknown> | null = null,
@@ -23,36 +27,38 @@ export class SourceReaderOperator extends AbstractStreamOperator implements Sour
     const output = this.ctx.output;
     const ts = this.ctx.timestamps;
     if (this.watermarks) {
-      const emission = new WatermarkEmission(this.watermarks, this.ctx);
-      this.emission = emission;
-      this.counting = {
+      const counting: Collector<unknown> = {
         collect: (record) => {
           this.recordsOut++;
-          ts.current = NO_TIMESTAMP;
-          emission.onRecord(record, output);
+          output.collect(record);
         },
       };
-      emission.start();
+      const multiplexer = new WatermarkMultiplexer(this.watermarks, this.ctx, counting);
+      this.multiplexer = multiplexer;
+      this.readerOutput = multiplexer;
+      multiplexer.start();
     } else {
-      this.counting = {
+      const counting: Collector<unknown> = {
         collect: (record) => {
           this.recordsOut++;
           ts.current = NO_TIMESTAMP;
           output.collect(record);
         },
       };
+      // without watermarks every split emits straight downstream
+      this.readerOutput = { collect: counting.collect, createOutputForSplit: () => counting, releaseOutputForSplit: () => {} };
     }
     return this.reader.open(createRuntimeContext(this.ctx));
   }
   poll(maxRecords: number): PollStatus {
-    return this.reader.poll(this.counting, maxRecords);
+    return this.reader.poll(this.readerOutput, maxRecords);
   }
   processElement(): void {
     throw new Error('a source operator has no input');
   }
   /** Only the task calls this on a source: with the maximum watermark when the input ended. */
   override processWatermark(watermarkMs: number): void {
-    if (this.emission) this.emission.finish();
+    if (this.multiplexer) this.multiplexer.finish();
     else this.ctx.output.emitWatermark(watermarkMs);
   }
   override snapshotState(checkpointId: CheckpointId): void {
@@ -65,11 +71,11 @@ export class SourceReaderOperator extends AbstractStreamOperator implements Sour
     this.reader.notifyCheckpointAborted?.(checkpointId);
   }
   override close(): void {
-    this.emission?.stop();
+    this.multiplexer?.stop();
     this.reader.close();
   }
   override dispose(): void {
-    this.emission?.stop();
+    this.multiplexer?.stop();
     try {
       this.reader.close();
     } catch {

@@ -15,7 +15,10 @@ export interface WatermarkOutput {
   markActive(): void;
 }
 
-/** Generates watermarks from the records it sees and/or periodically. One instance per subtask and attempt. */
+/**
+ * Generates watermarks from the records it sees and/or periodically. One instance per split of a
+ * split source (per subtask for other sources and for `assignTimestampsAndWatermarks`) and attempt.
+ */
 export interface WatermarkGenerator<T> {
   /** Called for every record with its assigned timestamp (ms); may emit a watermark. */
   onEvent(event: T, timestampMs: number, output: WatermarkOutput): void;
@@ -68,7 +71,7 @@ export class WatermarkStrategy<T> {
     return WatermarkStrategy.forBoundedOutOfOrderness<T>(0);
   }
 
-  /** Watermarks from a generator of your own; `factory` is called once per subtask and attempt. */
+  /** Watermarks from a generator of your own; `factory` is called once per split (or subtask) and attempt. */
   static forGenerator<T>(factory: () => WatermarkGenerator<T>): WatermarkStrategy<T> {
     if (typeof factory !== 'function') throw new ConfigError('forGenerator', 'needs a function that creates a WatermarkGenerator');
     return new WatermarkStrategy<T>(factory, null, null);
@@ -88,6 +91,9 @@ export class WatermarkStrategy<T> {
   /**
    * The same strategy, marking the subtask idle after `idleTimeoutMs` of the job's clock without a
    * record, so it stops holding back the watermark downstream; the next record makes it active.
+   * On a split source each split has its own timeout: an idle split stops holding back its
+   * subtask's watermark, and the subtask goes idle only when all its splits are. Idleness is
+   * checked every `autoWatermarkIntervalMs`, so it may take up to one interval longer.
    * @throws ConfigError when it is not a number > 0.
    */
   withIdleness(idleTimeoutMs: number): WatermarkStrategy<T> {
