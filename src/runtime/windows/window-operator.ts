@@ -21,7 +21,7 @@ import type { OutputTag } from '../output-tag.ts';
 import type { Triggerable } from '../time/timer-service.ts';
 import type { WindowAssigner } from './assigners.ts';
 import type { Evictor, TimestampedValue } from './evictors.ts';
-import { MergingWindowSet, type PersistedMergingSet } from './merging-window-set.ts';
+import { type MergingWindowSet, MergingWindowSets, type PersistedMergingSet } from './merging-window-set.ts';
 import { RestoredWatermarkTimers } from './restored-watermark.ts';
 import type { Trigger, TriggerResult } from './trigger.ts';
 import { WindowContents, type ContentsLayout } from './window-contents.ts';
@@ -60,6 +60,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
   private timers!: RestoredWatermarkTimers;
   private contents!: WindowContents;
   private mergingState: ValueState<PersistedMergingSet> | null = null;
+  private mergingSets: MergingWindowSets | null = null;
   private fn: ProcessWindowFunction<unknown, unknown, Key, Window> | null = null;
   private triggerCtx!: TriggerContextImpl;
   private windowCtx!: WindowContextImpl;
@@ -84,6 +85,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     );
     if (this.spec.assigner.isMerging) {
       this.mergingState = backend.getState<ValueState<PersistedMergingSet>>(new ValueStateDescriptor<PersistedMergingSet>('window-merging-set'));
+      this.mergingSets = new MergingWindowSets(this.spec.assigner);
     }
     const mapState = (name: string) => backend.getState<MapState<string, unknown>>(new MapStateDescriptor<string, unknown>(name));
     this.triggerCtx = new TriggerContextImpl(this.timers, (name) => mapState(`window-trigger/${name}`));
@@ -115,7 +117,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     const windows = assigner.assignWindows(record, ts, this.timers);
     let skipped = true;
     if (this.mergingState) {
-      const set = MergingWindowSet.fromPersisted(assigner, this.mergingState.value());
+      const set = this.mergingSets!.load(this.mergingState.value());
       for (const w of windows) {
         const actual = set.addWindow(w as TimeWindow, (result, merged, stateResult, mergedStates) =>
           this.merge(result, merged, namespaceOf(stateResult), mergedStates.map(namespaceOf)),
@@ -162,7 +164,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     let stateNs = namespace;
     let set: MergingWindowSet | null = null;
     if (this.mergingState) {
-      set = MergingWindowSet.fromPersisted(this.spec.assigner, this.mergingState.value());
+      set = this.mergingSets!.load(this.mergingState.value());
       const stateWindow = set.getStateWindow(window as TimeWindow);
       if (stateWindow === undefined) return; // a timer of a window that merged into another
       stateNs = namespaceOf(stateWindow);
@@ -228,8 +230,9 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
   }
 
   private saveMergingSet(set: MergingWindowSet): void {
-    if (set.size === 0) this.mergingState!.clear();
-    else this.mergingState!.update(set.toPersisted());
+    const value = this.mergingSets!.save(set);
+    if (value === undefined) this.mergingState!.clear();
+    else this.mergingState!.update(value);
   }
 
   /**
