@@ -4,10 +4,11 @@
  * merged contents move into the state window of one of them, so merging never copies contents
  * twice. Persisted as keyed state through `toPersisted` / `fromPersisted`; `MergingWindowSets`
  * keeps the sets in working form between the elements of a key, so a set is rebuilt only when its
- * state value was not written by this operator (after a restore, or read back by the embedded
- * backend).
+ * state value is not the one this operator last wrote (after a restore, or read back from disk by
+ * the embedded backend).
  */
 import { assert } from '../../core/assert.ts';
+import type { Key } from '../../state/key-groups.ts';
 import type { WindowAssigner } from './assigners.ts';
 import { TimeWindow, type Window } from './window.ts';
 
@@ -26,6 +27,8 @@ export class MergingWindowSet {
   private readonly windows: TimeWindow[] = [];
   private readonly states: TimeWindow[] = [];
   private changed = false;
+  /** @internal The state value this set was read from or last saved as (MergingWindowSets). */
+  savedAs: PersistedMergingSet | undefined = undefined;
 
   private constructor(private readonly assigner: WindowAssigner<unknown, Window>) {
     assert(assigner.isMerging && assigner.mergeWindows, `${assigner} is not a merging assigner`);
@@ -160,49 +163,44 @@ export class MergingWindowSet {
   }
 }
 
+/** Keys whose sets `MergingWindowSets` keeps at most before it starts afresh. */
+const KEPT_SETS_MAX = 65_536;
+
 /**
- * The merging-window sets of an operator's keys in working form, found by the state value they
- * were read from or saved as: a backend that hands back the object it was given (the heap
- * backend, the embedded backend while the key is in its cache) lets the next element of the key
- * reuse the set instead of rebuilding it. Weak, so a set lives no longer than its state value; a
- * value it does not know (restored, or read back from disk) is parsed as before.
+ * The merging-window sets of an operator's keys in working form, each with the state value it was
+ * read from or saved as: while the backend hands back that same object (the heap backend; the
+ * embedded backend while the key is in its cache), the next element or timer of the key reuses the
+ * set instead of rebuilding it; any other value (restored, read back from disk) is parsed as
+ * before. Bounded: emptied when it holds KEPT_SETS_MAX keys.
  */
 export class MergingWindowSets {
-  private readonly byValue = new WeakMap<PersistedMergingSet, MergingWindowSet>();
-  /** The value each set was read from or saved as (to forget it when the set changes). */
-  private readonly valueOf = new WeakMap<MergingWindowSet, PersistedMergingSet>();
+  private readonly byKey = new Map<Key, MergingWindowSet>();
 
   constructor(private readonly assigner: WindowAssigner<unknown, Window>) {}
 
-  /** The set a key's state value holds (none: an empty set), unchanged since that value. */
-  load(persisted: PersistedMergingSet | undefined): MergingWindowSet {
-    if (persisted === undefined) return MergingWindowSet.fromPersisted(this.assigner, undefined);
-    const cached = this.byValue.get(persisted);
-    if (cached !== undefined) {
+  /** The set that `persisted`, the state value of `key` (none: an empty set), holds. */
+  load(key: Key, persisted: PersistedMergingSet | undefined): MergingWindowSet {
+    const cached = this.byKey.get(key);
+    if (cached !== undefined && persisted !== undefined && cached.savedAs === persisted) {
       assert(!cached.isChanged, 'a merging-window set was changed and not saved');
       return cached;
     }
     const set = MergingWindowSet.fromPersisted(this.assigner, persisted);
-    this.byValue.set(persisted, set);
-    this.valueOf.set(set, persisted);
+    set.savedAs = persisted;
+    if (cached === undefined && this.byKey.size >= KEPT_SETS_MAX) this.byKey.clear();
+    this.byKey.set(key, set);
     return set;
   }
 
-  /**
-   * The state value for a changed set (undefined: it is empty and the state is cleared); the set
-   * is known by that value from now on.
-   */
-  save(set: MergingWindowSet): PersistedMergingSet | undefined {
-    const old = this.valueOf.get(set);
-    if (old !== undefined) this.byValue.delete(old);
+  /** The state value of `key` for its changed set (undefined: the set is empty, clear the state). */
+  save(key: Key, set: MergingWindowSet): PersistedMergingSet | undefined {
     set.markSaved();
     if (set.size === 0) {
-      this.valueOf.delete(set);
+      set.savedAs = undefined;
+      this.byKey.delete(key);
       return undefined;
     }
-    const value = set.toPersisted();
-    this.byValue.set(value, set);
-    this.valueOf.set(set, value);
-    return value;
+    set.savedAs = set.toPersisted();
+    return set.savedAs;
   }
 }

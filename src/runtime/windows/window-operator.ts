@@ -117,7 +117,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     const windows = assigner.assignWindows(record, ts, this.timers);
     let skipped = true;
     if (this.mergingState) {
-      const set = this.mergingSets!.load(this.mergingState.value());
+      const set = this.mergingSets!.load(key, this.mergingState.value());
       for (const w of windows) {
         const actual = set.addWindow(w as TimeWindow, (result, merged, stateResult, mergedStates) =>
           this.merge(result, merged, namespaceOf(stateResult), mergedStates.map(namespaceOf)),
@@ -132,7 +132,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
         this.onTriggerResult(this.spec.trigger.onElement(record, ts, actual, this.triggerCtx.on(actual)), stateNs, actual);
         this.registerCleanupTimer(actual);
       }
-      if (set.isChanged) this.saveMergingSet(set);
+      if (set.isChanged) this.saveMergingSet(key, set);
     } else {
       for (const w of windows) {
         if (this.isWindowLate(w)) continue;
@@ -164,7 +164,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     let stateNs = namespace;
     let set: MergingWindowSet | null = null;
     if (this.mergingState) {
-      set = this.mergingSets!.load(this.mergingState.value());
+      set = this.mergingSets!.load(key, this.mergingState.value());
       const stateWindow = set.getStateWindow(window as TimeWindow);
       if (stateWindow === undefined) return; // a timer of a window that merged into another
       stateNs = namespaceOf(stateWindow);
@@ -173,7 +173,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     const result = eventTime ? this.spec.trigger.onEventTime(timeMs, window, tctx) : this.spec.trigger.onProcessingTime(timeMs, window, tctx);
     this.onTriggerResult(result, stateNs, window);
     if (eventTime === this.spec.assigner.isEventTime && timeMs === this.cleanupTime(window)) this.clearAllState(window, stateNs, set);
-    if (set?.isChanged) this.saveMergingSet(set);
+    if (set?.isChanged) this.saveMergingSet(key, set);
   }
 
   /** Fires and purges as the trigger decided. */
@@ -229,8 +229,8 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     if (set) set.retireWindow(window as TimeWindow);
   }
 
-  private saveMergingSet(set: MergingWindowSet): void {
-    const value = this.mergingSets!.save(set);
+  private saveMergingSet(key: Key, set: MergingWindowSet): void {
+    const value = this.mergingSets!.save(key, set);
     if (value === undefined) this.mergingState!.clear();
     else this.mergingState!.update(value);
   }

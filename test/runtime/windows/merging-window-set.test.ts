@@ -102,7 +102,7 @@ describe('merging window set', () => {
       let keptValue = keptState.get(key);
       // Sometimes the backend hands back a copy (read from disk, restored): the set is parsed anew.
       if (keptValue !== undefined && rand() < 0.1) keptValue = structuredClone(keptValue);
-      const kept = sets.load(keptValue);
+      const kept = sets.load(key, keptValue);
       if (kept === lastKept.get(key)) reused++;
       lastKept.set(key, kept);
       const t = Math.floor(rand() * 2_000);
@@ -123,7 +123,7 @@ describe('merging window set', () => {
       if (rebuilt.isChanged) {
         if (rebuilt.size === 0) rebuiltState.delete(key);
         else rebuiltState.set(key, rebuilt.toPersisted());
-        const value = sets.save(kept);
+        const value = sets.save(key, kept);
         if (value === undefined) keptState.delete(key);
         else keptState.set(key, value);
       }
@@ -132,21 +132,20 @@ describe('merging window set', () => {
     expect(reused).toBeGreaterThan(1_000);
   });
 
-  it('a state value that the set was saved as finds that set; the value it replaced no longer does', () => {
+  it('a key finds its set while its state value is the one the set was saved as, and a new set for any other value', () => {
     const sets = new MergingWindowSets(sessions);
-    const first = sets.load(undefined);
+    const first = sets.load('k', undefined);
     add(first, w(0, 10), []);
-    const v1 = sets.save(first)!;
-    expect(sets.load(v1)).toBe(first);
+    const v1 = sets.save('k', first)!;
+    expect(sets.load('k', v1)).toBe(first);
+    expect(sets.load('other', v1)).not.toBe(first);
     add(first, w(5, 15), []);
-    const v2 = sets.save(first)!;
+    const v2 = sets.save('k', first)!;
     expect(v2).toEqual([[0, 15, 0, 10]]);
-    expect(sets.load(v2)).toBe(first);
-    const fromOld = sets.load(v1);
+    expect(sets.load('k', v2)).toBe(first);
+    const fromOld = sets.load('k', v1);
     expect(fromOld).not.toBe(first);
     expect(fromOld.toPersisted()).toEqual([[0, 10, 0, 10]]);
-    first.retireWindow(w(0, 15));
-    expect(sets.save(first)).toBeUndefined();
-    expect(sets.load(v2)).not.toBe(first);
+    expect(sets.load('k', structuredClone(v1))).not.toBe(fromOld);
   });
 });
