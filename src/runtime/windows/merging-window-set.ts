@@ -117,12 +117,9 @@ export class MergingWindowSet {
       this.changed = true;
       // The new window falling inside one open window that does not grow is no merge.
       if (openMembers.length === 1 && openMembers[0] === result) continue;
-      onMerge(
-        result,
-        openMembers.filter((w) => !w.equals(result)),
-        keep,
-        mergedStates,
-      );
+      // An open member equal to the result is the result itself (see above), and is not merged away.
+      const mergedAway = openMembers.includes(result) ? openMembers.filter((w) => w !== result) : openMembers;
+      onMerge(result, mergedAway, keep, mergedStates);
     }
     if (!newWindowMerged) {
       this.put(newWindow, newWindow);

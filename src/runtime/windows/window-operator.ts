@@ -21,7 +21,7 @@ import type { OutputTag } from '../output-tag.ts';
 import type { Triggerable } from '../time/timer-service.ts';
 import type { WindowAssigner } from './assigners.ts';
 import type { Evictor, TimestampedValue } from './evictors.ts';
-import { type MergingWindowSet, MergingWindowSets, type PersistedMergingSet } from './merging-window-set.ts';
+import { type MergeCallback, type MergingWindowSet, MergingWindowSets, type PersistedMergingSet } from './merging-window-set.ts';
 import { RestoredWatermarkTimers } from './restored-watermark.ts';
 import type { Trigger, TriggerResult } from './trigger.ts';
 import { WindowContents, type ContentsLayout } from './window-contents.ts';
@@ -54,6 +54,8 @@ export interface WindowOperatorSpec {
 }
 
 export const WINDOW_TIMERS = 'window-timers';
+
+const NO_NAMESPACES: readonly string[] = [];
 
 export class WindowOperator extends AbstractStreamOperator implements Triggerable {
   private backend!: KeyedStateBackend;
@@ -119,9 +121,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     if (this.mergingState) {
       const set = this.mergingSets!.load(key, this.mergingState.value());
       for (const w of windows) {
-        const actual = set.addWindow(w as TimeWindow, (result, merged, stateResult, mergedStates) =>
-          this.merge(result, merged, namespaceOf(stateResult), mergedStates.map(namespaceOf)),
-        );
+        const actual = set.addWindow(w as TimeWindow, this.onMerge);
         if (this.isWindowLate(actual)) {
           set.retireWindow(actual);
           continue;
@@ -210,11 +210,15 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     else for (const value of input) this.out.collect(value);
   }
 
+  /** The merge callback of the merging-window set (one function, not a closure per element). */
+  private readonly onMerge: MergeCallback = (result, merged, stateResult, mergedStates) =>
+    this.merge(result, merged, namespaceOf(stateResult), mergedStates.length === 0 ? NO_NAMESPACES : mergedStates.map(namespaceOf));
+
   private merge(result: TimeWindow, merged: readonly TimeWindow[], stateResult: string, mergedStates: readonly string[]): void {
     const tctx = this.triggerCtx.on(result);
     tctx.mergedNamespaces = merged.map(namespaceOf);
     this.spec.trigger.onMerge?.(result, tctx);
-    tctx.mergedNamespaces = [];
+    tctx.mergedNamespaces = NO_NAMESPACES;
     for (const m of merged) {
       this.spec.trigger.clear(m, this.triggerCtx.on(m));
       this.deleteCleanupTimer(m);
