@@ -156,9 +156,10 @@ class KeyedTimerService implements InternalTimerService {
       const keyGroup = asKeyGroup(assignToKeyGroup(key, this.maxParallelism));
       const mapKeys: unknown[] = value instanceof Map ? [...value.keys()] : Array.isArray(value) ? value.map((p) => (p as unknown[])[0]) : [];
       for (const mk of mapKeys) {
-        const t = typeof mk === 'string' ? parseTimerKey(mk) : null;
+        if (typeof mk !== 'string') continue;
+        const t = parseTimerKey(mk);
         if (t === null) continue;
-        const entry: StoredTimer = { timeMs: t.timeMs, key, keyGroup, namespace: t.namespace, stateKey: mk as string };
+        const entry: StoredTimer = { timeMs: t.timeMs, key, keyGroup, namespace: t.namespace, stateKey: mk };
         (t.domain === 'e' ? this.eventQueue : this.processingQueue).push(entry);
       }
     }
