@@ -62,6 +62,8 @@ export interface KeyedStateBackend {
   /** Sets the key that state accessors act on; `keyGroup` is the key's group (computed upstream). */
   setCurrentKey(key: Key, keyGroup: KeyGroup): void;
   getCurrentKey(): Key;
+  /** The key group given with the current key (timers file themselves under it without hashing the key again). */
+  getCurrentKeyGroup(): KeyGroup;
   /** Returns the state object for the descriptor, bound to the current key. Same object on each call. */
   getState<S>(descriptor: StateDescriptor): S;
   /** Sync part now; the runner writes the files. A savepoint is always a full, self-contained snapshot. */

@@ -6,8 +6,9 @@
  */
 import { compareTimers, TimerQueue, type TimerEntry } from './timer-queue.ts';
 
-export class KeyGroupedTimerQueue {
-  private readonly groups = new Map<number, TimerQueue>();
+/** The timer index of one service and domain, partitioned by key group. */
+export class KeyGroupedTimerQueue<E extends TimerEntry = TimerEntry> {
+  private readonly groups = new Map<number, TimerQueue<E>>();
   /** Key groups with at least one timer, as a heap by their head timer. */
   private readonly order: number[] = [];
   /** Index of each key group in `order`. */
@@ -23,15 +24,15 @@ export class KeyGroupedTimerQueue {
     return this.order.length;
   }
 
-  peek(): TimerEntry | undefined {
+  peek(): E | undefined {
     const g = this.order[0];
     return g === undefined ? undefined : this.groups.get(g)!.peek();
   }
 
-  push(entry: TimerEntry): void {
+  push(entry: E): void {
     const g = entry.keyGroup as number;
     let queue = this.groups.get(g);
-    if (!queue) this.groups.set(g, (queue = new TimerQueue()));
+    if (!queue) this.groups.set(g, (queue = new TimerQueue<E>()));
     queue.push(entry);
     this.count++;
     const at = this.position.get(g);
@@ -44,7 +45,7 @@ export class KeyGroupedTimerQueue {
     }
   }
 
-  pop(): TimerEntry | undefined {
+  pop(): E | undefined {
     const g = this.order[0];
     if (g === undefined) return undefined;
     const queue = this.groups.get(g)!;

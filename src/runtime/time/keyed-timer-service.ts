@@ -39,6 +39,55 @@ function parseTimerKey(mk: string): { domain: Domain; timeMs: number; namespace:
   return { domain, timeMs, namespace: mk.slice(bar + 1) };
 }
 
+/** A queued timer with its map key in the timer state, so firing it builds no string. */
+interface StoredTimer extends TimerEntry {
+  readonly stateKey: string;
+}
+
+/** Namespaces a `TimerKeys` memo holds at most before it starts afresh. */
+const TIMER_KEYS_MAX = 4096;
+
+/** The two latest timer keys of one namespace (a window's trigger and cleanup timers differ with allowed lateness). */
+interface RecentKeys {
+  timeMs: number;
+  key: string;
+  olderTimeMs: number;
+  olderKey: string;
+}
+
+/**
+ * The timer state's map keys of one domain, memoised per namespace for its two latest times: a
+ * window registers the same timers for every element it gets (the trigger's and the cleanup
+ * timer), and a key built anew each time costs a concatenation and, in every map it is looked up
+ * in, a fresh hash; the memoised string keeps its hash. Bounded: emptied when it holds
+ * TIMER_KEYS_MAX namespaces (which forgets the windows that ended, too).
+ */
+class TimerKeys {
+  private readonly memo = new Map<string, RecentKeys>();
+
+  constructor(private readonly domain: Domain) {}
+
+  of(timeMs: number, namespace: string): string {
+    const memo = this.memo;
+    const recent = memo.get(namespace);
+    if (recent !== undefined) {
+      if (recent.timeMs === timeMs) return recent.key;
+      if (recent.olderTimeMs === timeMs) return recent.olderKey;
+    }
+    const key = timerKey(this.domain, timeMs, namespace);
+    if (recent !== undefined) {
+      recent.olderTimeMs = recent.timeMs;
+      recent.olderKey = recent.key;
+      recent.timeMs = timeMs;
+      recent.key = key;
+    } else {
+      if (memo.size >= TIMER_KEYS_MAX) memo.clear();
+      memo.set(namespace, { timeMs, key, olderTimeMs: Number.NaN, olderKey: '' });
+    }
+    return key;
+  }
+}
+
 export class KeyedTimeServiceManager implements InternalTimeServiceManager {
   private readonly services = new Map<string, KeyedTimerService>();
   private watermark = MIN_WATERMARK;
@@ -83,8 +132,10 @@ export class KeyedTimeServiceManager implements InternalTimeServiceManager {
 /** One named service: its state, its two queues, its processing-time wake-up. */
 class KeyedTimerService implements InternalTimerService {
   private readonly state: MapState<string, number>;
-  private readonly eventQueue = new KeyGroupedTimerQueue();
-  private readonly processingQueue = new KeyGroupedTimerQueue();
+  private readonly eventQueue = new KeyGroupedTimerQueue<StoredTimer>();
+  private readonly processingQueue = new KeyGroupedTimerQueue<StoredTimer>();
+  private readonly eventKeys = new TimerKeys('e');
+  private readonly processingKeys = new TimerKeys('p');
   private wakeup: { timeMs: number; handle: Cancellable } | null = null;
   private readonly maxParallelism: number;
 
@@ -105,42 +156,42 @@ class KeyedTimerService implements InternalTimerService {
       const keyGroup = asKeyGroup(assignToKeyGroup(key, this.maxParallelism));
       const mapKeys: unknown[] = value instanceof Map ? [...value.keys()] : Array.isArray(value) ? value.map((p) => (p as unknown[])[0]) : [];
       for (const mk of mapKeys) {
-        const t = typeof mk === 'string' ? parseTimerKey(mk) : null;
+        if (typeof mk !== 'string') continue;
+        const t = parseTimerKey(mk);
         if (t === null) continue;
-        const entry: TimerEntry = { timeMs: t.timeMs, key, keyGroup, namespace: t.namespace };
+        const entry: StoredTimer = { timeMs: t.timeMs, key, keyGroup, namespace: t.namespace, stateKey: mk };
         (t.domain === 'e' ? this.eventQueue : this.processingQueue).push(entry);
       }
     }
     this.scheduleWakeup();
   }
 
-  private current(timeMs: number, namespace: string): TimerEntry {
+  private current(timeMs: number, namespace: string, stateKey: string): StoredTimer {
     const backend = this.manager.backend;
-    const key = backend.getCurrentKey();
-    return { timeMs, key, keyGroup: asKeyGroup(assignToKeyGroup(key, this.maxParallelism)), namespace };
+    return { timeMs, key: backend.getCurrentKey(), keyGroup: backend.getCurrentKeyGroup(), namespace, stateKey };
   }
 
   registerEventTimeTimer(namespace: string, timeMs: number): void {
-    const mk = timerKey('e', timeMs, namespace);
+    const mk = this.eventKeys.of(timeMs, namespace);
     if (this.state.contains(mk)) return;
     this.state.put(mk, 1);
-    this.eventQueue.push(this.current(timeMs, namespace));
+    this.eventQueue.push(this.current(timeMs, namespace, mk));
   }
 
   deleteEventTimeTimer(namespace: string, timeMs: number): void {
-    this.state.remove(timerKey('e', timeMs, namespace));
+    this.state.remove(this.eventKeys.of(timeMs, namespace));
   }
 
   registerProcessingTimeTimer(namespace: string, timeMs: number): void {
-    const mk = timerKey('p', timeMs, namespace);
+    const mk = this.processingKeys.of(timeMs, namespace);
     if (this.state.contains(mk)) return;
     this.state.put(mk, 1);
-    this.processingQueue.push(this.current(timeMs, namespace));
+    this.processingQueue.push(this.current(timeMs, namespace, mk));
     this.scheduleWakeup();
   }
 
   deleteProcessingTimeTimer(namespace: string, timeMs: number): void {
-    this.state.remove(timerKey('p', timeMs, namespace));
+    this.state.remove(this.processingKeys.of(timeMs, namespace));
   }
 
   currentWatermark(): number {
@@ -156,7 +207,7 @@ class KeyedTimerService implements InternalTimerService {
     for (let top = this.eventQueue.peek(); top !== undefined && top.timeMs <= watermarkMs; top = this.eventQueue.peek()) {
       this.eventQueue.pop();
       backend.setCurrentKey(top.key, top.keyGroup);
-      const mk = timerKey('e', top.timeMs, top.namespace);
+      const mk = top.stateKey;
       if (!this.state.contains(mk)) continue; // deleted, or a duplicate index entry
       this.state.remove(mk);
       this.manager.timestamps.current = top.timeMs;
@@ -171,7 +222,7 @@ class KeyedTimerService implements InternalTimerService {
     for (let top = this.processingQueue.peek(); top !== undefined && top.timeMs <= now; top = this.processingQueue.peek()) {
       this.processingQueue.pop();
       backend.setCurrentKey(top.key, top.keyGroup);
-      const mk = timerKey('p', top.timeMs, top.namespace);
+      const mk = top.stateKey;
       if (!this.state.contains(mk)) continue;
       this.state.remove(mk);
       this.manager.timestamps.current = NO_TIMESTAMP;

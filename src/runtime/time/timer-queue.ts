@@ -27,18 +27,19 @@ export function compareTimers(a: TimerEntry, b: TimerEntry): number {
   return a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0;
 }
 
-export class TimerQueue {
-  private readonly heap: TimerEntry[] = [];
+/** A min-heap of timers; `E` lets a timer service keep more per entry (its state key). */
+export class TimerQueue<E extends TimerEntry = TimerEntry> {
+  private readonly heap: E[] = [];
 
   get size(): number {
     return this.heap.length;
   }
 
-  peek(): TimerEntry | undefined {
+  peek(): E | undefined {
     return this.heap[0];
   }
 
-  push(entry: TimerEntry): void {
+  push(entry: E): void {
     const h = this.heap;
     h.push(entry);
     let i = h.length - 1;
@@ -51,7 +52,7 @@ export class TimerQueue {
     h[i] = entry;
   }
 
-  pop(): TimerEntry | undefined {
+  pop(): E | undefined {
     const h = this.heap;
     const top = h[0];
     const last = h.pop();

@@ -2,9 +2,13 @@
  * The merging-window set of one key (session windows): which windows are open, and for each the
  * window under whose namespace its contents are stored (the state window). When windows merge, the
  * merged contents move into the state window of one of them, so merging never copies contents
- * twice. Persisted as keyed state through `toPersisted` / `fromPersisted`.
+ * twice. Persisted as keyed state through `toPersisted` / `fromPersisted`; `MergingWindowSets`
+ * keeps the sets in working form between the elements of a key, so a set is rebuilt only when its
+ * state value is not the one this operator last wrote (after a restore, or read back from disk by
+ * the embedded backend).
  */
 import { assert } from '../../core/assert.ts';
+import type { Key } from '../../state/key-groups.ts';
 import type { WindowAssigner } from './assigners.ts';
 import { TimeWindow, type Window } from './window.ts';
 
@@ -15,9 +19,16 @@ export type PersistedMergingSet = ReadonlyArray<readonly [number, number, number
 export type MergeCallback = (result: TimeWindow, merged: readonly TimeWindow[], stateResult: TimeWindow, mergedStates: readonly TimeWindow[]) => void;
 
 export class MergingWindowSet {
-  /** Window namespace -> [window, state window]. */
-  private readonly windows = new Map<string, { window: TimeWindow; state: TimeWindow }>();
+  /**
+   * The open windows in the order they were added (the persisted order) and, at the same index,
+   * their state windows. A key has few open windows (a session or two), so a scan with numeric
+   * comparisons beats a map keyed by strings built per lookup.
+   */
+  private readonly windows: TimeWindow[] = [];
+  private readonly states: TimeWindow[] = [];
   private changed = false;
+  /** @internal The state value this set was read from or last saved as (MergingWindowSets). */
+  savedAs: PersistedMergingSet | undefined = undefined;
 
   private constructor(private readonly assigner: WindowAssigner<unknown, Window>) {
     assert(assigner.isMerging && assigner.mergeWindows, `${assigner} is not a merging assigner`);
@@ -26,7 +37,8 @@ export class MergingWindowSet {
   static fromPersisted(assigner: WindowAssigner<unknown, Window>, persisted: PersistedMergingSet | undefined): MergingWindowSet {
     const set = new MergingWindowSet(assigner);
     for (const [start, end, stateStart, stateEnd] of persisted ?? []) {
-      set.windows.set(`${start}:${end}`, { window: new TimeWindow(start, end), state: new TimeWindow(stateStart, stateEnd) });
+      const window = new TimeWindow(start, end);
+      set.put(window, stateStart === start && stateEnd === end ? window : new TimeWindow(stateStart, stateEnd));
     }
     return set;
   }
@@ -37,22 +49,30 @@ export class MergingWindowSet {
   }
 
   get size(): number {
-    return this.windows.size;
+    return this.windows.length;
   }
 
   toPersisted(): PersistedMergingSet {
-    return [...this.windows.values()].map(({ window, state }) => [window.start, window.end, state.start, state.end] as const);
+    const out: Array<readonly [number, number, number, number]> = new Array(this.windows.length);
+    for (let i = 0; i < this.windows.length; i++) {
+      const w = this.windows[i]!;
+      const s = this.states[i]!;
+      out[i] = [w.start, w.end, s.start, s.end] as const;
+    }
+    return out;
   }
 
   /** The window whose namespace holds the contents of `window`, or undefined when it is not open. */
   getStateWindow(window: TimeWindow): TimeWindow | undefined {
-    return this.windows.get(`${window.start}:${window.end}`)?.state;
+    const i = this.indexOf(window.start, window.end);
+    return i < 0 ? undefined : this.states[i];
   }
 
   /** Removes a window (fired and purged, cleaned up, or late). */
   retireWindow(window: TimeWindow): void {
-    const removed = this.windows.delete(`${window.start}:${window.end}`);
-    assert(removed, () => `window ${window} is not in the merging set`);
+    const i = this.indexOf(window.start, window.end);
+    assert(i >= 0, () => `window ${window} is not in the merging set`);
+    this.removeAt(i);
     this.changed = true;
   }
 
@@ -62,41 +82,122 @@ export class MergingWindowSet {
    * one window already open (a new window merging alone is just added).
    */
   addWindow(newWindow: TimeWindow, onMerge: MergeCallback): TimeWindow {
-    const all = [...this.windows.values()].map((w) => w.window);
+    const all = this.windows.slice();
     all.push(newWindow);
     let resultWindow = newWindow;
     let newWindowMerged = false;
-    for (const { result, merged } of this.assigner.mergeWindows!(all) as Array<{ result: TimeWindow; merged: readonly TimeWindow[] }>) {
-      const containsNew = merged.includes(newWindow);
+    for (const group of this.assigner.mergeWindows!(all) as Array<{ result: TimeWindow; merged: readonly TimeWindow[] }>) {
+      const merged = group.merged;
+      let result = group.result;
+      // The open members, in the order the assigner gave them; the new window is not open yet.
+      const openMembers: TimeWindow[] = [];
+      let containsNew = false;
+      for (const w of merged) {
+        if (w === newWindow) containsNew = true;
+        else if (this.indexOf(w.start, w.end) >= 0) openMembers.push(w);
+      }
+      // A result equal to an open window is that window: its namespace is computed already.
+      for (const w of openMembers) if (w.start === result.start && w.end === result.end) result = w;
       if (containsNew) {
         newWindowMerged = true;
         resultWindow = result;
       }
-      // The state window of the result: that of the first merged window that was open already.
-      const openMembers = merged.filter((w) => w !== newWindow && this.windows.has(`${w.start}:${w.end}`));
       if (openMembers.length === 0) continue;
-      const keep = this.windows.get(`${openMembers[0]!.start}:${openMembers[0]!.end}`)!.state;
+      // The state window of the result: that of the first merged window that was open already.
+      const keep = this.states[this.indexOf(openMembers[0]!.start, openMembers[0]!.end)]!;
       const mergedStates: TimeWindow[] = [];
       for (const w of openMembers) {
-        const entry = this.windows.get(`${w.start}:${w.end}`)!;
-        this.windows.delete(`${w.start}:${w.end}`);
-        if (!entry.state.equals(keep)) mergedStates.push(entry.state);
+        const i = this.indexOf(w.start, w.end);
+        const state = this.states[i]!;
+        this.removeAt(i);
+        if (!state.equals(keep)) mergedStates.push(state);
       }
-      this.windows.set(`${result.start}:${result.end}`, { window: result, state: keep });
+      this.windows.push(result);
+      this.states.push(keep);
       this.changed = true;
       // The new window falling inside one open window that does not grow is no merge.
-      if (openMembers.length === 1 && openMembers[0]!.equals(result)) continue;
-      onMerge(
-        result,
-        openMembers.filter((w) => !w.equals(result)),
-        keep,
-        mergedStates,
-      );
+      if (openMembers.length === 1 && openMembers[0] === result) continue;
+      // An open member equal to the result is the result itself (see above), and is not merged away.
+      const mergedAway = openMembers.includes(result) ? openMembers.filter((w) => w !== result) : openMembers;
+      onMerge(result, mergedAway, keep, mergedStates);
     }
     if (!newWindowMerged) {
-      this.windows.set(`${newWindow.start}:${newWindow.end}`, { window: newWindow, state: newWindow });
+      this.put(newWindow, newWindow);
       this.changed = true;
     }
     return resultWindow;
+  }
+
+  /** Forgets the changes so far: the caller saved the set (or is about to reuse it as saved). */
+  markSaved(): void {
+    this.changed = false;
+  }
+
+  private indexOf(start: number, end: number): number {
+    const windows = this.windows;
+    for (let i = 0; i < windows.length; i++) {
+      const w = windows[i]!;
+      if (w.start === start && w.end === end) return i;
+    }
+    return -1;
+  }
+
+  /** Sets the state window of `window`, appending it when it is not open (a map's `set`). */
+  private put(window: TimeWindow, state: TimeWindow): void {
+    const i = this.indexOf(window.start, window.end);
+    if (i < 0) {
+      this.windows.push(window);
+      this.states.push(state);
+    } else {
+      this.windows[i] = window;
+      this.states[i] = state;
+    }
+  }
+
+  private removeAt(i: number): void {
+    this.windows.splice(i, 1);
+    this.states.splice(i, 1);
+  }
+}
+
+/** Keys whose sets `MergingWindowSets` keeps at most before it starts afresh. */
+const KEPT_SETS_MAX = 65_536;
+
+/**
+ * The merging-window sets of an operator's keys in working form, each with the state value it was
+ * read from or saved as: while the backend hands back that same object (the heap backend; the
+ * embedded backend while the key is in its cache), the next element or timer of the key reuses the
+ * set instead of rebuilding it; any other value (restored, read back from disk) is parsed as
+ * before. Bounded: emptied when it holds KEPT_SETS_MAX keys.
+ */
+export class MergingWindowSets {
+  private readonly byKey = new Map<Key, MergingWindowSet>();
+
+  constructor(private readonly assigner: WindowAssigner<unknown, Window>) {}
+
+  /** The set that `persisted`, the state value of `key` (none: an empty set), holds. */
+  load(key: Key, persisted: PersistedMergingSet | undefined): MergingWindowSet {
+    const cached = this.byKey.get(key);
+    if (cached !== undefined && persisted !== undefined && cached.savedAs === persisted) {
+      assert(!cached.isChanged, 'a merging-window set was changed and not saved');
+      return cached;
+    }
+    const set = MergingWindowSet.fromPersisted(this.assigner, persisted);
+    set.savedAs = persisted;
+    if (cached === undefined && this.byKey.size >= KEPT_SETS_MAX) this.byKey.clear();
+    this.byKey.set(key, set);
+    return set;
+  }
+
+  /** The state value of `key` for its changed set (undefined: the set is empty, clear the state). */
+  save(key: Key, set: MergingWindowSet): PersistedMergingSet | undefined {
+    set.markSaved();
+    if (set.size === 0) {
+      set.savedAs = undefined;
+      this.byKey.delete(key);
+      return undefined;
+    }
+    set.savedAs = set.toPersisted();
+    return set.savedAs;
   }
 }

@@ -21,7 +21,7 @@ import type { OutputTag } from '../output-tag.ts';
 import type { Triggerable } from '../time/timer-service.ts';
 import type { WindowAssigner } from './assigners.ts';
 import type { Evictor, TimestampedValue } from './evictors.ts';
-import { MergingWindowSet, type PersistedMergingSet } from './merging-window-set.ts';
+import { type MergeCallback, type MergingWindowSet, MergingWindowSets, type PersistedMergingSet } from './merging-window-set.ts';
 import { RestoredWatermarkTimers } from './restored-watermark.ts';
 import type { Trigger, TriggerResult } from './trigger.ts';
 import { WindowContents, type ContentsLayout } from './window-contents.ts';
@@ -55,11 +55,14 @@ export interface WindowOperatorSpec {
 
 export const WINDOW_TIMERS = 'window-timers';
 
+const NO_NAMESPACES: readonly string[] = [];
+
 export class WindowOperator extends AbstractStreamOperator implements Triggerable {
   private backend!: KeyedStateBackend;
   private timers!: RestoredWatermarkTimers;
   private contents!: WindowContents;
   private mergingState: ValueState<PersistedMergingSet> | null = null;
+  private mergingSets: MergingWindowSets | null = null;
   private fn: ProcessWindowFunction<unknown, unknown, Key, Window> | null = null;
   private triggerCtx!: TriggerContextImpl;
   private windowCtx!: WindowContextImpl;
@@ -84,6 +87,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     );
     if (this.spec.assigner.isMerging) {
       this.mergingState = backend.getState<ValueState<PersistedMergingSet>>(new ValueStateDescriptor<PersistedMergingSet>('window-merging-set'));
+      this.mergingSets = new MergingWindowSets(this.spec.assigner);
     }
     const mapState = (name: string) => backend.getState<MapState<string, unknown>>(new MapStateDescriptor<string, unknown>(name));
     this.triggerCtx = new TriggerContextImpl(this.timers, (name) => mapState(`window-trigger/${name}`));
@@ -115,11 +119,9 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     const windows = assigner.assignWindows(record, ts, this.timers);
     let skipped = true;
     if (this.mergingState) {
-      const set = MergingWindowSet.fromPersisted(assigner, this.mergingState.value());
+      const set = this.mergingSets!.load(key, this.mergingState.value());
       for (const w of windows) {
-        const actual = set.addWindow(w as TimeWindow, (result, merged, stateResult, mergedStates) =>
-          this.merge(result, merged, namespaceOf(stateResult), mergedStates.map(namespaceOf)),
-        );
+        const actual = set.addWindow(w as TimeWindow, this.onMerge);
         if (this.isWindowLate(actual)) {
           set.retireWindow(actual);
           continue;
@@ -130,7 +132,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
         this.onTriggerResult(this.spec.trigger.onElement(record, ts, actual, this.triggerCtx.on(actual)), stateNs, actual);
         this.registerCleanupTimer(actual);
       }
-      if (set.isChanged) this.saveMergingSet(set);
+      if (set.isChanged) this.saveMergingSet(key, set);
     } else {
       for (const w of windows) {
         if (this.isWindowLate(w)) continue;
@@ -162,7 +164,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     let stateNs = namespace;
     let set: MergingWindowSet | null = null;
     if (this.mergingState) {
-      set = MergingWindowSet.fromPersisted(this.spec.assigner, this.mergingState.value());
+      set = this.mergingSets!.load(key, this.mergingState.value());
       const stateWindow = set.getStateWindow(window as TimeWindow);
       if (stateWindow === undefined) return; // a timer of a window that merged into another
       stateNs = namespaceOf(stateWindow);
@@ -171,7 +173,7 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     const result = eventTime ? this.spec.trigger.onEventTime(timeMs, window, tctx) : this.spec.trigger.onProcessingTime(timeMs, window, tctx);
     this.onTriggerResult(result, stateNs, window);
     if (eventTime === this.spec.assigner.isEventTime && timeMs === this.cleanupTime(window)) this.clearAllState(window, stateNs, set);
-    if (set?.isChanged) this.saveMergingSet(set);
+    if (set?.isChanged) this.saveMergingSet(key, set);
   }
 
   /** Fires and purges as the trigger decided. */
@@ -208,11 +210,15 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     else for (const value of input) this.out.collect(value);
   }
 
+  /** The merge callback of the merging-window set (one function, not a closure per element). */
+  private readonly onMerge: MergeCallback = (result, merged, stateResult, mergedStates) =>
+    this.merge(result, merged, namespaceOf(stateResult), mergedStates.length === 0 ? NO_NAMESPACES : mergedStates.map(namespaceOf));
+
   private merge(result: TimeWindow, merged: readonly TimeWindow[], stateResult: string, mergedStates: readonly string[]): void {
     const tctx = this.triggerCtx.on(result);
     tctx.mergedNamespaces = merged.map(namespaceOf);
     this.spec.trigger.onMerge?.(result, tctx);
-    tctx.mergedNamespaces = [];
+    tctx.mergedNamespaces = NO_NAMESPACES;
     for (const m of merged) {
       this.spec.trigger.clear(m, this.triggerCtx.on(m));
       this.deleteCleanupTimer(m);
@@ -227,9 +233,10 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     if (set) set.retireWindow(window as TimeWindow);
   }
 
-  private saveMergingSet(set: MergingWindowSet): void {
-    if (set.size === 0) this.mergingState!.clear();
-    else this.mergingState!.update(set.toPersisted());
+  private saveMergingSet(key: Key, set: MergingWindowSet): void {
+    const value = this.mergingSets!.save(key, set);
+    if (value === undefined) this.mergingState!.clear();
+    else this.mergingState!.update(value);
   }
 
   /**

@@ -30,8 +30,10 @@ export class TimeWindow {
     return this.start <= other.end && this.end >= other.start;
   }
 
-  /** The smallest window covering this one and `other`. */
+  /** The smallest window covering this one and `other` (one of them when it covers the other). */
   cover(other: TimeWindow): TimeWindow {
+    if (this.start <= other.start && this.end >= other.end) return this;
+    if (other.start <= this.start && other.end >= this.end) return other;
     return new TimeWindow(Math.min(this.start, other.start), Math.max(this.end, other.end));
   }
 
@@ -88,7 +90,9 @@ export function windowOfNamespace(namespace: string): Window {
   const start = Number(namespace.slice(0, colon));
   const end = Number(namespace.slice(colon + 1));
   assert(Number.isFinite(start) && Number.isFinite(end) && start < end, () => `not a window namespace: '${namespace}'`);
-  return new TimeWindow(start, end);
+  const window = new TimeWindow(start, end);
+  window.ns = namespace; // the string is at hand, and state maps may have its hash already
+  return window;
 }
 
 /**
@@ -106,6 +110,15 @@ export function windowStart(timestampMs: number, offsetMs: number, sizeMs: numbe
  * merge gives its cover and its members. Windows that merge with nothing are not listed.
  */
 export function mergeTimeWindows(windows: readonly TimeWindow[]): Array<{ readonly result: TimeWindow; readonly merged: readonly TimeWindow[] }> {
+  if (windows.length === 2) {
+    // A key's one open session and the new element's window: the common case, without the sort.
+    let a = windows[0]!;
+    let b = windows[1]!;
+    if (!a.intersects(b)) return [];
+    if (b.start < a.start || (b.start === a.start && b.end < a.end)) [a, b] = [b, a];
+    return [{ result: a.cover(b), merged: [a, b] }];
+  }
+  if (windows.length < 2) return [];
   const sorted = [...windows].sort((a, b) => a.start - b.start || a.end - b.end);
   const groups: Array<{ result: TimeWindow; merged: TimeWindow[] }> = [];
   let current: { result: TimeWindow; merged: TimeWindow[] } | null = null;

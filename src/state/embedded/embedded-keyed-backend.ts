@@ -182,6 +182,11 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
     return this.key;
   }
 
+  getCurrentKeyGroup(): KeyGroup {
+    assert(this.index >= 0, 'getCurrentKeyGroup: no current key was set');
+    return this.keyGroup as KeyGroup;
+  }
+
   getState<S>(descriptor: StateDescriptor): S {
     return registeredState<S>(this.states, descriptor, () => this.createState(descriptor, this.tableFor(descriptor.name, descriptor.kind, 'register')));
   }

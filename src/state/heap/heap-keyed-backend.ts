@@ -76,6 +76,11 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     return this.ctx.key;
   }
 
+  getCurrentKeyGroup(): KeyGroup {
+    assert(this.ctx.index >= 0, 'getCurrentKeyGroup: no current key was set');
+    return this.ctx.keyGroup;
+  }
+
   getState<S>(descriptor: StateDescriptor): S {
     return registeredState<S>(this.states, descriptor, () => this.createState(descriptor, this.tableFor(descriptor.name, descriptor.kind, 'register')));
   }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EventTimeSessionWindows } from '../../../src/runtime/windows/assigners.ts';
-import { MergingWindowSet } from '../../../src/runtime/windows/merging-window-set.ts';
+import { MergingWindowSet, MergingWindowSets, type PersistedMergingSet } from '../../../src/runtime/windows/merging-window-set.ts';
 import { TimeWindow } from '../../../src/runtime/windows/window.ts';
 
 const sessions = EventTimeSessionWindows.withGap(10);
@@ -85,5 +85,67 @@ describe('merging window set', () => {
           .sort((a, b) => a[0]! - b[0]!),
       ).toEqual(expected);
     }
+  });
+
+  it('kept in working form between elements (MergingWindowSets): the same merges, results and persisted values as rebuilding the set for every element', () => {
+    let seed = 11;
+    const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) >>> 0) % 10_000) / 10_000;
+    const sets = new MergingWindowSets(sessions);
+    // Per key: the state value as a backend would hold it, for the rebuilt and the kept sets.
+    const rebuiltState = new Map<number, PersistedMergingSet>();
+    const keptState = new Map<number, PersistedMergingSet>();
+    const lastKept = new Map<number, MergingWindowSet>();
+    let reused = 0;
+    for (let step = 0; step < 3_000; step++) {
+      const key = Math.floor(rand() * 8);
+      const rebuilt = MergingWindowSet.fromPersisted(sessions, rebuiltState.get(key));
+      let keptValue = keptState.get(key);
+      // Sometimes the backend hands back a copy (read from disk, restored): the set is parsed anew.
+      if (keptValue !== undefined && rand() < 0.1) keptValue = structuredClone(keptValue);
+      const kept = sets.load(key, keptValue);
+      if (kept === lastKept.get(key)) reused++;
+      lastKept.set(key, kept);
+      const t = Math.floor(rand() * 2_000);
+      const retire = rand() < 0.2 && rebuilt.size > 0;
+      const merges: Merge[][] = [[], []];
+      const results = [rebuilt, kept].map((set, i) => {
+        if (retire) {
+          const [start, end] = set.toPersisted()[0]!;
+          set.retireWindow(w(start, end));
+          return 'retired';
+        }
+        const actual = add(set, w(t, t + 10), merges[i]!);
+        return `${actual} in ${set.getStateWindow(actual)}`;
+      });
+      expect(results[1]).toBe(results[0]);
+      expect(merges[1]).toEqual(merges[0]);
+      expect(kept.isChanged).toBe(rebuilt.isChanged);
+      if (rebuilt.isChanged) {
+        if (rebuilt.size === 0) rebuiltState.delete(key);
+        else rebuiltState.set(key, rebuilt.toPersisted());
+        const value = sets.save(key, kept);
+        if (value === undefined) keptState.delete(key);
+        else keptState.set(key, value);
+      }
+      expect(keptState.get(key)).toEqual(rebuiltState.get(key));
+    }
+    expect(reused).toBeGreaterThan(1_000);
+  });
+
+  it('a key finds its set while its state value is the one the set was saved as, and a new set for any other value', () => {
+    const sets = new MergingWindowSets(sessions);
+    const first = sets.load('k', undefined);
+    add(first, w(0, 10), []);
+    const v1 = sets.save('k', first)!;
+    expect(sets.load('k', v1)).toBe(first);
+    expect(sets.load('other', v1)).not.toBe(first);
+    add(first, w(5, 15), []);
+    const v2 = sets.save('k', first)!;
+    expect(v2).toEqual([[0, 15, 0, 10]]);
+    expect(sets.load('k', v2)).toBe(first);
+    const fromOld = sets.load('k', v1);
+    expect(fromOld).not.toBe(first);
+    expect(fromOld.toPersisted()).toEqual([[0, 10, 0, 10]]);
+    expect(sets.load('k', structuredClone(v1))).not.toBe(fromOld);
   });
 });
