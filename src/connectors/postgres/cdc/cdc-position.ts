@@ -144,8 +144,8 @@ export function resumePointOf(p: CdcStreamPosition): ResumePoint {
 }
 
 /**
- * A position read back from a checkpoint, checked: RestoreError naming the source when it is not
- * format 2 or not well formed. The result is the value given (positions are plain data).
+ * A position read back from a checkpoint, checked and frozen again (the codec gives plain
+ * objects): RestoreError naming the source when it is not format 2 or not well formed.
  */
 export function checkPosition(value: unknown, source: string): CdcPosition {
   const bad = (why: string): RestoreError => new RestoreError(`${source}: the checkpointed position ${why}`);
@@ -161,7 +161,7 @@ export function checkPosition(value: unknown, source: string): CdcPosition {
     partialCount?: unknown;
   };
   if (p.v !== 2) throw bad(`has format version ${String(p.v)}; this version of Weir reads version 2 (and 1 from the operator state postgres-cdc-position)`);
-  if (p.phase === 'start') return value as CdcPosition;
+  if (p.phase === 'start') return START_POSITION;
   if (p.phase !== 'copy' && p.phase !== 'stream') throw bad(`has an unknown phase ${String(p.phase)}`);
   const s = p.slot;
   if (s == null || typeof s.slot !== 'string' || typeof s.publication !== 'string' || !Array.isArray(s.boundaries)) throw bad('names no slot or publication');
@@ -178,7 +178,9 @@ export function checkPosition(value: unknown, source: string): CdcPosition {
   } catch (err) {
     throw bad((err as Error).message);
   }
-  return value as CdcPosition;
+  const slot = slotOf(s.slot, s.publication, String(s.consistentLsn), s.boundaries as readonly CdcBoundary[]);
+  if (p.phase === 'copy') return copyPosition(slot, p.rows as number, p.table as number, p.key as KeyValues | null);
+  return streamPosition(slot, txOf(String(p.tx!.commitLsn), String(p.tx!.confirmLsn), String(p.tx!.partialLsn)), p.partialCount as number);
 }
 
 /**

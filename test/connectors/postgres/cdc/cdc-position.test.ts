@@ -61,7 +61,11 @@ describe('the checkpointed position (format 2)', () => {
       expect(Object.isFrozen(p)).toBe(true);
       const read = decodeValue(encodeValue(p));
       expect(read).toEqual(p);
-      expect(checkPosition(read, 'src')).toBe(read);
+      expect(Object.isFrozen(read)).toBe(false);
+      const checked = checkPosition(read, 'src');
+      expect(checked).toEqual(p);
+      expect(Object.isFrozen(checked)).toBe(true);
+      if (checked.phase !== 'start') expect(Object.isFrozen(checked.slot.boundaries[0]!.key)).toBe(true);
     }
     expect(Object.isFrozen(slot.boundaries[0]!.key)).toBe(true);
     expect(Object.isFrozen((positions[1] as CdcCopyPosition).key)).toBe(true);
