@@ -15,7 +15,7 @@ import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { SeededRandom } from '../../src/core/time.ts';
 import { dropCdcObjects } from '../connectors/postgres/cdc/cdc-support.ts';
-import { client } from '../connectors/postgres/pg-support.ts';
+import { CONNECTION, client } from '../connectors/postgres/pg-support.ts';
 import { slotNameOf } from '../../src/connectors/postgres/cdc/cdc-names.ts';
 import { CheckpointTracker, checkpointMoment, checkpointsIn, killGroup, waitUntil } from './kill-harness.ts';
 import { END_ID } from './fixtures/cdc-kill-job.ts';
@@ -157,7 +157,7 @@ interface Trial {
 }
 
 async function runTrial(seed: number, steps: readonly Step[], root: string, db: pg.Client, schema: string): Promise<Trial> {
-  const env = { PGHOST: '127.0.0.1', PGPORT: '5432', PGDATABASE: 'test', PGUSER: 'root', CDC_SCHEMA: schema };
+  const env = { PGHOST: CONNECTION.host!, PGPORT: String(CONNECTION.port), PGDATABASE: 'test', PGUSER: 'root', CDC_SCHEMA: schema };
   const writerDb = await client();
   const writer = new Writer(writerDb, schema, new SeededRandom(seed * 7919));
   const kills: Trial['kills'] = [];

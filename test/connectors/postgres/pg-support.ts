@@ -7,7 +7,13 @@ import pg from 'pg';
 import type { RuntimeContext } from '../../../src/index.ts';
 import type { PostgresConnectionOptions } from '../../../src/index.ts';
 
-export const CONNECTION: PostgresConnectionOptions = { host: '127.0.0.1', port: 5432, database: 'test', user: 'root' };
+/** WEIR_PG_HOST and WEIR_PG_PORT (as .ci/postgres-setup reads them) point the tests at another server. */
+export const CONNECTION: PostgresConnectionOptions = {
+  host: process.env.WEIR_PG_HOST ?? '127.0.0.1',
+  port: Number(process.env.WEIR_PG_PORT ?? 5432),
+  database: 'test',
+  user: 'root',
+};
 
 let counter = 0;
 

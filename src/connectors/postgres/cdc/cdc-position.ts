@@ -1,126 +1,186 @@
 /**
- * The CDC source's position and the pure decisions around it: the versioned state it checkpoints,
- * which replayed changes a restored reader skips, and which LSN the slot may confirm when a
- * checkpoint completes. Nothing here talks to a server.
+ * The CDC source's position and the pure decisions around it: the position each record carries
+ * (format version 2, the split position `SplitSourceReader` checkpoints), which replayed changes a
+ * restored reader skips, and which LSN the slot may confirm when a checkpoint completes. Nothing
+ * here talks to a server.
  *
  * A position names transactions by their commit LSN, which pgoutput sends in increasing order. A
  * checkpoint can fall inside a transaction's changes, so the position holds the last transaction
  * emitted whole and how many changes of the next one were emitted; after a restore the server
  * resends from the slot's confirmed position (never past the checkpoint's) and the reader drops
- * what the position says was emitted.
+ * what the position says was emitted. During the initial copy it holds the rows copied and the
+ * key of the last one instead.
+ *
+ * Positions are immutable (frozen) and hold only strings, numbers and arrays, LSNs as text: one is
+ * made per record, and the parts that change rarely (the slot, the transaction) are shared objects.
  */
 import { RestoreError } from '../../../core/errors.ts';
-import { LSN_ZERO, formatLsn, parseLsn } from './lsn.ts';
+import { formatLsn, parseLsn } from './lsn.ts';
 import type { KeyValues, SnapshotBoundary } from './snapshot-keys.ts';
 
-/** `snapshot`: copying the tables; `stream`: reading the slot; `ended`: the end condition held. */
-export type CdcPhase = 'snapshot' | 'stream' | 'ended';
+/** The zero LSN as text: no transaction. */
+export const LSN_ZERO_TEXT = '0/0';
 
-/** Where a reader is; bigints in memory, text in the checkpoint (see `encodePosition`). */
-export interface CdcPosition {
+/** Rows of table index `table` with keys after `key` were read as of `lsn` (snapshot-keys.ts). */
+export interface CdcBoundary {
+  readonly table: number;
+  readonly key: KeyValues | null;
+  readonly lsn: string;
+}
+
+/** The slot a position reads, shared by the positions of one slot (and one resumed copy). */
+export interface CdcSlot {
   readonly slot: string;
   readonly publication: string;
-  phase: CdcPhase;
   /** The LSN the slot's snapshot is consistent with; snapshot rows carry it. */
-  readonly consistentLsn: bigint;
-  /** Commit LSN of the newest transaction whose changes were all emitted (0 when none). */
-  commitLsn: bigint;
-  /** Its end: the slot may confirm up to here. The consistent LSN before any transaction. */
-  confirmLsn: bigint;
-  /** Commit LSN of the transaction being emitted, and how many of its changes were (0 when between transactions). */
-  partialLsn: bigint;
-  partialCount: number;
-  /** Snapshot rows emitted so far. */
-  snapshotRows: number;
-  /** Table index and primary key of the last snapshot row emitted (key null: not keyed, the copy cannot resume). */
-  snapshotTable: number;
-  snapshotKey: KeyValues | null;
-  /** Where restores inside the copy read the rest from a later snapshot (snapshot-keys.ts). */
-  boundaries: SnapshotBoundary[];
-}
-
-/** The state of a position as checkpointed, format version 1. */
-export interface CdcStateV1 {
-  readonly v: 1;
-  readonly slot: string;
-  readonly publication: string;
-  readonly phase: CdcPhase;
   readonly consistentLsn: string;
+  /** Where restores inside the copy read the rest from a later snapshot, in copy order. */
+  readonly boundaries: readonly CdcBoundary[];
+}
+
+/** The transactions around a streamed position, shared by the positions of one transaction. */
+export interface CdcTx {
+  /** Commit LSN of the newest transaction whose changes were all emitted (0/0 when none). */
   readonly commitLsn: string;
+  /** Its end: the slot may confirm up to here. The consistent LSN before any transaction. */
   readonly confirmLsn: string;
+  /** Commit LSN of the transaction being emitted (0/0 between transactions). */
   readonly partialLsn: string;
+}
+
+/** No slot yet (a fresh job before its setup): a restore starts afresh. */
+export interface CdcStartPosition {
+  readonly v: 2;
+  readonly phase: 'start';
+}
+
+/** Inside the initial copy: `rows` copied, the last of table index `table` with primary key `key` (null: the table has no usable key). */
+export interface CdcCopyPosition {
+  readonly v: 2;
+  readonly phase: 'copy';
+  readonly slot: CdcSlot;
+  readonly rows: number;
+  readonly table: number;
+  readonly key: KeyValues | null;
+}
+
+/** Streaming the slot: `partialCount` changes of transaction `tx.partialLsn` emitted after `tx.commitLsn`. */
+export interface CdcStreamPosition {
+  readonly v: 2;
+  readonly phase: 'stream';
+  readonly slot: CdcSlot;
+  readonly tx: CdcTx;
   readonly partialCount: number;
-  readonly snapshotRows: number;
-  readonly snapshotTable: number;
-  readonly snapshotKey: readonly unknown[] | null;
-  readonly boundaries: ReadonlyArray<{ readonly table: number; readonly key: readonly unknown[] | null; readonly lsn: string }>;
 }
 
-/** A new position right after the slot was created at `consistentLsn`. */
-export function initialPosition(slot: string, publication: string, consistentLsn: bigint, snapshot: boolean): CdcPosition {
-  return {
-    slot,
-    publication,
-    phase: snapshot ? 'snapshot' : 'stream',
-    consistentLsn,
-    commitLsn: LSN_ZERO,
-    confirmLsn: consistentLsn,
-    partialLsn: LSN_ZERO,
-    partialCount: 0,
-    snapshotRows: 0,
-    snapshotTable: 0,
-    snapshotKey: null,
-    boundaries: [],
-  };
+/** The position of the source's single split (format version 2), after a record. */
+export type CdcPosition = CdcStartPosition | CdcCopyPosition | CdcStreamPosition;
+
+/** Where a fresh job starts. */
+export const START_POSITION: CdcStartPosition = Object.freeze({ v: 2, phase: 'start' });
+
+/** A slot, frozen with its boundaries. */
+export function slotOf(slot: string, publication: string, consistentLsn: string, boundaries: readonly CdcBoundary[]): CdcSlot {
+  const frozen = Object.freeze(boundaries.map((b) => Object.freeze({ table: b.table, key: freezeKey(b.key), lsn: b.lsn })));
+  return Object.freeze({ slot, publication, consistentLsn, boundaries: frozen });
 }
 
-export function encodePosition(p: CdcPosition): CdcStateV1 {
-  return {
-    v: 1,
-    slot: p.slot,
-    publication: p.publication,
-    phase: p.phase,
-    consistentLsn: formatLsn(p.consistentLsn),
-    commitLsn: formatLsn(p.commitLsn),
-    confirmLsn: formatLsn(p.confirmLsn),
-    partialLsn: formatLsn(p.partialLsn),
-    partialCount: p.partialCount,
-    snapshotRows: p.snapshotRows,
-    snapshotTable: p.snapshotTable,
-    snapshotKey: p.snapshotKey,
-    boundaries: p.boundaries.map((b) => ({ table: b.table, key: b.key, lsn: formatLsn(b.lsn) })),
-  };
+/** `slot` with one more boundary (a restore inside the copy read the rest from a snapshot at `lsn`). */
+export function withBoundary(slot: CdcSlot, table: number, key: KeyValues, lsn: bigint): CdcSlot {
+  return slotOf(slot.slot, slot.publication, slot.consistentLsn, [...slot.boundaries, { table, key, lsn: formatLsn(lsn) }]);
 }
 
-/** The position a checkpoint holds; RestoreError naming the source when it is not a version this reader knows. */
-export function decodePosition(state: unknown, source: string): CdcPosition {
-  const s = state as Partial<CdcStateV1> | null;
+/** Transaction bounds, frozen. */
+export function txOf(commitLsn: string, confirmLsn: string, partialLsn: string): CdcTx {
+  return Object.freeze({ commitLsn, confirmLsn, partialLsn });
+}
+
+/** A position inside the copy (`key` must be frozen or fresh: it is frozen here). */
+export function copyPosition(slot: CdcSlot, rows: number, table: number, key: KeyValues | null): CdcCopyPosition {
+  return Object.freeze({ v: 2, phase: 'copy', slot, rows, table, key: freezeKey(key) });
+}
+
+/** A position in the stream. */
+export function streamPosition(slot: CdcSlot, tx: CdcTx, partialCount: number): CdcStreamPosition {
+  return Object.freeze({ v: 2, phase: 'stream', slot, tx, partialCount });
+}
+
+/** The stream's first position: right after the slot's consistent point (after the copy, or without one). */
+export function streamStart(slot: CdcSlot): CdcStreamPosition {
+  return streamPosition(slot, txOf(LSN_ZERO_TEXT, slot.consistentLsn, LSN_ZERO_TEXT), 0);
+}
+
+function freezeKey(key: KeyValues | null): KeyValues | null {
+  return key === null || Object.isFrozen(key) ? key : Object.freeze(key.slice());
+}
+
+/** The LSN a checkpoint holding `p` lets the slot confirm; null before the slot exists. */
+export function confirmLsnOf(p: CdcPosition): bigint | null {
+  switch (p.phase) {
+    case 'start':
+      return null;
+    case 'copy':
+      return parseLsn(p.slot.consistentLsn);
+    case 'stream':
+      return parseLsn(p.tx.confirmLsn);
+  }
+}
+
+/** The boundaries of `slot` with LSNs as numbers, for `inCopy`. */
+export function boundariesOf(slot: CdcSlot): SnapshotBoundary[] {
+  return slot.boundaries.map((b) => ({ table: b.table, key: b.key, lsn: parseLsn(b.lsn) }));
+}
+
+/** What a restored stream position says was emitted, LSNs as numbers (for `ReplayFilter`). */
+export interface ResumePoint {
+  readonly commitLsn: bigint;
+  readonly confirmLsn: bigint;
+  readonly partialLsn: bigint;
+  readonly partialCount: number;
+}
+
+export function resumePointOf(p: CdcStreamPosition): ResumePoint {
+  return { commitLsn: parseLsn(p.tx.commitLsn), confirmLsn: parseLsn(p.tx.confirmLsn), partialLsn: parseLsn(p.tx.partialLsn), partialCount: p.partialCount };
+}
+
+/**
+ * A position read back from a checkpoint, checked and frozen again (the codec gives plain
+ * objects): RestoreError naming the source when it is not format 2 or not well formed.
+ */
+export function checkPosition(value: unknown, source: string): CdcPosition {
   const bad = (why: string): RestoreError => new RestoreError(`${source}: the checkpointed position ${why}`);
-  if (s === null || typeof s !== 'object') throw bad('is not an object');
-  if (s.v !== 1) throw bad(`has format version ${String(s.v)}; this version of Weir reads version 1`);
-  if (typeof s.slot !== 'string' || typeof s.publication !== 'string') throw bad('names no slot or publication');
-  if (s.phase !== 'snapshot' && s.phase !== 'stream' && s.phase !== 'ended') throw bad(`has an unknown phase ${String(s.phase)}`);
-  if (!Number.isInteger(s.partialCount) || !Number.isInteger(s.snapshotRows) || !Number.isInteger(s.snapshotTable)) throw bad('has no counts');
-  if (s.snapshotKey !== null && !Array.isArray(s.snapshotKey)) throw bad('has a snapshot key that is not a list');
-  if (!Array.isArray(s.boundaries)) throw bad('has no snapshot boundaries');
+  if (value === null || typeof value !== 'object') throw bad('is not an object');
+  const p = value as {
+    v?: unknown;
+    phase?: unknown;
+    slot?: Partial<CdcSlot> | null;
+    rows?: unknown;
+    table?: unknown;
+    key?: unknown;
+    tx?: Partial<CdcTx> | null;
+    partialCount?: unknown;
+  };
+  if (p.v !== 2) throw bad(`has format version ${String(p.v)}; this version of Weir reads version 2 (and 1 from the operator state postgres-cdc-position)`);
+  if (p.phase === 'start') return START_POSITION;
+  if (p.phase !== 'copy' && p.phase !== 'stream') throw bad(`has an unknown phase ${String(p.phase)}`);
+  const s = p.slot;
+  if (s == null || typeof s.slot !== 'string' || typeof s.publication !== 'string' || !Array.isArray(s.boundaries)) throw bad('names no slot or publication');
+  const lsns: unknown[] = [s.consistentLsn, ...s.boundaries.map((b: Partial<CdcBoundary> | null) => b?.lsn)];
+  if (p.phase === 'copy') {
+    if (!Number.isInteger(p.rows) || !Number.isInteger(p.table)) throw bad('has no copy counts');
+    if (p.key !== null && !Array.isArray(p.key)) throw bad('has a snapshot key that is not a list');
+  } else {
+    if (!Number.isInteger(p.partialCount) || p.tx == null) throw bad('has no transaction');
+    lsns.push(p.tx.commitLsn, p.tx.confirmLsn, p.tx.partialLsn);
+  }
   try {
-    return {
-      slot: s.slot,
-      publication: s.publication,
-      phase: s.phase,
-      consistentLsn: parseLsn(String(s.consistentLsn)),
-      commitLsn: parseLsn(String(s.commitLsn)),
-      confirmLsn: parseLsn(String(s.confirmLsn)),
-      partialLsn: parseLsn(String(s.partialLsn)),
-      partialCount: s.partialCount!,
-      snapshotRows: s.snapshotRows!,
-      snapshotTable: s.snapshotTable!,
-      snapshotKey: s.snapshotKey ?? null,
-      boundaries: s.boundaries.map((b) => ({ table: b.table, key: b.key, lsn: parseLsn(String(b.lsn)) })),
-    };
+    for (const lsn of lsns) parseLsn(String(lsn));
   } catch (err) {
     throw bad((err as Error).message);
   }
+  const slot = slotOf(s.slot, s.publication, String(s.consistentLsn), s.boundaries as readonly CdcBoundary[]);
+  if (p.phase === 'copy') return copyPosition(slot, p.rows as number, p.table as number, p.key as KeyValues | null);
+  return streamPosition(slot, txOf(String(p.tx!.commitLsn), String(p.tx!.confirmLsn), String(p.tx!.partialLsn)), p.partialCount as number);
 }
 
 /**
@@ -133,7 +193,7 @@ export class ReplayFilter {
   private skipTx = false;
   private skippedAtBegin = 0;
 
-  constructor(private readonly restored: Pick<CdcPosition, 'commitLsn' | 'partialLsn' | 'partialCount'>) {}
+  constructor(private readonly restored: Pick<ResumePoint, 'commitLsn' | 'partialLsn' | 'partialCount'>) {}
 
   /** A transaction with commit LSN `commitLsn` begins. */
   begin(commitLsn: bigint): void {
@@ -164,39 +224,11 @@ export class ReplayFilter {
 }
 
 /**
- * The LSN each pending checkpoint may confirm, recorded at its snapshot. On completion of n the
- * slot confirms n's LSN and forgets n and older ones (a completed checkpoint subsumes them); an
- * aborted checkpoint is forgotten alone. Bounded: at most the checkpoints in flight.
- */
-export class ConfirmLedger {
-  private readonly pending = new Map<number, bigint>();
-
-  record(checkpointId: number, confirmLsn: bigint): void {
-    this.pending.set(checkpointId, confirmLsn);
-  }
-
-  /** The LSN checkpoint `checkpointId` lets the slot confirm; null when it recorded none. */
-  complete(checkpointId: number): bigint | null {
-    const lsn = this.pending.get(checkpointId) ?? null;
-    for (const id of [...this.pending.keys()]) if (id <= checkpointId) this.pending.delete(id);
-    return lsn;
-  }
-
-  abort(checkpointId: number): void {
-    this.pending.delete(checkpointId);
-  }
-
-  get size(): number {
-    return this.pending.size;
-  }
-}
-
-/**
  * Why a restore cannot continue from the slot, or null when it can: the slot confirmed past the
  * checkpoint's position (a newer checkpoint completed and was acknowledged, so changes between are
  * gone from the slot).
  */
-export function slotBehindCheck(restored: CdcPosition, slotConfirmedLsn: bigint): string | null {
-  if (slotConfirmedLsn <= restored.confirmLsn) return null;
-  return `slot ${restored.slot} confirmed ${formatLsn(slotConfirmedLsn)}, past the checkpoint's position ${formatLsn(restored.confirmLsn)}: the changes between are no longer in the slot (was an older checkpoint restored?)`;
+export function slotBehindCheck(slot: string, restoredConfirmLsn: bigint, slotConfirmedLsn: bigint): string | null {
+  if (slotConfirmedLsn <= restoredConfirmLsn) return null;
+  return `slot ${slot} confirmed ${formatLsn(slotConfirmedLsn)}, past the checkpoint's position ${formatLsn(restoredConfirmLsn)}: the changes between are no longer in the slot (was an older checkpoint restored?)`;
 }

@@ -1,135 +1,157 @@
 /**
- * The CDC source's reader (see cdc-source.ts for the contract). Changes arrive asynchronously (the
- * snapshot copy, then the replication stream) into a bounded queue; `poll` drains it and moves the
- * position, so the position always describes exactly what went downstream before a barrier.
+ * The CDC source's split reader (see cdc-source.ts for the contract). It sets up or resumes the
+ * slot, then changes arrive asynchronously (the snapshot copy, then the replication stream) into a
+ * bounded queue; `fetch` cuts the queue into batches with the position after each change
+ * (change-batches.ts), and `SplitSourceReader` emits them and snapshots the position of the last
+ * change emitted, so a checkpoint's position describes exactly what went downstream before its
+ * barrier. The slot confirms a checkpoint's position when the checkpoint completes.
  */
 import type pg from 'pg';
 import { type Pgoutput, PgoutputPlugin } from 'pg-logical-replication';
+import { assert } from '../../../core/assert.ts';
 import { ConnectorError, RestoreError } from '../../../core/errors.ts';
-import type { Clock } from '../../../core/time.ts';
-import type { Collector, RuntimeContext } from '../../../runtime/functions.ts';
-import { POLL_END, POLL_MORE, type PollStatus } from '../../../runtime/operator.ts';
-import type { SourceReader } from '../../../runtime/source.ts';
-import { ListStateDescriptor } from '../../../state/descriptors.ts';
-import type { ListState } from '../../../state/state.ts';
+import type { RuntimeContext } from '../../../runtime/functions.ts';
+import type { SourceSplit, SplitAssignment, SplitBatch, SplitReader } from '../../../runtime/split-source.ts';
 import { connect } from '../connection.ts';
 import { connectorError } from '../settings.ts';
+import type { CapturedTable } from './captured-table.ts';
+import { slotNameOf } from './cdc-names.ts';
 import {
+  boundariesOf,
+  type CdcCopyPosition,
   type CdcPosition,
-  type CdcStateV1,
-  ConfirmLedger,
+  type CdcSlot,
+  type CdcStreamPosition,
+  checkPosition,
+  confirmLsnOf,
+  copyPosition,
   ReplayFilter,
-  decodePosition,
-  encodePosition,
-  initialPosition,
+  resumePointOf,
   slotBehindCheck,
+  slotOf,
+  streamStart,
+  withBoundary,
 } from './cdc-position.ts';
+import { convertPositionV1, POSITION_V1 } from './cdc-position-v1.ts';
 import type { CdcSettings } from './cdc-settings.ts';
+import { ChangeBatcher, type Entry, keyOf, SLOT_SPLIT_ID } from './change-batches.ts';
+import { ChangeQueue } from './change-queue.ts';
 import type { ChangeRecord, ChangeRow } from './change-record.ts';
 import { formatLsn, parseLsn } from './lsn.ts';
 import { ReplicationConnection } from './replication-connection.ts';
-import type { CapturedTable } from './captured-table.ts';
-import { type SlotInfo, dropSlot, ensurePublication, missingTables, slotInfo } from './slot-admin.ts';
+import { dropSlot, ensurePublication, missingTables, type SlotInfo, slotInfo } from './slot-admin.ts';
 import { copyTables, importSnapshot, tableKeyOf } from './snapshot-copy.ts';
-import { type CopyQuery, type KeyValues, type TableKey, copyQueries, inCopy } from './snapshot-keys.ts';
-import { ChangeQueue } from './change-queue.ts';
-import { slotNameOf } from './cdc-names.ts';
+import { type CopyQuery, copyQueries, inCopy, type SnapshotBoundary, type TableKey } from './snapshot-keys.ts';
 
-/** Union state: every subtask sees it, subtask 0 (the one reading the slot) owns it. */
-const POSITION = new ListStateDescriptor<CdcStateV1>('postgres-cdc-position');
-
-/** Queue entries besides changes: transaction bounds and the end of the snapshot move the position. */
-type Mark =
-  | { readonly kind: 'begin'; readonly lsn: bigint; readonly emitted: number }
-  | { readonly kind: 'commit'; readonly lsn: bigint; readonly endLsn: bigint }
-  | { readonly kind: 'snapshot-end' };
-type Entry = ChangeRecord | Mark;
+/** The source's only split: the replication slot, read by subtask 0. */
+export interface CdcSplit extends SourceSplit {
+  readonly id: typeof SLOT_SPLIT_ID;
+  readonly ordinal: 0;
+}
 
 /** Waits of 50 ms for a slot to become inactive (10 s). */
 const SLOT_RELEASE_WAITS = 200;
+const NOTHING_EMITTED = { commitLsn: 0n, partialLsn: 0n, partialCount: 0 } as const;
 
-export class PostgresCdcReader implements SourceReader<ChangeRecord> {
-  private state!: ListState<CdcStateV1>;
-  private position: CdcPosition | null = null;
+/** Reads the slot for subtask 0; one per attempt. */
+export class PostgresCdcSplitReader implements SplitReader<ChangeRecord, CdcSplit, CdcPosition> {
   private control: pg.Client | null = null;
   private snapshotClient: pg.Client | null = null;
   private replication: ReplicationConnection | null = null;
   private failure: ConnectorError | RestoreError | null = null;
-  /** A subtask other than 0: it reads nothing. */
-  private idle = false;
   private closed = false;
   private readonly queue: ChangeQueue<Entry>;
-  private readonly ledger = new ConfirmLedger();
+  private batcher: ChangeBatcher | null = null;
+  /** The restored position (format 1) said the end condition had held: the first fetch ends the split. */
+  private endedAtRestore = false;
+  /** The LSN the slot confirmed (or was created at): confirmations only move forward. */
   private confirmed = 0n;
   /** Only its parser is used (relation cache, type parsers); the stream is ours (replication-connection.ts). */
   private readonly parser = new PgoutputPlugin({ protoVersion: 1, publicationNames: [] });
-  /** The transaction being received: its commit LSN as text and time. */
+  /** The transaction being received: its commit LSN as number and text, and time. */
   private txLsn = 0n;
   private txLsnText = '';
   private txTimeMs = 0;
   private filter: ReplayFilter | null = null;
-  private name = '';
+  private readonly name: string;
   /** Primary keys of the captured tables (null: order not reproducible), and table indexes by `schema.table`. */
   private keys: Array<TableKey | null> = [];
   private readonly tableIndex = new Map<string, number>();
-  /** The last snapshot row emitted: its key goes into the checkpoint. */
-  private lastSnapshot: ChangeRecord | null = null;
-  /** Changes committed at or before it may be in a resumed copy (see snapshot-keys.ts). */
+  /** Where resumed copies read the rest from later snapshots; changes committed up to the newest may be in the copy. */
+  private boundaries: SnapshotBoundary[] = [];
   private boundaryLsnMax = 0n;
-  private clock: Clock | null = null;
 
-  constructor(private readonly s: CdcSettings) {
+  constructor(
+    private readonly s: CdcSettings,
+    private readonly ctx: RuntimeContext,
+    queueChanges: number,
+  ) {
+    this.name = `postgres-cdc ${s.id ?? ctx.uid}`;
     this.queue = new ChangeQueue<Entry>(
-      s.bufferChanges,
+      queueChanges,
       () => this.replication?.pause(),
       () => this.replication?.resume(),
     );
   }
 
-  async open(ctx: RuntimeContext): Promise<void> {
-    this.state = ctx.getUnionListState(POSITION);
-    this.name = `postgres-cdc ${this.s.id ?? ctx.uid}`;
-    this.clock = ctx.clock;
-    // One slot is one ordered stream: subtask 0 reads it, others have nothing to read.
-    if (ctx.subtaskIndex !== 0) {
-      this.idle = true;
-      return;
-    }
-    const onError = (err: ConnectorError): void => this.fail(err);
-    this.control = await connect(this.s.connection, `${this.name} control`, onError);
+  /**
+   * Connects and starts the setup, which runs after `open`: creating a slot waits for every
+   * transaction running on the server, prepared ones too, and those of this job's sink are only
+   * resolved once its subtasks opened. Pins the position of a checkpoint written in format 1.
+   */
+  async open(splits: readonly SplitAssignment<CdcSplit, CdcPosition>[]): Promise<ReadonlyMap<string, CdcPosition> | undefined> {
+    assert(splits.length === 1 && splits[0]!.split.id === SLOT_SPLIT_ID, () => `${this.name}: assigned splits ${splits.map((s) => s.split.id).join(', ')}`);
+    this.control = await connect(this.s.connection, `${this.name} control`, (err) => this.fail(err));
     for (const [i, t] of this.s.tables.entries()) this.tableIndex.set(`${t.schema}.${t.table}`, i);
-    const restored = ctx.restored ? this.state.get()[0] : undefined;
-    const position = restored === undefined ? null : decodePosition(restored, this.name);
-    // The rest runs after open: creating a slot waits for every transaction running on the server,
-    // prepared ones too, and those of this job's sink are only resolved once its subtasks opened.
-    const setup = position === null ? this.startFresh(ctx) : this.resume(position, ctx);
+    let position = checkPosition(splits[0]!.position, this.name);
+    let pinned: ReadonlyMap<string, CdcPosition> | undefined;
+    if (position.phase === 'start' && this.ctx.restored) {
+      // a checkpoint of the source before it read splits: its position is in the old operator state
+      const legacy = this.ctx.getUnionListState(POSITION_V1);
+      const old = legacy.get();
+      if (old.length > 0) {
+        const converted = convertPositionV1(old[0], this.name);
+        legacy.clear();
+        position = converted.position;
+        this.endedAtRestore = converted.ended;
+        pinned = new Map([[SLOT_SPLIT_ID, position]]);
+      }
+    }
+    this.batcher = new ChangeBatcher(position, this.s.endWhen);
+    if (this.endedAtRestore) return pinned;
+    const setup = position.phase === 'start' ? this.startFresh() : this.resume(position);
     setup.catch((err: unknown) => {
-      if (err instanceof ConnectorError || err instanceof RestoreError) this.failure ??= err;
+      if (err instanceof ConnectorError || err instanceof RestoreError) this.fail(err);
       else this.fail(connectorError(this.s.connection, this.name, err));
     });
+    return pinned;
   }
 
-  /** No checkpoint: (re)create the publication and the slot, then copy the snapshot and stream. */
-  private async startFresh(ctx: RuntimeContext): Promise<void> {
+  /** No position to continue from: (re)create the publication and the slot, then copy the snapshot and stream. */
+  private async startFresh(): Promise<void> {
     const control = this.control!;
     const missing = await missingTables(control, this.s.tables);
     if (missing.length > 0) throw connectorError(this.s.connection, this.name, new Error(`captured table(s) ${missing.join(', ')} do not exist`));
     this.keys = await this.tableKeys();
-    const slot = slotNameOf(this.s.id ?? ctx.uid);
-    await ensurePublication(control, slot, this.s.tables);
-    const existing = await this.inactiveSlot(slot);
+    const name = slotNameOf(this.s.id ?? this.ctx.uid);
+    await ensurePublication(control, name, this.s.tables);
+    const existing = await this.inactiveSlot(name);
     // A slot of this source with no checkpoint behind it belongs to a run that never completed one.
-    if (existing !== null) await dropSlot(control, slot);
+    if (existing !== null) await dropSlot(control, name);
     const replication = await this.openReplication();
-    const { consistentLsn, snapshotName } = await replication.createSlot(slot);
-    this.position = initialPosition(slot, slot, consistentLsn, this.s.snapshot);
+    const { consistentLsn, snapshotName } = await replication.createSlot(name);
+    const slot = slotOf(name, name, formatLsn(consistentLsn), []);
+    this.confirmed = consistentLsn;
+    this.boundaries = [];
     if (!this.s.snapshot) {
-      this.startStream(new ReplayFilter(this.position));
+      this.push({ kind: 'position', position: streamStart(slot) });
+      this.startStream(slot, consistentLsn, new ReplayFilter(NOTHING_EMITTED));
       return;
     }
+    this.push({ kind: 'position', position: copyPosition(slot, 0, 0, null) });
     this.snapshotClient = await connect(this.s.connection, `${this.name} snapshot`, (err) => this.fail(err));
     await importSnapshot(this.snapshotClient, snapshotName);
-    void this.copySnapshot(this.position, copyQueries(this.s.tables, this.keys, 0, null));
+    void this.copySnapshot(slot, copyQueries(this.s.tables, this.keys, 0, null));
   }
 
   private async tableKeys(): Promise<Array<TableKey | null>> {
@@ -138,63 +160,60 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
     return keys;
   }
 
+  /** From a checkpoint: the slot must still be there and must not have confirmed past the checkpoint. */
+  private async resume(p: CdcCopyPosition | CdcStreamPosition): Promise<void> {
+    // nothing went downstream yet: the same as no checkpoint
+    if (p.phase === 'copy' && p.rows === 0) return this.startFresh();
+    const confirm = confirmLsnOf(p)!;
+    this.confirmed = confirm;
+    this.keys = await this.tableKeys();
+    this.boundaries = boundariesOf(p.slot);
+    this.noteBoundaries();
+    const info = await this.inactiveSlot(p.slot.slot);
+    if (info === null) {
+      throw connectorError(
+        this.s.connection,
+        this.name,
+        new Error(`replication slot ${p.slot.slot} does not exist (dropped?): the changes after ${formatLsn(confirm)} are lost`),
+      );
+    }
+    const behind = slotBehindCheck(p.slot.slot, confirm, info.confirmedLsn ?? 0n);
+    if (behind !== null) throw new RestoreError(`${this.name}: ${behind}`);
+    if (p.phase === 'copy') return this.resumeCopy(p);
+    await this.openReplication();
+    this.startStream(p.slot, confirm, new ReplayFilter(resumePointOf(p)));
+  }
+
   /**
    * A checkpoint inside the copy: the rows after its last key (and the later tables) are read
    * from a new snapshot, taken with a temporary slot, and changes of those rows the stream
    * replays up to that snapshot's LSN are skipped.
    */
-  private async resumeCopy(p: CdcPosition): Promise<void> {
-    if (p.snapshotKey === null) {
+  private async resumeCopy(p: CdcCopyPosition): Promise<void> {
+    if (p.key === null) {
       throw new RestoreError(
-        `${this.name}: the checkpoint was taken during the initial snapshot (after ${p.snapshotRows} rows) of a table without a primary key of integer, text or uuid columns, so the copy cannot continue: drop slot ${p.slot} and start the job without restoring`,
+        `${this.name}: the checkpoint was taken during the initial snapshot (after ${p.rows} rows) of a table without a primary key of integer, text or uuid columns, so the copy cannot continue: drop slot ${p.slot.slot} and start the job without restoring`,
       );
     }
-    const temp = await ReplicationConnection.open(this.s.connection, `${this.name} resume`, this.clock!, (err) => this.fail(err));
+    const temp = await ReplicationConnection.open(this.s.connection, `${this.name} resume`, this.ctx.clock, (err) => this.fail(err));
+    let slot: CdcSlot;
     try {
-      const { consistentLsn, snapshotName } = await temp.createSlot(`${p.slot.slice(0, 55)}_resume`, true);
+      const { consistentLsn, snapshotName } = await temp.createSlot(`${p.slot.slot.slice(0, 55)}_resume`, true);
       this.snapshotClient = await connect(this.s.connection, `${this.name} snapshot`, (err) => this.fail(err));
       await importSnapshot(this.snapshotClient, snapshotName);
-      p.boundaries.push({ table: p.snapshotTable, key: p.snapshotKey, lsn: consistentLsn });
+      slot = withBoundary(p.slot, p.table, p.key, consistentLsn);
+      this.boundaries.push({ table: p.table, key: p.key, lsn: consistentLsn });
     } finally {
       temp.close();
     }
-    this.noteBoundaries(p);
+    this.noteBoundaries();
+    this.push({ kind: 'position', position: copyPosition(slot, p.rows, p.table, p.key) });
     await this.openReplication();
-    void this.copySnapshot(p, copyQueries(this.s.tables, this.keys, p.snapshotTable, p.snapshotKey));
+    void this.copySnapshot(slot, copyQueries(this.s.tables, this.keys, p.table, p.key));
   }
 
-  private noteBoundaries(p: CdcPosition): void {
-    for (const b of p.boundaries) if (b.lsn > this.boundaryLsnMax) this.boundaryLsnMax = b.lsn;
-  }
-
-  /** From a checkpoint: the slot must still be there and must not have confirmed past the checkpoint. */
-  private async resume(position: CdcPosition, ctx: RuntimeContext): Promise<void> {
-    this.position = position;
-    this.confirmed = position.confirmLsn;
-    if (position.phase === 'ended') return;
-    if (position.phase === 'snapshot' && position.snapshotRows === 0) {
-      // nothing went downstream yet: the same as no checkpoint
-      await this.startFresh(ctx);
-      return;
-    }
-    this.keys = await this.tableKeys();
-    this.noteBoundaries(position);
-    const info = await this.inactiveSlot(position.slot);
-    if (info === null) {
-      throw connectorError(
-        this.s.connection,
-        this.name,
-        new Error(`replication slot ${position.slot} does not exist (dropped?): the changes after ${formatLsn(position.confirmLsn)} are lost`),
-      );
-    }
-    const behind = slotBehindCheck(position, info.confirmedLsn ?? 0n);
-    if (behind !== null) throw new RestoreError(`${this.name}: ${behind}`);
-    if (position.phase === 'snapshot') {
-      await this.resumeCopy(position);
-      return;
-    }
-    await this.openReplication();
-    this.startStream(new ReplayFilter(position));
+  private noteBoundaries(): void {
+    for (const b of this.boundaries) if (b.lsn > this.boundaryLsnMax) this.boundaryLsnMax = b.lsn;
   }
 
   /**
@@ -220,31 +239,33 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
   }
 
   private async openReplication(): Promise<ReplicationConnection> {
-    this.replication = await ReplicationConnection.open(this.s.connection, `${this.name} replication`, this.clock!, (err) => this.fail(err));
+    this.replication = await ReplicationConnection.open(this.s.connection, `${this.name} replication`, this.ctx.clock, (err) => this.fail(err));
     return this.replication;
   }
 
-  private startStream(filter: ReplayFilter): void {
-    const p = this.position!;
+  private startStream(slot: CdcSlot, fromLsn: bigint, filter: ReplayFilter): void {
     this.filter = filter;
-    this.replication!.start(p.slot, p.publication, p.confirmLsn, { onMessage: (payload) => this.onMessage(payload) });
+    this.replication!.start(slot.slot, slot.publication, fromLsn, { onMessage: (payload) => this.onMessage(payload) });
   }
 
-  private async copySnapshot(p: CdcPosition, queries: readonly CopyQuery[]): Promise<void> {
-    const lsnText = formatLsn(p.consistentLsn);
+  private async copySnapshot(slot: CdcSlot, queries: readonly CopyQuery[]): Promise<void> {
+    const lsnText = slot.consistentLsn;
     try {
       await copyTables(this.snapshotClient!, queries, this.s.snapshotBatchRows, (t: CapturedTable, rows, last) => {
+        if (rows.length > 0) {
+          const table = this.tableIndex.get(`${t.schema}.${t.table}`)!;
+          this.push({ kind: 'table', table, key: this.keys[table] ?? null });
+        }
         for (const row of rows) {
           this.push({ kind: 'insert', schema: t.schema, table: t.table, lsn: lsnText, commitTimeMs: null, snapshot: true, before: null, after: row });
         }
-        // In the same turn as the last rows, so a poll that emits them also leaves the snapshot phase.
         if (last) this.push({ kind: 'snapshot-end' });
         return this.closed ? undefined : this.queue.space();
       });
       if (this.closed) return;
       await this.snapshotClient!.end();
       this.snapshotClient = null;
-      this.startStream(new ReplayFilter(p));
+      this.startStream(slot, parseLsn(slot.consistentLsn), new ReplayFilter(NOTHING_EMITTED));
     } catch (err) {
       this.fail(connectorError(this.s.connection, `${this.name}: copying the initial snapshot`, err));
     }
@@ -260,11 +281,11 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
         this.txLsnText = formatLsn(this.txLsn);
         this.txTimeMs = Number((msg.commitTime as bigint) / 1000n);
         filter.begin(this.txLsn);
-        if (!filter.skippingTransaction) this.push({ kind: 'begin', lsn: this.txLsn, emitted: filter.skippedInTransaction });
+        if (!filter.skippingTransaction) this.push({ kind: 'begin', lsn: this.txLsnText, emitted: filter.skippedInTransaction });
         return;
       }
       case 'commit':
-        if (!filter.skippingTransaction) this.push({ kind: 'commit', lsn: this.txLsn, endLsn: parseLsn(msg.commitEndLsn!) });
+        if (!filter.skippingTransaction) this.push({ kind: 'commit', lsn: this.txLsnText, endLsn: formatLsn(parseLsn(msg.commitEndLsn!)) });
         return;
       case 'insert':
         this.offer(this.change('insert', msg.relation, null, msg.new), filter);
@@ -291,11 +312,7 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
     const key = table === undefined ? undefined : this.keys[table];
     if (table === undefined || key == null) return false;
     const row = c.before ?? c.after!;
-    return inCopy(this.position!.boundaries, this.keys, table, this.keyOf(key, row), this.txLsn);
-  }
-
-  private keyOf(key: TableKey, row: ChangeRow): KeyValues {
-    return key.columns.map((col) => row[col]);
+    return inCopy(this.boundaries, this.keys, table, keyOf(key, row), this.txLsn);
   }
 
   private change(kind: ChangeRecord['kind'], relation: Pgoutput.MessageRelation, before: ChangeRow | null, after: ChangeRow | null): ChangeRecord {
@@ -315,82 +332,40 @@ export class PostgresCdcReader implements SourceReader<ChangeRecord> {
     if (!this.closed) this.queue.push(entry);
   }
 
-  poll(out: Collector<ChangeRecord>, maxRecords: number): PollStatus {
-    if (this.failure) throw this.failure;
-    const p = this.position;
-    if (this.idle || p?.phase === 'ended') return POLL_END;
-    if (p === null) return { status: 'wait', delayMs: this.s.idleWaitMs };
-    let emitted = 0;
-    const queue = this.queue;
-    for (let e = queue.peek(); e !== undefined; e = queue.peek()) {
-      // marks right after the last change emitted are taken too: the position then ends on a boundary
-      if (emitted >= maxRecords && e.kind !== 'begin' && e.kind !== 'commit' && e.kind !== 'snapshot-end') break;
-      queue.drop();
-      switch (e.kind) {
-        case 'begin':
-          p.partialLsn = e.lsn;
-          p.partialCount = e.emitted;
-          break;
-        case 'commit':
-          p.commitLsn = e.lsn;
-          p.confirmLsn = e.endLsn;
-          p.partialLsn = 0n;
-          p.partialCount = 0;
-          break;
-        case 'snapshot-end':
-          p.phase = 'stream';
-          break;
-        default:
-          out.collect(e);
-          emitted++;
-          if (p.phase === 'snapshot') {
-            p.snapshotRows++;
-            this.lastSnapshot = e;
-          } else p.partialCount++;
-          if (this.s.endWhen?.(e)) {
-            p.phase = 'ended';
-            return POLL_END;
-          }
+  /** The changes queued since the last fetch with their positions; waits while there are none. */
+  async fetch(): Promise<SplitBatch<ChangeRecord, CdcPosition> | null> {
+    const batcher = this.batcher!;
+    for (;;) {
+      if (this.failure !== null) throw this.failure;
+      if (this.closed) return { splitId: SLOT_SPLIT_ID, records: [], positions: [] };
+      if (this.endedAtRestore) {
+        this.endedAtRestore = false;
+        return { splitId: SLOT_SPLIT_ID, records: [], positions: [], splitEnded: true };
       }
+      if (batcher.ended) return null;
+      const batch = batcher.take(this.queue, this.queue.capacity);
+      this.queue.settle();
+      if (batch !== null) return batch;
+      await this.queue.nonEmpty();
     }
-    queue.settle();
-    return emitted > 0 ? POLL_MORE : { status: 'wait', delayMs: this.s.idleWaitMs };
-  }
-
-  snapshotState(checkpointId: number): void {
-    const p = this.position;
-    if (p === null) {
-      this.state.update([]);
-      return;
-    }
-    const last = this.lastSnapshot;
-    if (p.phase === 'snapshot' && last !== null) {
-      const table = this.tableIndex.get(`${last.schema}.${last.table}`)!;
-      const key = this.keys[table];
-      p.snapshotTable = table;
-      p.snapshotKey = key == null ? null : this.keyOf(key, last.after!);
-    }
-    this.state.update([encodePosition(p)]);
-    this.ledger.record(checkpointId, p.confirmLsn);
   }
 
   /** The slot confirms the position of the completed checkpoint (and the server may recycle WAL before it). */
-  notifyCheckpointComplete(checkpointId: number): Promise<void> | void {
-    const lsn = this.ledger.complete(checkpointId);
+  notifyCheckpointComplete(_checkpointId: number, positions: ReadonlyMap<string, CdcPosition>): Promise<void> | void {
+    const position = positions.get(SLOT_SPLIT_ID);
+    const lsn = position === undefined ? null : confirmLsnOf(position);
     if (lsn === null || lsn <= this.confirmed || this.replication === null) return;
     this.confirmed = lsn;
     return this.replication.confirm(lsn);
   }
 
-  notifyCheckpointAborted(checkpointId: number): void {
-    this.ledger.abort(checkpointId);
-  }
-
-  private fail(err: ConnectorError): void {
+  private fail(err: ConnectorError | RestoreError): void {
     if (this.closed) return;
     this.failure ??= err;
+    this.queue.wake();
   }
 
+  /** Closes the connections; the slot becomes inactive and keeps its confirmed position. */
   close(): void {
     if (this.closed) return;
     this.closed = true;

@@ -17,7 +17,7 @@ export interface PostgresCdcSourceOptions {
   readonly id?: string;
   /** Copy the tables' rows first, consistent with the stream that follows (default true); false streams only changes after the slot's creation. */
   readonly snapshot?: boolean;
-  /** Changes held between the server and the job before intake pauses (default 10000). */
+  /** Changes held between the server and the job before intake pauses (default 10000): half in the reader's intake, half in the fetch queue. */
   readonly bufferChanges?: number;
   /** Rows per fetch of the snapshot copy (default 5000). */
   readonly snapshotBatchRows?: number;

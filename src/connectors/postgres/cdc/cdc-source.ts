@@ -1,21 +1,24 @@
 /**
  * The PostgreSQL change-data-capture source: the rows of the captured tables (an initial snapshot)
  * and then every insert, update and delete committed to them, as typed `ChangeRecord`s, exactly
- * once through failures. Written against the public source API like any user's source.
+ * once through failures. Written with the public split-source API (src/runtime/split-source.ts),
+ * like any user's source: its one split is the replication slot.
  *
  * It reads a logical replication slot with the built-in `pgoutput` plugin (the server needs
  * `wal_level=logical`; .ci/postgres-setup sets it) through a publication of the captured tables.
  * The slot is created exporting its snapshot; the rows are copied in a transaction that imports
  * it, so the copy holds exactly the changes committed before the slot's consistent point and the
- * stream exactly those after. The position (last transaction emitted whole, changes emitted of
- * the next one) is operator state; the slot's confirmed position moves only when a checkpoint
- * completes, to that checkpoint's position, so the server keeps every change a restore may need.
- * After a restore the reader skips what the checkpoint's position says it emitted.
+ * stream exactly those after. Every change carries the position after it (the last transaction
+ * emitted whole, changes emitted of the next one; in the copy, the rows copied and the last key:
+ * cdc-position.ts), and the split source checkpoints the position of the last change emitted; the
+ * slot's confirmed position moves only when a checkpoint completes, to that checkpoint's position,
+ * so the server keeps every change a restore may need. After a restore the reader skips what the
+ * checkpoint's position says it emitted.
  *
- * One slot is one ordered stream, read by subtask 0; run the source at parallelism 1 (other
- * subtasks emit nothing). The slot and publication are named `weir_cdc_<id>`; a slot retains WAL
- * on the server until it is dropped, so after retiring a job drop both:
- * `SELECT pg_drop_replication_slot('weir_cdc_<id>'); DROP PUBLICATION weir_cdc_<id>;`.
+ * One slot is one ordered stream: the split has ordinal 0, so subtask 0 reads it; run the source
+ * at parallelism 1 (other subtasks own no split and emit nothing). The slot and publication are
+ * named `weir_cdc_<id>`; a slot retains WAL on the server until it is dropped, so after retiring a
+ * job drop both: `SELECT pg_drop_replication_slot('weir_cdc_<id>'); DROP PUBLICATION weir_cdc_<id>;`.
  * A job started without a checkpoint drops and recreates its slot (nothing downstream depends on
  * it yet).
  *
@@ -26,19 +29,34 @@
  * their copy fails with a RestoreError). Creating a slot waits until every transaction running
  * on the server has ended (prepared ones too), so the setup runs after `open`, and the source
  * emits once it is done.
+ *
+ * Checkpoints written before the source was a split source hold the position in the operator
+ * state `postgres-cdc-position` (format 1): a restore from one converts it (cdc-position-v1.ts).
  */
-import type { Source, SourceReader } from '../../../runtime/source.ts';
-import { PostgresCdcReader } from './cdc-reader.ts';
+import type { RuntimeContext } from '../../../runtime/functions.ts';
+import type { SourceReader } from '../../../runtime/source.ts';
+import type { SplitReader, SplitSource } from '../../../runtime/split-source.ts';
+import { SplitSourceReader } from '../../../runtime/split-source-reader.ts';
+import { type CdcPosition, START_POSITION } from './cdc-position.ts';
+import { type CdcSplit, PostgresCdcSplitReader } from './cdc-reader.ts';
 import { type CdcSettings, cdcSettingsOf, type PostgresCdcSourceOptions } from './cdc-settings.ts';
+import { SLOT_SPLIT_ID } from './change-batches.ts';
 import type { ChangeRecord } from './change-record.ts';
 
+const SLOT_SPLIT: CdcSplit = Object.freeze({ id: SLOT_SPLIT_ID, ordinal: 0 });
+
 /** Captures the changes of PostgreSQL tables (see the module comment). */
-export class PostgresCdcSource implements Source<ChangeRecord> {
+export class PostgresCdcSource implements SplitSource<ChangeRecord, CdcSplit, CdcPosition> {
   /** Display name of the source operator. */
   readonly name: string;
   /** Bounded only with `endWhen`. */
   readonly bounded: boolean;
+  /** Changes the fetch queue holds (half of `bufferChanges`; the reader's intake holds the other half). */
+  readonly queueRecordsMax: number;
+  /** `idleWaitMs`. */
+  readonly idlePollMs: number;
   private readonly settings: CdcSettings;
+  private readonly intakeChanges: number;
 
   /**
    * A source capturing `options.tables`; the options are checked here.
@@ -48,10 +66,28 @@ export class PostgresCdcSource implements Source<ChangeRecord> {
     this.settings = cdcSettingsOf(options);
     this.bounded = this.settings.endWhen !== null;
     this.name = `postgres-cdc ${this.settings.tables.map((t) => `${t.schema}.${t.table}`).join(',')}`;
+    this.queueRecordsMax = Math.max(1, Math.floor(this.settings.bufferChanges / 2));
+    this.intakeChanges = Math.max(1, this.settings.bufferChanges - this.queueRecordsMax);
+    this.idlePollMs = this.settings.idleWaitMs;
   }
 
-  /** A reader for one subtask and attempt. */
+  /** The one split, the replication slot (ordinal 0: subtask 0 reads it). */
+  enumerateSplits(): readonly CdcSplit[] {
+    return [SLOT_SPLIT];
+  }
+
+  /** No slot yet: the reader creates it (or, restoring a checkpoint of format 1, converts its position). */
+  initialPosition(): CdcPosition {
+    return START_POSITION;
+  }
+
+  /** A split reader for subtask 0 and one attempt. */
+  createSplitReader(ctx: RuntimeContext): SplitReader<ChangeRecord, CdcSplit, CdcPosition> {
+    return new PostgresCdcSplitReader(this.settings, ctx, this.intakeChanges);
+  }
+
+  /** What `StreamEnvironment.fromSource` runs. */
   createReader(): SourceReader<ChangeRecord> {
-    return new PostgresCdcReader(this.settings);
+    return new SplitSourceReader(this);
   }
 }

@@ -1,16 +1,19 @@
 /**
- * The bounded queue between the CDC reader's intake (the copy, the replication stream) and `poll`.
- * When it holds `capacity` entries it reports full once (the reader stops reading the replication
- * socket) and the copy waits for room; once `poll` drained it to half, it reports room again.
+ * The bounded queue between the CDC reader's intake (the copy, the replication stream) and its
+ * `fetch`. When it holds `capacity` entries it reports full once (the reader stops reading the
+ * replication socket) and the copy waits for room; once `fetch` drained it to half, it reports room
+ * again. An empty queue lets `fetch` wait for the next entry.
  */
 export class ChangeQueue<E> {
   private items: Array<E | undefined> = [];
   private head = 0;
   private full = false;
   private waiter: (() => void) | null = null;
+  private dataWaiter: (() => void) | null = null;
 
   constructor(
-    private readonly capacity: number,
+    /** Entries held before the queue reports full. */
+    readonly capacity: number,
     private readonly onFull: () => void,
     private readonly onRoom: () => void,
   ) {}
@@ -21,10 +24,26 @@ export class ChangeQueue<E> {
 
   push(entry: E): void {
     this.items.push(entry);
+    if (this.dataWaiter !== null) this.wake();
     if (!this.full && this.size >= this.capacity) {
       this.full = true;
       this.onFull();
     }
+  }
+
+  /** Resolves once the queue holds an entry, or `wake` is called (a failure, the reader closing). */
+  nonEmpty(): Promise<void> | void {
+    if (this.size > 0) return;
+    return new Promise((resolve) => {
+      this.dataWaiter = resolve;
+    });
+  }
+
+  /** Lets a waiting `nonEmpty` return (it may find the queue still empty). */
+  wake(): void {
+    const waiter = this.dataWaiter;
+    this.dataWaiter = null;
+    waiter?.();
   }
 
   /** The oldest entry, or undefined when empty. */
@@ -45,7 +64,7 @@ export class ChangeQueue<E> {
     });
   }
 
-  /** After `poll` drained: frees the consumed head now and then, and reports room once half is free. */
+  /** After `fetch` drained: frees the consumed head now and then, and reports room once half is free. */
   settle(): void {
     if (this.head === this.items.length) {
       this.items = [];
@@ -62,11 +81,12 @@ export class ChangeQueue<E> {
     this.release();
   }
 
-  /** Empties the queue and lets a waiting copy go on (it stops by itself: the reader closed). */
+  /** Empties the queue and lets a waiting copy and fetch go on (they stop by themselves: the reader closed). */
   clear(): void {
     this.items = [];
     this.head = 0;
     this.release();
+    this.wake();
   }
 
   private release(): void {

@@ -5,7 +5,7 @@ import buildJob, { options } from '../../../../examples/postgres-cdc-aggregate.t
 import { StreamEnvironment } from '../../../../src/index.ts';
 import { whenRunning } from '../../../support/clients.ts';
 import { tempDir, until } from '../../../support/jobs.ts';
-import { client } from '../pg-support.ts';
+import { CONNECTION, client } from '../pg-support.ts';
 import { confirmedLsn, dropCdcObjects } from './cdc-support.ts';
 
 const SLOT = 'weir_cdc_orders_totals';
@@ -28,7 +28,8 @@ describe('examples/postgres-cdc-aggregate.ts', () => {
     const settings: Record<string, string> = {
       CDC_ORDERS: `${schema}.orders`,
       CDC_TOTALS_SCHEMA: schema,
-      PGHOST: '127.0.0.1',
+      PGHOST: CONNECTION.host!,
+      PGPORT: String(CONNECTION.port),
       PGDATABASE: 'test',
       PGUSER: 'root',
     };

@@ -1,14 +1,22 @@
-/** The CDC source's pure parts: LSNs, names, the checkpointed position format, replay skipping, confirmations. */
+/** The CDC source's pure parts: LSNs, names, the checkpointed position formats (2, and 1 converted), replay skipping, confirmations. */
 import { describe, expect, it } from 'vitest';
 import { slotNameOf, parseTableName } from '../../../../src/connectors/postgres/cdc/cdc-names.ts';
 import {
-  ConfirmLedger,
+  type CdcCopyPosition,
+  checkPosition,
+  confirmLsnOf,
+  copyPosition,
   ReplayFilter,
-  decodePosition,
-  encodePosition,
-  initialPosition,
+  resumePointOf,
+  START_POSITION,
   slotBehindCheck,
+  slotOf,
+  streamPosition,
+  streamStart,
+  txOf,
 } from '../../../../src/connectors/postgres/cdc/cdc-position.ts';
+import { convertPositionV1 } from '../../../../src/connectors/postgres/cdc/cdc-position-v1.ts';
+import { decodeValue, encodeValue } from '../../../../src/state/codec.ts';
 import { formatLsn, parseLsn } from '../../../../src/connectors/postgres/cdc/lsn.ts';
 import { RestoreError } from '../../../../src/index.ts';
 
@@ -43,35 +51,88 @@ describe('slot names and table names', () => {
   });
 });
 
-describe('the checkpointed position', () => {
-  it('round-trips through format version 1 and refuses other versions, naming the source', () => {
-    const p = initialPosition('weir_cdc_x', 'weir_cdc_x', 0x100n, true);
-    p.phase = 'stream';
-    p.commitLsn = 0x200n;
-    p.confirmLsn = 0x230n;
-    p.partialLsn = 0x300n;
-    p.partialCount = 4;
-    p.snapshotRows = 17;
-    const state = encodePosition(p);
-    expect(state).toEqual({
-      v: 1,
-      slot: 'weir_cdc_x',
-      publication: 'weir_cdc_x',
-      phase: 'stream',
-      consistentLsn: '0/100',
-      commitLsn: '0/200',
-      confirmLsn: '0/230',
-      partialLsn: '0/300',
+describe('the checkpointed position (format 2)', () => {
+  const slot = slotOf('weir_cdc_x', 'weir_cdc_x', '0/100', [{ table: 0, key: [7], lsn: '0/180' }]);
+
+  it('is frozen plain data that survives the state codec and passes the check after reading', () => {
+    const tx = txOf('0/200', '0/230', '0/300');
+    const positions = [START_POSITION, copyPosition(slot, 17, 0, [42]), streamPosition(slot, tx, 4), streamStart(slot)];
+    for (const p of positions) {
+      expect(Object.isFrozen(p)).toBe(true);
+      const read = decodeValue(encodeValue(p));
+      expect(read).toEqual(p);
+      expect(Object.isFrozen(read)).toBe(false);
+      const checked = checkPosition(read, 'src');
+      expect(checked).toEqual(p);
+      expect(Object.isFrozen(checked)).toBe(true);
+      if (checked.phase !== 'start') expect(Object.isFrozen(checked.slot.boundaries[0]!.key)).toBe(true);
+    }
+    expect(Object.isFrozen(slot.boundaries[0]!.key)).toBe(true);
+    expect(Object.isFrozen((positions[1] as CdcCopyPosition).key)).toBe(true);
+    expect(streamStart(slot).tx).toEqual({ commitLsn: '0/0', confirmLsn: '0/100', partialLsn: '0/0' });
+  });
+
+  it('refuses another version or a malformed position with a RestoreError naming the source', () => {
+    const p = streamPosition(slot, txOf('0/200', '0/230', '0/300'), 4);
+    expect(() => checkPosition({ ...p, v: 3 }, 'postgres-cdc orders')).toThrow(RestoreError);
+    expect(() => checkPosition({ ...p, v: 3 }, 'postgres-cdc orders')).toThrow(/postgres-cdc orders: the checkpointed position has format version 3/);
+    expect(() => checkPosition({ ...p, tx: { ...p.tx, commitLsn: 'zz' } }, 'src')).toThrow(/'zz' is not an LSN/);
+    expect(() => checkPosition({ ...p, phase: 'ended' }, 'src')).toThrow(/unknown phase ended/);
+    expect(() => checkPosition({ v: 2, phase: 'copy', slot, rows: 1, table: 0, key: 'k' }, 'src')).toThrow(/snapshot key that is not a list/);
+    expect(() => checkPosition('0/100', 'src')).toThrow(/is not an object/);
+  });
+
+  it('gives the LSN a completed checkpoint lets the slot confirm: none before the slot, its consistent point in the copy, the last whole transaction in the stream', () => {
+    expect(confirmLsnOf(START_POSITION)).toBe(null);
+    expect(confirmLsnOf(copyPosition(slot, 3, 0, [3]))).toBe(0x100n);
+    expect(confirmLsnOf(streamPosition(slot, txOf('0/200', '0/230', '0/300'), 4))).toBe(0x230n);
+    expect(resumePointOf(streamPosition(slot, txOf('0/200', '0/230', '0/300'), 4))).toEqual({
+      commitLsn: 0x200n,
+      confirmLsn: 0x230n,
+      partialLsn: 0x300n,
       partialCount: 4,
-      snapshotRows: 17,
-      snapshotTable: 0,
-      snapshotKey: null,
-      boundaries: [],
     });
-    expect(decodePosition(JSON.parse(JSON.stringify(state)), 'src')).toEqual(p);
-    expect(() => decodePosition({ ...state, v: 2 }, 'postgres-cdc orders')).toThrow(RestoreError);
-    expect(() => decodePosition({ ...state, v: 2 }, 'postgres-cdc orders')).toThrow(/postgres-cdc orders: .*format version 2/);
-    expect(() => decodePosition({ ...state, commitLsn: 'zz' }, 'src')).toThrow(/'zz' is not an LSN/);
+  });
+});
+
+describe('the position of format 1 (operator state postgres-cdc-position)', () => {
+  const v1 = {
+    v: 1,
+    slot: 'weir_cdc_x',
+    publication: 'weir_cdc_x',
+    phase: 'stream',
+    consistentLsn: '0/100',
+    commitLsn: '0/200',
+    confirmLsn: '0/230',
+    partialLsn: '0/300',
+    partialCount: 4,
+    snapshotRows: 17,
+    snapshotTable: 1,
+    snapshotKey: ['k17'],
+    boundaries: [{ table: 0, key: [9], lsn: '0/180' }],
+  } as const;
+
+  it('converts to the split position it stands for, in each phase', () => {
+    const slot = { slot: 'weir_cdc_x', publication: 'weir_cdc_x', consistentLsn: '0/100', boundaries: [{ table: 0, key: [9], lsn: '0/180' }] };
+    const stream = convertPositionV1(v1, 'src');
+    expect(stream).toEqual({
+      ended: false,
+      position: { v: 2, phase: 'stream', slot, tx: { commitLsn: '0/200', confirmLsn: '0/230', partialLsn: '0/300' }, partialCount: 4 },
+    });
+    expect(Object.isFrozen(stream.position)).toBe(true);
+    expect(convertPositionV1({ ...v1, phase: 'snapshot' }, 'src')).toEqual({
+      ended: false,
+      position: { v: 2, phase: 'copy', slot, rows: 17, table: 1, key: ['k17'] },
+    });
+    expect(convertPositionV1({ ...v1, phase: 'ended' }, 'src').ended).toBe(true);
+    expect(checkPosition(decodeValue(encodeValue(stream.position)), 'src')).toEqual(stream.position);
+  });
+
+  it('refuses a state that is not format 1, naming the source', () => {
+    expect(() => convertPositionV1({ ...v1, v: 2 }, 'postgres-cdc orders')).toThrow(RestoreError);
+    expect(() => convertPositionV1({ ...v1, v: 2 }, 'postgres-cdc orders')).toThrow(/postgres-cdc orders: .*format version 2/);
+    expect(() => convertPositionV1({ ...v1, commitLsn: 'zz' }, 'src')).toThrow(/'zz' is not an LSN/);
+    expect(() => convertPositionV1({ ...v1, partialCount: undefined }, 'src')).toThrow(/has no counts/);
   });
 });
 
@@ -93,31 +154,10 @@ describe('ReplayFilter', () => {
   });
 });
 
-describe('ConfirmLedger', () => {
-  it('confirms the completed checkpoint position and forgets older and aborted ones', () => {
-    const l = new ConfirmLedger();
-    l.record(1, 0x10n);
-    l.record(2, 0x20n);
-    l.record(3, 0x30n);
-    l.abort(3);
-    l.record(4, 0x40n);
-    expect(l.complete(2)).toBe(0x20n);
-    expect(l.size).toBe(1);
-    expect(l.complete(1)).toBe(null);
-    expect(l.complete(4)).toBe(0x40n);
-    expect(l.size).toBe(0);
-    l.record(5, 0x50n);
-    l.abort(5);
-    expect(l.complete(5)).toBe(null);
-  });
-});
-
 describe('slotBehindCheck', () => {
   it("refuses a restore when the slot confirmed past the checkpoint's position", () => {
-    const p = initialPosition('s', 's', 0x100n, false);
-    p.confirmLsn = 0x200n;
-    expect(slotBehindCheck(p, 0x100n)).toBe(null);
-    expect(slotBehindCheck(p, 0x200n)).toBe(null);
-    expect(slotBehindCheck(p, 0x201n)).toMatch(/slot s confirmed 0\/201, past the checkpoint's position 0\/200/);
+    expect(slotBehindCheck('s', 0x200n, 0x100n)).toBe(null);
+    expect(slotBehindCheck('s', 0x200n, 0x200n)).toBe(null);
+    expect(slotBehindCheck('s', 0x200n, 0x201n)).toMatch(/slot s confirmed 0\/201, past the checkpoint's position 0\/200/);
   });
 });

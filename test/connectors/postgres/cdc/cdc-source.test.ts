@@ -7,12 +7,13 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CollectSink, ConnectorError, InjectedFault, PostgresCdcSource, StreamEnvironment } from '../../../../src/index.ts';
-import type { ChangeRecord, PostgresCdcSourceOptions } from '../../../../src/index.ts';
+import type { ChangeRecord, ListState, PostgresCdcSourceOptions, Source, SourceReader } from '../../../../src/index.ts';
 import { whenRunning } from '../../../support/clients.ts';
 import { tempDir, until } from '../../../support/jobs.ts';
 import { CONNECTION } from '../pg-support.ts';
 import { cdcSchema, confirmedLsn, show } from './cdc-support.ts';
-import { parseLsn } from '../../../../src/connectors/postgres/cdc/lsn.ts';
+import { formatLsn, parseLsn } from '../../../../src/connectors/postgres/cdc/lsn.ts';
+import { type CdcStateV1, POSITION_V1 } from '../../../../src/connectors/postgres/cdc/cdc-position-v1.ts';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -60,6 +61,25 @@ function job(o: { schema: string; id: string; restarts?: number; intervalMs?: nu
     .sinkTo(sink)
     .uid('out');
   return { env, sink };
+}
+
+/** A source as the CDC source was before it read splits: it writes `state` (format 1) into the operator state it used, and emits nothing. */
+function legacySource(state: unknown): Source<ChangeRecord> {
+  return {
+    name: 'legacy-cdc',
+    bounded: false,
+    createReader(): SourceReader<ChangeRecord> {
+      let list: ListState<CdcStateV1> | null = null;
+      return {
+        open: (ctx) => {
+          list = ctx.getUnionListState(POSITION_V1);
+        },
+        poll: () => ({ status: 'wait', delayMs: 5 }),
+        snapshotState: () => list!.update([state as CdcStateV1]),
+        close: () => {},
+      };
+    },
+  };
 }
 
 /** The slot exists and reached its consistent point: changes committed from now on are streamed, not copied. */
@@ -256,6 +276,54 @@ describe('PostgresCdcSource', () => {
     expect(result.status).toBe('FINISHED');
     expect(result.restarts).toBeGreaterThanOrEqual(1);
     expect(sink.results()).toEqual(expected);
+  });
+
+  it('restores a checkpoint written before it was a split source (format 1 in operator state postgres-cdc-position), and refuses a format it does not know', async () => {
+    const { schema, id, slot, admin } = await setup();
+    await admin.query(`CREATE PUBLICATION ${slot} FOR TABLE ${schema}.t`);
+    await admin.query("SELECT pg_create_logical_replication_slot($1, 'pgoutput')", [slot]);
+    const created = (await confirmedLsn(admin, slot))!;
+    // transaction A: emitted before the old checkpoint; B: after it
+    await admin.query(`INSERT INTO ${schema}.t VALUES (1, 1), (2, 2)`);
+    const afterA = (await admin.query<{ l: string }>('SELECT pg_current_wal_lsn()::text AS l')).rows[0]!.l;
+    await admin.query(`INSERT INTO ${schema}.t VALUES (3, 3), (4, 4)`);
+    const v1: CdcStateV1 = {
+      v: 1,
+      slot,
+      publication: slot,
+      phase: 'stream',
+      consistentLsn: formatLsn(created),
+      commitLsn: afterA,
+      confirmLsn: afterA,
+      partialLsn: '0/0',
+      partialCount: 0,
+      snapshotRows: 0,
+      snapshotTable: 0,
+      snapshotKey: null,
+      boundaries: [],
+    };
+    const legacyCheckpoint = async (state: unknown): Promise<string> => {
+      const root = tempDir('weir-cdc-');
+      const env = StreamEnvironment.create({ parallelism: 1, checkpointStorage: join(root, 'chk'), checkpointing: { retention: 'retain-on-cancel' } });
+      env.fromSource(legacySource(state)).uid('cdc').map(show).uid('show').name('show').sinkTo(new CollectSink<string>()).uid('out');
+      const client = await env.executeAsync('legacy');
+      await whenRunning(client);
+      await client.triggerCheckpoint();
+      await client.cancel();
+      await client.result.catch(() => {});
+      return join(root, 'chk', client.jobId);
+    };
+    const good = await legacyCheckpoint(v1);
+    const bad = await legacyCheckpoint({ ...v1, v: 7 });
+    await admin.query(`INSERT INTO ${schema}.t VALUES (${END_ID}, 0)`);
+    const restored = job({ schema, id });
+    const result = await restored.env.execute('restored', { restoreFrom: good });
+    expect(result.status).toBe('FINISHED');
+    expect(restored.sink.results()).toEqual(['I 3 v=3', 'I 4 v=4', `I ${END_ID} v=0`]);
+    const refused = job({ schema, id });
+    await expect(refused.env.execute('refused', { restoreFrom: bad })).rejects.toThrow(
+      new RegExp(`postgres-cdc ${id}: the checkpointed position \\(format 1\\) has format version 7`),
+    );
   });
 
   it('a server that is down gives one error naming the server and address, without the password', async () => {

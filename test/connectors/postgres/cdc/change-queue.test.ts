@@ -1,4 +1,4 @@
-/** The CDC reader's bounded queue: full and room reported once each way, a waiting copy released at half. */
+/** The CDC reader's bounded queue: full and room reported once each way, a waiting copy released at half, a waiting fetch woken. */
 import { describe, expect, it } from 'vitest';
 import { ChangeQueue } from '../../../../src/connectors/postgres/cdc/change-queue.ts';
 
@@ -34,5 +34,35 @@ describe('ChangeQueue', () => {
     expect(q.space()).toBeUndefined();
     q.clear();
     expect(q.peek()).toBeUndefined();
+  });
+
+  it('lets a fetch wait while empty: woken by the next entry, by wake (a failure) and by clear (closing)', async () => {
+    const q = new ChangeQueue<number>(
+      4,
+      () => {},
+      () => {},
+    );
+    let woken = 0;
+    const wait = async (): Promise<void> => {
+      await q.nonEmpty();
+      woken++;
+    };
+    const first = wait();
+    await Promise.resolve();
+    expect(woken).toBe(0);
+    q.push(1);
+    await first;
+    expect(woken).toBe(1);
+    expect(q.nonEmpty()).toBeUndefined(); // not empty: no wait
+    q.drop();
+    q.settle();
+    const second = wait();
+    q.wake();
+    await second;
+    const third = wait();
+    q.clear();
+    await third;
+    expect(woken).toBe(3);
+    expect(q.size).toBe(0);
   });
 });
