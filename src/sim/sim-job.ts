@@ -58,6 +58,8 @@ export function environmentFor(k: SeedKnobs, job: SimJob, parallelism: number): 
     restartStrategy: { type: 'fixed-delay', attempts: 1_000_000, delayMs: k.restartDelayMs },
     bufferRecords: k.bufferRecords,
     channelCapacity: k.channelCapacity,
+    // Channels between task managers as small as the others: more backpressure and overtaking to explore (and seeds keep their traces).
+    remoteChannelCapacity: k.channelCapacity,
     // Periodic watermarks (jobs with a watermark strategy only) every 1-7 virtual ms, from the seed without a draw.
     autoWatermarkIntervalMs: user?.options.autoWatermarkIntervalMs ?? 1 + (k.seed % 7),
     jobId: 'sim',
