@@ -26,7 +26,8 @@ const JOB_MODULE = fileURLToPath(new URL('../lib/scaling-job.ts', import.meta.ur
 const args = parseScenarioArgs(process.argv.slice(2));
 const params = {
   quick: args.quick,
-  records: args.quick ? 400_000 : 4_000_000,
+  /** SCALING_BENCH_RECORDS overrides (a longer run shows how much of p2's extra CPU is the workers' JIT warm-up). */
+  records: Number(process.env.SCALING_BENCH_RECORDS ?? (args.quick ? 400_000 : 4_000_000)),
   rounds: args.quick ? 1 : 3,
   keys: 10_000,
   /** Buffers per channel (SCALING_CAPACITY, default the option's 8): a cross-thread channel needs enough to cover the credit round trip. */
