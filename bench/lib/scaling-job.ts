@@ -1,21 +1,51 @@
 /**
  * The scaling benchmark's job module (each task manager loads it): a keyed count with a keyBy
  * shuffle. Record i is key `k<(i * 7919) mod KEYS>`; the count emits [key, n]; the sink counts what
- * it gets. SCALING_RECORDS sets the number of records.
+ * it gets. SCALING_RECORDS sets the number of records. With SCALING_THREAD_STATS naming a file, each
+ * sink subtask appends one JSON line there when it closes: where its thread's wall time went from
+ * its first record to (about) its last (thread-stats.ts), sampled every 8,192 records.
  */
+import { appendFileSync } from 'node:fs';
+import { threadId } from 'node:worker_threads';
 import { type StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
-import type { Sink, ValueState } from '../../src/index.ts';
+import type { Sink, SinkWriter, ValueState } from '../../src/index.ts';
+import { sampleThread, sharesBetween, type ThreadSample } from './thread-stats.ts';
 
 export const KEYS = 10_000;
+
+const SAMPLE_EVERY = 8192;
+
+/** A writer that only samples its thread (the sink operator counts the records: sinkRecordsIn). */
+function sampledWriter(file: string): SinkWriter<[string, number]> {
+  let records = 0;
+  let first: ThreadSample | null = null;
+  let last: ThreadSample | null = null;
+  return {
+    write() {
+      if (records++ % SAMPLE_EVERY === 0) {
+        last = sampleThread();
+        first ??= last;
+      }
+    },
+    close() {
+      if (first === null || last === null || last === first) return;
+      appendFileSync(file, `${JSON.stringify({ threadId, records, ...sharesBetween(first, last) })}\n`);
+    },
+  };
+}
 
 const countingSink: Sink<[string, number]> = {
   name: 'counting-sink',
   kind: 'plain',
-  createWriter: () => ({
-    write() {
-      // counted by the sink operator (sinkRecordsIn)
-    },
-  }),
+  createWriter: () => {
+    const file = process.env.SCALING_THREAD_STATS;
+    if (file) return sampledWriter(file);
+    return {
+      write() {
+        // counted by the sink operator (sinkRecordsIn)
+      },
+    };
+  },
 };
 
 export default function build(env: StreamEnvironment): void {

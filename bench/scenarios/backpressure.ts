@@ -6,21 +6,33 @@
  *   unaligned        barriers overtake the queued buffers, which are persisted with the checkpoint
  *   aligned_timeout  aligned, switching to unaligned after 100 ms of alignment
  *
+ * and aligned and unaligned again on two task managers (worker threads; `_tm2`), where subtask i
+ * runs in task manager i mod 2, so every kind of hop (trigger, source to counter, counter to sink,
+ * acknowledgement) crosses threads for some subtasks.
+ *
  * Two generated sources (parallelism 2) are keyed and connected into a keyed two-input counter,
  * whose output is rebalanced to a sink (parallelism 2, its own subtasks) that admits records at a
- * fixed rate per subtask by waiting for its time budget. Each mode runs for a fixed wall time, then
- * the job is cancelled; checkpoints still in progress then are not counted. Modes are interleaved
- * over rounds; figures pool the checkpoints of all rounds of a mode.
+ * fixed rate per subtask by waiting for its time budget (bench/lib/backpressure-job.ts). Each mode
+ * runs for a fixed wall time from its 'running' event, then the job is cancelled; checkpoints still in progress then are not
+ * counted. Modes are interleaved over rounds; figures pool the checkpoints of all rounds of a mode.
+ * For the unaligned modes, the job master's traces of the last few completed checkpoints give the
+ * stages of a checkpoint: trigger to the last source's sync start, to the last counter's, to the
+ * last sink's, to the last acknowledgement (stamps from different threads: within about 1 ms).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
-import type { CheckpointStats, KeyedCoProcessFunction, Sink, ValueState } from '../../src/index.ts';
+import { fileURLToPath } from 'node:url';
+import { StreamEnvironment } from '../../src/index.ts';
+import type { CheckpointStats } from '../../src/index.ts';
+import type { JobMaster } from '../../src/cluster/job-master.ts';
+import type { CheckpointTrace } from '../../src/cluster/checkpoint-traces.ts';
+import build from '../lib/backpressure-job.ts';
 import { buildResult, median, parseScenarioArgs, publishResult, runScenario, type Figures } from '../lib/result.ts';
 import { sleep } from '../../src/core/adapters.ts';
 
 const SCENARIO = 'backpressure';
+const JOB_MODULE = fileURLToPath(new URL('../lib/backpressure-job.ts', import.meta.url));
 const args = parseScenarioArgs(process.argv.slice(2));
 const params = {
   quick: args.quick,
@@ -31,110 +43,108 @@ const params = {
   checkpointIntervalMs: 500,
   checkpointTimeoutMs: args.quick ? 3_000 : 10_000,
   alignedCheckpointTimeoutMs: 100,
-  // Small buffers, many of them: the sink's waiting happens inside one buffer's processing, and this
-  // runtime runs all subtasks on one thread, so a 512-record buffer at 20k records/s would hold every
+  // Small buffers, many of them: the sink's waiting happens inside one buffer's processing, and
+  // in-thread all subtasks share one thread, so a 512-record buffer at 20k records/s would hold every
   // other subtask for 26 ms. 64 records keep that to about 3 ms while the channels still hold 4096.
   bufferRecords: 64,
   channelCapacityBuffers: 64,
+  // On task managers every channel holds as much as in-thread (not the default 4x), so the modes compare.
+  remoteChannelCapacityBuffers: 64,
 };
 
-type Mode = 'aligned' | 'unaligned' | 'aligned_timeout';
-const MODES: readonly Mode[] = ['aligned', 'unaligned', 'aligned_timeout'];
+type Mode = 'aligned' | 'unaligned' | 'aligned_timeout' | 'aligned_tm2' | 'unaligned_tm2';
+const MODES: readonly Mode[] = args.quick
+  ? ['aligned', 'unaligned', 'aligned_timeout']
+  : ['aligned', 'unaligned', 'aligned_timeout', 'aligned_tm2', 'unaligned_tm2'];
 
-interface Event {
-  readonly key: number;
-  readonly v: number;
+interface ModeRun {
+  readonly checkpoints: CheckpointStats[];
+  readonly traces: CheckpointTrace[];
+  /** Vertex index -> stage ('source', 'count', 'sink'). */
+  readonly stageOf: ReadonlyMap<number, string>;
 }
 
-/** Admits `rate` records per second: a sink writing to a slow external system. */
-function slowSink(rate: number): Sink<unknown> {
-  return {
-    name: 'slow-sink',
-    kind: 'plain',
-    createWriter: () => {
-      let admitted = 0;
-      let start = -1;
-      return {
-        write: () => {
-          const now = performance.now();
-          if (start < 0) start = now;
-          const due = start + (admitted * 1000) / rate;
-          while (performance.now() < due) {
-            // waiting for the external system's budget
-          }
-          admitted++;
-        },
-      };
-    },
-  };
-}
-
-async function runMode(mode: Mode): Promise<CheckpointStats[]> {
+async function runMode(mode: Mode): Promise<ModeRun> {
   const dir = await mkdtemp(join(tmpdir(), 'weir-bench-bp-'));
+  const tm2 = mode.endsWith('_tm2');
+  const unaligned = mode.startsWith('unaligned');
   try {
+    process.env.BACKPRESSURE_SINK_RATE = String(params.sinkRecordsPerSecPerSubtask);
     const env = StreamEnvironment.create({
       parallelism: params.parallelism,
       checkpointing: {
         intervalMs: params.checkpointIntervalMs,
         timeoutMs: params.checkpointTimeoutMs,
         tolerableFailures: 1_000_000,
-        ...(mode === 'unaligned' ? { unaligned: true } : {}),
+        ...(unaligned ? { unaligned: true } : {}),
         ...(mode === 'aligned_timeout' ? { unaligned: true, alignedCheckpointTimeoutMs: params.alignedCheckpointTimeoutMs } : {}),
       },
       checkpointStorage: dir,
       bufferRecords: params.bufferRecords,
       channelCapacity: params.channelCapacityBuffers,
+      remoteChannelCapacity: params.remoteChannelCapacityBuffers,
+      taskManagers: tm2 ? 2 : 1,
     });
-    const a = env.generate({ count: Infinity, seed: 1 }, (i): Event => ({ key: i % 1000, v: i })).uid('a');
-    const b = env.generate({ count: Infinity, seed: 2 }, (i): Event => ({ key: (i * 7) % 1000, v: i })).uid('b');
-    a.keyBy((e) => e.key)
-      .connect(b.keyBy((e) => e.key))
-      .process((): KeyedCoProcessFunction<number, Event, Event, number> => {
-        let n: ValueState<number>;
-        return {
-          open(ctx) {
-            n = ctx.getState(new ValueStateDescriptor<number>('n', 0));
-          },
-          processElement1(e, _ctx, out) {
-            n.update(n.value()! + 1);
-            out.collect(e.v);
-          },
-          processElement2(e, _ctx, out) {
-            n.update(n.value()! + 1);
-            out.collect(e.v);
-          },
-        };
-      })
-      .uid('count')
-      .rebalance()
-      .sinkTo(slowSink(params.sinkRecordsPerSecPerSubtask))
-      .uid('sink')
-      .disableChaining();
-    const client = await env.executeAsync(`backpressure-${mode}`);
+    build(env);
+    env.setJobModule(JOB_MODULE);
+    let master: JobMaster | null = null;
+    let markRunning: () => void = () => {};
+    const running = new Promise<void>((resolve) => (markRunning = resolve));
+    const client = await env.executeAsync(`backpressure-${mode}`, {
+      onJobMaster: (m) => (master = m),
+      onEvent: (e) => {
+        if (e.type === 'running') markRunning();
+      },
+    });
+    // The run time counts from running: worker start-up (seconds on a loaded machine) takes none of it.
+    await Promise.race([running, client.result]);
     await sleep(params.runSeconds * 1000);
+    const stageOf = new Map<number, string>();
+    for (const t of (master as JobMaster | null)?.tasks ?? []) {
+      stageOf.set(t.id.vertex, t.isSourceTask ? 'source' : t.name.includes('sink') ? 'sink' : 'count');
+    }
+    const traces = (master as JobMaster | null)?.traces.all() ?? [];
     await client.cancel();
     const result = await client.result;
-    return result.checkpoints.filter((c) => c.status !== 'IN_PROGRESS');
+    return { checkpoints: result.checkpoints.filter((c) => c.status !== 'IN_PROGRESS'), traces, stageOf };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
+const STAGES = ['source', 'count', 'sink'] as const;
+
+/** Per completed trace: ms from the trigger to the last sync start of each stage, and to the last acknowledgement. */
+function stageTimes(run: ModeRun, completed: ReadonlySet<number>): Array<Record<string, number>> {
+  const out: Array<Record<string, number>> = [];
+  for (const trace of run.traces) {
+    if (!completed.has(trace.checkpointId) || trace.subtasks.length === 0) continue;
+    const at: Record<string, number> = {};
+    for (const stage of STAGES) {
+      const starts = trace.subtasks.filter((s) => run.stageOf.get(s.vertex) === stage).map((s) => s.metrics.syncStartMs);
+      if (starts.length > 0) at[stage] = Math.max(...starts) - trace.triggeredAtMs;
+    }
+    at.ack = Math.max(...trace.subtasks.map((s) => s.ackAtMs)) - trace.triggeredAtMs;
+    out.push(at);
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
-  const stats: Record<Mode, CheckpointStats[]> = { aligned: [], unaligned: [], aligned_timeout: [] };
+  const runs = new Map<Mode, ModeRun[]>(MODES.map((m) => [m, []]));
   for (let round = 0; round < params.rounds; round++) {
     for (const mode of MODES) {
-      const done = await runMode(mode);
-      stats[mode].push(...done);
-      const ok = done.filter((c) => c.status === 'COMPLETED');
+      const run = await runMode(mode);
+      runs.get(mode)!.push(run);
+      const ok = run.checkpoints.filter((c) => c.status === 'COMPLETED');
       console.log(
-        `[${SCENARIO}] round ${round + 1} ${mode}: ${ok.length}/${done.length} completed, median ${ok.length ? median(ok.map((c) => c.durationMs)).toFixed(1) : '-'} ms`,
+        `[${SCENARIO}] round ${round + 1} ${mode}: ${ok.length}/${run.checkpoints.length} completed, median ${ok.length ? median(ok.map((c) => c.durationMs)).toFixed(1) : '-'} ms`,
       );
     }
   }
   const metrics: Figures = {};
   for (const mode of MODES) {
-    const all = stats[mode];
+    const all = runs.get(mode)!.flatMap((r) => r.checkpoints);
     const ok = all.filter((c) => c.status === 'COMPLETED');
     if (ok.length === 0) throw new Error(`${mode}: no checkpoint completed in ${params.runSeconds} s`);
     const inflight = ok.map((c) => c.subtasks.reduce((sum, s) => sum + s.metrics.channelStateBytes, 0));
@@ -145,11 +155,23 @@ async function main(): Promise<void> {
     metrics[`${mode}_persisted_bytes_median`] = median(ok.map((c) => c.persistedBytes));
     metrics[`${mode}_inflight_bytes_median`] = median(inflight);
     metrics[`${mode}_unaligned_share`] = ok.filter((c) => c.subtasks.some((s) => s.metrics.unaligned)).length / ok.length;
+    if (mode.startsWith('unaligned')) {
+      const completed = new Set<number>(ok.map((c) => c.checkpointId));
+      const stages = runs.get(mode)!.flatMap((r) => stageTimes(r, completed));
+      for (const key of [...STAGES, 'ack']) {
+        const values = stages.map((s) => s[key]).filter((v): v is number => v !== undefined);
+        if (values.length > 0) metrics[`${mode}_trigger_to_${key}_ms`] = median(values);
+      }
+      metrics[`${mode}_traced_checkpoints`] = stages.length;
+    }
   }
   const ratios: Figures = {
     unaligned_speedup: metrics.aligned_duration_median_ms! / metrics.unaligned_duration_median_ms!,
     aligned_timeout_speedup: metrics.aligned_duration_median_ms! / metrics.aligned_timeout_duration_median_ms!,
   };
+  if (metrics.unaligned_tm2_duration_median_ms !== undefined) {
+    ratios.unaligned_speedup_tm2 = metrics.aligned_tm2_duration_median_ms! / metrics.unaligned_tm2_duration_median_ms!;
+  }
   const result = buildResult(SCENARIO, params, metrics, ratios);
   publishResult(result, args.outDir);
 }

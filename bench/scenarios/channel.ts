@@ -8,12 +8,17 @@
  *   - worker: the codec's frames posted to a worker thread with their ArrayBuffers transferred,
  *     decoded there and acknowledged by count, 8 frames in flight (records/s end to end).
  * Ratios: codec_vs_clone and codec_vs_json (throughput, higher is better), worker_vs_codec.
+ * Hop latency between two threads, one way (half a round trip, timed on this thread's clock),
+ * median and 99th percentile over `pings` round trips, one at a time: a number posted on a
+ * MessagePort and echoed (what the task managers' links do), and a sequence number stored in a
+ * SharedArrayBuffer and answered with Atomics.notify/waitAsync (what a shared-memory ring would do).
  */
 import { Worker } from 'node:worker_threads';
 import { decodeElement, encodeElement } from '../../src/runtime/wire/element-codec.ts';
 import type { StreamElement } from '../../src/runtime/elements.ts';
 import { buildResult, median, parseScenarioArgs, printResult, startTimer, writeResult } from '../lib/result.ts';
 import { zipfKeys } from '../lib/zipf.ts';
+import { waitAsync } from '../lib/wait-async.ts';
 
 const SCENARIO = 'channel';
 const args = parseScenarioArgs(process.argv.slice(2));
@@ -23,6 +28,7 @@ const params = {
   bufferRecords: 64,
   rounds: args.quick ? 1 : 5,
   inFlight: 8,
+  pings: args.quick ? 200 : 2_000,
   statistic: 'records/s: median over rounds; ratios: median of per-round ratios',
 };
 
@@ -99,6 +105,43 @@ async function workerRound(buffers: StreamElement[]): Promise<number> {
   return ms;
 }
 
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+/** One-way hop latencies in µs: [port median, port p99, shared median, shared p99]. */
+async function hopRound(): Promise<[number, number, number, number]> {
+  const worker = new Worker(new URL('../lib/decode-worker.mjs', import.meta.url));
+  await new Promise<void>((resolve) => worker.once('message', () => resolve()));
+  const port: number[] = [];
+  for (let i = 0; i < params.pings; i++) {
+    const t0 = performance.now();
+    await new Promise<void>((resolve) => {
+      worker.once('message', () => resolve());
+      worker.postMessage(i);
+    });
+    port.push(((performance.now() - t0) * 1000) / 2);
+  }
+  const slots = new Int32Array(new SharedArrayBuffer(8));
+  worker.postMessage(slots.buffer);
+  const shared: number[] = [];
+  for (let seq = 1; seq <= params.pings; seq++) {
+    const t0 = performance.now();
+    Atomics.store(slots, 0, seq);
+    Atomics.notify(slots, 0);
+    while (Atomics.load(slots, 1) !== seq) {
+      const r = waitAsync(slots, 1, seq - 1);
+      if (r.async) await r.value;
+    }
+    shared.push(((performance.now() - t0) * 1000) / 2);
+  }
+  Atomics.store(slots, 0, -1);
+  Atomics.notify(slots, 0);
+  await worker.terminate();
+  return [median(port), percentile(port, 0.99), median(shared), percentile(shared, 0.99)];
+}
+
 async function main(): Promise<void> {
   const buffers = makeBuffers();
   const records = params.buffers * params.bufferRecords;
@@ -106,6 +149,7 @@ async function main(): Promise<void> {
   const clone: number[] = [];
   const json: number[] = [];
   const worker: number[] = [];
+  const hops: Array<[number, number, number, number]> = [];
   let bytesPerRecord = 0;
   codecRound(buffers.slice(0, 200)); // warm-up
   for (let round = 1; round <= params.rounds; round++) {
@@ -115,8 +159,12 @@ async function main(): Promise<void> {
     clone.push(records / (cloneRound(buffers) / 1000));
     json.push(records / (jsonRound(buffers) / 1000));
     worker.push(records / ((await workerRound(buffers)) / 1000));
+    hops.push(await hopRound());
     console.error(
-      `[channel] round ${round}/${params.rounds}: codec ${Math.round(codec.at(-1)!)} rec/s, clone ${Math.round(clone.at(-1)!)}, json ${Math.round(json.at(-1)!)}, worker ${Math.round(worker.at(-1)!)}`,
+      `[channel] round ${round}/${params.rounds}: codec ${Math.round(codec.at(-1)!)} rec/s, clone ${Math.round(clone.at(-1)!)}, json ${Math.round(json.at(-1)!)}, worker ${Math.round(worker.at(-1)!)}, hop µs port/shared ${hops
+        .at(-1)!
+        .map((x) => x.toFixed(0))
+        .join(' ')}`,
     );
   }
   const ratio = (a: number[], b: number[]) => median(a.map((x, i) => x / b[i]!));
@@ -131,6 +179,10 @@ async function main(): Promise<void> {
       worker_records_per_s: median(worker),
       worker_bytes_per_s: median(worker) * bytesPerRecord,
       bytes_per_record: bytesPerRecord,
+      hop_port_median_us: median(hops.map((h) => h[0])),
+      hop_port_p99_us: median(hops.map((h) => h[1])),
+      hop_shared_median_us: median(hops.map((h) => h[2])),
+      hop_shared_p99_us: median(hops.map((h) => h[3])),
     },
     { codec_vs_clone: ratio(codec, clone), codec_vs_json: ratio(codec, json), worker_vs_codec: ratio(worker, codec) },
   );

@@ -371,6 +371,7 @@ export class StreamEnvironment {
       faults: run.faults ?? NO_FAULTS,
       bufferRecords: this.options.bufferRecords,
       channelCapacity: this.options.channelCapacity,
+      remoteChannelCapacity: this.options.remoteChannelCapacity,
       elementsPerStep: run.elementsPerStep ?? 64,
       sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
       allowNonRestoredState: run.allowNonRestoredState ?? false,

@@ -105,6 +105,13 @@ export interface StreamEnvironmentOptions {
   /** Buffers a channel holds before its producer is backpressured; default 8. */
   channelCapacity?: number;
   /**
+   * Buffers a channel between two task managers holds (its credit window); default 4 x
+   * channelCapacity. It is deeper than an in-thread channel's because it must cover the time the
+   * consumer's thread is off a CPU, not one turn of an event loop: with 8 buffers, workers on a
+   * loaded machine sat idle a fifth of the time (BENCHMARKS.md, scaling).
+   */
+  remoteChannelCapacity?: number;
+  /**
    * How often (ms of the job's clock) sources and `assignTimestampsAndWatermarks` ask their
    * watermark generator for a periodic watermark; default 200.
    */
@@ -195,6 +202,8 @@ export interface ResolvedOptions {
   readonly bufferRecords: number;
   /** Buffers per channel. */
   readonly channelCapacity: number;
+  /** Buffers per channel between two task managers. */
+  readonly remoteChannelCapacity: number;
   /** Periodic watermark interval in milliseconds. */
   readonly autoWatermarkIntervalMs: number;
   /** The job id, or null to derive one from the job name. */
@@ -220,6 +229,7 @@ const KNOWN_TOP = [
   'restartStrategy',
   'bufferRecords',
   'channelCapacity',
+  'remoteChannelCapacity',
   'autoWatermarkIntervalMs',
   'jobId',
   'taskManagers',
@@ -404,6 +414,7 @@ export function resolveOptions(options: StreamEnvironmentOptions = {}): Resolved
   if (jobId !== null && (typeof jobId !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(jobId))) {
     throw new ConfigError('jobId', `must be letters, digits, '.', '_' or '-', got ${JSON.stringify(jobId)}`);
   }
+  const channelCapacity = int(options.channelCapacity, 'channelCapacity', 1, 8);
   return {
     parallelism,
     maxParallelism,
@@ -414,7 +425,8 @@ export function resolveOptions(options: StreamEnvironmentOptions = {}): Resolved
     checkpointStorage,
     restartStrategy: resolveRestart(options.restartStrategy),
     bufferRecords: int(options.bufferRecords, 'bufferRecords', 1, 512),
-    channelCapacity: int(options.channelCapacity, 'channelCapacity', 1, 8),
+    channelCapacity,
+    remoteChannelCapacity: int(options.remoteChannelCapacity, 'remoteChannelCapacity', 1, 4 * channelCapacity),
     autoWatermarkIntervalMs: int(options.autoWatermarkIntervalMs, 'autoWatermarkIntervalMs', 1, 200),
     jobId,
     ...resolveTaskManagers(options, checkpointStorage),

@@ -35,6 +35,7 @@ async function buildContext(data: TaskManagerWorkerData): Promise<TaskManagerCon
       faults: NO_FAULTS,
       bufferRecords: env.options.bufferRecords,
       channelCapacity: env.options.channelCapacity,
+      remoteChannelCapacity: env.options.remoteChannelCapacity,
       elementsPerStep: job.elementsPerStep,
       sourceBatchRecords: job.sourceBatchRecords,
       allowNonRestoredState: job.allowNonRestoredState,

@@ -33,6 +33,8 @@ export interface TaskManagerContext {
   readonly faults: FaultInjector;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
+  /** Buffers of a channel to or from another task manager (its credit window). */
+  readonly remoteChannelCapacity: number;
   readonly elementsPerStep: number;
   readonly sourceBatchRecords: number;
   readonly allowNonRestoredState: boolean;
@@ -186,7 +188,7 @@ export class TaskManager {
     const local = new Map<string, LocalChannel>();
     const channelIndex = new Map(plan.channels.map((c, i) => [c.id, i]));
     const ends: Array<InputChannel | OutputChannel> = [];
-    const capacity = this.ctx.channelCapacity;
+    const capacity = this.ctx.remoteChannelCapacity;
     const input = (c: ChannelPlan): InputChannel => {
       const producerTm = tmOf.get(`${c.producer.vertex}.${c.producer.subtask}`)!;
       if (producerTm === self) return this.localChannel(local, c, ends);

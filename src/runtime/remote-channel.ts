@@ -3,7 +3,9 @@
  * producer's end queues elements and sends them as frames (element-codec.ts) only while it has
  * credit, one credit per data buffer; events (barriers, cancel markers, end of data/partition)
  * travel in the same ordered stream and take none. The consumer's end queues received elements and
- * gives a credit back for every data buffer it hands on. An unaligned barrier overtakes on both
+ * gives credit back for the data buffers it hands on, a quarter of the window at a time (one
+ * message per few buffers, while three quarters of the window still cover the round trip). An
+ * unaligned barrier overtakes on both
  * ends: what the producer has not sent yet (returned by overtakeWith, the producer's in-flight
  * data) and, on arrival, what the consumer has received but not processed (takeOvertaken, the
  * consumer's in-flight data).
@@ -116,6 +118,13 @@ export class RemoteInputChannel implements InputChannel {
   /** Restored in-flight buffers still queued: they were never sent, so freeing them gives no credit. */
   private restoredBuffers = 0;
   private readonly overtaken = new Map<number, InflightElement[]>();
+  /**
+   * Buffers freed and not announced yet, fewer than creditBatch. The producer is never starved by
+   * them: if this end has nothing left to hand on, every buffer of the window not announced is
+   * here, and creditBatch <= capacity, so the announcement is made.
+   */
+  private unannounced = 0;
+  private readonly creditBatch: number;
 
   constructor(
     readonly id: string,
@@ -123,7 +132,9 @@ export class RemoteInputChannel implements InputChannel {
     /** Announces freed buffers to the producer. */
     private readonly announceCredit: (buffers: number) => void,
   ) {
+    assert(capacityBuffers >= 1, `channel ${id}: capacity must be >= 1`);
     this.received = new LocalChannel(id, capacityBuffers);
+    this.creditBatch = Math.max(1, capacityBuffers >> 2);
   }
 
   /** A frame from the producer's end. */
@@ -148,7 +159,10 @@ export class RemoteInputChannel implements InputChannel {
     const element = this.received.poll();
     if (element !== undefined && element.kind === 'buffer') {
       if (this.restoredBuffers > 0) this.restoredBuffers--;
-      else this.announceCredit(1);
+      else if (++this.unannounced >= this.creditBatch) {
+        this.announceCredit(this.unannounced);
+        this.unannounced = 0;
+      }
     }
     return element;
   }
@@ -188,5 +202,6 @@ export class RemoteInputChannel implements InputChannel {
     this.received.clear();
     this.overtaken.clear();
     this.restoredBuffers = 0;
+    this.unannounced = 0;
   }
 }

@@ -32,6 +32,7 @@ describe('option validation', () => {
     [{ checkpointStorage: '' }, 'checkpointStorage', "'memory' or a directory"],
     [{ stateBackend: 'rocks' }, 'stateBackend', "'heap'"],
     [{ jobId: '../escape' }, 'jobId', 'letters, digits'],
+    [{ remoteChannelCapacity: 0 }, 'remoteChannelCapacity', 'got 0'],
   ])('rejects %j naming %s', (options, option, detail) => {
     const err = rejection(options);
     expect(err.option).toBe(option);
@@ -58,5 +59,11 @@ describe('option validation', () => {
     });
     expect(env.options.checkpointing.maxConcurrent).toBe(2);
     expect(env.options.restartStrategy).toEqual({ type: 'exponential-delay', attempts: 5, initialDelayMs: 10, maxDelayMs: 1000, multiplier: 3 });
+  });
+
+  it('a channel between task managers holds 4 x channelCapacity buffers unless set', () => {
+    expect(StreamEnvironment.create({}).options.remoteChannelCapacity).toBe(32);
+    expect(StreamEnvironment.create({ channelCapacity: 2 }).options.remoteChannelCapacity).toBe(8);
+    expect(StreamEnvironment.create({ channelCapacity: 2, remoteChannelCapacity: 3 }).options.remoteChannelCapacity).toBe(3);
   });
 });

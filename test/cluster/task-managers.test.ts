@@ -160,7 +160,7 @@ describe('task managers on worker threads (issue 11)', () => {
   it('backpressure crosses threads: a slow consumer in one worker holds back a fast producer in the other', async () => {
     configure({ TM_RECORDS: 100_000_000, TM_OUT: tempDir('weir-tm-out-'), TM_SLOW_MICROS: 200 });
     let master: JobMaster | null = null;
-    const env = environment({ bufferRecords: 32, channelCapacity: 2, checkpointing: {} });
+    const env = environment({ bufferRecords: 32, channelCapacity: 2, remoteChannelCapacity: 2, checkpointing: {} });
     const events: JobEvent[] = [];
     const client = await env.executeAsync('tm-counts', { onJobMaster: (m) => (master = m), onEvent: (e) => events.push(e) });
     // Records between the sources and the counts: pending in writers, queued on the producers' side

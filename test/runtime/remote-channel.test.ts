@@ -101,6 +101,30 @@ describe('remote channel ends', () => {
     expect([records(input.poll()), records(input.poll())]).toEqual([[1], [3]]);
   });
 
+  it('credit goes back a quarter of the window at a time, and a producer that used it all gets it back once the consumer drained', () => {
+    const { out, input, deliver, wakes } = pair(8);
+    out.open();
+    for (let r = 1; r <= 8; r++) out.push(buffer(r));
+    expect(out.hasCredit()).toBe(false);
+    deliver();
+    const credits: number[] = [];
+    const counting = new RemoteInputChannel('c', 8, (n) => credits.push(n));
+    for (let r = 1; r <= 5; r++) counting.receive(new RemoteOutputChannelProbe().frameOf(buffer(r)));
+    for (let r = 1; r <= 5; r++) counting.poll();
+    expect(credits).toEqual([2, 2]); // the fifth waits for a sixth
+    input.poll();
+    deliver();
+    expect(out.hasCredit()).toBe(false); // one freed: not announced yet
+    for (let i = 0; i < 7; i++) input.poll();
+    expect(input.size).toBe(0);
+    deliver();
+    expect(out.hasCredit()).toBe(true);
+    expect(wakes()).toBe(1);
+    for (let r = 9; r <= 16; r++) out.push(buffer(r));
+    deliver();
+    expect(input.size).toBe(8);
+  });
+
   it('restored in-flight buffers at the consumer give no credit back when they are freed', () => {
     const credits: number[] = [];
     const input = new RemoteInputChannel('c', 2, (n) => credits.push(n));

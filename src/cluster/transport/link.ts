@@ -72,23 +72,44 @@ export interface PortLike {
   close?(): void;
 }
 
-/** A link over a worker-thread port: postMessage with the frames' buffers in the transfer list. */
+/**
+ * A link over a worker-thread port. Messages sent in one turn of the event loop (a subtask's step
+ * sends a frame per buffer and a credit per few) go out together as one postMessage, at the end of
+ * that turn (a microtask), with every frame's buffer in the transfer list: a postMessage costs
+ * microseconds on each side, whatever it carries. Order is kept: each batch is an array, delivered
+ * element by element.
+ */
 export function portLink<Out, In>(port: PortLike): Link<Out, In> {
   let listener: ((value: unknown) => void) | null = null;
   let closed = false;
+  let batch: Out[] = [];
+  let transfers: ArrayBuffer[] = [];
+  const flush = (): void => {
+    const messages = batch;
+    const moved = transfers;
+    batch = [];
+    transfers = [];
+    if (!closed && messages.length > 0) port.postMessage(messages, moved);
+  };
   return {
     send: (message, transfer) => {
-      if (!closed) port.postMessage(message, transfer);
+      if (closed) return;
+      if (batch.length === 0) queueMicrotask(flush);
+      batch.push(message);
+      if (transfer) for (const buffer of transfer) transfers.push(buffer);
     },
     onMessage: (handler) => {
       if (listener) port.off('message', listener);
       listener = (value) => {
-        if (!closed) handler(value as In);
+        const messages = value as In[];
+        for (let i = 0; i < messages.length && !closed; i++) handler(messages[i]!);
       };
       port.on('message', listener);
     },
     close: () => {
       closed = true;
+      batch = [];
+      transfers = [];
       if (listener) port.off('message', listener);
       port.close?.();
     },
