@@ -97,6 +97,9 @@ class RemoteAttempt implements AttemptDeployment {
   /** Task managers found dead (worker gone, or silent): teardown does not wait for their answer. */
   private readonly dead = new Set<number>();
   private readonly heartbeats: HeartbeatMonitor;
+  private started = false;
+  /** A task manager that died after deploying and before the attempt started: reported at start. */
+  private diedBeforeStart: [number, Error] | null = null;
 
   constructor(
     private readonly pool: TaskManagerPool,
@@ -119,8 +122,10 @@ class RemoteAttempt implements AttemptDeployment {
   private failTaskManager: (index: number, error: Error) => void = () => {};
 
   /**
-   * Deploys every task manager's share. Heartbeats start with the attempt, not here: a worker
-   * loading the job module (seconds on a loaded machine) cannot answer yet.
+   * Deploys every task manager's share. Heartbeats start here, not with the attempt: a task manager
+   * that stops answering while it loads the job module, restores state or opens its operators is
+   * declared dead after heartbeat.timeoutMs and the deploy fails, so the restart strategy decides.
+   * Each is watched from its hello on, so the time a worker thread takes to start is not silence.
    */
   deploy(placement: Placement, restore: CheckpointMetadata | null, firstCheckpointFull: boolean): Promise<void> {
     const { spec, pool } = this;
@@ -131,7 +136,7 @@ class RemoteAttempt implements AttemptDeployment {
         if (this.ended) this.stoppedOne(index);
         else if (waiting > 0) {
           waiting = -1;
-          reject(new Error(`task manager ${index}: ${errorMessage(error)}`, { cause: error }));
+          reject(new Error(`task manager ${index} died while deploying: ${errorMessage(error)}`, { cause: error }));
         } else this.taskManagerDied(index, error);
       };
       pool.onFailure((index, error) => this.failTaskManager(index, error));
@@ -160,6 +165,7 @@ class RemoteAttempt implements AttemptDeployment {
           firstCheckpointFull,
         });
       });
+      this.heartbeats.start();
     });
   }
 
@@ -216,6 +222,11 @@ class RemoteAttempt implements AttemptDeployment {
 
   private taskManagerDied(index: number, error: Error): void {
     if (this.ended) return;
+    if (!this.started) {
+      // Deployed, not started (the job master reconciles the sinks meanwhile): nobody would hear it yet.
+      this.diedBeforeStart ??= [index, error];
+      return;
+    }
     const first = this.tasksOf[index]![0] ?? this.tasks[0];
     if (first) this.spec.gateway.taskFailed(first.id, new Error(`task manager ${index} died: ${errorMessage(error)}`, { cause: error }));
   }
@@ -227,7 +238,8 @@ class RemoteAttempt implements AttemptDeployment {
   start(): void {
     for (const link of this.pool.links) link.send({ type: 'start' });
     for (const t of this.tasks) t.status = 'RUNNING';
-    this.heartbeats.start();
+    this.started = true;
+    if (this.diedBeforeStart !== null) this.taskManagerDied(...this.diedBeforeStart);
   }
 
   /** The process died: its task managers go with it, at once, without a word (no cancel, no watchdog). */
