@@ -7,7 +7,7 @@
  */
 import type { CheckpointOptions } from '../checkpoint/barrier/barrier.ts';
 import type { CheckpointId, TaskId } from '../core/ids.ts';
-import type { Environment } from '../core/time.ts';
+import type { Cancellable, Environment } from '../core/time.ts';
 import type { ChannelPlan, ExecutionPlan } from '../graph/execution-plan.ts';
 import type { JobGraph } from '../graph/job-graph.ts';
 import { LocalChannel, type InputChannel, type OutputChannel } from '../runtime/channel.ts';
@@ -40,12 +40,16 @@ export interface TaskManagerContext {
 
 type DeployMessage = Extract<ToTaskManager, { type: 'deploy' }>;
 
+/** How often a task manager reports its subtasks' figures while they run. */
+const METRICS_INTERVAL_MS = 100;
+
 export class TaskManager {
   private deployment: Deployment | null = null;
   /** Counts cancellations: a deploy that finds it changed after an await was cancelled meanwhile. */
   private epoch = 0;
   private readonly remoteInputs = new Map<number, RemoteInputChannel>();
   private readonly remoteOutputs = new Map<number, RemoteOutputChannel>();
+  private metricsTimer: Cancellable | null = null;
 
   constructor(
     private readonly ctx: TaskManagerContext,
@@ -74,6 +78,7 @@ export class TaskManager {
       case 'start':
         for (const out of this.remoteOutputs.values()) out.open();
         for (const task of this.tasks) task.start();
+        this.reportMetricsEvery(METRICS_INTERVAL_MS);
         return;
       case 'trigger':
         this.task(m.task)?.triggerCheckpoint(m.barrier);
@@ -93,6 +98,22 @@ export class TaskManager {
         this.sendMetrics();
         return;
     }
+  }
+
+  /**
+   * Reports the subtasks' figures every `intervalMs` while they run, besides each heartbeat answer:
+   * progress rates over a second (`weir run`, the dashboard) would jump by whole heartbeat
+   * intervals if figures came only once a second.
+   */
+  private reportMetricsEvery(intervalMs: number): void {
+    this.metricsTimer?.cancel();
+    const epoch = this.epoch;
+    const tick = (): void => {
+      if (epoch !== this.epoch) return;
+      this.sendMetrics();
+      this.metricsTimer = this.ctx.env.scheduler.schedule(intervalMs, tick);
+    };
+    this.metricsTimer = this.ctx.env.scheduler.schedule(intervalMs, tick);
   }
 
   private sendMetrics(): void {
@@ -224,6 +245,8 @@ export class TaskManager {
   /** Tears down the deployed subtasks (the attempt ended); frames still arriving for them are dropped. */
   cancel(): void {
     this.epoch++;
+    this.metricsTimer?.cancel();
+    this.metricsTimer = null;
     for (const task of this.deployment?.tasks ?? []) task.cancel();
     for (const ch of this.deployment?.channels ?? []) ch.clear();
     this.deployment = null;
