@@ -115,7 +115,7 @@ export interface StreamEnvironmentOptions {
    * Task managers, each a worker thread hosting subtasks in slots (>= 1). Above 1 the job must be
    * run from a job module (`weir run`), whose default export every task manager calls to build the
    * same job graph, and checkpointStorage must be a directory; a plain script calling `execute`
-   * runs every subtask in its own thread instead, with a notice. 1: every subtask runs in the
+   * runs every subtask in the executing thread instead, with a notice. 1: every subtask runs in the
    * thread that executes the job.
    *
    * Default: one task manager per core (`os.availableParallelism()`), at most the job's highest

@@ -56,6 +56,7 @@ export function decideTaskManagerCount(i: TaskManagerCountInputs): TaskManagerCo
   const needed = i.slotsPerTaskManager === null ? 1 : Math.ceil(highest / i.slotsPerTaskManager);
   const taskManagers = Math.max(perCore, needed);
   if (taskManagers === 1) return { taskManagers: 1, why: 'one core', notice: null };
-  const why = needed > perCore ? `slotsPerTaskManager ${i.slotsPerTaskManager}` : perCore === highest && highest < i.cores ? 'one per subtask' : 'one per core';
+  const why =
+    needed > perCore ? `slotsPerTaskManager ${i.slotsPerTaskManager}` : highest < i.cores ? `one per core, capped at parallelism ${highest}` : 'one per core';
   return { taskManagers, why, notice: null };
 }

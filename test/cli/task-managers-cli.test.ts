@@ -1,5 +1,6 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
+import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { until } from '../support/jobs.ts';
@@ -19,6 +20,26 @@ describe('weir run with task managers (issue 11)', () => {
     const r = await runCli(['run', path.join(FIXTURES, 'tm-counts-job.ts'), '--quiet']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('taskManagers: 2 task managers need checkpointStorage to be a directory');
+  });
+});
+
+describe('weir run: where subtasks run by default (issue 11)', () => {
+  it('one task manager per core up to the parallelism with a checkpoint directory; in this thread with memory checkpoints or --task-managers 1; the start line says which', async () => {
+    const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
+    const job = path.join(FIXTURES, 'tiny-job.ts'); // parallelism 2
+    const [onDisk, inMemory, one] = await Promise.all([
+      runCli(['run', job, '--checkpoint-dir', chk]),
+      runCli(['run', job]),
+      runCli(['run', job, '--task-managers', '1', '--checkpoint-dir', chk]),
+    ]);
+    const perCore = Math.min(availableParallelism(), 2);
+    for (const r of [onDisk, inMemory, one]) expect(r.code, r.stderr).toBe(0);
+    expect(onDisk.stderr).toContain(
+      perCore > 1 ? `parallelism 2, on ${perCore} task managers (worker threads, one per core)` : 'parallelism 2, in this thread (one core)',
+    );
+    expect(inMemory.stderr).toContain('parallelism 2, in this thread (checkpoints in memory), checkpoints every 50 ms in memory');
+    expect(one.stderr).toContain('parallelism 2, in this thread (taskManagers: 1)');
+    for (const r of [onDisk, inMemory, one]) expect(r.stderr).not.toContain('WEIR_TASK_MANAGERS_IN_THREAD');
   });
 });
 

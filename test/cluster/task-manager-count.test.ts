@@ -19,7 +19,7 @@ const decide = (changes: Partial<TaskManagerCountInputs>) => decideTaskManagerCo
 describe('decideTaskManagerCount', () => {
   it('by default: one task manager per core, capped at the highest parallelism, for a job module checkpointing to a directory', () => {
     expect(decide({})).toEqual({ taskManagers: 2, why: 'one per core', notice: null });
-    expect(decide({ cores: 8, highestParallelism: 3 })).toEqual({ taskManagers: 3, why: 'one per subtask', notice: null });
+    expect(decide({ cores: 8, highestParallelism: 3 })).toEqual({ taskManagers: 3, why: 'one per core, capped at parallelism 3', notice: null });
     expect(decide({ cores: 4, highestParallelism: 16 })).toEqual({ taskManagers: 4, why: 'one per core', notice: null });
     expect(decide({ cores: 4, highestParallelism: 4 }).taskManagers).toBe(4);
   });
