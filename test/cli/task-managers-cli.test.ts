@@ -1,6 +1,5 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
-import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { until } from '../support/jobs.ts';
@@ -32,7 +31,7 @@ describe('weir run: where subtasks run by default (issue 11)', () => {
       runCli(['run', job]),
       runCli(['run', job, '--task-managers', '1', '--checkpoint-dir', chk]),
     ]);
-    const perCore = Math.min(availableParallelism(), 2);
+    const perCore = Math.min(os.availableParallelism(), 2);
     for (const r of [onDisk, inMemory, one]) expect(r.code, r.stderr).toBe(0);
     expect(onDisk.stderr).toContain(
       perCore > 1 ? `parallelism 2, on ${perCore} task managers (worker threads, one per core)` : 'parallelism 2, in this thread (one core)',
