@@ -71,11 +71,34 @@ class RemoteTask implements TaskHandle {
   }
 }
 
+/**
+ * Deploys each attempt on task managers. Warm task managers: when an attempt ends with every task
+ * manager alive and answering (a subtask failed, not a task manager), they are kept for the next
+ * attempt instead of being terminated and started again (a worker thread loads Weir and the job
+ * module: seconds); one that died or was terminated by the watchdog makes the next attempt start
+ * fresh ones. `dispose` ends the kept ones once the job ended.
+ */
 export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: ExecutionPlan) => Placement, env: Environment, watch: TaskManagerWatch): Deployer {
-  return async (spec, restore, firstCheckpointFull) => {
-    const pool = await launch();
+  let kept: TaskManagerPool | null = null;
+  let disposed = false;
+  const keep = (pool: TaskManagerPool): void => {
+    if (disposed || kept !== null) {
+      pool.shutdown();
+      return;
+    }
+    kept = pool;
+    // One that dies while kept is no use to the next attempt.
+    pool.onFailure(() => {
+      if (kept === pool) kept = null;
+      pool.shutdown();
+    });
+  };
+  const deployer: Deployer = async (spec, restore, firstCheckpointFull) => {
+    const warm = kept;
+    kept = null;
+    const pool = warm ?? (await launch());
     const placement = place(buildExecutionPlan(spec.graph));
-    const attempt = new RemoteAttempt(pool, spec, env, watch);
+    const attempt = new RemoteAttempt(pool, spec, env, watch, warm !== null, keep);
     try {
       await attempt.deploy(placement, restore, firstCheckpointFull);
     } catch (err) {
@@ -84,6 +107,12 @@ export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: Executi
     }
     return attempt;
   };
+  deployer.dispose = () => {
+    disposed = true;
+    kept?.shutdown();
+    kept = null;
+  };
+  return deployer;
 }
 
 class RemoteAttempt implements AttemptDeployment {
@@ -106,6 +135,10 @@ class RemoteAttempt implements AttemptDeployment {
     private readonly spec: DeploymentSpec,
     private readonly env: Environment,
     private readonly watch: TaskManagerWatch,
+    /** The task managers ran the previous attempt: they said hello long ago. */
+    private readonly warm: boolean,
+    /** Takes the task managers after a clean teardown, for the next attempt. */
+    private readonly keep: (pool: TaskManagerPool) => void,
   ) {
     this.tasksOf = pool.links.map(() => []);
     this.heartbeats = new HeartbeatMonitor(
@@ -144,10 +177,10 @@ class RemoteAttempt implements AttemptDeployment {
         link.onMessage((m) => {
           if (m.type === 'heartbeat') this.heartbeats.heard(index);
           if (m.type === 'canceled') this.stoppedOne(index);
-          else if (m.type === 'deploy-failed' && waiting > 0) {
+          else if (m.type === 'deploy-failed' && waiting > 0 && m.attempt === spec.attempt) {
             waiting = -1;
             reject(fromWireError(m.error));
-          } else if (m.type === 'deployed' && waiting > 0) {
+          } else if (m.type === 'deployed' && waiting > 0 && m.attempt === spec.attempt) {
             for (const t of m.tasks) this.tasksOf[index]!.push(new RemoteTask(t.task, t.name, t.isSource, link));
             if (--waiting === 0) {
               this.collectTasks();
@@ -165,6 +198,7 @@ class RemoteAttempt implements AttemptDeployment {
           firstCheckpointFull,
         });
       });
+      if (this.warm) pool.links.forEach((_, index) => this.heartbeats.heard(index));
       this.heartbeats.start();
     });
   }
@@ -267,7 +301,9 @@ class RemoteAttempt implements AttemptDeployment {
       const done = (): void => {
         watchdog.cancel();
         this.stoppedOne = () => {};
-        pool.shutdown();
+        // Every task manager alive and its subtasks stopped: warm for the next attempt.
+        if (pending.size === 0 && this.dead.size === 0) this.keep(pool);
+        else pool.shutdown();
         resolve();
       };
       const watchdog = env.scheduler.schedule(watch.cancellationTimeoutMs, () => {

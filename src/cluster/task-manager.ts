@@ -155,14 +155,14 @@ export class TaskManager {
         streams: ctx.streams,
         env: ctx.env,
         faults: ctx.faults,
-        gateway: this.gateway(),
+        gateway: this.gateway(epoch),
         bufferRecords: ctx.bufferRecords,
         channelCapacity: ctx.channelCapacity,
         elementsPerStep: ctx.elementsPerStep,
         sourceBatchRecords: ctx.sourceBatchRecords,
         allowNonRestoredState: ctx.allowNonRestoredState,
       };
-      const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement));
+      const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement, m.attempt));
       if (epoch !== this.epoch) {
         // Cancelled while restoring: nobody will start these subtasks; release what they hold.
         for (const task of deployment.tasks) task.cancel();
@@ -175,17 +175,22 @@ export class TaskManager {
       }
       this.control.send({ type: 'deployed', attempt: m.attempt, tasks: deployment.tasks.map((t) => ({ task: t.id, name: t.name, isSource: t.isSourceTask })) });
     } catch (err) {
+      if (epoch !== this.epoch) return; // cancelled meanwhile: a failure of a deploy nobody waits for (a later one may run)
       this.cancel();
       this.control.send({ type: 'deploy-failed', attempt: m.attempt, error: toWireError(err) });
     }
   }
 
-  /** This task manager's subtasks, with local channels among them and remote ends to the others. */
-  private share(plan: ExecutionPlan, placement: Placement): DeploymentPart {
+  /**
+   * This task manager's subtasks, with local channels among them and remote ends to the others.
+   * Remote channels are numbered per attempt: task managers kept warm across a restart may still
+   * receive frames and credits the previous attempt sent, and those find no channel and are dropped.
+   */
+  private share(plan: ExecutionPlan, placement: Placement, attempt: number): DeploymentPart {
     const tmOf = new Map(plan.subtasks.map((s, i) => [`${s.vertex}.${s.subtask}`, placement.ofSubtask[i]!]));
     const self = this.ctx.index;
     const local = new Map<string, LocalChannel>();
-    const channelIndex = new Map(plan.channels.map((c, i) => [c.id, i]));
+    const channelIndex = new Map(plan.channels.map((c, i) => [c.id, attempt * plan.channels.length + i]));
     const ends: Array<InputChannel | OutputChannel> = [];
     const capacity = this.ctx.channelCapacity;
     const input = (c: ChannelPlan): InputChannel => {
@@ -227,8 +232,11 @@ export class TaskManager {
     return link;
   }
 
-  private gateway(): TaskGateway {
-    const send = (m: ToJobMaster) => this.control.send(m);
+  /** What the subtasks of the deploy in `epoch` tell the job master; nothing once they were cancelled (a later attempt may run on this task manager). */
+  private gateway(epoch: number): TaskGateway {
+    const send = (m: ToJobMaster) => {
+      if (epoch === this.epoch) this.control.send(m);
+    };
     return {
       acknowledgeCheckpoint: (ack) => send({ type: 'ack', ack }),
       declineCheckpoint: (task, checkpointId, reason, cause) =>
