@@ -16,6 +16,7 @@
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import {
   FileSink,
   readCommittedLines,
@@ -201,7 +202,8 @@ export function defaultOutputDir(env: StreamEnvironment): string {
 
 export default function bankTransfers(env: StreamEnvironment): void {
   const outputDir = defaultOutputDir(env);
-  process.stderr.write(`bank-transfers: committed balance updates go to ${outputDir}\n`);
+  // Every task manager (worker thread) builds the job too: say it once.
+  if (isMainThread) process.stderr.write(`bank-transfers: committed balance updates go to ${outputDir}\n`);
   buildJob(env, { outputDir, config: RUN_CONFIG });
 }
 

@@ -3,6 +3,7 @@
  * environment is created; `execute` builds the job graph, picks the state backend and checkpoint
  * storage, and runs the job in this process until it finishes, fails or is cancelled.
  */
+import { availableParallelism } from 'node:os';
 import { realEnvironment } from '../core/adapters.ts';
 import type { Environment } from '../core/time.ts';
 import type { Deployer } from '../cluster/attempt-deployment.ts';
@@ -11,6 +12,7 @@ import { remoteDeployer, type TaskManagerWatch } from '../cluster/remote-deploym
 import type { ToJobMaster } from '../cluster/transport/protocol.ts';
 import { launchWorkerTaskManagers } from '../cluster/worker-task-managers.ts';
 import { launchInMemoryTaskManagers } from '../cluster/in-memory-task-managers.ts';
+import { decideTaskManagerCount, type TaskManagerCount } from '../cluster/task-manager-count.ts';
 import type { TaskManagerContext } from '../cluster/task-manager.ts';
 import { NO_FAULTS } from '../runtime/faults.ts';
 import { buildExecutionPlan } from '../graph/execution-plan.ts';
@@ -381,19 +383,19 @@ export class StreamEnvironment {
   }
 
   /**
-   * With taskManagers > 1, subtasks run in worker threads that build the job from its module; a
-   * job without a known module runs in this thread, and says so.
+   * On more than one task manager (given, or by default one per core), subtasks run in worker
+   * threads that build the job from its module; a job without a known module runs in this thread,
+   * and says so if more task managers were asked for.
    */
   private taskManagerDeployer(id: ReturnType<typeof toJobId>, graph: JobGraph, env: Environment, run: InternalRunOptions): { deployer?: Deployer } {
-    const count = this.options.taskManagers;
-    if (count <= 1) return {};
-    const modulePath = this.jobModulePath;
-    if (modulePath === null) {
-      const message = `taskManagers: ${count} needs the job to come from a job module (weir run <module>) that every task manager can load; this job was built by a script, so all its subtasks run in this thread`;
-      process.emitWarning(message, { code: 'WEIR_TASK_MANAGERS_IN_THREAD' });
-      run.onEvent?.({ type: 'log', message });
-      return {};
+    const decision = this.taskManagerCount(graph);
+    if (decision.notice !== null) {
+      process.emitWarning(decision.notice, { code: 'WEIR_TASK_MANAGERS_IN_THREAD' });
+      run.onEvent?.({ type: 'log', message: decision.notice });
     }
+    const count = decision.taskManagers;
+    const modulePath = this.jobModulePath;
+    if (count <= 1 || modulePath === null) return {};
     const slots = this.options.slotsPerTaskManager;
     placeSubtasks(buildExecutionPlan(graph), count, slots); // a ConfigError now rather than at the first deploy
     const launch = launchWorkerTaskManagers(count, {
@@ -405,6 +407,23 @@ export class StreamEnvironment {
       sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
     });
     return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
+  }
+
+  /**
+   * Where this job's subtasks run when it is executed: how many task managers (1: in the executing
+   * thread) and why. The default is one per core, capped at the job's highest parallelism (see
+   * `StreamEnvironmentOptions.taskManagers`).
+   * @internal
+   */
+  taskManagerCount(graph: JobGraph = this.jobGraph()): TaskManagerCount {
+    return decideTaskManagerCount({
+      requested: this.options.taskManagers,
+      slotsPerTaskManager: this.options.slotsPerTaskManager,
+      cores: availableParallelism(),
+      highestParallelism: Math.max(1, ...graph.vertices.map((v) => v.parallelism)),
+      fromJobModule: this.jobModulePath !== null,
+      storageIsDirectory: this.options.checkpointStorage !== 'memory',
+    });
   }
 
   private watch(): TaskManagerWatch {

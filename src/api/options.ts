@@ -119,10 +119,16 @@ export interface StreamEnvironmentOptions {
   /** Job id used in the checkpoint directory (letters, digits, `.`, `_`, `-`); default: the job name plus a random suffix. */
   jobId?: string;
   /**
-   * Task managers, each a worker thread hosting subtasks in slots (>= 1). Default 1: every subtask
-   * runs in the thread that executes the job. Above 1 the job must be run from a job module
-   * (`weir run`), whose default export every task manager calls to build the same job graph, and
-   * checkpointStorage must be a directory. A plain script falls back to one task manager with a notice.
+   * Task managers, each a worker thread hosting subtasks in slots (>= 1). Above 1 the job must be
+   * run from a job module (`weir run`), whose default export every task manager calls to build the
+   * same job graph, and checkpointStorage must be a directory; a plain script calling `execute`
+   * runs every subtask in the executing thread instead, with a notice. 1: every subtask runs in the
+   * thread that executes the job.
+   *
+   * Default: one task manager per core (`os.availableParallelism()`), at most the job's highest
+   * parallelism (more if `slotsPerTaskManager` needs them), when the job comes from a job module
+   * and checkpointStorage is a directory; otherwise (a script, memory storage, parallelism 1, one
+   * core) every subtask runs in the executing thread, without a notice.
    */
   taskManagers?: number;
   /**
@@ -130,10 +136,10 @@ export interface StreamEnvironmentOptions {
    * slotsPerTaskManager must reach the job's highest parallelism. Default: as many as needed.
    */
   slotsPerTaskManager?: number;
-  /** Heartbeats between the job master and its task managers (taskManagers > 1); default every 1000 ms, dead after 10000 ms. */
+  /** Heartbeats between the job master and its task managers (when subtasks run on task managers); default every 1000 ms, dead after 10000 ms. */
   heartbeat?: HeartbeatOptions;
   /**
-   * Milliseconds a task manager (taskManagers > 1) has to stop its subtasks once the job is
+   * Milliseconds a task manager (when subtasks run on task managers) has to stop its subtasks once the job is
    * cancelled or fails over, before its worker thread is terminated (a subtask stuck in user code
    * never returns); >= 1, default 10000. `JobClient.cancel` resolves within about this long.
    */
@@ -143,7 +149,8 @@ export interface StreamEnvironmentOptions {
 /**
  * How the job master watches its task managers (`StreamEnvironmentOptions.heartbeat`): it sends
  * each a heartbeat every `intervalMs`, and a task manager that has not answered for `timeoutMs` is
- * declared dead: the job fails over by its restart strategy. Applies with taskManagers > 1.
+ * declared dead: the job fails over by its restart strategy, also while it deploys or restores its
+ * subtasks. Applies when subtasks run on task managers.
  */
 export interface HeartbeatOptions {
   /** Milliseconds between heartbeats (>= 1); default 1000. Task managers report their figures with each answer. */
@@ -208,8 +215,11 @@ export interface ResolvedOptions {
   readonly autoWatermarkIntervalMs: number;
   /** The job id, or null to derive one from the job name. */
   readonly jobId: string | null;
-  /** Task managers (1: all subtasks in the executing thread). */
-  readonly taskManagers: number;
+  /**
+   * Task managers as given (1: all subtasks in the executing thread), or null when not given: the
+   * default is decided when the job runs (one per core, see `StreamEnvironmentOptions.taskManagers`).
+   */
+  readonly taskManagers: number | null;
   /** Slots per task manager, or null: as many as the job needs. */
   readonly slotsPerTaskManager: number | null;
   /** Heartbeats to task managers. */
@@ -376,9 +386,9 @@ function resolveTaskManagers(
   options: StreamEnvironmentOptions,
   checkpointStorage: string,
 ): Pick<ResolvedOptions, 'taskManagers' | 'slotsPerTaskManager' | 'heartbeat' | 'cancellationTimeoutMs'> {
-  const taskManagers = int(options.taskManagers, 'taskManagers', 1, 1, 256);
+  const taskManagers = options.taskManagers === undefined ? null : int(options.taskManagers, 'taskManagers', 1, 1, 256);
   const slotsPerTaskManager = options.slotsPerTaskManager === undefined ? null : int(options.slotsPerTaskManager, 'slotsPerTaskManager', 1, 1);
-  if (taskManagers > 1 && checkpointStorage === 'memory') {
+  if (taskManagers !== null && taskManagers > 1 && checkpointStorage === 'memory') {
     throw new ConfigError(
       'taskManagers',
       `${taskManagers} task managers need checkpointStorage to be a directory: worker threads cannot share 'memory' storage`,

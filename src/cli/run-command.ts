@@ -10,6 +10,7 @@ import { oneLine } from './format.ts';
 import { loadJobModule, type JobFinishedContext, type JobModule } from './load-job-module.ts';
 import { openRunControl, type RunControl } from './run-control.ts';
 import type { JobMaster } from '../internal.ts';
+import type { TaskManagerCount } from '../cluster/task-manager-count.ts';
 import { failureLine, finalStatusLine, superviseJob } from './supervise.ts';
 
 export interface RunFlags {
@@ -123,6 +124,14 @@ function describeStart(name: string, jobId: string, env: StreamEnvironment): str
   const o = env.options;
   const every = o.checkpointing.intervalMs === null ? 'final checkpoint only' : `checkpoints every ${o.checkpointing.intervalMs} ms`;
   const where = o.checkpointStorage === 'memory' ? 'in memory' : `in ${o.checkpointStorage}`;
-  const tms = o.taskManagers > 1 ? `, on ${o.taskManagers} task managers (worker threads)` : '';
-  return `running job '${name}' as ${jobId}: parallelism ${o.parallelism}${tms}, ${every} ${where}`;
+  return `running job '${name}' as ${jobId}: parallelism ${o.parallelism}, ${describePlacement(env.taskManagerCount())}, ${every} ${where}`;
+}
+
+/** Where the subtasks run, for the start line: "on 2 task managers (worker threads, one per core)", "in this thread (checkpoints in memory)". */
+export function describePlacement(count: TaskManagerCount): string {
+  if (count.taskManagers > 1) {
+    const why = count.why === 'taskManagers' ? '' : `, ${count.why}`;
+    return `on ${count.taskManagers} task managers (worker threads${why})`;
+  }
+  return count.why === 'parallelism 1' ? 'in this thread' : `in this thread (${count.why})`;
 }

@@ -45,8 +45,14 @@ export interface AttemptDeployment {
   abandon(): void;
 }
 
-/** Builds and restores one attempt: `firstCheckpointFull` as in deployment.ts's deploy. */
-export type Deployer = (spec: DeploymentSpec, restore: CheckpointMetadata | null, firstCheckpointFull: boolean) => Promise<AttemptDeployment>;
+/**
+ * Builds and restores one attempt: `firstCheckpointFull` as in deployment.ts's deploy. `dispose`,
+ * if present, is called once the job ended: it releases what the deployer keeps between attempts
+ * (task managers kept warm for the next attempt).
+ */
+export type Deployer = ((spec: DeploymentSpec, restore: CheckpointMetadata | null, firstCheckpointFull: boolean) => Promise<AttemptDeployment>) & {
+  dispose?: () => void;
+};
 
 /** Every subtask in this thread, on the job master's scheduler (the default, and what the simulator runs). */
 export const inThreadDeployer: Deployer = async (spec, restore, firstCheckpointFull) => {

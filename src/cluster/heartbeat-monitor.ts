@@ -1,8 +1,12 @@
 /**
  * HeartbeatMonitor: the job master's watch over its task managers. Every `intervalMs` of the
  * scheduler's clock it sends each live task manager a heartbeat; one whose last answer is older
- * than `timeoutMs` is declared dead, once; time this thread itself stood still is not counted. Time comes from the Clock/Scheduler seam, so in-memory
- * task managers under a seeded scheduler see the same heartbeats in every run.
+ * than `timeoutMs` is declared dead, once; time this thread itself stood still is not counted.
+ * A task manager is watched from its first answer on (each says hello as soon as its thread runs,
+ * before it loads the job module or restores anything): starting a thread is not answering late,
+ * and a worker thread that cannot start reports that itself (its error and exit events). Time
+ * comes from the Clock/Scheduler seam, so in-memory task managers under a seeded scheduler see the
+ * same heartbeats in every run.
  */
 import type { Cancellable, Environment } from '../core/time.ts';
 
@@ -13,17 +17,21 @@ export interface HeartbeatSettings {
   readonly timeoutMs: number;
 }
 
-/** Which targets have been silent for longer than `timeoutMs` at `nowMs` (a pure decision). */
-export function silentTargets(lastHeardMs: readonly number[], nowMs: number, timeoutMs: number): number[] {
+/**
+ * Which targets have been silent for longer than `timeoutMs` at `nowMs` (a pure decision); a
+ * target not heard from yet (`null`) is not watched yet.
+ */
+export function silentTargets(lastHeardMs: ReadonlyArray<number | null>, nowMs: number, timeoutMs: number): number[] {
   const out: number[] = [];
   lastHeardMs.forEach((last, index) => {
-    if (nowMs - last > timeoutMs) out.push(index);
+    if (last !== null && nowMs - last > timeoutMs) out.push(index);
   });
   return out;
 }
 
 export class HeartbeatMonitor {
-  private readonly lastHeardMs: number[];
+  /** null: not heard from yet. */
+  private readonly lastHeardMs: Array<number | null>;
   private readonly dead = new Set<number>();
   private timer: Cancellable | null = null;
   private seq = 0;
@@ -36,22 +44,23 @@ export class HeartbeatMonitor {
     private readonly send: (index: number, seq: number) => void,
     private readonly onDead: (index: number, silentMs: number) => void,
   ) {
-    this.lastHeardMs = Array.from({ length: targets }, () => 0);
+    this.lastHeardMs = Array.from({ length: targets }, () => null);
   }
 
-  /** Counts every target as heard now and starts the ticks; idempotent. */
+  /** Starts the ticks; idempotent. Answers heard before count from now. */
   start(): void {
     if (this.timer !== null) return;
     this.lastTickMs = this.env.clock.now();
-    this.lastHeardMs.fill(this.lastTickMs);
+    for (let i = 0; i < this.lastHeardMs.length; i++) if (this.lastHeardMs[i] !== null) this.lastHeardMs[i] = this.lastTickMs;
     this.schedule();
   }
 
-  /** A heartbeat answer from `index` arrived. */
+  /** A heartbeat answer (or the hello) from `index` arrived: from now on it is watched. */
   heard(index: number): void {
     if (index < this.lastHeardMs.length) this.lastHeardMs[index] = this.env.clock.now();
   }
 
+  /** Ends the ticks; idempotent. */
   stop(): void {
     this.timer?.cancel();
     this.timer = null;
@@ -71,11 +80,16 @@ export class HeartbeatMonitor {
     // could not be read meanwhile, so that time counts as silence of nobody.
     const stalledMs = now - this.lastTickMs - this.settings.intervalMs;
     this.lastTickMs = now;
-    if (stalledMs > 0) for (let i = 0; i < this.lastHeardMs.length; i++) this.lastHeardMs[i]! += stalledMs;
+    if (stalledMs > 0) {
+      for (let i = 0; i < this.lastHeardMs.length; i++) {
+        const last = this.lastHeardMs[i];
+        if (last !== null && last !== undefined) this.lastHeardMs[i] = last + stalledMs;
+      }
+    }
     for (const index of silentTargets(this.lastHeardMs, now, this.settings.timeoutMs)) {
       if (this.dead.has(index)) continue;
       this.dead.add(index);
-      this.onDead(index, now - this.lastHeardMs[index]!);
+      this.onDead(index, now - (this.lastHeardMs[index] ?? now));
       if (this.timer === null) return; // the handler stopped the monitor
     }
     const seq = ++this.seq;

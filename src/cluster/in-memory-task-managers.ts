@@ -6,6 +6,7 @@
  */
 import type { Scheduler } from '../core/time.ts';
 import type { LaunchTaskManagers, TaskManagerPool } from './remote-deployment.ts';
+import { answerHeartbeatsUntilReady } from './startup-control.ts';
 import { TaskManager, type TaskManagerContext } from './task-manager.ts';
 import { inMemoryLinkPair, type Link } from './transport/link.ts';
 import type { DataMessage, ToJobMaster, ToTaskManager } from './transport/protocol.ts';
@@ -43,7 +44,8 @@ export function launchInMemoryTaskManagers(
             close: () => manager.close(),
           }
         : manager;
-      managers.push(new TaskManager(context(i), lossy, peers[i]!));
+      // The same start as in a worker thread: hello first, then the task manager takes the link.
+      managers.push(new TaskManager(context(i), answerHeartbeatsUntilReady(lossy), peers[i]!));
     }
     let down = false;
     return {

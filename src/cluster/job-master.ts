@@ -190,6 +190,7 @@ export class JobMaster {
     const stopped = this.teardown();
     await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
     await stopped;
+    this.deployer.dispose?.();
     this.emit({ type: 'canceled' });
     this.settle.resolve(this.resultOf('CANCELED'));
   }
@@ -447,6 +448,7 @@ export class JobMaster {
     this.status = 'FAILED';
     const stopped = this.teardown();
     void Promise.all([this.coordinator.shutdown(true), stopped]).finally(() => {
+      this.deployer.dispose?.();
       this.emit({ type: 'failed', error });
       this.settle.reject(error);
     });
@@ -509,6 +511,7 @@ export class JobMaster {
     if (this.isTerminal()) return;
     this.status = 'FINISHED';
     void this.deployment?.teardown(); // every subtask finished; task managers, if any, end (their figures stay for metrics())
+    this.deployer.dispose?.();
     const result = this.resultOf('FINISHED');
     await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
     this.emit({ type: 'finished' });

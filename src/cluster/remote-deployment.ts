@@ -71,11 +71,34 @@ class RemoteTask implements TaskHandle {
   }
 }
 
+/**
+ * Deploys each attempt on task managers. Warm task managers: when an attempt ends with every task
+ * manager alive and answering (a subtask failed, not a task manager), they are kept for the next
+ * attempt instead of being terminated and started again (a worker thread loads Weir and the job
+ * module: seconds); one that died or was terminated by the watchdog makes the next attempt start
+ * fresh ones. `dispose` ends the kept ones once the job ended.
+ */
 export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: ExecutionPlan) => Placement, env: Environment, watch: TaskManagerWatch): Deployer {
-  return async (spec, restore, firstCheckpointFull) => {
-    const pool = await launch();
+  let kept: TaskManagerPool | null = null;
+  let disposed = false;
+  const keep = (pool: TaskManagerPool): void => {
+    if (disposed || kept !== null) {
+      pool.shutdown();
+      return;
+    }
+    kept = pool;
+    // One that dies while kept is no use to the next attempt.
+    pool.onFailure(() => {
+      if (kept === pool) kept = null;
+      pool.shutdown();
+    });
+  };
+  const deployer: Deployer = async (spec, restore, firstCheckpointFull) => {
+    const warm = kept;
+    kept = null;
+    const pool = warm ?? (await launch());
     const placement = place(buildExecutionPlan(spec.graph));
-    const attempt = new RemoteAttempt(pool, spec, env, watch);
+    const attempt = new RemoteAttempt(pool, spec, env, watch, warm !== null, keep);
     try {
       await attempt.deploy(placement, restore, firstCheckpointFull);
     } catch (err) {
@@ -84,6 +107,12 @@ export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: Executi
     }
     return attempt;
   };
+  deployer.dispose = () => {
+    disposed = true;
+    kept?.shutdown();
+    kept = null;
+  };
+  return deployer;
 }
 
 class RemoteAttempt implements AttemptDeployment {
@@ -99,12 +128,19 @@ class RemoteAttempt implements AttemptDeployment {
   private readonly heartbeats: HeartbeatMonitor;
   /** While `open` waits for the task managers' answers. */
   private opening: { answer(m: Extract<ToJobMaster, { type: 'opened' | 'open-failed' }>): void; fail(error: Error): void } | null = null;
+  private started = false;
+  /** A task manager that died after deploying and before the attempt opened or started: reported by open, or at start. */
+  private diedBeforeStart: [number, Error] | null = null;
 
   constructor(
     private readonly pool: TaskManagerPool,
     private readonly spec: DeploymentSpec,
     private readonly env: Environment,
     private readonly watch: TaskManagerWatch,
+    /** The task managers ran the previous attempt: they said hello long ago. */
+    private readonly warm: boolean,
+    /** Takes the task managers after a clean teardown, for the next attempt. */
+    private readonly keep: (pool: TaskManagerPool) => void,
   ) {
     this.tasksOf = pool.links.map(() => []);
     this.heartbeats = new HeartbeatMonitor(
@@ -121,8 +157,10 @@ class RemoteAttempt implements AttemptDeployment {
   private failTaskManager: (index: number, error: Error) => void = () => {};
 
   /**
-   * Deploys every task manager's share. Heartbeats start with the attempt, not here: a worker
-   * loading the job module (seconds on a loaded machine) cannot answer yet.
+   * Deploys every task manager's share. Heartbeats start here, not with the attempt: a task manager
+   * that stops answering while it loads the job module, restores state or opens its operators is
+   * declared dead after heartbeat.timeoutMs and the deploy fails, so the restart strategy decides.
+   * Each is watched from its hello on, so the time a worker thread takes to start is not silence.
    */
   deploy(placement: Placement, restore: CheckpointMetadata | null, firstCheckpointFull: boolean): Promise<void> {
     const { spec, pool } = this;
@@ -133,8 +171,8 @@ class RemoteAttempt implements AttemptDeployment {
         if (this.ended) this.stoppedOne(index);
         else if (waiting > 0) {
           waiting = -1;
-          reject(new Error(`task manager ${index}: ${errorMessage(error)}`, { cause: error }));
-        } else if (this.opening !== null) this.opening.fail(new Error(`task manager ${index}: ${errorMessage(error)}`, { cause: error }));
+          reject(new Error(`task manager ${index} died while deploying: ${errorMessage(error)}`, { cause: error }));
+        } else if (this.opening !== null) this.opening.fail(new Error(`task manager ${index} died while opening its subtasks: ${errorMessage(error)}`, { cause: error }));
         else this.taskManagerDied(index, error);
       };
       pool.onFailure((index, error) => this.failTaskManager(index, error));
@@ -143,10 +181,10 @@ class RemoteAttempt implements AttemptDeployment {
           if (m.type === 'heartbeat') this.heartbeats.heard(index);
           if (m.type === 'canceled') this.stoppedOne(index);
           else if (m.type === 'opened' || m.type === 'open-failed') this.opening?.answer(m);
-          else if (m.type === 'deploy-failed' && waiting > 0) {
+          else if (m.type === 'deploy-failed' && waiting > 0 && m.attempt === spec.attempt) {
             waiting = -1;
             reject(fromWireError(m.error));
-          } else if (m.type === 'deployed' && waiting > 0) {
+          } else if (m.type === 'deployed' && waiting > 0 && m.attempt === spec.attempt) {
             for (const t of m.tasks) this.tasksOf[index]!.push(new RemoteTask(t.task, t.name, t.isSource, link));
             if (--waiting === 0) {
               this.collectTasks();
@@ -164,6 +202,8 @@ class RemoteAttempt implements AttemptDeployment {
           firstCheckpointFull,
         });
       });
+      if (this.warm) pool.links.forEach((_, index) => this.heartbeats.heard(index));
+      this.heartbeats.start();
     });
   }
 
@@ -222,6 +262,11 @@ class RemoteAttempt implements AttemptDeployment {
 
   private taskManagerDied(index: number, error: Error): void {
     if (this.ended) return;
+    if (!this.started) {
+      // Deployed, not started (the job master reconciles the sinks meanwhile): nobody would hear it yet.
+      this.diedBeforeStart ??= [index, error];
+      return;
+    }
     const first = this.tasksOf[index]![0] ?? this.tasks[0];
     if (first) this.spec.gateway.taskFailed(first.id, new Error(`task manager ${index} died: ${errorMessage(error)}`, { cause: error }));
   }
@@ -233,6 +278,12 @@ class RemoteAttempt implements AttemptDeployment {
    */
   open(): Promise<void> {
     const links = this.pool.links;
+    const died = this.diedBeforeStart;
+    if (died !== null) {
+      // It died while the job master reconciled the sinks: it cannot answer `open`.
+      this.diedBeforeStart = null;
+      return Promise.reject(new Error(`task manager ${died[0]} died before its subtasks opened: ${errorMessage(died[1])}`, { cause: died[1] }));
+    }
     return new Promise<void>((resolve, reject) => {
       let waiting = links.length;
       const settle = (): void => {
@@ -261,7 +312,8 @@ class RemoteAttempt implements AttemptDeployment {
   start(): void {
     for (const link of this.pool.links) link.send({ type: 'start' });
     for (const t of this.tasks) t.status = 'RUNNING';
-    this.heartbeats.start();
+    this.started = true;
+    if (this.diedBeforeStart !== null) this.taskManagerDied(...this.diedBeforeStart);
   }
 
   /** The process died: its task managers go with it, at once, without a word (no cancel, no watchdog). */
@@ -291,7 +343,9 @@ class RemoteAttempt implements AttemptDeployment {
       const done = (): void => {
         watchdog.cancel();
         this.stoppedOne = () => {};
-        pool.shutdown();
+        // Every task manager alive and its subtasks stopped: warm for the next attempt.
+        if (pending.size === 0 && this.dead.size === 0) this.keep(pool);
+        else pool.shutdown();
         resolve();
       };
       const watchdog = env.scheduler.schedule(watch.cancellationTimeoutMs, () => {

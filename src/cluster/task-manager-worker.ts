@@ -1,67 +1,14 @@
 /**
- * A worker thread's entry: loads the job module, builds the job graph from it with the options
- * the job master ran with, and runs a TaskManager on the worker's port. If the job cannot be
- * built here, every deploy is answered with a JobFailedError saying why (not retried: it would
- * fail again).
+ * A worker thread's entry: answers the job master's heartbeats at once (startup-control.ts), then
+ * loads the rest of Weir and the job module and runs a TaskManager (task-manager-worker-job.ts).
+ * Only the transport and the protocol are imported before the first answer.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { StreamEnvironment } from '../api/environment.ts';
-import { loadJobModule } from '../cli/load-job-module.ts';
-import { realEnvironment } from '../core/adapters.ts';
-import { errorMessage, JobFailedError } from '../core/errors.ts';
-import { jobId } from '../core/ids.ts';
-import { NO_FAULTS } from '../runtime/faults.ts';
-import { TaskManager, type TaskManagerContext } from './task-manager.ts';
+import { answerHeartbeatsUntilReady } from './startup-control.ts';
 import { portLink } from './transport/link.ts';
-import { toWireError, type DataMessage, type ToJobMaster, type ToTaskManager } from './transport/protocol.ts';
+import type { ToJobMaster, ToTaskManager } from './transport/protocol.ts';
 import type { TaskManagerWorkerData } from './worker-task-managers.ts';
 
-async function buildContext(data: TaskManagerWorkerData): Promise<TaskManagerContext> {
-  const { job } = data;
-  try {
-    const module = await loadJobModule(job.modulePath);
-    const env = StreamEnvironment.create(job.options);
-    await module.build(env);
-    const parts = env.taskManagerParts(jobId(job.jobId));
-    return {
-      index: data.index,
-      graph: parts.graph,
-      env: realEnvironment(),
-      backends: parts.backends,
-      storage: parts.storage,
-      // A savepoint's barrier names its directory: the job master created it, this thread writes into it.
-      streams: (id, options) =>
-        options.targetLocation === undefined ? parts.storage.streamFactory(id) : parts.storage.savepointTargetAt(options.targetLocation).streamFactory(id),
-      faults: NO_FAULTS,
-      bufferRecords: env.options.bufferRecords,
-      channelCapacity: env.options.channelCapacity,
-      remoteChannelCapacity: env.options.remoteChannelCapacity,
-      elementsPerStep: job.elementsPerStep,
-      sourceBatchRecords: job.sourceBatchRecords,
-      allowNonRestoredState: job.allowNonRestoredState,
-    };
-  } catch (err) {
-    throw new JobFailedError(`task manager ${data.index} cannot build the job from ${job.modulePath}: ${errorMessage(err)}`, { cause: err });
-  }
-}
-
-async function main(): Promise<void> {
-  const data = workerData as TaskManagerWorkerData;
-  const control = portLink<ToJobMaster, ToTaskManager>(parentPort!);
-  // Messages wait in the port until a listener is attached, so none is lost while the module loads.
-  let ctx: TaskManagerContext;
-  try {
-    ctx = await buildContext(data);
-  } catch (err) {
-    const error = toWireError(err);
-    control.onMessage((m) => {
-      if (m.type === 'deploy') control.send({ type: 'deploy-failed', attempt: m.attempt, error });
-      else if (m.type === 'cancel') control.send({ type: 'canceled' });
-    });
-    return;
-  }
-  const peers = new Map(data.peers.map(([index, port]) => [index, portLink<DataMessage, DataMessage>(port)]));
-  new TaskManager(ctx, control, peers);
-}
-
-void main();
+const control = answerHeartbeatsUntilReady(portLink<ToJobMaster, ToTaskManager>(parentPort!));
+const { runWorkerTaskManager } = await import('./task-manager-worker-job.ts');
+await runWorkerTaskManager(workerData as TaskManagerWorkerData, control);

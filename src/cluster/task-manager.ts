@@ -7,7 +7,7 @@
  */
 import type { CheckpointOptions } from '../checkpoint/barrier/barrier.ts';
 import type { CheckpointId, TaskId } from '../core/ids.ts';
-import type { Environment } from '../core/time.ts';
+import type { Cancellable, Environment } from '../core/time.ts';
 import type { ChannelPlan, ExecutionPlan } from '../graph/execution-plan.ts';
 import type { JobGraph } from '../graph/job-graph.ts';
 import { LocalChannel, type InputChannel, type OutputChannel } from '../runtime/channel.ts';
@@ -42,12 +42,16 @@ export interface TaskManagerContext {
 
 type DeployMessage = Extract<ToTaskManager, { type: 'deploy' }>;
 
+/** How often a task manager reports its subtasks' figures while they run. */
+const METRICS_INTERVAL_MS = 100;
+
 export class TaskManager {
   private deployment: Deployment | null = null;
   /** Counts cancellations: a deploy that finds it changed after an await was cancelled meanwhile. */
   private epoch = 0;
   private readonly remoteInputs = new Map<number, RemoteInputChannel>();
   private readonly remoteOutputs = new Map<number, RemoteOutputChannel>();
+  private metricsTimer: Cancellable | null = null;
 
   constructor(
     private readonly ctx: TaskManagerContext,
@@ -79,6 +83,7 @@ export class TaskManager {
       case 'start':
         for (const out of this.remoteOutputs.values()) out.open();
         for (const task of this.tasks) task.start();
+        this.reportMetricsEvery(METRICS_INTERVAL_MS);
         return;
       case 'trigger':
         this.task(m.task)?.triggerCheckpoint(m.barrier);
@@ -98,6 +103,22 @@ export class TaskManager {
         this.sendMetrics();
         return;
     }
+  }
+
+  /**
+   * Reports the subtasks' figures every `intervalMs` while they run, besides each heartbeat answer:
+   * progress rates over a second (`weir run`, the dashboard) would jump by whole heartbeat
+   * intervals if figures came only once a second.
+   */
+  private reportMetricsEvery(intervalMs: number): void {
+    this.metricsTimer?.cancel();
+    const epoch = this.epoch;
+    const tick = (): void => {
+      if (epoch !== this.epoch) return;
+      this.sendMetrics();
+      this.metricsTimer = this.ctx.env.scheduler.schedule(intervalMs, tick);
+    };
+    this.metricsTimer = this.ctx.env.scheduler.schedule(intervalMs, tick);
   }
 
   private sendMetrics(): void {
@@ -139,14 +160,14 @@ export class TaskManager {
         streams: ctx.streams,
         env: ctx.env,
         faults: ctx.faults,
-        gateway: this.gateway(),
+        gateway: this.gateway(epoch),
         bufferRecords: ctx.bufferRecords,
         channelCapacity: ctx.channelCapacity,
         elementsPerStep: ctx.elementsPerStep,
         sourceBatchRecords: ctx.sourceBatchRecords,
         allowNonRestoredState: ctx.allowNonRestoredState,
       };
-      const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement));
+      const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement, m.attempt));
       if (epoch !== this.epoch) {
         // Cancelled while restoring: nobody will start these subtasks; release what they hold.
         for (const task of deployment.tasks) task.cancel();
@@ -155,6 +176,7 @@ export class TaskManager {
       this.deployment = deployment;
       this.control.send({ type: 'deployed', attempt: m.attempt, tasks: deployment.tasks.map((t) => ({ task: t.id, name: t.name, isSource: t.isSourceTask })) });
     } catch (err) {
+      if (epoch !== this.epoch) return; // cancelled meanwhile: a failure of a deploy nobody waits for (a later one may run)
       this.cancel();
       this.control.send({ type: 'deploy-failed', attempt: m.attempt, error: toWireError(err) });
     }
@@ -176,17 +198,22 @@ export class TaskManager {
       }
       this.control.send({ type: 'opened', attempt });
     } catch (err) {
+      if (epoch !== this.epoch) return; // cancelled meanwhile: nobody waits for this open
       this.cancel();
       this.control.send({ type: 'open-failed', attempt, error: toWireError(err) });
     }
   }
 
-  /** This task manager's subtasks, with local channels among them and remote ends to the others. */
-  private share(plan: ExecutionPlan, placement: Placement): DeploymentPart {
+  /**
+   * This task manager's subtasks, with local channels among them and remote ends to the others.
+   * Remote channels are numbered per attempt: task managers kept warm across a restart may still
+   * receive frames and credits the previous attempt sent, and those find no channel and are dropped.
+   */
+  private share(plan: ExecutionPlan, placement: Placement, attempt: number): DeploymentPart {
     const tmOf = new Map(plan.subtasks.map((s, i) => [`${s.vertex}.${s.subtask}`, placement.ofSubtask[i]!]));
     const self = this.ctx.index;
     const local = new Map<string, LocalChannel>();
-    const channelIndex = new Map(plan.channels.map((c, i) => [c.id, i]));
+    const channelIndex = new Map(plan.channels.map((c, i) => [c.id, attempt * plan.channels.length + i]));
     const ends: Array<InputChannel | OutputChannel> = [];
     const capacity = this.ctx.remoteChannelCapacity;
     const input = (c: ChannelPlan): InputChannel => {
@@ -228,8 +255,11 @@ export class TaskManager {
     return link;
   }
 
-  private gateway(): TaskGateway {
-    const send = (m: ToJobMaster) => this.control.send(m);
+  /** What the subtasks of the deploy in `epoch` tell the job master; nothing once they were cancelled (a later attempt may run on this task manager). */
+  private gateway(epoch: number): TaskGateway {
+    const send = (m: ToJobMaster) => {
+      if (epoch === this.epoch) this.control.send(m);
+    };
     return {
       acknowledgeCheckpoint: (ack) => send({ type: 'ack', ack }),
       declineCheckpoint: (task, checkpointId, reason, cause) =>
@@ -246,6 +276,8 @@ export class TaskManager {
   /** Tears down the deployed subtasks (the attempt ended); frames still arriving for them are dropped. */
   cancel(): void {
     this.epoch++;
+    this.metricsTimer?.cancel();
+    this.metricsTimer = null;
     for (const task of this.deployment?.tasks ?? []) task.cancel();
     for (const ch of this.deployment?.channels ?? []) ch.clear();
     this.deployment = null;

@@ -22,6 +22,26 @@ describe('weir run with task managers (issue 11)', () => {
   });
 });
 
+describe('weir run: where subtasks run by default (issue 11)', () => {
+  it('one task manager per core up to the parallelism with a checkpoint directory; in this thread with memory checkpoints or --task-managers 1; the start line says which', async () => {
+    const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
+    const job = path.join(FIXTURES, 'tiny-job.ts'); // parallelism 2
+    const [onDisk, inMemory, one] = await Promise.all([
+      runCli(['run', job, '--checkpoint-dir', chk]),
+      runCli(['run', job]),
+      runCli(['run', job, '--task-managers', '1', '--checkpoint-dir', chk]),
+    ]);
+    const perCore = Math.min(os.availableParallelism(), 2);
+    for (const r of [onDisk, inMemory, one]) expect(r.code, r.stderr).toBe(0);
+    expect(onDisk.stderr).toContain(
+      perCore > 1 ? `parallelism 2, on ${perCore} task managers (worker threads, one per core)` : 'parallelism 2, in this thread (one core)',
+    );
+    expect(inMemory.stderr).toContain('parallelism 2, in this thread (checkpoints in memory), checkpoints every 50 ms in memory');
+    expect(one.stderr).toContain('parallelism 2, in this thread (taskManagers: 1)');
+    for (const r of [onDisk, inMemory, one]) expect(r.stderr).not.toContain('WEIR_TASK_MANAGERS_IN_THREAD');
+  });
+});
+
 describe('weir run --task-managers / --slots-per-task-manager (issue 11)', () => {
   it('runs the counts job on two task managers given by the flag, exactly once', async () => {
     const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));

@@ -5,17 +5,23 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HeartbeatMonitor, silentTargets } from '../../src/cluster/heartbeat-monitor.ts';
+import { answerHeartbeatsUntilReady, HELLO_SEQ } from '../../src/cluster/startup-control.ts';
+import { inMemoryLinkPair } from '../../src/cluster/transport/link.ts';
+import type { ToJobMaster, ToTaskManager } from '../../src/cluster/transport/protocol.ts';
+import type { JobMaster } from '../../src/internal.ts';
+import { yieldToEventLoop } from '../../src/core/adapters.ts';
 import { CollectSink, ConfigError, StreamEnvironment, type JobEvent } from '../../src/index.ts';
 import { SeededRandom } from '../../src/core/time.ts';
 import { SimWorld } from '../../src/sim/sim-world.ts';
 import { checkpointInSteps } from '../support/clients.ts';
 import { SourceGate } from '../support/held-source.ts';
-import { buildKeyedCountJob, expectedRunningCounts, sortedCopy, until } from '../support/jobs.ts';
+import { buildKeyedCountJob, expectedRunningCounts, keyedCount, sortedCopy, until } from '../support/jobs.ts';
 
 describe('HeartbeatMonitor', () => {
-  it('silentTargets names the targets not heard from for longer than the timeout', () => {
+  it('silentTargets names the targets not heard from for longer than the timeout; one never heard from is not watched yet', () => {
     expect(silentTargets([100, 40, 50], 100, 50)).toEqual([1]);
     expect(silentTargets([], 100, 50)).toEqual([]);
+    expect(silentTargets([null, 40], 1_000, 50)).toEqual([1]);
   });
 
   it('declares a task manager dead once, after it stopped answering for the timeout, and stops sending it heartbeats', () => {
@@ -169,6 +175,110 @@ describe('lost heartbeats over the in-memory transport', () => {
     expect(restarting?.type === 'restarting' && restarting.cause).toMatch(/task manager 1 died: no heartbeat answered for \d+ ms \(heartbeat.timeoutMs 500\)/);
     const running = events.filter((e) => e.type === 'running');
     expect(running.map((e) => e.type === 'running' && e.restoredFrom)).toEqual([null, first!.checkpointId]);
+    expect(sortedCopy(sink.results())).toEqual(expectedRunningCounts(count, keys));
+  });
+});
+
+describe('heartbeats while task managers deploy and restore (virtual clock)', () => {
+  it('a starting task manager says hello, answers heartbeats while its job loads, and hands every other message over in order', () => {
+    const world = new SimWorld(3, { stepCostMsMax: 0, slowProbability: 0, slowDelayMsMax: 0 });
+    const [master, manager] = inMemoryLinkPair<ToTaskManager, ToJobMaster>(world);
+    const heard: ToJobMaster[] = [];
+    master.onMessage((m) => heard.push(m));
+    const control = answerHeartbeatsUntilReady(manager);
+    const drain = () => {
+      while (world.step()) {
+        // deliver everything
+      }
+    };
+    master.send({ type: 'heartbeat', seq: 1 });
+    master.send({ type: 'cancel' });
+    master.send({ type: 'start' });
+    master.send({ type: 'heartbeat', seq: 2 });
+    drain();
+    expect(heard).toEqual([
+      { type: 'heartbeat', seq: HELLO_SEQ },
+      { type: 'heartbeat', seq: 1 },
+      { type: 'heartbeat', seq: 2 },
+    ]);
+    const taken: ToTaskManager[] = [];
+    control.onMessage((m) => taken.push(m));
+    master.send({ type: 'heartbeat', seq: 3 });
+    drain();
+    expect(taken).toEqual([{ type: 'cancel' }, { type: 'start' }, { type: 'heartbeat', seq: 3 }]);
+    expect(heard).toHaveLength(3); // the task manager answers from now on
+  });
+
+  it('a task manager that says hello and then stays silent while restoring is declared dead after timeoutMs; the next attempt restores exactly-once', async () => {
+    const seed = 7;
+    console.log(`seed ${seed}`);
+    // Steps cost no virtual time: only timers move the clock, so the heartbeat arithmetic below is exact.
+    const world = new SimWorld(seed, { stepCostMsMax: 0, slowProbability: 0, slowDelayMsMax: 0 });
+    const count = 3_000;
+    const keys = 20;
+    const sink = new CollectSink<string>();
+    const env = StreamEnvironment.create({
+      parallelism: 2,
+      checkpointing: { intervalMs: 20 },
+      heartbeat: { intervalMs: 50, timeoutMs: 500 },
+      restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 10 },
+    });
+    env
+      .generate({ count, ratePerSec: 10_000 }, (i) => `key-${(i * 7919) % keys}`)
+      .uid('gen')
+      .keyBy((k) => k)
+      .process(keyedCount)
+      .uid('count')
+      .sinkTo(sink)
+      .uid('out');
+    const events: Array<{ at: number; event: JobEvent }> = [];
+    let master: JobMaster | null = null;
+    let silent = false;
+    const lost: string[] = [];
+    const client = await env.executeAsync('silent-restore', {
+      env: world.environment,
+      inMemoryTaskManagers: 2,
+      onJobMaster: (m) => (master = m),
+      onEvent: (event) => {
+        events.push({ at: world.now(), event });
+        // The first attempt fails once a checkpoint completed; in the second, task manager 1 hangs while it restores.
+        if (event.type === 'checkpoint-completed' && !events.some((e) => e.event.type === 'restarting')) master!.failGlobal(new Error('fail attempt 0'));
+        if (event.type === 'restarting') silent = event.attempt === 1;
+      },
+      loseControlMessage: (tm, m) => {
+        const lose = silent && tm === 1 && !(m.type === 'heartbeat' && m.seq === HELLO_SEQ);
+        if (lose) lost.push(m.type);
+        return lose;
+      },
+    });
+    let settled = false;
+    client.result.finally(() => (settled = true)).catch(() => {});
+    // As the simulator drives a job: a step, then the real event loop (storage and other promises
+    // settle there), so virtual time never runs ahead of work still in flight.
+    while (!settled && world.now() < 60_000) {
+      const stepped = world.step();
+      await yieldToEventLoop();
+      if (!stepped && world.idle) break; // nothing left to run: the job hangs
+    }
+    expect(settled, `the job neither finished nor failed by ${world.now().toFixed(0)} virtual ms`).toBe(true);
+    const result = await client.result;
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(2);
+    const restarts = events.flatMap(({ at, event }) => (event.type === 'restarting' ? [{ at, attempt: event.attempt, cause: event.cause }] : []));
+    expect(restarts.map((r) => r.attempt)).toEqual([1, 2]);
+    expect(restarts[1]!.cause).toMatch(/^task manager 1 died while deploying: no heartbeat answered for \d+ ms \(heartbeat\.timeoutMs 500\)$/);
+    // Declared dead at the first heartbeat tick after timeoutMs of silence since its hello: the restart
+    // delay (10 ms), then 500 ms, then at most one interval (50 ms; ticks start with the deploy).
+    const silentForMs = restarts[1]!.at - restarts[0]!.at;
+    expect(silentForMs).toBeGreaterThan(10 + 500);
+    expect(silentForMs).toBeLessThanOrEqual(10 + 500 + 50);
+    // Task manager 1 of attempt 1 deployed in silence: its 'deployed' answer was among the lost.
+    expect(lost).toContain('deployed');
+    expect(lost).toContain('heartbeat');
+    const running = events.flatMap(({ event }) => (event.type === 'running' ? [event] : []));
+    const first = events.find(({ event }) => event.type === 'checkpoint-completed')!.event;
+    expect(running.map((e) => e.attempt)).toEqual([0, 2]);
+    expect(running[1]!.restoredFrom).toBe(first.type === 'checkpoint-completed' ? first.stats.checkpointId : -1);
     expect(sortedCopy(sink.results())).toEqual(expectedRunningCounts(count, keys));
   });
 });

@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { CollectSink, StreamEnvironment } from '../../src/index.ts';
 import type { JobMaster } from '../../src/internal.ts';
 import { FaultPlan, TWO_INPUT_JOB_FAULTS } from '../support/fault-plan.ts';
-import { baseOptions, buildTwoInputJob, expectedCounts, sortedCopy, tempDir, type TwoInputJobOptions } from '../support/jobs.ts';
+import { whenRunning } from '../support/clients.ts';
+import { SourceGate } from '../support/held-source.ts';
+import { baseOptions, buildKeyedCountJob, buildTwoInputJob, expectedCounts, sortedCopy, tempDir, until, type TwoInputJobOptions } from '../support/jobs.ts';
 
 const JOB: TwoInputJobOptions = { countA: 30_000, countB: 9_000, keys: 50, slowBMicros: 20 };
 const FAULTS = TWO_INPUT_JOB_FAULTS;
@@ -48,5 +50,28 @@ describe.each(MODES)('two in-memory task managers, $name checkpoints', (mode) =>
     expect(plan.fired.length).toBe(1);
     expect(result.restarts).toBe(1);
     expect(sortedCopy(sink.results())).toEqual(sortedCopy(expected.outputs));
+  });
+});
+
+describe('figures from task managers', () => {
+  it('reach metrics() while the subtasks run, not only with heartbeat answers', async () => {
+    const gate = new SourceGate(0);
+    const env = StreamEnvironment.create({
+      parallelism: 2,
+      // No heartbeat is answered during this test: the figures must come on their own.
+      heartbeat: { intervalMs: 600_000, timeoutMs: 1_200_000 },
+    });
+    buildKeyedCountJob(env, new CollectSink<string>(), { count: 4_000, keys: 20, gate });
+    const client = await env.executeAsync('figures', { inMemoryTaskManagers: 2 });
+    await whenRunning(client);
+    gate.allowUpTo(500);
+    await gate.reached(2);
+    await until('both source subtasks counted in metrics()', () => client.metrics().recordsIn === 1_000);
+    gate.allowUpTo(1_500);
+    await gate.reached(2);
+    await until('the next 2,000 records counted', () => client.metrics().recordsIn === 3_000);
+    gate.open();
+    expect((await client.result).status).toBe('FINISHED');
+    expect(client.metrics().recordsIn).toBe(4_000);
   });
 });

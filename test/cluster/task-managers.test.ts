@@ -24,6 +24,7 @@ const VARS = [
   'TM_THROW_MARKER',
   'TM_SPIN_AT',
   'TM_SPIN_MARKER',
+  'TM_BUILDS',
 ];
 
 afterEach(() => {
@@ -69,9 +70,12 @@ describe('task managers on worker threads (issue 11)', () => {
   it('exactly-once through a failure thrown in user code in a worker: every subtask restores from the same checkpoint', async () => {
     const out = tempDir('weir-tm-out-');
     const marker = join(tempDir('weir-tm-marker-'), 'failed');
-    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_FAIL_AT: 3_001, TM_FAIL_MARKER: marker });
+    const builds = join(tempDir('weir-tm-builds-'), 'builds');
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_FAIL_AT: 3_001, TM_FAIL_MARKER: marker, TM_BUILDS: builds });
     const events: JobEvent[] = [];
     const result = await environment().execute('tm-counts', { onEvent: (e) => events.push(e) });
+    // The failure was a subtask's, not a task manager's: the restart ran on the same two, kept warm.
+    expect(readFileSync(builds, 'utf8').trim().split('\n')).toHaveLength(2);
     expect(result.status).toBe('FINISHED');
     expect(result.restarts).toBe(1);
     const restarting = events.find((e) => e.type === 'restarting');
@@ -85,9 +89,12 @@ describe('task managers on worker threads (issue 11)', () => {
   it('exactly-once through a worker thread that exits mid-run', async () => {
     const out = tempDir('weir-tm-out-');
     const marker = join(tempDir('weir-tm-marker-'), 'exited');
-    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_EXIT_AT: 2_500, TM_EXIT_MARKER: marker });
+    const builds = join(tempDir('weir-tm-builds-'), 'builds');
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_EXIT_AT: 2_500, TM_EXIT_MARKER: marker, TM_BUILDS: builds });
     const events: JobEvent[] = [];
     const result = await environment().execute('tm-counts', { onEvent: (e) => events.push(e) });
+    // A task manager died: the restart started two new ones.
+    expect(readFileSync(builds, 'utf8').trim().split('\n')).toHaveLength(4);
     expect(result.status).toBe('FINISHED');
     expect(result.restarts).toBe(1);
     expect(events.filter((e) => e.type === 'running').map((e) => e.type === 'running' && e.restoredFrom! > 0)).toEqual([false, true]);
