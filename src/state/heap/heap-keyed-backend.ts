@@ -69,6 +69,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     ctx.key = key;
     ctx.keyGroup = keyGroup;
     ctx.index = index;
+    ctx.epoch++;
   }
 
   getCurrentKey(): Key {
@@ -132,6 +133,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   }
 
   async restore(handles: readonly KeyedStateHandle[], read: StateReader): Promise<void> {
+    // Restore writes the maps directly; nothing a state object resolved before may be used after.
+    this.ctx.epoch++;
     for (const handle of handles) {
       if (handle.type === 'incremental-key-groups') {
         await this.restoreIncremental(handle, read);
@@ -159,6 +162,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
         }
       }
     }
+    this.ctx.epoch++;
   }
 
   /** An incremental chain (from the embedded backend): base, then increments with deletions. */
@@ -216,6 +220,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   }
 
   dispose(): void {
+    this.ctx.epoch++;
     for (const snapshot of [...this.pending.values()]) snapshot.release();
     this.tables.clear();
     this.states.clear();

@@ -12,17 +12,52 @@ type InnerMap = Map<MapKey, unknown>;
 
 const EMPTY: InnerMap = new Map();
 
-/** Map state bound to the backend's current key. */
+/**
+ * Map state bound to the backend's current key. Callers touch it several times per record (a
+ * window operator reads and writes each window's entry and checks its timers), so the current
+ * key's inner map is looked up once per key context epoch and kept, with whether it may be written
+ * in place, instead of hashing the key again on every call.
+ */
 export class HeapMapState implements MapState<MapKey, unknown> {
+  /** The epoch `inner` and `writable` were resolved in; -1: never. */
+  private resolvedEpoch = -1;
+  /** The current key's map (undefined: the key has none), valid while the epoch is `resolvedEpoch`. */
+  private inner: InnerMap | undefined = undefined;
+  /** `inner` is in the table's writable group map and owned: it may be mutated in place. */
+  private writable = false;
+
   constructor(
     private readonly ctx: KeyContext,
     private readonly table: StateTable,
   ) {}
 
   private current(): InnerMap {
-    const map = this.table.groups[this.ctx.index];
-    const inner = map === undefined ? undefined : (map.get(this.ctx.key) as InnerMap | undefined);
+    if (this.resolvedEpoch !== this.ctx.epoch) this.resolve();
+    const inner = this.inner;
     return inner === undefined ? EMPTY : inner;
+  }
+
+  private resolve(): void {
+    const map = this.table.groups[this.ctx.index];
+    this.inner = map === undefined ? undefined : (map.get(this.ctx.key) as InnerMap | undefined);
+    this.writable = false;
+    this.resolvedEpoch = this.ctx.epoch;
+  }
+
+  /** The current key's map, ready to mutate: created, or copied when a snapshot may see it. */
+  private mutable(): InnerMap {
+    if (this.writable && this.resolvedEpoch === this.ctx.epoch) return this.inner!;
+    const outer = this.table.writable(this.ctx.index);
+    let inner = outer.get(this.ctx.key) as InnerMap | undefined;
+    if (inner === undefined || this.ctx.isShared(inner)) {
+      inner = inner === undefined ? new Map() : new Map(inner);
+      this.ctx.own(inner);
+      outer.set(this.ctx.key, inner);
+    }
+    this.inner = inner;
+    this.writable = true;
+    this.resolvedEpoch = this.ctx.epoch;
+    return inner;
   }
 
   get(key: MapKey): unknown {
@@ -50,31 +85,20 @@ export class HeapMapState implements MapState<MapKey, unknown> {
   }
 
   put(key: MapKey, value: unknown): void {
-    const outer = this.table.writable(this.ctx.index);
-    let inner = outer.get(this.ctx.key) as InnerMap | undefined;
-    if (inner === undefined || this.ctx.isShared(inner)) {
-      inner = inner === undefined ? new Map() : new Map(inner);
-      this.ctx.own(inner);
-      outer.set(this.ctx.key, inner);
-    }
-    inner.set(key, value);
+    this.mutable().set(key, value);
     const listener = this.ctx.listener;
     if (listener !== null) listener.onChange(this.table.name, this.ctx.keyGroup, this.ctx.key, 'mapPut', value, key);
   }
 
   remove(key: MapKey): void {
-    if (!this.current().has(key)) return;
-    const outer = this.table.writable(this.ctx.index);
-    const inner = outer.get(this.ctx.key) as InnerMap;
-    if (inner.size === 1) {
-      outer.delete(this.ctx.key);
-    } else if (this.ctx.isShared(inner)) {
-      const copy = new Map(inner);
-      copy.delete(key);
-      this.ctx.own(copy);
-      outer.set(this.ctx.key, copy);
+    const current = this.current();
+    if (!current.has(key)) return;
+    if (current.size === 1) {
+      this.table.writable(this.ctx.index).delete(this.ctx.key);
+      this.inner = undefined;
+      this.writable = false;
     } else {
-      inner.delete(key);
+      this.mutable().delete(key);
     }
     const listener = this.ctx.listener;
     if (listener !== null) listener.onChange(this.table.name, this.ctx.keyGroup, this.ctx.key, 'mapRemove', undefined, key);
@@ -82,5 +106,8 @@ export class HeapMapState implements MapState<MapKey, unknown> {
 
   clear(): void {
     clearCurrentKey(this.ctx, this.table);
+    this.inner = undefined;
+    this.writable = false;
+    this.resolvedEpoch = this.ctx.epoch;
   }
 }

@@ -13,6 +13,12 @@ export class KeyContext {
   keyGroup: KeyGroup = -1 as KeyGroup;
   /** keyGroup - range.start; -1 until a key is set. */
   index = -1;
+  /**
+   * Bumped whenever what a state object resolved for the current key may have changed behind it:
+   * a new current key, a snapshot (its maps are pinned from then on), a restore. A state object
+   * may keep what it looked up for the current key while the epoch stays the same.
+   */
+  epoch = 0;
   listener: StateChangeListener | null = null;
   /** Snapshots whose sync part ran and whose async part has not released its references. */
   liveSnapshots = 0;
@@ -21,6 +27,7 @@ export class KeyContext {
 
   /** Called by the sync part of a snapshot: from now on every existing container is shared. */
   beginSnapshot(): void {
+    this.epoch++;
     this.liveSnapshots++;
     this.owned = new WeakSet<object>();
   }
