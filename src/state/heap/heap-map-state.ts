@@ -46,7 +46,16 @@ export class HeapMapState implements MapState<MapKey, unknown> {
 
   /** The current key's map, ready to mutate: created, or copied when a snapshot may see it. */
   private mutable(): InnerMap {
-    if (this.writable && this.resolvedEpoch === this.ctx.epoch) return this.inner!;
+    if (this.resolvedEpoch === this.ctx.epoch) {
+      if (this.writable) return this.inner!;
+      // Read in this epoch from the key group's map, which only a write of this state object
+      // (one per name) could have replaced since: unpinned, it is the writable map already.
+      const inner = this.inner;
+      if (inner !== undefined && this.table.pins[this.ctx.index] === 0 && !this.ctx.isShared(inner)) {
+        this.writable = true;
+        return inner;
+      }
+    }
     const outer = this.table.writable(this.ctx.index);
     let inner = outer.get(this.ctx.key) as InnerMap | undefined;
     if (inner === undefined || this.ctx.isShared(inner)) {

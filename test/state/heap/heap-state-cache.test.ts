@@ -73,6 +73,34 @@ describe('heap map state: the current key resolved once', () => {
     expect(b.entries('map')).toEqual([['k', new Map([['y', 9]])]]);
   });
 
+  it('a key read while a snapshot is live is copied, not written in place, on its first write', async () => {
+    const b = keyedBackend();
+    const { map } = allStates(b);
+    setKey(b, 'k');
+    map.put('x', 1);
+    map.put('y', 1);
+    const runner = b.snapshot(checkpointId(1), new InlineStreams(1));
+    setKey(b, 'k');
+    expect(map.get('x')).toBe(1); // resolved from the pinned key-group map
+    map.put('x', 2);
+    map.remove('y');
+    setKey(b, 'k');
+    expect(map.get('y')).toBeUndefined(); // resolved from the copy
+    map.remove('x'); // the last entry: the key goes
+    const restored = keyedBackend();
+    await restored.restore(await runner.run(), inlineReader());
+    expect(restored.entries('map')).toEqual([
+      [
+        'k',
+        new Map([
+          ['x', 1],
+          ['y', 1],
+        ]),
+      ],
+    ]);
+    expect(b.entries('map')).toEqual([]);
+  });
+
   it('removing the last entry removes the key; the next put starts a new map', async () => {
     const b = keyedBackend();
     const { map } = allStates(b);
