@@ -69,7 +69,6 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     ctx.key = key;
     ctx.keyGroup = keyGroup;
     ctx.index = index;
-    ctx.epoch++;
   }
 
   getCurrentKey(): Key {
@@ -134,7 +133,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
 
   async restore(handles: readonly KeyedStateHandle[], read: StateReader): Promise<void> {
     // Restore writes the maps directly; nothing a state object resolved before may be used after.
-    this.ctx.epoch++;
+    this.ctx.version++;
     for (const handle of handles) {
       if (handle.type === 'incremental-key-groups') {
         await this.restoreIncremental(handle, read);
@@ -162,7 +161,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
         }
       }
     }
-    this.ctx.epoch++;
+    this.ctx.version++;
   }
 
   /** An incremental chain (from the embedded backend): base, then increments with deletions. */
@@ -220,7 +219,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   }
 
   dispose(): void {
-    this.ctx.epoch++;
+    this.ctx.version++;
     for (const snapshot of [...this.pending.values()]) snapshot.release();
     this.tables.clear();
     this.states.clear();

@@ -2,6 +2,7 @@
  * Heap keyed map state: one `Map` per key. A map a live snapshot may see is never mutated; the
  * first write after a snapshot copies it. Removing the last entry removes the key.
  */
+import type { Key } from '../key-groups.ts';
 import type { MapState } from '../state.ts';
 import type { KeyContext } from './key-context.ts';
 import type { StateTable } from './state-table.ts';
@@ -14,14 +15,18 @@ const EMPTY: InnerMap = new Map();
 
 /**
  * Map state bound to the backend's current key. Callers touch it several times per record (a
- * window operator reads and writes each window's entry and checks its timers), so the current
- * key's inner map is looked up once per key context epoch and kept, with whether it may be written
- * in place, instead of hashing the key again on every call.
+ * window operator reads and writes each window's entry and checks its timers), and hot keys come
+ * back record after record, so the key's inner map is looked up once and kept, with whether it may
+ * be written in place, until the current key or the key context's version (snapshot, restore)
+ * changes, instead of hashing the key again on every call. Only this object (one per state name)
+ * writes the current key's entry of its table, which is what keeps the kept map right.
  */
 export class HeapMapState implements MapState<MapKey, unknown> {
-  /** The epoch `inner` and `writable` were resolved in; -1: never. */
-  private resolvedEpoch = -1;
-  /** The current key's map (undefined: the key has none), valid while the epoch is `resolvedEpoch`. */
+  /** The key `inner` and `writable` were resolved for. */
+  private resolvedKey: Key = '';
+  /** The context version they were resolved in; -1: never. */
+  private resolvedVersion = -1;
+  /** The key's map (undefined: the key has none), valid for `resolvedKey` in `resolvedVersion`. */
   private inner: InnerMap | undefined = undefined;
   /** `inner` is in the table's writable group map and owned: it may be mutated in place. */
   private writable = false;
@@ -31,41 +36,51 @@ export class HeapMapState implements MapState<MapKey, unknown> {
     private readonly table: StateTable,
   ) {}
 
+  /** Whether `inner` and `writable` describe the current key. Equal keys are `===` (NaN just misses). */
+  private resolved(): boolean {
+    return this.resolvedKey === this.ctx.key && this.resolvedVersion === this.ctx.version;
+  }
+
   private current(): InnerMap {
-    if (this.resolvedEpoch !== this.ctx.epoch) this.resolve();
+    if (!this.resolved()) this.resolve();
     const inner = this.inner;
     return inner === undefined ? EMPTY : inner;
   }
 
   private resolve(): void {
-    const map = this.table.groups[this.ctx.index];
-    this.inner = map === undefined ? undefined : (map.get(this.ctx.key) as InnerMap | undefined);
+    const ctx = this.ctx;
+    const map = this.table.groups[ctx.index];
+    this.inner = map === undefined ? undefined : (map.get(ctx.key) as InnerMap | undefined);
     this.writable = false;
-    this.resolvedEpoch = this.ctx.epoch;
+    this.resolvedKey = ctx.key;
+    this.resolvedVersion = ctx.version;
   }
 
   /** The current key's map, ready to mutate: created, or copied when a snapshot may see it. */
   private mutable(): InnerMap {
-    if (this.resolvedEpoch === this.ctx.epoch) {
+    const ctx = this.ctx;
+    if (this.resolved()) {
       if (this.writable) return this.inner!;
-      // Read in this epoch from the key group's map, which only a write of this state object
-      // (one per name) could have replaced since: unpinned, it is the writable map already.
+      // Read in this version from the key group's map, which nothing replaced since (another key's
+      // write would have re-resolved this object); unpinned, and the inner map not shared with a
+      // live snapshot, it may be written in place.
       const inner = this.inner;
-      if (inner !== undefined && this.table.pins[this.ctx.index] === 0 && !this.ctx.isShared(inner)) {
+      if (inner !== undefined && this.table.pins[ctx.index] === 0 && !ctx.isShared(inner)) {
         this.writable = true;
         return inner;
       }
     }
-    const outer = this.table.writable(this.ctx.index);
-    let inner = outer.get(this.ctx.key) as InnerMap | undefined;
-    if (inner === undefined || this.ctx.isShared(inner)) {
+    const outer = this.table.writable(ctx.index);
+    let inner = outer.get(ctx.key) as InnerMap | undefined;
+    if (inner === undefined || ctx.isShared(inner)) {
       inner = inner === undefined ? new Map() : new Map(inner);
-      this.ctx.own(inner);
-      outer.set(this.ctx.key, inner);
+      ctx.own(inner);
+      outer.set(ctx.key, inner);
     }
     this.inner = inner;
     this.writable = true;
-    this.resolvedEpoch = this.ctx.epoch;
+    this.resolvedKey = ctx.key;
+    this.resolvedVersion = ctx.version;
     return inner;
   }
 
@@ -117,6 +132,7 @@ export class HeapMapState implements MapState<MapKey, unknown> {
     clearCurrentKey(this.ctx, this.table);
     this.inner = undefined;
     this.writable = false;
-    this.resolvedEpoch = this.ctx.epoch;
+    this.resolvedKey = this.ctx.key;
+    this.resolvedVersion = this.ctx.version;
   }
 }

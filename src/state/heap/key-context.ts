@@ -14,11 +14,11 @@ export class KeyContext {
   /** keyGroup - range.start; -1 until a key is set. */
   index = -1;
   /**
-   * Bumped whenever what a state object resolved for the current key may have changed behind it:
-   * a new current key, a snapshot (its maps are pinned from then on), a restore. A state object
-   * may keep what it looked up for the current key while the epoch stays the same.
+   * Bumped whenever what a state object resolved for a key may have changed behind its back: a
+   * snapshot (its maps are pinned from then on), a restore, dispose. A state object may keep what
+   * it looked up for a key while the key and the version stay the same.
    */
-  epoch = 0;
+  version = 0;
   listener: StateChangeListener | null = null;
   /** Snapshots whose sync part ran and whose async part has not released its references. */
   liveSnapshots = 0;
@@ -27,7 +27,7 @@ export class KeyContext {
 
   /** Called by the sync part of a snapshot: from now on every existing container is shared. */
   beginSnapshot(): void {
-    this.epoch++;
+    this.version++;
     this.liveSnapshots++;
     this.owned = new WeakSet<object>();
   }

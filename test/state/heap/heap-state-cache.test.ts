@@ -11,7 +11,8 @@ import type { StateChangeListener } from '../../../src/state/backend.ts';
 import type { MapState } from '../../../src/state/state.ts';
 import type { KeyGroupsStateHandle } from '../../../src/storage/handles.ts';
 import { InlineStreams, inlineReader } from '../helpers.ts';
-import { allStates, keyedBackend, setKey } from './fixtures.ts';
+import { assignToKeyGroup } from '../../../src/state/key-groups.ts';
+import { allStates, keyedBackend, M, setKey } from './fixtures.ts';
 
 type Changes = Array<[string, string, unknown, unknown]>;
 
@@ -99,6 +100,27 @@ describe('heap map state: the current key resolved once', () => {
       ],
     ]);
     expect(b.entries('map')).toEqual([]);
+  });
+
+  it('a key read from a copied key-group map is still copied on its first write while a snapshot is live', async () => {
+    const b = keyedBackend();
+    const { map } = allStates(b);
+    const group = assignToKeyGroup('a', M);
+    const other = Array.from({ length: 5000 }, (_, i) => `b${i}`).find((k) => assignToKeyGroup(k, M) === group);
+    if (other === undefined) throw new Error('no second key in the key group of "a"');
+    setKey(b, 'a');
+    map.put('x', 1);
+    const runner = b.snapshot(checkpointId(1), new InlineStreams(1));
+    setKey(b, other);
+    map.put('y', 2); // replaces the pinned key-group map by an unpinned copy that holds a's (shared) inner map
+    setKey(b, 'a');
+    expect(map.get('x')).toBe(1);
+    map.put('x', 3);
+    const restored = keyedBackend();
+    await restored.restore(await runner.run(), inlineReader());
+    expect(restored.entries('map')).toEqual([['a', new Map([['x', 1]])]]);
+    setKey(b, 'a');
+    expect(map.get('x')).toBe(3);
   });
 
   it('removing the last entry removes the key; the next put starts a new map', async () => {
