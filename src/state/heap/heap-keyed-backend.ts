@@ -132,6 +132,8 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   }
 
   async restore(handles: readonly KeyedStateHandle[], read: StateReader): Promise<void> {
+    // Restore writes the maps directly; nothing a state object resolved before may be used after.
+    this.ctx.version++;
     for (const handle of handles) {
       if (handle.type === 'incremental-key-groups') {
         await this.restoreIncremental(handle, read);
@@ -159,6 +161,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
         }
       }
     }
+    this.ctx.version++;
   }
 
   /** An incremental chain (from the embedded backend): base, then increments with deletions. */
@@ -216,6 +219,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   }
 
   dispose(): void {
+    this.ctx.version++;
     for (const snapshot of [...this.pending.values()]) snapshot.release();
     this.tables.clear();
     this.states.clear();

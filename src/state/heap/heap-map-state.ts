@@ -2,6 +2,7 @@
  * Heap keyed map state: one `Map` per key. A map a live snapshot may see is never mutated; the
  * first write after a snapshot copies it. Removing the last entry removes the key.
  */
+import type { Key } from '../key-groups.ts';
 import type { MapState } from '../state.ts';
 import type { KeyContext } from './key-context.ts';
 import type { StateTable } from './state-table.ts';
@@ -12,17 +13,75 @@ type InnerMap = Map<MapKey, unknown>;
 
 const EMPTY: InnerMap = new Map();
 
-/** Map state bound to the backend's current key. */
+/**
+ * Map state bound to the backend's current key. Callers touch it several times per record (a
+ * window operator reads and writes each window's entry and checks its timers), and hot keys come
+ * back record after record, so the key's inner map is looked up once and kept, with whether it may
+ * be written in place, until the current key or the key context's version (snapshot, restore)
+ * changes, instead of hashing the key again on every call. Only this object (one per state name)
+ * writes the current key's entry of its table, which is what keeps the kept map right.
+ */
 export class HeapMapState implements MapState<MapKey, unknown> {
+  /** The key `inner` and `writable` were resolved for. */
+  private resolvedKey: Key = '';
+  /** The context version they were resolved in; -1: never. */
+  private resolvedVersion = -1;
+  /** The key's map (undefined: the key has none), valid for `resolvedKey` in `resolvedVersion`. */
+  private inner: InnerMap | undefined = undefined;
+  /** `inner` is in the table's writable group map and owned: it may be mutated in place. */
+  private writable = false;
+
   constructor(
     private readonly ctx: KeyContext,
     private readonly table: StateTable,
   ) {}
 
+  /** Whether `inner` and `writable` describe the current key. Equal keys are `===` (NaN just misses). */
+  private resolved(): boolean {
+    return this.resolvedKey === this.ctx.key && this.resolvedVersion === this.ctx.version;
+  }
+
   private current(): InnerMap {
-    const map = this.table.groups[this.ctx.index];
-    const inner = map === undefined ? undefined : (map.get(this.ctx.key) as InnerMap | undefined);
+    if (!this.resolved()) this.resolve();
+    const inner = this.inner;
     return inner === undefined ? EMPTY : inner;
+  }
+
+  private resolve(): void {
+    const ctx = this.ctx;
+    const map = this.table.groups[ctx.index];
+    this.inner = map === undefined ? undefined : (map.get(ctx.key) as InnerMap | undefined);
+    this.writable = false;
+    this.resolvedKey = ctx.key;
+    this.resolvedVersion = ctx.version;
+  }
+
+  /** The current key's map, ready to mutate: created, or copied when a snapshot may see it. */
+  private mutable(): InnerMap {
+    const ctx = this.ctx;
+    if (this.resolved()) {
+      if (this.writable) return this.inner!;
+      // Read in this version from the key group's map, which nothing replaced since (another key's
+      // write would have re-resolved this object); unpinned, and the inner map not shared with a
+      // live snapshot, it may be written in place.
+      const inner = this.inner;
+      if (inner !== undefined && this.table.pins[ctx.index] === 0 && !ctx.isShared(inner)) {
+        this.writable = true;
+        return inner;
+      }
+    }
+    const outer = this.table.writable(ctx.index);
+    let inner = outer.get(ctx.key) as InnerMap | undefined;
+    if (inner === undefined || ctx.isShared(inner)) {
+      inner = inner === undefined ? new Map() : new Map(inner);
+      ctx.own(inner);
+      outer.set(ctx.key, inner);
+    }
+    this.inner = inner;
+    this.writable = true;
+    this.resolvedKey = ctx.key;
+    this.resolvedVersion = ctx.version;
+    return inner;
   }
 
   get(key: MapKey): unknown {
@@ -50,31 +109,20 @@ export class HeapMapState implements MapState<MapKey, unknown> {
   }
 
   put(key: MapKey, value: unknown): void {
-    const outer = this.table.writable(this.ctx.index);
-    let inner = outer.get(this.ctx.key) as InnerMap | undefined;
-    if (inner === undefined || this.ctx.isShared(inner)) {
-      inner = inner === undefined ? new Map() : new Map(inner);
-      this.ctx.own(inner);
-      outer.set(this.ctx.key, inner);
-    }
-    inner.set(key, value);
+    this.mutable().set(key, value);
     const listener = this.ctx.listener;
     if (listener !== null) listener.onChange(this.table.name, this.ctx.keyGroup, this.ctx.key, 'mapPut', value, key);
   }
 
   remove(key: MapKey): void {
-    if (!this.current().has(key)) return;
-    const outer = this.table.writable(this.ctx.index);
-    const inner = outer.get(this.ctx.key) as InnerMap;
-    if (inner.size === 1) {
-      outer.delete(this.ctx.key);
-    } else if (this.ctx.isShared(inner)) {
-      const copy = new Map(inner);
-      copy.delete(key);
-      this.ctx.own(copy);
-      outer.set(this.ctx.key, copy);
+    const current = this.current();
+    if (!current.has(key)) return;
+    if (current.size === 1) {
+      this.table.writable(this.ctx.index).delete(this.ctx.key);
+      this.inner = undefined;
+      this.writable = false;
     } else {
-      inner.delete(key);
+      this.mutable().delete(key);
     }
     const listener = this.ctx.listener;
     if (listener !== null) listener.onChange(this.table.name, this.ctx.keyGroup, this.ctx.key, 'mapRemove', undefined, key);
@@ -82,5 +130,9 @@ export class HeapMapState implements MapState<MapKey, unknown> {
 
   clear(): void {
     clearCurrentKey(this.ctx, this.table);
+    this.inner = undefined;
+    this.writable = false;
+    this.resolvedKey = this.ctx.key;
+    this.resolvedVersion = this.ctx.version;
   }
 }

@@ -21,10 +21,20 @@ function setCurrentKey(ctx: KeyContext, table: StateTable, value: unknown): void
   if (ctx.listener !== null) ctx.listener.onChange(table.name, ctx.keyGroup, ctx.key, 'set', value);
 }
 
-/** Stores a value a user function produced; it was made after the latest snapshot, so it is owned. */
-function setOrClear(ctx: KeyContext, table: StateTable, value: unknown): void {
+/**
+ * Stores a value a user function produced from `current` (the stored value, passed through
+ * `protect`); it was made after the latest snapshot, so it is owned. A result that is the stored
+ * value itself (an accumulator mutated in place and returned, a reduce that kept the old value) is
+ * stored under the key already: storing it again would change nothing, so the second map lookup is
+ * skipped. In-place mutation never reaches a snapshot's view: `protect` hands out a copy then.
+ */
+function storeResult(ctx: KeyContext, table: StateTable, current: unknown, value: unknown): void {
   if (value === undefined) {
     clearCurrentKey(ctx, table);
+    return;
+  }
+  if (value === current) {
+    if (ctx.listener !== null) ctx.listener.onChange(table.name, ctx.keyGroup, ctx.key, 'set', value);
     return;
   }
   if (typeof value === 'object' && value !== null) ctx.own(value);
@@ -74,7 +84,7 @@ export class HeapReducingState implements ReducingState<unknown> {
   add(value: unknown): void {
     const current = currentValue(this.ctx, this.table);
     const next = current === undefined ? value : this.reduce(this.ctx.protect(current), value);
-    setOrClear(this.ctx, this.table, next);
+    storeResult(this.ctx, this.table, current, next);
   }
 
   clear(): void {
@@ -99,7 +109,7 @@ export class HeapAggregatingState implements AggregatingState<unknown, unknown> 
     const current = currentValue(this.ctx, this.table);
     // Accumulators are often mutated in place by `add`; protect() keeps a live snapshot's copy intact.
     const acc = current === undefined ? this.aggregate.createAccumulator() : this.ctx.protect(current);
-    setOrClear(this.ctx, this.table, this.aggregate.add(value, acc));
+    storeResult(this.ctx, this.table, current, this.aggregate.add(value, acc));
   }
 
   clear(): void {

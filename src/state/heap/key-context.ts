@@ -13,6 +13,12 @@ export class KeyContext {
   keyGroup: KeyGroup = -1 as KeyGroup;
   /** keyGroup - range.start; -1 until a key is set. */
   index = -1;
+  /**
+   * Bumped whenever what a state object resolved for a key may have changed behind its back: a
+   * snapshot (its maps are pinned from then on), a restore, dispose. A state object may keep what
+   * it looked up for a key while the key and the version stay the same.
+   */
+  version = 0;
   listener: StateChangeListener | null = null;
   /** Snapshots whose sync part ran and whose async part has not released its references. */
   liveSnapshots = 0;
@@ -21,6 +27,7 @@ export class KeyContext {
 
   /** Called by the sync part of a snapshot: from now on every existing container is shared. */
   beginSnapshot(): void {
+    this.version++;
     this.liveSnapshots++;
     this.owned = new WeakSet<object>();
   }
