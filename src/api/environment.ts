@@ -22,6 +22,7 @@ import { JobMaster, type ExecutionHooks } from '../cluster/job-master.ts';
 import type { JobEvent, JobMetrics, JobResult } from '../cluster/job-events.ts';
 import { IndexedSource } from '../connectors/generator/indexed-source.ts';
 import { TextFileSource } from '../connectors/files/text-file-source.ts';
+import { CollectSink } from '../connectors/collect/collect-sink.ts';
 import { buildJobGraph, type JobGraph } from '../graph/job-graph.ts';
 import { LogicalGraph } from '../graph/transformation.ts';
 import { SourceReaderOperator } from '../runtime/operators/source-operator.ts';
@@ -423,6 +424,7 @@ export class StreamEnvironment {
       highestParallelism: Math.max(1, ...graph.vertices.map((v) => v.parallelism)),
       fromJobModule: this.jobModulePath !== null,
       storageIsDirectory: this.options.checkpointStorage !== 'memory',
+      inProcessSinks: graph.vertices.flatMap((v) => v.chain.filter((n) => n.sink instanceof CollectSink).map((n) => n.name)),
     });
   }
 

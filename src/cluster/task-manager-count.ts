@@ -22,6 +22,11 @@ export interface TaskManagerCountInputs {
   readonly fromJobModule: boolean;
   /** Whether checkpoint storage is a directory (not memory). */
   readonly storageIsDirectory: boolean;
+  /**
+   * Names of sinks whose output lives in this process's memory (`CollectSink`): a worker thread's
+   * copy of such a sink would hold the records, where nobody reads them.
+   */
+  readonly inProcessSinks: readonly string[];
 }
 
 /** Where a job's subtasks run. */
@@ -36,8 +41,19 @@ export interface TaskManagerCount {
 
 export function decideTaskManagerCount(i: TaskManagerCountInputs): TaskManagerCount {
   const highest = Math.max(1, i.highestParallelism);
+  if (i.requested !== null && i.requested <= 1) return { taskManagers: 1, why: 'taskManagers: 1', notice: null };
+  if (i.inProcessSinks.length > 0) {
+    const sink = `sink '${i.inProcessSinks[0]}' keeps its results in this process`;
+    return {
+      taskManagers: 1,
+      why: sink,
+      notice:
+        i.requested === null
+          ? null
+          : `taskManagers: ${i.requested}: ${sink} (a CollectSink), where worker threads cannot hand them, so all its subtasks run in this thread`,
+    };
+  }
   if (i.requested !== null) {
-    if (i.requested <= 1) return { taskManagers: 1, why: 'taskManagers: 1', notice: null };
     if (!i.fromJobModule) {
       return {
         taskManagers: 1,

@@ -12,6 +12,7 @@ const MODULE_ON_DISK: TaskManagerCountInputs = {
   highestParallelism: 2,
   fromJobModule: true,
   storageIsDirectory: true,
+  inProcessSinks: [],
 };
 
 const decide = (changes: Partial<TaskManagerCountInputs>) => decideTaskManagerCount({ ...MODULE_ON_DISK, ...changes });
@@ -29,6 +30,14 @@ describe('decideTaskManagerCount', () => {
     expect(decide({ storageIsDirectory: false })).toEqual({ taskManagers: 1, why: 'checkpoints in memory', notice: null });
     expect(decide({ highestParallelism: 1 })).toEqual({ taskManagers: 1, why: 'parallelism 1', notice: null });
     expect(decide({ cores: 1, highestParallelism: 4 })).toEqual({ taskManagers: 1, why: 'one core', notice: null });
+  });
+
+  it('a job with a CollectSink runs in this thread, where its results are read; asked for more, it says why', () => {
+    expect(decide({ inProcessSinks: ['results'] })).toEqual({ taskManagers: 1, why: "sink 'results' keeps its results in this process", notice: null });
+    const asked = decide({ inProcessSinks: ['results'], requested: 2 });
+    expect(asked.taskManagers).toBe(1);
+    expect(asked.notice).toMatch(/^taskManagers: 2: sink 'results' keeps its results in this process \(a CollectSink\)/);
+    expect(decide({ inProcessSinks: ['results'], requested: 1 })).toEqual({ taskManagers: 1, why: 'taskManagers: 1', notice: null });
   });
 
   it('given slots per task manager, starts enough task managers to hold the job', () => {
