@@ -172,7 +172,8 @@ class RemoteAttempt implements AttemptDeployment {
         else if (waiting > 0) {
           waiting = -1;
           reject(new Error(`task manager ${index} died while deploying: ${errorMessage(error)}`, { cause: error }));
-        } else if (this.opening !== null) this.opening.fail(new Error(`task manager ${index} died while opening its subtasks: ${errorMessage(error)}`, { cause: error }));
+        } else if (this.opening !== null)
+          this.opening.fail(new Error(`task manager ${index} died while opening its subtasks: ${errorMessage(error)}`, { cause: error }));
         else this.taskManagerDied(index, error);
       };
       pool.onFailure((index, error) => this.failTaskManager(index, error));
@@ -202,7 +203,7 @@ class RemoteAttempt implements AttemptDeployment {
           firstCheckpointFull,
         });
       });
-      if (this.warm) pool.links.forEach((_, index) => this.heartbeats.heard(index));
+      if (this.warm) for (const index of pool.links.keys()) this.heartbeats.heard(index);
       this.heartbeats.start();
     });
   }
