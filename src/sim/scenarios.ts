@@ -202,7 +202,7 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: Sce
   const tagged = (s: SeqSourceSpec, rate: number) => tagStage(sequenceSource(env, s, rate), s.src, c.variant, log);
   switch (name) {
     case 'split-source': {
-      sinks.splitLogs ??= new SplitLogs(spec.count, spec.keysPerSplit, log, sinks.newestDurable ?? (() => Infinity));
+      sinks.splitLogs ??= new SplitLogs(spec.count, spec.keysPerSplit, log, sinks.newestDurable ?? (() => Infinity), () => sinks.store.committed());
       const { results, late } = splitSourceStage(env, sinks.splitLogs, c.scheduler!, log, mode, c.variant === 'changed');
       results.sinkTo(sinks.forUid('sink')).uid('sink');
       late.sinkTo(sinks.forUid('late-sink')).uid('late-sink');

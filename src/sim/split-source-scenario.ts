@@ -15,9 +15,10 @@
  * - Six lanes: record j of lane s has event time `10 j - 60 s` ± 30 ms, within the 200 ms bound of
  *   its own split, but lanes on one subtask are 120-300 ms apart: with one watermark generator per
  *   subtask (instead of per split) the lane behind is late.
- * - The idle split sends a few records, falls silent until its reader saw no record of it for more
- *   than the idle timeout (so it goes idle and the lanes' windows fire without it), then rejoins
- *   with records ahead of every lane (they are never late: no watermark passes them before they
+ * - The idle split sends a few records and falls silent; its log grows again once a lane window
+ *   far ahead of its watermark was committed, which needs it to have gone idle (or, when the lanes
+ *   fell silent in the same round, after a long silence: `rejoinedBy` says which; without idleness
+ *   it is always the silence). It rejoins with records ahead of every lane (they are never late: no watermark passes them before they
  *   are read, because no lane ends before the idle split is acknowledged to its end in the same
  *   attempt: an ended lane could otherwise let the maximum watermark through).
  * - The idle timeout is long (400 virtual ms) so that a lane stalled behind an aligned checkpoint
@@ -49,6 +50,8 @@ export const SPLIT_LATENESS_MS = 50;
 /** Records of the idle split before it falls silent, and after it rejoins. */
 const IDLE_BEFORE = 8;
 const IDLE_AFTER = 10;
+/** The idle split rejoins after this long without a record of it, if no lane window let it before. */
+const REJOIN_SILENCE_MS = 5 * SPLIT_IDLE_TIMEOUT_MS;
 
 /** One record of a split: its split, its offset in it, its key and event time. */
 export interface SplitRecord {
@@ -80,14 +83,28 @@ export class SplitLogs {
   private readonly assigned = new Map<string, Set<string>>();
   private readonly endedIn = new Map<string, Set<string>>();
   acks = 0;
+  /** Window start (ms) of the first lane windows that fire only once the idle split is idle. */
+  readonly rejoinAfterWindowMs: number;
+  /** Why the idle split's second part was appended (for good: logs only grow); null: not yet. */
+  rejoinedBy: 'idleness' | 'silence' | null = null;
+  /** Every reader's opening: which subtask of which parallelism read which splits from where (tests look at rescales). */
+  readonly openings: Array<{
+    readonly runId: string;
+    readonly subtask: number;
+    readonly parallelism: number;
+    readonly positions: ReadonlyArray<readonly [string, number]>;
+  }> = [];
 
   constructor(
     count: number,
     keysPerSplit: number,
     private readonly log: SequenceLog,
     private readonly newestDurable: () => number,
+    private readonly committed: () => ReadonlyArray<{ readonly record: string }>,
   ) {
-    const perLane = Math.max(20, Math.ceil(count / (LANES + 1)));
+    const perLane = Math.max(60, Math.ceil(count / (LANES + 1)));
+    // Lane windows from here on fire only when the idle split is idle (its watermark is below -100 before it rejoins).
+    this.rejoinAfterWindowMs = Math.floor((10 * perLane - 600) / SPLIT_WINDOW_MS) * SPLIT_WINDOW_MS;
     const logs = new Map<string, Log>();
     for (let s = 0; s < LANES; s++) {
       const id = `lane-${s}`;
@@ -110,18 +127,30 @@ export class SplitLogs {
     this.logs = logs;
   }
 
-  /** Records of split `id` readable from `offset` now: the idle split's second part only once its reader saw it silent long enough. */
+  /**
+   * Records of split `id` readable from `offset` now, `silentMs` after the reader last fetched a
+   * record of the idle split. The idle split's second part is appended to its log once a lane
+   * window starting at `rejoinAfterWindowMs` or later is committed (only the idle split going idle
+   * lets such a window fire before then), or after a long silence: when all of a subtask's splits
+   * fall silent in one periodic round, the subtask goes idle without emitting the lanes' watermark.
+   */
   readableEnd(id: string, offset: number, silentMs: number): number {
     const n = this.logs.get(id)!.records.length;
-    if (id !== IDLE_SPLIT || offset >= IDLE_BEFORE) return n;
-    return silentMs > SPLIT_IDLE_TIMEOUT_MS + 20 ? n : IDLE_BEFORE;
+    if (id !== IDLE_SPLIT || offset > IDLE_BEFORE || this.rejoinedBy !== null) return n;
+    const fired = this.committed().some(({ record }) => {
+      if (!record.startsWith('W|') || record.startsWith('W|i.')) return false;
+      return Number(record.split('|')[2]) >= this.rejoinAfterWindowMs;
+    });
+    this.rejoinedBy = fired ? 'idleness' : silentMs > REJOIN_SILENCE_MS ? 'silence' : null;
+    return this.rejoinedBy !== null ? n : IDLE_BEFORE;
   }
 
-  /** A reader of attempt `runId` opened with these splits. */
-  opened(runId: string, splitIds: readonly string[]): void {
-    let run = this.assigned.get(runId);
-    if (run === undefined) this.assigned.set(runId, (run = new Set()));
-    for (const id of splitIds) run.add(id);
+  /** A reader of subtask `ctx` opened with these splits at these positions. */
+  opened(ctx: RuntimeContext, splits: ReadonlyArray<{ readonly id: string; readonly next: number }>): void {
+    this.openings.push({ runId: ctx.runId, subtask: ctx.subtaskIndex, parallelism: ctx.parallelism, positions: splits.map((s) => [s.id, s.next] as const) });
+    let run = this.assigned.get(ctx.runId);
+    if (run === undefined) this.assigned.set(ctx.runId, (run = new Set()));
+    for (const s of splits) run.add(s.id);
   }
 
   /** A reader of attempt `runId` ended split `id`. */
@@ -189,10 +218,10 @@ class SimSplitReader implements SplitReader<SplitRecord, SourceSplit, number> {
   private turn = 0;
   private closed = false;
   private settle: ((b: SplitBatch<SplitRecord, number> | null) => void) | null = null;
-  /** When this reader last fetched a record of the idle split (or opened). */
-  private idleSeenMs = 0;
   private readonly fetched = new Map<string, number>();
   private readonly acked = new Map<string, number>();
+  /** When this reader last fetched a record of the idle split (or opened). */
+  private idleSeenMs = 0;
 
   constructor(
     private readonly logs: SplitLogs,
@@ -203,10 +232,7 @@ class SimSplitReader implements SplitReader<SplitRecord, SourceSplit, number> {
   async open(assigned: readonly SplitAssignment<SourceSplit, number>[]): Promise<void> {
     this.splits = assigned.map((a) => ({ id: a.split.id, next: a.position }));
     for (const s of this.splits) this.fetched.set(s.id, s.next);
-    this.logs.opened(
-      this.ctx.runId,
-      this.splits.map((s) => s.id),
-    );
+    this.logs.opened(this.ctx, this.splits);
     this.idleSeenMs = this.ctx.clock.now();
   }
 
@@ -226,7 +252,6 @@ class SimSplitReader implements SplitReader<SplitRecord, SourceSplit, number> {
   private next(): SplitBatch<SplitRecord, number> | null {
     const live = this.splits.filter((s) => s.next >= 0);
     if (live.length === 0) return null;
-    const nowMs = this.ctx.clock.now();
     for (let k = 0; k < live.length; k++) {
       const s = live[(this.turn + k) % live.length]!;
       const records = this.logs.logs.get(s.id)!.records;
@@ -237,10 +262,10 @@ class SimSplitReader implements SplitReader<SplitRecord, SourceSplit, number> {
         this.logs.ended(this.ctx.runId, s.id);
         return { splitId: s.id, records: [], positions: [], splitEnded: true };
       }
-      const end = Math.min(this.logs.readableEnd(s.id, s.next, nowMs - this.idleSeenMs), s.next + 1 + (s.next % 4));
+      const end = Math.min(this.logs.readableEnd(s.id, s.next, this.ctx.clock.now() - this.idleSeenMs), s.next + 1 + (s.next % 4));
       if (end <= s.next) continue;
       this.turn = (this.turn + k + 1) % live.length;
-      if (s.id === IDLE_SPLIT) this.idleSeenMs = nowMs;
+      if (s.id === IDLE_SPLIT) this.idleSeenMs = this.ctx.clock.now();
       const batch = records.slice(s.next, end);
       const positions = batch.map((r) => r.offset + 1);
       s.next = end;
