@@ -13,14 +13,14 @@
  * interleaving, faults, restores and rescales (so each window fires once with the value of the
  * fault-free run, and the late side output stays empty):
  * - Six lanes: record j of lane s has event time `10 j - 60 s` ± 30 ms, within the 200 ms bound of
- *   its own split, but lanes on one subtask are 120-300 ms apart: with one watermark generator per
- *   subtask (instead of per split) the lane behind is late.
+ *   its own split, but lanes on one subtask are 60-300 ms apart (120-300 at parallelism 2 to 4): with
+ *   one watermark generator per subtask (instead of per split) the lane behind is late.
  * - The idle split sends a few records and falls silent; its log grows again once a lane window
  *   far ahead of its watermark was committed, which needs it to have gone idle (or, when the lanes
  *   fell silent in the same round, after a long silence: `rejoinedBy` says which; without idleness
- *   it is always the silence). It rejoins with records ahead of every lane (they are never late: no watermark passes them before they
- *   are read, because no lane ends before the idle split is acknowledged to its end in the same
- *   attempt: an ended lane could otherwise let the maximum watermark through).
+ *   it is always the silence). It rejoins with records ahead of every lane. They are never late:
+ *   no watermark passes them before they are read, because no lane ends before the idle split is
+ *   acknowledged to its end in the same attempt (an ended lane could let the maximum through).
  * - The idle timeout is long (400 virtual ms) so that a lane stalled behind an aligned checkpoint
  *   or backpressure does not go idle: a lane behind by more than the bound that went idle and sent
  *   again would be late, correctly, but at a moment that depends on the interleaving.
