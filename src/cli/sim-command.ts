@@ -6,7 +6,7 @@
 import type { OutputRule } from '../sim/checkers/exactly-once.ts';
 import { SIM_MODES, type SimJob, type SimMode } from '../sim/run-seed.ts';
 import { describeRecovery, describeTaskManagerShares, exitCodeFor, runSeeds } from '../sim/runner.ts';
-import { SCENARIOS, type ScenarioName } from '../sim/scenarios.ts';
+import { JOB_ONLY_SCENARIOS, SCENARIOS, type ScenarioName } from '../sim/scenarios.ts';
 import { UsageError } from './exit.ts';
 import { loadJobModule, type JobModule } from './load-job-module.ts';
 import { systemClock } from '../core/adapters.ts';
@@ -24,8 +24,9 @@ export interface SimFlags {
 
 async function resolveJob(job: string | undefined): Promise<SimJob | undefined> {
   if (job === undefined) return undefined;
-  if ((SCENARIOS as readonly string[]).includes(job)) return job as ScenarioName;
-  if (!/[/\\]|\.[cm]?[jt]s$/.test(job)) throw new UsageError(`--job: '${job}' is neither a built-in scenario (${SCENARIOS.join(', ')}) nor a job module path`);
+  const builtIn: readonly string[] = [...SCENARIOS, ...JOB_ONLY_SCENARIOS];
+  if (builtIn.includes(job)) return job as ScenarioName;
+  if (!/[/\\]|\.[cm]?[jt]s$/.test(job)) throw new UsageError(`--job: '${job}' is neither a built-in scenario (${builtIn.join(', ')}) nor a job module path`);
   const module = await loadJobModule(job);
   return { name: module.name, path: module.path, options: module.options, build: module.build, outputRule: outputRuleOf(module) };
 }

@@ -18,8 +18,10 @@ import { seqRecord, type SeqRecord, type SeqSourceSpec } from './sequence-source
 import { stateKindsFunction } from './state-kinds.ts';
 import { type WindowScenario, windowSource, windowStage } from './window-scenarios.ts';
 import { bucketSumsFunction, eventTimeOf, eventTimeStrategy, idleSource, timedSource } from './event-time-scenario.ts';
+import { SplitLogs, splitSourceStage } from './split-source-scenario.ts';
+import type { Scheduler } from '../core/time.ts';
 
-export type ScenarioName = 'keyed-counts' | 'join' | 'union' | 'file-sink' | 'state-kinds' | 'event-time' | WindowScenario;
+export type ScenarioName = 'keyed-counts' | 'join' | 'union' | 'file-sink' | 'state-kinds' | 'event-time' | WindowScenario | 'split-source';
 export const SCENARIOS: readonly ScenarioName[] = [
   'keyed-counts',
   'join',
@@ -31,6 +33,8 @@ export const SCENARIOS: readonly ScenarioName[] = [
   'window-sliding',
   'window-session',
 ];
+/** Built-in scenarios run only when named (`--job`), not in the default rotation of seeds. */
+export const JOB_ONLY_SCENARIOS: readonly ScenarioName[] = ['split-source'];
 
 /**
  * The job as first deployed, or as changed between a savepoint and its resume: an operator added
@@ -79,11 +83,13 @@ export const KEYED_UID = 'sim-keyed';
 export class ScenarioSinks {
   readonly ledger: CommitLedger;
   readonly store: ExternalTransactionStore;
+  /** The split-source scenario's source side (split-source-scenario.ts), made by its first process. */
+  splitLogs: SplitLogs | null = null;
 
   /** `newestDurable`: the newest checkpoint or savepoint id whose `_metadata` is on the disk. */
   constructor(
     readonly fileDir: string | null,
-    newestDurable?: () => number,
+    readonly newestDurable?: () => number,
   ) {
     this.ledger = new CommitLedger(newestDurable);
     this.store = new ExternalTransactionStore(this.ledger);
@@ -185,6 +191,8 @@ export interface ScenarioContext {
   readonly mode: SequenceMode;
   readonly sinks: ScenarioSinks;
   readonly variant: JobVariant;
+  /** The process's scheduler (sources that fetch asynchronously, as the split-source scenario's). */
+  readonly scheduler?: Scheduler;
 }
 
 export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: ScenarioContext): BuiltScenario {
@@ -193,6 +201,13 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: Sce
   const committed = () => sinks.committed(false);
   const tagged = (s: SeqSourceSpec, rate: number) => tagStage(sequenceSource(env, s, rate), s.src, c.variant, log);
   switch (name) {
+    case 'split-source': {
+      sinks.splitLogs ??= new SplitLogs(spec.count, spec.keysPerSplit, log, sinks.newestDurable ?? (() => Infinity), () => sinks.store.committed());
+      const { results, late } = splitSourceStage(env, sinks.splitLogs, c.scheduler!, log, mode, c.variant === 'changed');
+      results.sinkTo(sinks.forUid('sink')).uid('sink');
+      late.sinkTo(sinks.forUid('late-sink')).uid('late-sink');
+      return { sources: [], keyed: null, committed };
+    }
     case 'window-tumbling':
     case 'window-sliding':
     case 'window-session': {

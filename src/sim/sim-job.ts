@@ -4,6 +4,7 @@
  * the seed's external store).
  */
 import { StreamEnvironment } from '../api/environment.ts';
+import type { Scheduler } from '../core/time.ts';
 import type { StreamEnvironmentOptions } from '../api/options.ts';
 import type { OutputRule } from './checkers/exactly-once.ts';
 import { guarantee, type SeedKnobs, type SimBackend, type SimMode } from './knobs.ts';
@@ -76,6 +77,7 @@ export async function buildJob(
   log: SequenceLog,
   sinks: ScenarioSinks,
   variant: JobVariant,
+  scheduler?: Scheduler,
 ): Promise<BuiltScenario> {
   if (typeof job !== 'string') {
     await job.build(env);
@@ -89,5 +91,5 @@ export async function buildJob(
     ratePerSec: k.source.ratePerSec,
     idleAfterMs: Math.max(1, k.source.durationMs * 0.7),
   };
-  return buildScenario(job, env, { spec, log, mode: guarantee(k.mode) === 'exactly-once' ? 'exact' : 'no-skip', sinks, variant });
+  return buildScenario(job, env, { spec, log, mode: guarantee(k.mode) === 'exactly-once' ? 'exact' : 'no-skip', sinks, variant, scheduler });
 }

@@ -244,7 +244,7 @@ export class SimRun {
     );
     try {
       const env = environmentFor(this.k, this.job, spec.parallelism);
-      const scenario = await buildJob(this.job, env, this.k, this.log, this.sinks, spec.variant);
+      const scenario = await buildJob(this.job, env, this.k, this.log, this.sinks, spec.variant, process);
       const client = await env.executeAsync('sim', {
         env: process.environment,
         faults: this.taskFaults,

@@ -90,6 +90,12 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     mode: 'unaligned',
     bug: 'a delayed trigger reached a source after the trigger of the next checkpoint: the source emitted barrier 13 after barrier 14, and its consumer waited for the final checkpoint for ever (liveness)',
   },
+  {
+    seed: 2064,
+    job: 'split-source',
+    mode: 'at-least-once',
+    bug: "scenario: at-least-once snapshots the window operator with watermarks from after a source's barrier; records replayed behind it were (correctly) late and their windows fired without them, which the per-window comparison called lost",
+  },
 ];
 
 describe('simulator regression seeds', () => {
