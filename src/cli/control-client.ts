@@ -81,6 +81,9 @@ export function callControl(target: ControlTarget, method: 'GET' | 'POST', route
       url,
       {
         method,
+        // Not the global agent: Node 20's keeps sockets alive with a 5 s idle timeout, which fired on
+        // a cancel waiting out a subtask stuck in user code (up to cancellationTimeoutMs).
+        agent: false,
         ...(method === 'GET' ? { timeout: STATUS_TIMEOUT_MS } : {}),
         headers: {
           ...(method === 'POST' ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),

@@ -62,13 +62,13 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .option('--checkpoint-interval <ms>', 'milliseconds between checkpoints', positiveInt('checkpoint interval'))
     .option(
       '--task-managers <n>',
-      "run the subtasks in n task managers, each a worker thread (above 1: needs --checkpoint-dir; default: the module's options, else 1)",
-      positiveInt('--task-managers'),
+      "run the subtasks in n task managers, each a worker thread (above 1: needs --checkpoint-dir; default: the module's options, else one per core with --checkpoint-dir, capped at the parallelism; 1: all in this thread)",
+      positiveInt('the number of task managers'),
     )
     .option(
       '--slots-per-task-manager <m>',
       'slots per task manager, each holding subtask i of every operator (task managers x slots must reach the parallelism; default: as many as needed)',
-      positiveInt('--slots-per-task-manager'),
+      positiveInt('the number of slots'),
     )
     .option('--from <checkpoint>', 'start from a checkpoint, savepoint or job checkpoint directory (its newest that verifies)')
     .option('--allow-non-restored-state', 'allow state in --from that no operator of the job claims')

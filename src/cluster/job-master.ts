@@ -410,7 +410,7 @@ export class JobMaster {
       // A configuration error (a missing directory an option names) comes back on every retry.
       const hopeless = err instanceof JobFailedError || err instanceof RestoreError || err instanceof ConfigError;
       const decision = hopeless
-        ? { restart: false as const, why: 'restoring cannot succeed by retrying' }
+        ? { restart: false as const, why: 'this failure would come back on every retry (a job that cannot be built or restored, or a configuration error)' }
         : decideRestart(this.cfg.restartStrategy, this.restarts);
       this.recordFailure(attempt, cause, decision.restart);
       if (!decision.restart) {

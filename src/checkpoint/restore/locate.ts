@@ -10,6 +10,9 @@ import type { SnapshotPathProbe, SnapshotReader } from '../../storage/storage.ts
 import type { CheckpointMetadata } from '../metadata/metadata.ts';
 import { readMetadataAt } from '../metadata/read.ts';
 
+/** What a job directory without a completed checkpoint means for a person resuming from it. */
+const NOTHING_TO_RESUME = ' (a run stopped before its first checkpoint completed left nothing to resume: start the job without --from)';
+
 /** The directory holding `_metadata` for the probed path; a path naming no snapshot is MISSING_FILE naming it. */
 export function snapshotLocationOf(probe: SnapshotPathProbe): string {
   const p = probe.path;
@@ -24,10 +27,11 @@ export function snapshotLocationOf(probe: SnapshotPathProbe): string {
   if (complete.length > 0) return complete[complete.length - 1]!.location;
   if (chks.length > 0) {
     const dirs = chks.length === 1 ? 'directory has' : 'directories have';
-    throw new StorageError('MISSING_FILE', p, `no completed checkpoint: ${chks.length} checkpoint ${dirs} no ${METADATA_FILE_NAME}`);
+    throw new StorageError('MISSING_FILE', p, `no completed checkpoint: ${chks.length} checkpoint ${dirs} no ${METADATA_FILE_NAME}${NOTHING_TO_RESUME}`);
   }
-  const what = parseCheckpointDirName(baseName(p)) !== null ? 'incomplete checkpoint' : 'not a checkpoint';
-  throw new StorageError('MISSING_FILE', p, `${what}: no ${METADATA_FILE_NAME} in this directory`);
+  if (parseCheckpointDirName(baseName(p)) !== null)
+    throw new StorageError('MISSING_FILE', p, `incomplete checkpoint: no ${METADATA_FILE_NAME} in this directory`);
+  throw new StorageError('MISSING_FILE', p, `not a checkpoint: no ${METADATA_FILE_NAME} in this directory and no completed chk-<n> in it${NOTHING_TO_RESUME}`);
 }
 
 /** The directory holding `_metadata` for a path a person gave (see `snapshotLocationOf`); the file system by default. */

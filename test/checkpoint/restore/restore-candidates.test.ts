@@ -45,6 +45,8 @@ describe('snapshotLocationOf', () => {
       [dir(JOB_DIR, false, [chk(3, false), chk(4, false)]), 'no completed checkpoint: 2 checkpoint directories have no _metadata'],
       [dir('/ck/job-a/chk-3', false), 'incomplete checkpoint: no _metadata in this directory'],
       [dir('/tmp/empty', false), 'not a checkpoint: no _metadata in this directory'],
+      [dir('/ck/job-killed-early', false), 'left nothing to resume: start the job without --from'],
+      [dir(JOB_DIR, false, [chk(1, false)]), 'left nothing to resume: start the job without --from'],
     ];
     for (const [probe, message] of cases) {
       const err = thrown(() => snapshotLocationOf(probe));
