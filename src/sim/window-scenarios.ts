@@ -8,6 +8,23 @@
  * the 100 ms allowed lateness of some windows: late firings) and every 53rd 1,000 ms behind (too
  * late for every window: the side output). So each (key, window) firing and each late record is
  * the same in every run: the committed output is compared, as a multiset, with the fault-free run.
+ *
+ * In the exactly-once modes an idle partition joins the window operator's input (under
+ * at-least-once the unaligned barriers of a second input would let records be counted twice, as
+ * at-least-once allows, and the sums would differ from the fault-free run's): a second source (one split, keys
+ * `i0.*`) with `withIdleness` that sends a record `afterMs` of virtual time after each (re)start and
+ * then every `afterMs`, three in all, and is idle in between. Its records and its watermark are
+ * 1,000,000 ms behind, so after it went idle once it rejoins behind the combined watermark and never
+ * counts in it again (watermark-valve.ts): from then on the window operator's watermark is the timed
+ * split's alone. Until it first goes idle (5 virtual ms after it starts, at the next periodic tick),
+ * a fresh channel from it holds the watermark back; the timed split emits nothing for 30 virtual
+ * ms after each (re)start, so its records meet a watermark that idleness released, as in a run
+ * without the idle partition. (Records of the timed split replayed from in-flight channel state
+ * after a restore are not delayed.) Were idleness not honoured after a start or a restore, no
+ * window would fire until the end of input, and late firings and late records would differ from
+ * the fault-free run. The idle partition's own records are late, except one that reaches a window
+ * operator restored (or started) with no watermark yet, before the timed split's first one: that
+ * depends on timing, so their windows and late records are not reported.
  */
 import type { DataStream } from '../api/data-stream.ts';
 import type { StreamEnvironment } from '../api/environment.ts';
@@ -15,7 +32,9 @@ import { OutputTag } from '../runtime/output-tag.ts';
 import { WatermarkStrategy } from '../runtime/time/watermark-strategy.ts';
 import { EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, type WindowAssigner } from '../runtime/windows/assigners.ts';
 import type { TimeWindow } from '../runtime/windows/window.ts';
+import { IndexedSource } from '../connectors/generator/indexed-source.ts';
 import { seqRecord, type SeqRecord, type SeqSourceSpec } from './sequence-source.ts';
+import { DelayedStartSource } from './sim-sources.ts';
 
 export type WindowScenario = 'window-tumbling' | 'window-sliding' | 'window-session';
 
@@ -27,6 +46,16 @@ export interface WindowRecord extends SeqRecord {
 
 export const WINDOW_LATENESS_MS = 100;
 const BOUND_MS = 200;
+/** The timed split waits this long after each (re)start: the idle partition went idle by then. */
+export const WINDOW_START_DELAY_MS = 30;
+/** The idle partition marks itself idle after this long without a record. */
+export const IDLE_PARTITION_TIMEOUT_MS = 5;
+/** Records the idle partition sends in all. */
+export const IDLE_PARTITION_RECORDS = 3;
+/** Source name of the idle partition: its keys start with it. */
+export const IDLE_PARTITION_SRC = 'i';
+/** Event time of the idle partition's records: far behind every watermark the timed split emits. */
+const IDLE_PARTITION_TS = -1_000_000;
 
 /** Event time of record i: on time within ±60 ms, 250 ms behind (every 37th), or 1,000 ms behind (every 53rd). */
 export function windowEventTime(i: number): number {
@@ -47,14 +76,34 @@ function assignerOf(kind: WindowScenario, keysPerSplit: number): WindowAssigner<
   }
 }
 
-/** The timed source: one split, parallelism 1, a watermark after every record. */
-export function windowSource(env: StreamEnvironment, spec: SeqSourceSpec, ratePerSec: number): DataStream<WindowRecord> {
+/** The timed source: one split, parallelism 1, a watermark after every record; nothing for `startDelayMs` after each (re)start. */
+export function windowSource(env: StreamEnvironment, spec: SeqSourceSpec, ratePerSec: number, startDelayMs = 0): DataStream<WindowRecord> {
   const strategy = WatermarkStrategy.forGenerator<WindowRecord>(() => ({
     onEvent: (r, _ts, out) => out.emitWatermark(10 * r.i - BOUND_MS),
     onPeriodicEmit: () => {},
   })).withTimestampAssigner((r) => r.ts);
+  const generated = new IndexedSource(
+    'generate',
+    { count: spec.count, ratePerSec },
+    (i): WindowRecord => ({ ...seqRecord(spec, i), i, ts: windowEventTime(i) }),
+  );
   return env
-    .generate({ count: spec.count, ratePerSec }, (i): WindowRecord => ({ ...seqRecord(spec, i), i, ts: windowEventTime(i) }))
+    .fromSource(startDelayMs > 0 ? new DelayedStartSource(generated, startDelayMs) : generated)
+    .uid(`source-${spec.src}`)
+    .name(`source-${spec.src}`)
+    .setParallelism(1)
+    .assignTimestampsAndWatermarks(strategy)
+    .uid(`timestamps-${spec.src}`)
+    .setParallelism(1);
+}
+
+/** The idle partition: one split sending a record `afterMs` after each (re)start (then another, up to its count), idle in between. */
+export function idlePartitionSource(env: StreamEnvironment, spec: SeqSourceSpec, afterMs: number): DataStream<WindowRecord> {
+  const strategy = WatermarkStrategy.forBoundedOutOfOrderness<WindowRecord>(0)
+    .withTimestampAssigner((r) => r.ts)
+    .withIdleness(IDLE_PARTITION_TIMEOUT_MS);
+  return env
+    .generate({ count: spec.count, ratePerSec: 1000 / afterMs }, (i): WindowRecord => ({ ...seqRecord(spec, i), i, ts: IDLE_PARTITION_TS + i }))
     .uid(`source-${spec.src}`)
     .name(`source-${spec.src}`)
     .setParallelism(1)
@@ -88,12 +137,16 @@ export function windowStage(
       },
       () => ({
         process: (key, ctx, results, out) => {
+          if (key.startsWith(IDLE_PARTITION_SRC)) return;
           for (const [sum, n] of results) out.collect(`W|${key}|${ctx.window.start}|${ctx.window.end}|${sum}|${n}`);
         },
       }),
     )
     .uid(uid)
     .name(kind);
-  const late = results.getSideOutput(lateTag).map((r) => `L|${r.key}|${r.seq}`);
+  const late = results
+    .getSideOutput(lateTag)
+    .filter((r) => r.origin !== IDLE_PARTITION_SRC)
+    .map((r) => `L|${r.key}|${r.seq}`);
   return { results, late };
 }
