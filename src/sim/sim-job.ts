@@ -85,5 +85,5 @@ export async function buildJob(
     ratePerSec: k.source.ratePerSec,
     idleAfterMs: Math.max(1, k.source.durationMs * 0.7),
   };
-  return buildScenario(job, env, { spec, log, mode: guarantee(k.mode) === 'exactly-once' ? 'exact' : 'no-skip', sinks, variant });
+  return buildScenario(job, env, { spec, log, mode: guarantee(k.mode) === 'exactly-once' ? 'exact' : 'no-skip', sinks, variant, checkpointMode: k.mode });
 }
