@@ -261,7 +261,8 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: Sce
       // One split, each key's records in order on one channel; the job stays open until every record is counted in committed output.
       const w: SeqSourceSpec = { src: 'w', splits: 1, keysPerSplit: spec.keysPerSplit, count: spec.count };
       const input = tagStage(processingSource(env, w, spec.ratePerSec), 'w', c.variant, log, 1);
-      const done = () => processingDone(sinks.committed(false), spec.count);
+      const expected = finalCounts(w);
+      const done = () => processingDone(sinks.committed(false), expected);
       processingStages(env, input, done, KEYED_UID).sinkTo(sinks.forUid('sink')).uid('sink');
       return { sources: [{ uid: 'source-w', spec: w }], keyed: null, committed };
     }

@@ -4,7 +4,7 @@ import { runSeeds } from '../../src/sim/runner.ts';
 import { finalCounts } from '../../src/sim/sequence-source.ts';
 import { SimRun } from '../../src/sim/sim-run.ts';
 import { COUNT_SLIDING, COUNT_TUMBLING, GLOBAL_FIRE_EVERY, GLOBAL_PURGE_EVERY } from '../../src/sim/window-count-scenario.ts';
-import { checkProcessingWindows, PT_SLIDING_MS, PT_TUMBLING_MS } from '../../src/sim/window-processing-scenario.ts';
+import { checkProcessingWindows, processingDone, PT_SLIDING_MS, PT_TUMBLING_MS } from '../../src/sim/window-processing-scenario.ts';
 
 const sumRange = (a: number, b: number) => ((a + b) * (b - a + 1)) / 2;
 
@@ -97,6 +97,14 @@ describe('simulator processing-time window scenario (window-processing)', () => 
     const overlap = good.map((l) => (l === 'X|a|20|26|5|6|11|2' ? 'X|a|12|26|5|6|11|2' : l));
     expect(check(overlap).join('\n')).toMatch(/out of order or overlap/);
     expect(check(good.map((l) => (l === 'T|b|0|20|1|2|3|2' ? 'T|b|0|25|1|2|3|2' : l))).join('\n')).toMatch(/not an aligned 20 ms window/);
+  });
+
+  it('keeps the job open until every record is counted, not until the counts add up', () => {
+    expect(processingDone(good, expected)).toBe(true);
+    expect(processingDone(good.slice(1), expected)).toBe(false);
+    // a's record 6 counted twice in tumbling windows cannot stand in for record 1, not counted yet.
+    const unbalanced = good.map((l) => (l === 'T|a|0|20|1|4|10|4' ? 'T|a|0|20|2|4|9|3' : l)).concat('T|a|40|60|6|6|6|1');
+    expect(processingDone(unbalanced, expected)).toBe(false);
   });
 
   it('seeds through every fault and mode pass every checker', async () => {
