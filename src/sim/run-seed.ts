@@ -6,6 +6,7 @@ import { errorMessage } from '../core/errors.ts';
 import { checkRun, type SeedOutcome } from './check-run.ts';
 import { drawKnobs, type SeedKnobs, type SimMode } from './knobs.ts';
 import { jobName, type SimJob } from './sim-job.ts';
+import { scenarioOutputRule } from './scenarios.ts';
 import { SimRun } from './sim-run.ts';
 
 export { guarantee, SIM_MODES, type SimBackend, type SimMode } from './knobs.ts';
@@ -35,5 +36,5 @@ export async function runSeed(seed: number, job: SimJob, mode: SimMode, trace?: 
   const k = knobsFor(seed, job, mode);
   const oracle = await oracleFor(k, job);
   const run = await new SimRun(k, job, true, trace).run();
-  return checkRun(k, run, oracle, typeof job === 'string' ? undefined : job.outputRule);
+  return checkRun(k, run, oracle, typeof job === 'string' ? scenarioOutputRule(job, k.source) : job.outputRule);
 }

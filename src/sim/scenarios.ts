@@ -14,14 +14,37 @@ import type { ListState, ValueState } from '../state/state.ts';
 import { CommitLedger } from './checkers/commit-once.ts';
 import { ExternalTransactionalSink, ExternalTransactionStore } from './external-sink.ts';
 import { observeFileSink } from './observed-file-sink.ts';
-import { seqRecord, type SeqRecord, type SeqSourceSpec } from './sequence-source.ts';
+import { finalCounts, seqRecord, type SeqRecord, type SeqSourceSpec } from './sequence-source.ts';
 import { stateKindsFunction } from './state-kinds.ts';
-import { type WindowScenario, windowSource, windowStage } from './window-scenarios.ts';
+import {
+  IDLE_PARTITION_RECORDS,
+  IDLE_PARTITION_SRC,
+  idlePartitionSource,
+  IdlePartitionOpenings,
+  type WindowScenario,
+  windowSource,
+  windowStage,
+} from './window-scenarios.ts';
 import { bucketSumsFunction, eventTimeOf, eventTimeStrategy, idleSource, timedSource } from './event-time-scenario.ts';
 import { SplitLogs, splitSourceStage } from './split-source-scenario.ts';
 import type { Scheduler } from '../core/time.ts';
 
-export type ScenarioName = 'keyed-counts' | 'join' | 'union' | 'file-sink' | 'state-kinds' | 'event-time' | WindowScenario | 'split-source';
+import { countSource, countWindowStages } from './window-count-scenario.ts';
+import { checkProcessingWindows, processingDone, processingSource, processingStages } from './window-processing-scenario.ts';
+import type { OutputRule } from './checkers/exactly-once.ts';
+import type { SimMode } from './knobs.ts';
+
+export type ScenarioName =
+  | 'keyed-counts'
+  | 'join'
+  | 'union'
+  | 'file-sink'
+  | 'state-kinds'
+  | 'event-time'
+  | WindowScenario
+  | 'window-count'
+  | 'window-processing'
+  | 'split-source';
 export const SCENARIOS: readonly ScenarioName[] = [
   'keyed-counts',
   'join',
@@ -32,6 +55,8 @@ export const SCENARIOS: readonly ScenarioName[] = [
   'window-tumbling',
   'window-sliding',
   'window-session',
+  'window-count',
+  'window-processing',
 ];
 /** Built-in scenarios run only when named (`--job`), not in the default rotation of seeds. */
 export const JOB_ONLY_SCENARIOS: readonly ScenarioName[] = ['split-source'];
@@ -74,6 +99,17 @@ export interface BuiltScenario {
 }
 
 export const KEYED_UID = 'sim-keyed';
+
+/**
+ * How a scenario's committed output is checked: against the fault-free run as a multiset, except
+ * processing-time windows, whose windows depend on arrival times: their own checker
+ * (window-processing-scenario.ts) on the committed output alone.
+ */
+export function scenarioOutputRule(name: ScenarioName, source: { readonly count: number; readonly keysPerSplit: number }): OutputRule {
+  if (name !== 'window-processing') return { kind: 'multiset' };
+  const expected = finalCounts({ src: 'w', splits: 1, keysPerSplit: source.keysPerSplit, count: source.count });
+  return { kind: 'custom', check: (committed, _oracle, guarantee) => checkProcessingWindows(committed[''] ?? [], expected, guarantee) };
+}
 
 /**
  * The external systems a scenario writes to, kept across the processes and runs of one seed (a
@@ -193,6 +229,8 @@ export interface ScenarioContext {
   readonly variant: JobVariant;
   /** The process's scheduler (sources that fetch asynchronously, as the split-source scenario's). */
   readonly scheduler?: Scheduler;
+  /** The seed's checkpointing mode. */
+  readonly checkpointMode: SimMode;
 }
 
 export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: ScenarioContext): BuiltScenario {
@@ -213,10 +251,36 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: Sce
     case 'window-session': {
       // One split: the window operator's watermark at each record is a function of the input order (window-scenarios.ts).
       const w: SeqSourceSpec = { src: 'w', splits: 1, keysPerSplit: spec.keysPerSplit, count: spec.count };
-      const input = tagStage(windowSource(env, w, spec.ratePerSec), 'w', c.variant, log, 1);
+      // And, with aligned exactly-once checkpoints, an idle partition that never holds the watermark
+      // back once idle (window-scenarios.ts says why not in the other modes).
+      const idle: SeqSourceSpec = { src: IDLE_PARTITION_SRC, splits: 1, keysPerSplit: 1, count: IDLE_PARTITION_RECORDS };
+      const withIdle = c.checkpointMode === 'exactly-once';
+      const openings = withIdle ? new IdlePartitionOpenings() : undefined;
+      const timed = tagStage(windowSource(env, w, spec.ratePerSec, openings), 'w', c.variant, log, 1);
+      const input = openings ? timed.union(idlePartitionSource(env, idle, spec.idleAfterMs / 2, openings)) : timed;
       const { results, late } = windowStage(name, input, spec.keysPerSplit, KEYED_UID);
       results.sinkTo(sinks.forUid('sink')).uid('sink');
       late.sinkTo(sinks.forUid('late-sink')).uid('late-sink');
+      return {
+        sources: [{ uid: 'source-w', spec: w }, ...(withIdle ? [{ uid: `source-${IDLE_PARTITION_SRC}`, spec: idle }] : [])],
+        keyed: null,
+        committed,
+      };
+    }
+    case 'window-count': {
+      // One split: a count window's records follow from each key's input order (window-count-scenario.ts).
+      const w: SeqSourceSpec = { src: 'w', splits: 1, keysPerSplit: spec.keysPerSplit, count: spec.count };
+      const input = tagStage(countSource(env, w, spec.ratePerSec), 'w', c.variant, log, 1);
+      countWindowStages(input, KEYED_UID).sinkTo(sinks.forUid('sink')).uid('sink');
+      return { sources: [{ uid: 'source-w', spec: w }], keyed: null, committed };
+    }
+    case 'window-processing': {
+      // One split, each key's records in order on one channel; the job stays open until every record is counted in committed output.
+      const w: SeqSourceSpec = { src: 'w', splits: 1, keysPerSplit: spec.keysPerSplit, count: spec.count };
+      const input = tagStage(processingSource(env, w, spec.ratePerSec), 'w', c.variant, log, 1);
+      const expected = finalCounts(w);
+      const done = () => processingDone(sinks.committed(false), expected);
+      processingStages(env, input, done, KEYED_UID).sinkTo(sinks.forUid('sink')).uid('sink');
       return { sources: [{ uid: 'source-w', spec: w }], keyed: null, committed };
     }
     case 'event-time': {

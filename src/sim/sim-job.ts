@@ -91,5 +91,13 @@ export async function buildJob(
     ratePerSec: k.source.ratePerSec,
     idleAfterMs: Math.max(1, k.source.durationMs * 0.7),
   };
-  return buildScenario(job, env, { spec, log, mode: guarantee(k.mode) === 'exactly-once' ? 'exact' : 'no-skip', sinks, variant, scheduler });
+  return buildScenario(job, env, {
+    spec,
+    log,
+    mode: guarantee(k.mode) === 'exactly-once' ? 'exact' : 'no-skip',
+    sinks,
+    variant,
+    scheduler,
+    checkpointMode: k.mode,
+  });
 }

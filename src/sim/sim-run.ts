@@ -18,6 +18,7 @@ import { filePathsOf } from '../checkpoint/metadata/walk.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import { baseName, checkpointDir, memoryJobDir, metadataPath, parseSavepointDirName } from '../storage/paths.ts';
 import { checkCommits } from './checkers/commit-once.ts';
+import { openWindows } from './checkers/open-windows.ts';
 import { checkSequences } from './checkers/per-key-sequence.ts';
 import { checkSnapshot } from './checkers/snapshot-consistency.ts';
 import { checkStorage } from './checkers/storage.ts';
@@ -61,6 +62,10 @@ export interface RecoveryCounts {
   rollbacks: number;
   rescales: number;
   changedJobResumes: number;
+  /** Savepoints resumed from that held open windows (window contents of some key). */
+  savepointsWithOpenWindows: number;
+  /** Savepoints resumed from that held pending window timers. */
+  savepointsWithWindowTimers: number;
   /** Checkpoints aborted on the embedded incremental backend with two allowed at once. */
   incrementalConcurrentAborts: number;
   /** Complete checkpoints a killed process retained and no later process claimed: left on the disk. */
@@ -79,6 +84,8 @@ export function noRecovery(): RecoveryCounts {
     rollbacks: 0,
     rescales: 0,
     changedJobResumes: 0,
+    savepointsWithOpenWindows: 0,
+    savepointsWithWindowTimers: 0,
     incrementalConcurrentAborts: 0,
     abandonedCheckpoints: 0,
   };
@@ -189,6 +196,7 @@ export class SimRun {
       if (this.settled !== null) {
         if (!('result' in this.settled) || this.savepoint === null || this.resumedFromSavepoint) return;
         this.resumeFromSavepoint(this.savepoint);
+        await this.countOpenWindows(this.savepoint);
         await this.start({
           parallelism: this.k.rescale!.to,
           variant: this.k.rescale!.changeJob ? 'changed' : 'original',
@@ -214,6 +222,15 @@ export class SimRun {
     if (this.k.rescale!.to !== this.k.parallelism) this.recovery.rescales++;
     if (this.k.rescale!.changeJob) this.recovery.changedJobResumes++;
     this.trace?.(`${this.world.now().toFixed(1)}ms resuming from savepoint ${location}`);
+  }
+
+  private async countOpenWindows(location: string): Promise<void> {
+    const disk = new MemoryCheckpointStorage(JOB_ID, { files: this.files });
+    const meta = await readMetadataAt(disk, location).catch(() => null);
+    if (meta === null) return;
+    const open = await openWindows(meta, (h) => disk.readState(h));
+    if (open.keysWithContents > 0) this.recovery.savepointsWithOpenWindows++;
+    if (open.keysWithTimers > 0) this.recovery.savepointsWithWindowTimers++;
   }
 
   /** Starts a new process running the job; it knows only what `spec` and the disk tell it. */

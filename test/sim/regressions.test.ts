@@ -96,6 +96,18 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     mode: 'at-least-once',
     bug: "scenario: at-least-once snapshots the window operator with watermarks from after a source's barrier; records replayed behind it were (correctly) late and their windows fired without them, which the per-window comparison called lost",
   },
+  {
+    seed: 227,
+    job: 'window-sliding',
+    mode: 'exactly-once',
+    bug: "simulator: the window scenarios' idle partition, first designed with records far behind, rejoined the minimum with a record that came before the timed split's first watermark after a resume and held the watermark back: a 1,000 ms late record was put into windows",
+  },
+  {
+    seed: 1047,
+    job: 'window-count',
+    mode: 'aligned-timeout',
+    bug: 'a stop-with-savepoint aborted by a failover while a subtask still uploaded its (file-sized) window state: the late upload no longer found the savepoint pending, wrote into chk-<n> of the checkpoint storage, and nothing deleted it (storage: a file left after the job finished)',
+  },
 ];
 
 describe('simulator regression seeds', () => {

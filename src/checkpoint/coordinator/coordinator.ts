@@ -293,6 +293,10 @@ export class CheckpointCoordinator {
     const target = p.savepointTarget;
     if (target) {
       target.discardIncomplete().catch((err: unknown) => this.ctx.log(`could not clean up savepoint ${target.location}: ${errorMessage(err)}`));
+      // An upload still running for it no longer finds it pending and writes through the checkpoint
+      // storage (`streamFactory`): refuse that and delete what got there, as for a checkpoint
+      // (sim seed 1047, window-count, aligned-timeout, left a file in chk-<n>).
+      this.discard(p.checkpointId);
       this.ctx.log(error.message);
       // A failed stop-with-savepoint after every source ended leaves the final checkpoint still to take.
       this.retryFinalLater();

@@ -245,6 +245,29 @@ describe('CheckpointCoordinator after a failed stop-with-savepoint', () => {
   });
 });
 
+describe('CheckpointCoordinator after an aborted savepoint', () => {
+  it('refuses a late upload of it into the checkpoint directory and leaves no file there (sim seed 1047)', async () => {
+    const t = setup({ intervalMs: 10_000, timeoutMs: 50 });
+    t.coordinator.start();
+    const savepoint = t.coordinator.triggerSavepoint(
+      () => ({
+        location: 'memory:sp',
+        streamFactory: () => ({ checkpointId: checkpointId(1), write: async () => ({ type: 'inline', data: new Uint8Array(0), crc32: 0 }) as never }),
+        commitMetadata: async () => 'memory:sp',
+        discardIncomplete: async () => {},
+      }),
+      false,
+    );
+    t.advance(50); // the savepoint expires while a subtask still uploads
+    await expect(savepoint).rejects.toThrow('checkpoint 1 failed');
+    await flush();
+    // The subtask's upload asks for the stream factory only now: the savepoint is no longer pending.
+    const late = t.coordinator.streamFactory(checkpointId(1)).write('exclusive', 'keyed-op-0', new Uint8Array(4096));
+    await expect(late).rejects.toThrow('aborted and discarded');
+    expect([...t.storage.rawFiles().keys()].filter((f) => f.includes('/chk-1/'))).toEqual([]);
+  });
+});
+
 describe('CompletedCheckpointStore', () => {
   it('returns what falls out of the retained window, oldest first', () => {
     const store = new CompletedCheckpointStore(2);

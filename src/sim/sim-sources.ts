@@ -1,0 +1,98 @@
+/**
+ * Sources the window scenarios add around their sequence sources: one that keeps a job open until
+ * its output is all committed (processing-time windows fire only while the job runs), and wrappers
+ * that start a source only from a given time and that report when a source opens (so a timed split
+ * starts once an idle partition beside it declared itself idle).
+ */
+import type { Collector, RuntimeContext } from '../runtime/functions.ts';
+import { POLL_END, type PollStatus } from '../runtime/operator.ts';
+import type { Source, SourceReader } from '../runtime/source.ts';
+
+/** Virtual ms between two looks at the condition. */
+const HOLD_POLL_MS = 3;
+
+/** Emits nothing and ends once `done()` holds (asked every few virtual ms): keeps the job's inputs open until then. */
+export class HoldOpenSource<T> implements Source<T> {
+  readonly bounded = true;
+  constructor(
+    readonly name: string,
+    private readonly done: () => boolean,
+  ) {}
+
+  createReader(): SourceReader<T> {
+    const done = this.done;
+    return {
+      open() {},
+      poll: (): PollStatus => (done() ? POLL_END : { status: 'wait', delayMs: HOLD_POLL_MS }),
+      snapshotState() {},
+      close() {},
+    };
+  }
+}
+
+/**
+ * `inner`, emitting nothing until the job's clock reaches `startAt(ctx)` for the reader's context
+ * (asked again while it returns null: not known yet).
+ */
+export class DelayedStartSource<T> implements Source<T> {
+  readonly bounded: boolean;
+  readonly name: string;
+  constructor(
+    private readonly inner: Source<T>,
+    private readonly startAt: (ctx: RuntimeContext) => number | null,
+  ) {
+    this.bounded = inner.bounded;
+    this.name = inner.name;
+  }
+
+  createReader(): SourceReader<T> {
+    const reader = this.inner.createReader();
+    const startAt = this.startAt;
+    let ctx: RuntimeContext | null = null;
+    return {
+      open(c: RuntimeContext) {
+        ctx = c;
+        return reader.open(c);
+      },
+      poll(out: Collector<T>, maxRecords: number): PollStatus {
+        const at = startAt(ctx!);
+        const left = at === null ? HOLD_POLL_MS : at - ctx!.clock.now();
+        if (left > 0) return { status: 'wait', delayMs: Math.max(1, Math.ceil(left)) };
+        return reader.poll(out, maxRecords);
+      },
+      snapshotState: (id) => reader.snapshotState(id),
+      notifyCheckpointComplete: (id) => reader.notifyCheckpointComplete?.(id),
+      notifyCheckpointAborted: (id) => reader.notifyCheckpointAborted?.(id),
+      close: () => reader.close(),
+    };
+  }
+}
+
+/** `inner`, reporting each reader's open (its context) to `onOpen`. */
+export class OpenReportingSource<T> implements Source<T> {
+  readonly bounded: boolean;
+  readonly name: string;
+  constructor(
+    private readonly inner: Source<T>,
+    private readonly onOpen: (ctx: RuntimeContext) => void,
+  ) {
+    this.bounded = inner.bounded;
+    this.name = inner.name;
+  }
+
+  createReader(): SourceReader<T> {
+    const reader = this.inner.createReader();
+    const onOpen = this.onOpen;
+    return {
+      open(ctx: RuntimeContext) {
+        onOpen(ctx);
+        return reader.open(ctx);
+      },
+      poll: (out, maxRecords) => reader.poll(out, maxRecords),
+      snapshotState: (id) => reader.snapshotState(id),
+      notifyCheckpointComplete: (id) => reader.notifyCheckpointComplete?.(id),
+      notifyCheckpointAborted: (id) => reader.notifyCheckpointAborted?.(id),
+      close: () => reader.close(),
+    };
+  }
+}
