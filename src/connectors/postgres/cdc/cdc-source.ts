@@ -35,7 +35,7 @@
  */
 import type { RuntimeContext } from '../../../runtime/functions.ts';
 import type { SourceReader } from '../../../runtime/source.ts';
-import type { SplitReader, SplitSource } from '../../../runtime/split-source.ts';
+import type { SourceSplit, SplitReader, SplitSource } from '../../../runtime/split-source.ts';
 import { SplitSourceReader } from '../../../runtime/split-source-reader.ts';
 import { type CdcPosition, START_POSITION } from './cdc-position.ts';
 import { type CdcSplit, PostgresCdcSplitReader } from './cdc-reader.ts';
@@ -46,7 +46,7 @@ import type { ChangeRecord } from './change-record.ts';
 const SLOT_SPLIT: CdcSplit = Object.freeze({ id: SLOT_SPLIT_ID, ordinal: 0 });
 
 /** Captures the changes of PostgreSQL tables (see the module comment). */
-export class PostgresCdcSource implements SplitSource<ChangeRecord, CdcSplit, CdcPosition> {
+export class PostgresCdcSource implements SplitSource<ChangeRecord, SourceSplit, unknown> {
   /** Display name of the source operator. */
   readonly name: string;
   /** Bounded only with `endWhen`. */
@@ -71,17 +71,26 @@ export class PostgresCdcSource implements SplitSource<ChangeRecord, CdcSplit, Cd
     this.idlePollMs = this.settings.idleWaitMs;
   }
 
-  /** The one split, the replication slot (ordinal 0: subtask 0 reads it). */
+  /**
+   * The one split, the replication slot (ordinal 0: subtask 0 reads it).
+   * @internal called by the split-source runtime
+   */
   enumerateSplits(): readonly CdcSplit[] {
     return [SLOT_SPLIT];
   }
 
-  /** No slot yet: the reader creates it (or, restoring a checkpoint of format 1, converts its position). */
+  /**
+   * No slot yet: the reader creates it (or, restoring a checkpoint of format 1, converts its position).
+   * @internal called by the split-source runtime
+   */
   initialPosition(): CdcPosition {
     return START_POSITION;
   }
 
-  /** A split reader for subtask 0 and one attempt. */
+  /**
+   * A split reader for subtask 0 and one attempt.
+   * @internal called by the split-source runtime
+   */
   createSplitReader(ctx: RuntimeContext): SplitReader<ChangeRecord, CdcSplit, CdcPosition> {
     return new PostgresCdcSplitReader(this.settings, ctx, this.intakeChanges);
   }
