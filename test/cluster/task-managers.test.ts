@@ -185,8 +185,13 @@ describe('task managers on worker threads (issue 11)', () => {
     expect(master!.tasks.filter((t) => t.name.startsWith('keyed-process'))).toHaveLength(0); // torn down
     // Both task managers answered the cancel: the watchdog terminated none.
     expect(events.filter((e) => e.type === 'log' && e.message.includes('cancellationTimeoutMs'))).toEqual([]);
-    expect(Math.max(...gaps)).toBeLessThanOrEqual(bound);
-    expect(Math.min(...gaps)).toBeGreaterThan(0);
+    // Each task manager reports its figures every 100 ms on its own, so one sample may pair a
+    // producer's figure with a consumer's up to an interval older or newer: allow what both sinks
+    // (200 us a record) take in two intervals. Without backpressure the gap would be millions.
+    const staleness = 2 * 2 * (100_000 / 200);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(bound + staleness);
+    // Records in flight: some sample shows them.
+    expect(Math.max(...gaps)).toBeGreaterThan(0);
   });
 
   it('savepoints on worker task managers: a savepoint, a stop-with-savepoint, and a resume at parallelism 3 on two task managers, exactly once', async () => {

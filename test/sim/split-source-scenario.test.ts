@@ -83,8 +83,10 @@ describe('simulator split-source scenario', () => {
   });
 
   it('a rescale through a savepoint moves splits to other subtasks with their positions', async () => {
-    // Seed 19 (exactly-once, two task managers, a kill): parallelism 2, stopped with a savepoint and resumed at 4.
-    const k = knobsFor(19, 'split-source', 'exactly-once');
+    // Seed 18 (exactly-once): parallelism 2, stopped with a savepoint and resumed at 4. (Seed 19 did
+    // until the task managers' changes of 2026-12-01 moved its trace: its faults now keep it
+    // restarting until the savepoint's moment has passed.)
+    const k = knobsFor(18, 'split-source', 'exactly-once');
     expect(k.rescale && [k.parallelism, k.rescale.to]).toEqual([2, 4]);
     const run = new SimRun(k, 'split-source', true);
     const record = await run.run();

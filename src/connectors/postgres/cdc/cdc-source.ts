@@ -34,8 +34,8 @@
  * state `postgres-cdc-position` (format 1): a restore from one converts it (cdc-position-v1.ts).
  */
 import type { RuntimeContext } from '../../../runtime/functions.ts';
-import type { SourceReader } from '../../../runtime/source.ts';
-import type { SourceSplit, SplitReader, SplitSource } from '../../../runtime/split-source.ts';
+import type { Source, SourceReader } from '../../../runtime/source.ts';
+import type { SplitReader } from '../../../runtime/split-source.ts';
 import { SplitSourceReader } from '../../../runtime/split-source-reader.ts';
 import { type CdcPosition, START_POSITION } from './cdc-position.ts';
 import { type CdcSplit, PostgresCdcSplitReader } from './cdc-reader.ts';
@@ -45,8 +45,11 @@ import type { ChangeRecord } from './change-record.ts';
 
 const SLOT_SPLIT: CdcSplit = Object.freeze({ id: SLOT_SPLIT_ID, ordinal: 0 });
 
-/** Captures the changes of PostgreSQL tables (see the module comment). */
-export class PostgresCdcSource implements SplitSource<ChangeRecord, SourceSplit, unknown> {
+/**
+ * Captures the changes of PostgreSQL tables (see the module comment). A `SplitSource` with one
+ * split, the replication slot; its split-source methods are called by the runtime only.
+ */
+export class PostgresCdcSource implements Source<ChangeRecord> {
   /** Display name of the source operator. */
   readonly name: string;
   /** Bounded only with `endWhen`. */
