@@ -17,7 +17,7 @@ import { GlobalWindows, type WindowAssigner } from '../runtime/windows/assigners
 import type { Trigger, TriggerResult } from '../runtime/windows/trigger.ts';
 import type { ProcessWindowFunction } from '../runtime/windows/window-functions.ts';
 import type { GlobalWindow } from '../runtime/windows/window.ts';
-import type { AggregateFunction } from '../state/descriptors.ts';
+import { type Span, spanAggregate } from './window-span.ts';
 import { ValueStateDescriptor } from '../state/descriptors.ts';
 import { seqRecord, type SeqRecord, type SeqSourceSpec } from './sequence-source.ts';
 
@@ -27,16 +27,6 @@ export const COUNT_SLIDING: readonly [size: number, slide: number] = [5, 2];
 export const GLOBAL_FIRE_EVERY = 3;
 /** ...and fires and purges at every one divisible by this. */
 export const GLOBAL_PURGE_EVERY = 10;
-
-/** Count, first and last sequence number, and their sum: what a line says about a window's records. */
-type Span = [n: number, first: number, last: number, sum: number];
-
-const span: AggregateFunction<SeqRecord, Span, Span> = {
-  createAccumulator: () => [0, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 0],
-  add: (r, [n, first, last, sum]) => [n + 1, Math.min(first, r.seq), Math.max(last, r.seq), sum + r.seq],
-  getResult: (acc) => acc,
-  merge: ([n1, f1, l1, s1], [n2, f2, l2, s2]) => [n1 + n2, Math.min(f1, f2), Math.max(l1, l2), s1 + s2],
-};
 
 function spanLine(tag: string): () => ProcessWindowFunction<Span, string, string, GlobalWindow> {
   return () => ({
@@ -89,8 +79,8 @@ export function countSource(env: StreamEnvironment, spec: SeqSourceSpec, ratePer
  */
 export function countWindowStages(input: DataStream<SeqRecord>, uid: string): DataStream<string> {
   const keyed = input.keyBy((r) => r.key);
-  const tumbling = keyed.countWindow(COUNT_TUMBLING).aggregate(span, spanLine('C')).uid(uid).name('count-tumbling');
-  const sliding = keyed.countWindow(COUNT_SLIDING[0], COUNT_SLIDING[1]).aggregate(span, spanLine('S')).uid(`${uid}-sliding`).name('count-sliding');
+  const tumbling = keyed.countWindow(COUNT_TUMBLING).aggregate(spanAggregate, spanLine('C')).uid(uid).name('count-tumbling');
+  const sliding = keyed.countWindow(COUNT_SLIDING[0], COUNT_SLIDING[1]).aggregate(spanAggregate, spanLine('S')).uid(`${uid}-sliding`).name('count-sliding');
   const global = keyed
     .window(GlobalWindows.create() as WindowAssigner<SeqRecord, GlobalWindow>)
     .trigger(punctuationTrigger)

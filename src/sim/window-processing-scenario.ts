@@ -37,7 +37,7 @@ import {
 } from '../runtime/windows/assigners.ts';
 import type { ProcessWindowFunction } from '../runtime/windows/window-functions.ts';
 import type { TimeWindow } from '../runtime/windows/window.ts';
-import type { AggregateFunction } from '../state/descriptors.ts';
+import { type Span, spanAggregate } from './window-span.ts';
 import type { Guarantee } from './checkers/exactly-once.ts';
 import { HoldOpenSource } from './sim-sources.ts';
 import { seqRecord, type SeqRecord, type SeqSourceSpec } from './sequence-source.ts';
@@ -49,15 +49,6 @@ export const PT_SESSION_GAP_MS = 4;
 type Kind = 'T' | 'S' | 'X';
 /** Windows each record belongs to, per kind. */
 const COVER: Readonly<Record<Kind, number>> = { T: 1, S: PT_SLIDING_MS[0] / PT_SLIDING_MS[1], X: 1 };
-
-type Span = [n: number, first: number, last: number, sum: number];
-
-const span: AggregateFunction<SeqRecord, Span, Span> = {
-  createAccumulator: () => [0, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 0],
-  add: (r, [n, first, last, sum]) => [n + 1, Math.min(first, r.seq), Math.max(last, r.seq), sum + r.seq],
-  getResult: (acc) => acc,
-  merge: ([n1, f1, l1, s1], [n2, f2, l2, s2]) => [n1 + n2, Math.min(f1, f2), Math.max(l1, l2), s1 + s2],
-};
 
 function lines(kind: Kind): () => ProcessWindowFunction<Span, string, string, TimeWindow> {
   return () => ({
@@ -100,7 +91,7 @@ export function processingStages(env: StreamEnvironment, input: DataStream<SeqRe
   const hold = env.fromSource(new HoldOpenSource<SeqRecord>('hold-open', done)).uid('source-hold').setParallelism(1);
   const keyed = input.union(hold).keyBy((r) => r.key);
   const stage = (kind: Kind, assigner: WindowAssigner<SeqRecord, TimeWindow>, stageUid: string, name: string) =>
-    keyed.window(assigner).aggregate(span, lines(kind)).uid(stageUid).name(name);
+    keyed.window(assigner).aggregate(spanAggregate, lines(kind)).uid(stageUid).name(name);
   const tumbling = stage('T', TumblingProcessingTimeWindows.of(PT_TUMBLING_MS), uid, 'processing-tumbling');
   const sliding = stage('S', SlidingProcessingTimeWindows.of(PT_SLIDING_MS[0], PT_SLIDING_MS[1]), `${uid}-sliding`, 'processing-sliding');
   const sessions = stage('X', ProcessingTimeSessionWindows.withGap(PT_SESSION_GAP_MS), `${uid}-session`, 'processing-session');

@@ -42,6 +42,7 @@ import type { DataStream } from '../api/data-stream.ts';
 import type { StreamEnvironment } from '../api/environment.ts';
 import type { RuntimeContext } from '../runtime/functions.ts';
 import { OutputTag } from '../runtime/output-tag.ts';
+import type { Source } from '../runtime/source.ts';
 import { WatermarkStrategy } from '../runtime/time/watermark-strategy.ts';
 import { EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, type WindowAssigner } from '../runtime/windows/assigners.ts';
 import type { TimeWindow } from '../runtime/windows/window.ts';
@@ -117,14 +118,7 @@ export function windowSource(env: StreamEnvironment, spec: SeqSourceSpec, ratePe
     { count: spec.count, ratePerSec },
     (i): WindowRecord => ({ ...seqRecord(spec, i), i, ts: windowEventTime(i) }),
   );
-  return env
-    .fromSource(openings ? new DelayedStartSource(generated, (ctx) => openings.timedStartAt(ctx)) : generated)
-    .uid(`source-${spec.src}`)
-    .name(`source-${spec.src}`)
-    .setParallelism(1)
-    .assignTimestampsAndWatermarks(strategy)
-    .uid(`timestamps-${spec.src}`)
-    .setParallelism(1);
+  return oneSplit(env, openings ? new DelayedStartSource(generated, (ctx) => openings.timedStartAt(ctx)) : generated, spec, strategy);
 }
 
 /** The idle partition: one split sending a record `afterMs` after each (re)start (then another, up to its count), idle in between. */
@@ -145,8 +139,18 @@ export function idlePartitionSource(env: StreamEnvironment, spec: SeqSourceSpec,
       ts: IDLE_PARTITION_TS + i,
     }),
   );
+  return oneSplit(env, new OpenReportingSource(generated, (ctx) => openings.opened(ctx)), spec, strategy);
+}
+
+/** A source of one split (parallelism 1) and its timestamps, with the uids the scenarios' savepoints rely on. */
+function oneSplit(
+  env: StreamEnvironment,
+  source: Source<WindowRecord>,
+  spec: SeqSourceSpec,
+  strategy: WatermarkStrategy<WindowRecord>,
+): DataStream<WindowRecord> {
   return env
-    .fromSource(new OpenReportingSource(generated, (ctx) => openings.opened(ctx)))
+    .fromSource(source)
     .uid(`source-${spec.src}`)
     .name(`source-${spec.src}`)
     .setParallelism(1)

@@ -3,9 +3,9 @@
  * assigns timestamps, feeds the generator, asks it for periodic watermarks through the mailbox,
  * tracks idleness, and forwards only increasing watermarks downstream.
  */
-import type { Cancellable } from '../../core/time.ts';
 import { MAX_WATERMARK, MIN_WATERMARK } from '../../core/watermark.ts';
 import type { OperatorContext, Output } from '../operator.ts';
+import { PeriodicRounds } from './periodic-rounds.ts';
 import type { TimestampAssigner, WatermarkGenerator, WatermarkOutput, WatermarkStrategy } from './watermark-strategy.ts';
 
 export class WatermarkEmission<T> implements WatermarkOutput {
@@ -15,8 +15,7 @@ export class WatermarkEmission<T> implements WatermarkOutput {
   private lastEmittedMs = MIN_WATERMARK;
   private idle = false;
   private lastActivityMs: number;
-  private periodic: Cancellable | null = null;
-  private stopped = false;
+  private readonly rounds: PeriodicRounds;
 
   constructor(
     strategy: WatermarkStrategy<T>,
@@ -26,21 +25,14 @@ export class WatermarkEmission<T> implements WatermarkOutput {
     this.assigner = strategy.timestampAssigner;
     this.idleTimeoutMs = strategy.idleTimeoutMs;
     this.lastActivityMs = ctx.processingTime.now();
+
+    this.rounds = new PeriodicRounds(ctx.processingTime, ctx.autoWatermarkIntervalMs, () => this.onPeriodic());
   }
 
   /** Starts periodic emission (and idleness checks). */
   start(): void {
     if (this.generator === null && this.idleTimeoutMs === null) return;
-    this.schedule();
-  }
-
-  private schedule(): void {
-    const pt = this.ctx.processingTime;
-    this.periodic = pt.scheduleAt(pt.now() + this.ctx.autoWatermarkIntervalMs, () => {
-      if (this.stopped) return;
-      this.onPeriodic();
-      this.schedule();
-    });
+    this.rounds.start();
   }
 
   private onPeriodic(): void {
@@ -68,14 +60,14 @@ export class WatermarkEmission<T> implements WatermarkOutput {
   }
 
   emitWatermark(watermarkMs: number): void {
-    if (this.stopped || !(watermarkMs > this.lastEmittedMs)) return;
+    if (this.rounds.stopped || !(watermarkMs > this.lastEmittedMs)) return;
     if (this.idle) this.markActive();
     this.lastEmittedMs = watermarkMs;
     this.ctx.output.emitWatermark(watermarkMs);
   }
 
   markIdle(): void {
-    if (this.idle || this.stopped) return;
+    if (this.idle || this.rounds.stopped) return;
     this.idle = true;
     this.ctx.output.emitWatermarkStatus(true);
   }
@@ -95,8 +87,6 @@ export class WatermarkEmission<T> implements WatermarkOutput {
   }
 
   stop(): void {
-    this.stopped = true;
-    this.periodic?.cancel();
-    this.periodic = null;
+    this.rounds.stop();
   }
 }

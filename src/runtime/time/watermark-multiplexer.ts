@@ -8,12 +8,12 @@
  * split starts again from the minimum watermark (downstream operators keep their own floor).
  */
 import { AssertionError, assert } from '../../core/assert.ts';
-import type { Cancellable } from '../../core/time.ts';
 import { MAX_WATERMARK, MIN_WATERMARK, NO_TIMESTAMP } from '../../core/watermark.ts';
 import type { Collector } from '../functions.ts';
 import type { OperatorContext } from '../operator.ts';
 import type { ReaderOutput } from '../source.ts';
 import type { ElementTimestamp } from './element-timestamp.ts';
+import { PeriodicRounds } from './periodic-rounds.ts';
 import type { TimestampAssigner, WatermarkGenerator, WatermarkOutput, WatermarkStrategy } from './watermark-strategy.ts';
 
 /** What the multiplexer uses of its operator's context. */
@@ -97,8 +97,7 @@ export class WatermarkMultiplexer<T> implements ReaderOutput<T> {
   private idle = false;
   /** Inside a periodic round: splits' updates are combined once at its end. */
   private deferred = false;
-  private periodic: Cancellable | null = null;
-  private stopped = false;
+  private readonly rounds: PeriodicRounds;
 
   /**
    * Outputs for one source subtask: records go to `downstream` with their timestamp in the
@@ -114,6 +113,8 @@ export class WatermarkMultiplexer<T> implements ReaderOutput<T> {
     this.idleTimeoutMs = strategy.idleTimeoutMs;
     this.timestamps = ctx.timestamps;
     this.main = this.register(MAIN);
+
+    this.rounds = new PeriodicRounds(ctx.processingTime, ctx.autoWatermarkIntervalMs, () => this.onPeriodic());
   }
 
   /** The job's processing time (for the split outputs' idleness). */
@@ -164,16 +165,7 @@ export class WatermarkMultiplexer<T> implements ReaderOutput<T> {
   /** Starts periodic emission and idleness checks (when the strategy has a generator or idleness). */
   start(): void {
     if (this.createGenerator === null && this.idleTimeoutMs === null) return;
-    this.schedule();
-  }
-
-  private schedule(): void {
-    const pt = this.ctx.processingTime;
-    this.periodic = pt.scheduleAt(pt.now() + this.ctx.autoWatermarkIntervalMs, () => {
-      if (this.stopped) return;
-      this.onPeriodic();
-      this.schedule();
-    });
+    this.rounds.start();
   }
 
   /**
@@ -206,7 +198,7 @@ export class WatermarkMultiplexer<T> implements ReaderOutput<T> {
    * minimum watermark of the active ones, emitted only when it is higher than the last one.
    */
   combine(): void {
-    if (this.deferred || this.stopped) return;
+    if (this.deferred || this.rounds.stopped) return;
     let minMs = MAX_WATERMARK;
     let active = false;
     for (const output of this.outputs)
@@ -233,7 +225,7 @@ export class WatermarkMultiplexer<T> implements ReaderOutput<T> {
 
   /** End of input: the maximum watermark goes out (once) and periodic emission stops. */
   finish(): void {
-    if (this.stopped) return;
+    if (this.rounds.stopped) return;
     this.setIdle(false);
     if (MAX_WATERMARK > this.lastEmittedMs) {
       this.lastEmittedMs = MAX_WATERMARK;
@@ -244,8 +236,6 @@ export class WatermarkMultiplexer<T> implements ReaderOutput<T> {
 
   /** Stops periodic emission; nothing is emitted afterwards. */
   stop(): void {
-    this.stopped = true;
-    this.periodic?.cancel();
-    this.periodic = null;
+    this.rounds.stop();
   }
 }
