@@ -11,7 +11,9 @@ import type { InternalTimeServiceManager, InternalTimerService, Triggerable } fr
 
 /**
  * Where an operator emits. `collect` sends the record with the subtask's `timestamps.current` as its
- * event time; an operator emitting with a time of its own sets `ctx.timestamps.current` first.
+ * event time; an operator emitting with a time of its own calls `ctx.timestamps.markTimed()` once
+ * (when it opens, or before its first such record) and sets `ctx.timestamps.current` first: an
+ * untimed register is not read per record (element-timestamp.ts).
  */
 export interface Output {
   collect(record: unknown): void;
@@ -38,7 +40,10 @@ export interface OperatorContext {
   readonly clock: Clock;
   /** Whether this subtask was restored from a snapshot. */
   readonly restored: boolean;
-  /** The event time of the element being processed (one register per subtask). */
+  /**
+   * The event time of the element being processed (one register per subtask). Call its
+   * `markTimed()` before writing a timestamp into it: until then the subtask skips it per record.
+   */
   readonly timestamps: ElementTimestamp;
   /** Processing time and mailbox callbacks (periodic watermarks, processing-time timers). */
   readonly processingTime: ProcessingTimeService;

@@ -10,7 +10,7 @@ import type { OutputChannel } from './channel.ts';
 import type { StreamElement } from './elements.ts';
 import type { PartitionerSpec } from './partitioner.ts';
 import { NO_TIMESTAMP } from '../core/watermark.ts';
-import type { ElementTimestamp } from './time/element-timestamp.ts';
+import { newElementTimestamp, type ElementTimestamp } from './time/element-timestamp.ts';
 
 export class RecordWriter {
   private readonly pending: unknown[][];
@@ -23,6 +23,8 @@ export class RecordWriter {
    */
   private readonly pendingTimestamps: Array<Float64Array | null>;
   private readonly timed: boolean[];
+  /** Whether the register may hold event time: until then records skip it (element-timestamp.ts). */
+  private registerTimed = false;
   recordsOut = 0;
 
   constructor(
@@ -32,7 +34,7 @@ export class RecordWriter {
     private readonly maxParallelism: number,
     startChannel: number,
     /** The subtask's event-time register: each record goes out with its current value. */
-    private readonly timestamp: ElementTimestamp = { current: NO_TIMESTAMP },
+    private readonly timestamp: ElementTimestamp = newElementTimestamp(),
   ) {
     assert(channels.length > 0, 'record writer without channels');
     if (partitioner.type === 'forward') assert(channels.length === 1, 'forward edge must have one channel per subtask');
@@ -42,6 +44,9 @@ export class RecordWriter {
     this.roundRobin = startChannel % channels.length;
     this.pendingTimestamps = channels.map(() => null);
     this.timed = channels.map(() => false);
+    timestamp.onTimed(() => {
+      this.registerTimed = true;
+    });
   }
 
   emit(record: unknown): void {
@@ -71,11 +76,16 @@ export class RecordWriter {
 
   private add(ch: number, record: unknown): void {
     const buf = this.pending[ch]!;
-    const ts = this.timestamp.current;
-    if (this.timed[ch]) this.pendingTimestamps[ch]![buf.length] = ts;
-    else if (ts !== NO_TIMESTAMP) this.startTimestamps(ch, buf.length, ts);
+    if (this.registerTimed) this.addTimestamp(ch, buf.length);
     buf.push(record);
     if (buf.length >= this.bufferRecords) this.flushChannel(ch);
+  }
+
+  /** The current record's event time, at index `at` of channel `ch`'s pending buffer. */
+  private addTimestamp(ch: number, at: number): void {
+    const ts = this.timestamp.current;
+    if (this.timed[ch]) this.pendingTimestamps[ch]![at] = ts;
+    else if (ts !== NO_TIMESTAMP) this.startTimestamps(ch, at, ts);
   }
 
   /** The first timestamped record of a pending buffer: earlier ones get NO_TIMESTAMP. */

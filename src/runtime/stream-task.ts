@@ -334,10 +334,15 @@ export class StreamTask {
         this.recordsIn += records.length;
         this.checkpoints.consumed(channel, element);
         if (timestamps) {
+          ts.markTimed();
           for (let i = 0; i < records.length; i++) {
             ts.current = timestamps[i]!;
             head.processElement(records[i], keyGroups ? keyGroups[i]! : -1, input);
           }
+        } else if (!ts.timed) {
+          // untimed subtask: the register is NO_TIMESTAMP and nothing in the chain sets it
+          if (keyGroups) for (let i = 0; i < records.length; i++) head.processElement(records[i], keyGroups[i]!, input);
+          else for (let i = 0; i < records.length; i++) head.processElement(records[i], -1, input);
         } else if (keyGroups) {
           for (let i = 0; i < records.length; i++) {
             ts.current = NO_TIMESTAMP;

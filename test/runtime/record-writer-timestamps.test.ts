@@ -22,6 +22,7 @@ describe('record writer event time', () => {
     const timed = new RecordWriter([a, b], { type: 'rebalance' }, 3, 128, 0, ts);
     writer.emit('u'); // no register: always untimed
     writer.flush();
+    ts.markTimed(); // a strategy, window or timer of the subtask opened
     // rebalance alternates a, b, a, b, ...
     for (const [record, t] of [
       ['a1', NO_TIMESTAMP],
@@ -46,5 +47,19 @@ describe('record writer event time', () => {
       { records: ['b1', 'b2', 'b3'], timestamps: null },
       { records: ['b4'], timestamps: [40] },
     ]);
+  });
+
+  it('a writer whose register is marked timed in the middle of a buffer gives the earlier records no timestamp', () => {
+    const ch = new LocalChannel('c', 100);
+    const ts = newElementTimestamp();
+    const writer = new RecordWriter([ch], { type: 'forward' }, 4, 128, 0, ts);
+    writer.emit('a');
+    ts.markTimed();
+    ts.current = 30;
+    writer.emit('b');
+    ts.current = NO_TIMESTAMP;
+    writer.emit('c');
+    writer.flush();
+    expect(buffers(ch)).toEqual([{ records: ['a', 'b', 'c'], timestamps: [NO_TIMESTAMP, 30, NO_TIMESTAMP] }]);
   });
 });

@@ -69,6 +69,7 @@ export class IntervalJoinOperator extends AbstractStreamOperator implements Trig
     const backend = this.ctx.keyedBackend;
     if (!backend) throw new JobDefinitionError(`interval join '${this.ctx.name}' (uid ${this.ctx.uid}) needs two keyed inputs`);
     this.backend = backend;
+    this.ctx.timestamps.markTimed(); // emits with the joined records' event time
     this.timers = new RestoredWatermarkTimers(this.ctx.getInternalTimerService('interval-join-cleanup', this), this.ctx.operatorState);
     this.left = backend.getState(new MapStateDescriptor<number, unknown[]>('left-buffer'));
     this.right = backend.getState(new MapStateDescriptor<number, unknown[]>('right-buffer'));

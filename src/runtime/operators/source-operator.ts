@@ -38,15 +38,27 @@ export class SourceReaderOperator extends AbstractStreamOperator implements Sour
       this.readerOutput = multiplexer;
       multiplexer.start();
     } else {
-      const counting: Collector<unknown> = {
-        collect: (record) => {
-          this.recordsOut++;
-          ts.current = NO_TIMESTAMP;
-          output.collect(record);
-        },
+      // Records without event time: while the register is untimed nothing resets it; once an
+      // operator chained after this source marks it timed, each record resets what the last one set.
+      const untimed = (record: unknown): void => {
+        this.recordsOut++;
+        output.collect(record);
+      };
+      const timed = (record: unknown): void => {
+        this.recordsOut++;
+        ts.current = NO_TIMESTAMP;
+        output.collect(record);
       };
       // without watermarks every split emits straight downstream
-      this.readerOutput = { collect: counting.collect, createOutputForSplit: () => counting, releaseOutputForSplit: () => {} };
+      const counting: Collector<unknown> & ReaderOutput<unknown> = {
+        collect: untimed,
+        createOutputForSplit: () => counting,
+        releaseOutputForSplit: () => {},
+      };
+      ts.onTimed(() => {
+        counting.collect = timed;
+      });
+      this.readerOutput = counting;
     }
     return this.reader.open(createRuntimeContext(this.ctx));
   }

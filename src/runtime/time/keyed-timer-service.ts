@@ -210,7 +210,9 @@ class KeyedTimerService implements InternalTimerService {
       const mk = top.stateKey;
       if (!this.state.contains(mk)) continue; // deleted, or a duplicate index entry
       this.state.remove(mk);
-      this.manager.timestamps.current = top.timeMs;
+      const timestamps = this.manager.timestamps;
+      timestamps.markTimed();
+      timestamps.current = top.timeMs;
       this.triggerable.onEventTime(top.key, top.keyGroup, top.namespace, top.timeMs);
     }
   }

@@ -23,6 +23,7 @@ export class WatermarkEmission<T> implements WatermarkOutput {
   ) {
     this.generator = strategy.createGenerator ? strategy.createGenerator() : null;
     this.assigner = strategy.timestampAssigner;
+    if (this.assigner !== null) ctx.timestamps.markTimed();
     this.idleTimeoutMs = strategy.idleTimeoutMs;
     this.lastActivityMs = ctx.processingTime.now();
 

@@ -112,6 +112,7 @@ export class WatermarkMultiplexer<T> implements ReaderOutput<T> {
     this.createGenerator = strategy.createGenerator;
     this.idleTimeoutMs = strategy.idleTimeoutMs;
     this.timestamps = ctx.timestamps;
+    if (this.assigner !== null) this.timestamps.markTimed();
     this.main = this.register(MAIN);
 
     this.rounds = new PeriodicRounds(ctx.processingTime, ctx.autoWatermarkIntervalMs, () => this.onPeriodic());
