@@ -81,7 +81,7 @@ describe('untimed event-time register', () => {
     expect(sink.results()).toEqual(['chained:1:100', 'chained:2:200', 'chained:3:300', 'chained:4:400']);
   });
 
-  it('timestamps from a source strategy reach a subtask across a network edge, and a subtask fed without them sees none', async () => {
+  it('timestamps from a source strategy cross two network edges (the middle subtask is marked timed by the buffers it receives), and a subtask fed without them sees none', async () => {
     const env = StreamEnvironment.create({ parallelism: 2, restartStrategy: { type: 'none' } });
     const timed = new CollectSink<string>();
     const untimed = new CollectSink<string>();
@@ -90,6 +90,8 @@ describe('untimed event-time register', () => {
         watermarks: WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((v) => v * 10),
       })
       .setParallelism(1)
+      .rebalance()
+      .map((v) => v) // a subtask whose own writer must forward the timestamps it received
       .rebalance()
       .process(seen('remote'))
       .sinkTo(timed);
