@@ -339,20 +339,17 @@ export class StreamTask {
             ts.current = timestamps[i]!;
             head.processElement(records[i], keyGroups ? keyGroups[i]! : -1, input);
           }
-        } else if (!ts.timed) {
-          // untimed subtask: the register is NO_TIMESTAMP and nothing in the chain sets it
-          if (keyGroups) for (let i = 0; i < records.length; i++) head.processElement(records[i], keyGroups[i]!, input);
-          else for (let i = 0; i < records.length; i++) head.processElement(records[i], -1, input);
+        } else if (ts.timed) {
+          // records without event time in a timed subtask: each resets what the chain set for the last
+          for (let i = 0; i < records.length; i++) {
+            ts.current = NO_TIMESTAMP;
+            head.processElement(records[i], keyGroups ? keyGroups[i]! : -1, input);
+          }
         } else if (keyGroups) {
-          for (let i = 0; i < records.length; i++) {
-            ts.current = NO_TIMESTAMP;
-            head.processElement(records[i], keyGroups[i]!, input);
-          }
+          // untimed subtask (the hot path of jobs without event time): nothing touches the register
+          for (let i = 0; i < records.length; i++) head.processElement(records[i], keyGroups[i]!, input);
         } else {
-          for (let i = 0; i < records.length; i++) {
-            ts.current = NO_TIMESTAMP;
-            head.processElement(records[i], -1, input);
-          }
+          for (let i = 0; i < records.length; i++) head.processElement(records[i], -1, input);
         }
         return;
       }

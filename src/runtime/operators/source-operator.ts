@@ -50,7 +50,7 @@ export class SourceReaderOperator extends AbstractStreamOperator implements Sour
         output.collect(record);
       };
       // without watermarks every split emits straight downstream
-      const counting: Collector<unknown> & ReaderOutput<unknown> = {
+      const counting: ReaderOutput<unknown> = {
         collect: untimed,
         createOutputForSplit: () => counting,
         releaseOutputForSplit: () => {},
