@@ -3,7 +3,7 @@
  * bench/scenarios (all when none is named), one after another.
  *
  * Each scenario runs in its own child process (`node --expose-gc --conditions=weir-source --import
- * tsx bench/scenarios/<name>.ts [flags]`; the condition makes the examples' `import 'weir'`, which the
+ * tsx bench/scenarios/<name>.ts [flags]`; the condition makes the examples' `import 'weir-stream'`, which the
  * nexmark scenario runs, load the sources as the scenario itself does) rather than in this one: a scenario leaves behind a grown
  * heap, JIT feedback shaped by its own call sites (a megamorphic key selector in one scenario slows
  * the next) and maybe timers or handles; a fresh process gives every scenario the same starting

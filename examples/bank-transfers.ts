@@ -26,7 +26,7 @@ import {
   type StreamEnvironment,
   type StreamEnvironmentOptions,
   type ValueState,
-} from 'weir';
+} from 'weir-stream';
 
 export const name = 'bank-transfers';
 

@@ -30,7 +30,7 @@ import {
   type StreamEnvironmentOptions,
   ValueStateDescriptor,
   type ValueState,
-} from 'weir';
+} from 'weir-stream';
 
 export const name = 'postgres-cdc-aggregate';
 

@@ -1,5 +1,5 @@
 /** The README's job: a keyed word count with checkpoints every second. Run: npx tsx examples/word-count.ts */
-import { CollectSink, StreamEnvironment, ValueStateDescriptor, type ValueState } from 'weir';
+import { CollectSink, StreamEnvironment, ValueStateDescriptor, type ValueState } from 'weir-stream';
 
 const env = StreamEnvironment.create({ parallelism: 3, checkpointing: { intervalMs: 1000 }, checkpointStorage: './checkpoints' });
 const counts = new CollectSink<string>();

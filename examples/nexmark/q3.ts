@@ -16,7 +16,7 @@ import {
   type Person,
   type ValueState,
   ValueStateDescriptor,
-} from 'weir';
+} from 'weir-stream';
 import type { Q3Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
 import { auctions, persons } from './select.ts';

@@ -20,7 +20,7 @@ import {
   type NexmarkEvent,
   type ValueState,
   ValueStateDescriptor,
-} from 'weir';
+} from 'weir-stream';
 import type { Q4Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
 import { auctions, bids } from './select.ts';

@@ -9,7 +9,7 @@ export function packageVersion(): string {
     const file = path.join(dir, 'package.json');
     try {
       const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
-      if (pkg.name === 'weir' && typeof pkg.version === 'string') return pkg.version;
+      if (pkg.name === 'weir-stream' && typeof pkg.version === 'string') return pkg.version;
     } catch {
       // No package.json here: keep walking up.
     }

@@ -20,7 +20,7 @@ interface PackResult {
   readonly files: readonly { readonly path: string }[];
 }
 
-const PLAIN_ESM = `import { CollectSink, StreamEnvironment } from 'weir';
+const PLAIN_ESM = `import { CollectSink, StreamEnvironment } from 'weir-stream';
 const env = StreamEnvironment.create({ parallelism: 2 });
 const sink = new CollectSink();
 env.fromElements(1, 2, 3, 4).map((x) => x * 10).uid('times-ten').sinkTo(sink);
@@ -28,7 +28,7 @@ const result = await env.execute('plain-esm');
 console.log(\`\${result.status} \${sink.results().sort((a, b) => a - b).join(',')}\`);
 `;
 
-const TYPED = `import { CollectSink, StreamEnvironment, ValueStateDescriptor, WeirError, type JobResult, type ValueState } from 'weir';
+const TYPED = `import { CollectSink, StreamEnvironment, ValueStateDescriptor, WeirError, type JobResult, type ValueState } from 'weir-stream';
 const env = StreamEnvironment.create({ parallelism: 2, checkpointing: { intervalMs: 100 } });
 const sink = new CollectSink<string>();
 env
@@ -52,7 +52,7 @@ env.generate({ count: 'many' }, (i) => i);
 await env.execute('hooks', { onJobMaster: () => {} });
 `;
 
-const JOB = `import { ValueStateDescriptor, type StreamEnvironment, type ValueState } from 'weir';
+const JOB = `import { ValueStateDescriptor, type StreamEnvironment, type ValueState } from 'weir-stream';
 export const name = 'consumer-job';
 export default (env: StreamEnvironment): void => {
   env

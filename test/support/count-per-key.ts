@@ -3,7 +3,7 @@
  * so the complete output of a run is known in advance. Imports the package by name, as job
  * modules must (the CLI runs the compiled package).
  */
-import { ValueStateDescriptor, type KeyedProcessFunction, type ValueState } from 'weir';
+import { ValueStateDescriptor, type KeyedProcessFunction, type ValueState } from 'weir-stream';
 
 /** A factory for `keyBy(...).process(...)`; `perRecord` runs before each record (a slow consumer). */
 export function countPerKey(perRecord?: () => void): () => KeyedProcessFunction<string, string, string> {

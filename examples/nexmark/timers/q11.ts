@@ -6,7 +6,7 @@
  * session's end (last bid + gap, minus 1 ms) emits it once the watermark has passed.
  * Run: npx tsx examples/nexmark/timers/q11.ts [events] [parallelism]
  */
-import { type Bid, type DataStream, type KeyedProcessFunction, type NexmarkEvent, type TimerService, type ValueState, ValueStateDescriptor } from 'weir';
+import { type Bid, type DataStream, type KeyedProcessFunction, type NexmarkEvent, type TimerService, type ValueState, ValueStateDescriptor } from 'weir-stream';
 import type { Q11Result } from '../results.ts';
 import { isMain, runQuery } from '../run-query.ts';
 import { bids } from '../select.ts';

@@ -18,7 +18,7 @@ import {
   type NexmarkEvent,
   type ValueState,
   ValueStateDescriptor,
-} from 'weir';
+} from 'weir-stream';
 import { windowStart } from '../event-time.ts';
 import type { Q5Result } from '../results.ts';
 import { isMain, runQuery } from '../run-query.ts';
