@@ -4,7 +4,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: {
     // Examples and job fixtures import the package by name, as users do; in-process tests get the sources.
-    alias: [{ find: /^weir-stream$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) }],
+    alias: [
+      { find: /^weir-stream$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      { find: /^weir-stream\/(postgres|redis|nats|nexmark)$/, replacement: fileURLToPath(new URL('./src/connectors/$1/index.ts', import.meta.url)) },
+    ],
   },
   test: {
     include: ['test/**/*.test.ts'],

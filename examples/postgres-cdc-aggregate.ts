@@ -20,17 +20,8 @@
  * Clean up: the slot keeps WAL on the server until dropped:
  *           SELECT pg_drop_replication_slot('weir_cdc_orders_totals'); DROP PUBLICATION weir_cdc_orders_totals;
  */
-import {
-  type ChangeRecord,
-  type ChangeRow,
-  type Collector,
-  PostgresCdcSource,
-  PostgresSink,
-  type StreamEnvironment,
-  type StreamEnvironmentOptions,
-  ValueStateDescriptor,
-  type ValueState,
-} from 'weir-stream';
+import { type Collector, type StreamEnvironment, type StreamEnvironmentOptions, ValueStateDescriptor, type ValueState } from 'weir-stream';
+import { type ChangeRecord, type ChangeRow, PostgresCdcSource, PostgresSink } from 'weir-stream/postgres';
 
 export const name = 'postgres-cdc-aggregate';
 

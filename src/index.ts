@@ -79,28 +79,7 @@ export { CollectSink } from './connectors/collect/collect-sink.ts';
 export type { CollectTransaction } from './connectors/collect/collect-sink.ts';
 export { FileSink, readCommittedLines } from './connectors/files/file-sink.ts';
 export type { FileCommittable, FileSinkOptions } from './connectors/files/file-sink.ts';
-export { PostgresSink } from './connectors/postgres/postgres-sink.ts';
-export type { PostgresSinkOptions } from './connectors/postgres/postgres-sink.ts';
-export type { PostgresConnectionOptions } from './connectors/postgres/settings.ts';
-export { RedisStreamSource } from './connectors/redis/redis-source.ts';
-export type { RedisStreamEntry, RedisStreamSourceOptions, RedisStreamSplit } from './connectors/redis/redis-source.ts';
-export { RedisStreamSink } from './connectors/redis/redis-sink.ts';
-export type { RedisStreamCommittable, RedisStreamSinkOptions } from './connectors/redis/redis-sink.ts';
-export type { RedisConnectionOptions } from './connectors/redis/settings.ts';
-export { JetStreamSource } from './connectors/nats/jetstream-source.ts';
-export type { JetStreamRecord, JetStreamSourceOptions, JetStreamSplit } from './connectors/nats/jetstream-source.ts';
-export { JetStreamSink } from './connectors/nats/jetstream-sink.ts';
-export type { JetStreamCommitCounts, JetStreamCommittable, JetStreamSinkOptions } from './connectors/nats/jetstream-sink.ts';
-export type { NatsConnectionOptions } from './connectors/nats/settings.ts';
-// PostgreSQL change data capture (issue 13)
-export { PostgresCdcSource } from './connectors/postgres/cdc/cdc-source.ts';
-export type { PostgresCdcSourceOptions } from './connectors/postgres/cdc/cdc-settings.ts';
-export type { ChangeRecord, ChangeRow, DeleteChange, InsertChange, UpdateChange } from './connectors/postgres/cdc/change-record.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
-// Nexmark (issue 12): the auction-model generator as a checkpointed source.
-export { NexmarkSource, nexmarkEvents } from './connectors/nexmark/nexmark-source.ts';
-export type { NexmarkOptions } from './connectors/nexmark/config.ts';
-export type { Auction, Bid, NexmarkEvent, Person } from './connectors/nexmark/model.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';
 export { CHECKPOINT_FAILURE_MESSAGES } from './checkpoint/failure-reason.ts';

@@ -3,7 +3,8 @@
  * the per-core throughput the Nexmark project published for Flink 1.13 (8 task managers, RocksDB
  * incremental, 3-minute checkpoints), in events per second per core.
  */
-import type { DataStream, DataStreamSink, NexmarkEvent, Sink } from '../../src/index.ts';
+import type { DataStream, DataStreamSink, Sink } from '../../src/index.ts';
+import type { NexmarkEvent } from '../../src/connectors/nexmark/index.ts';
 import { q0 } from '../../examples/nexmark/q0.ts';
 import { q1 } from '../../examples/nexmark/q1.ts';
 import { q2 } from '../../examples/nexmark/q2.ts';

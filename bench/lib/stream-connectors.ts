@@ -17,7 +17,9 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
-import { JetStreamSink, JetStreamSource, RedisStreamSink, RedisStreamSource, StreamEnvironment } from '../../src/index.ts';
+import { StreamEnvironment } from '../../src/index.ts';
+import { RedisStreamSink, RedisStreamSource } from '../../src/connectors/redis/index.ts';
+import { JetStreamSink, JetStreamSource } from '../../src/connectors/nats/index.ts';
 import type { Sink, Source } from '../../src/index.ts';
 import { median, startTimer, type Figures } from './result.ts';
 

@@ -3,7 +3,8 @@
  * watermarks trailing the newest time seen by 4 seconds. Within a source subtask event times only
  * increase, so nothing is late unless a rescale gives a subtask several splits at once.
  */
-import { type DataStream, type NexmarkEvent, type NexmarkOptions, NexmarkSource, type StreamEnvironment, WatermarkStrategy } from 'weir-stream';
+import { type DataStream, type StreamEnvironment, WatermarkStrategy } from 'weir-stream';
+import { type NexmarkEvent, type NexmarkOptions, NexmarkSource } from 'weir-stream/nexmark';
 
 /** How far (ms) watermarks trail the newest event time. */
 export const OUT_OF_ORDERNESS_MS = 4_000;

@@ -2,7 +2,8 @@
  * Nexmark q0, pass-through: every bid, unchanged. Measures what the engine costs per record with
  * no work at all. Run: npx tsx examples/nexmark/q0.ts [events] [parallelism]
  */
-import type { Bid, DataStream, NexmarkEvent } from 'weir-stream';
+import type { DataStream } from 'weir-stream';
+import type { Bid, NexmarkEvent } from 'weir-stream/nexmark';
 import { isMain, runQuery } from './run-query.ts';
 import { bids } from './select.ts';
 

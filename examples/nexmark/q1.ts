@@ -2,7 +2,8 @@
  * Nexmark q1, currency conversion: every bid with its price in euros (0.908 per dollar).
  * Run: npx tsx examples/nexmark/q1.ts [events] [parallelism]
  */
-import type { Collector, DataStream, NexmarkEvent } from 'weir-stream';
+import type { Collector, DataStream } from 'weir-stream';
+import type { NexmarkEvent } from 'weir-stream/nexmark';
 import type { Q1Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
 

@@ -5,7 +5,8 @@
  * counts), and the window's bounds are attached when it fires.
  * Run: npx tsx examples/nexmark/q11.ts [events] [parallelism]
  */
-import { type AggregateFunction, type Bid, type DataStream, EventTimeSessionWindows, type NexmarkEvent } from 'weir-stream';
+import { type AggregateFunction, type DataStream, EventTimeSessionWindows } from 'weir-stream';
+import type { Bid, NexmarkEvent } from 'weir-stream/nexmark';
 import type { Q11Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
 import { bids } from './select.ts';

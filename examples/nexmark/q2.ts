@@ -2,7 +2,8 @@
  * Nexmark q2, selection: auction and price of the bids on one of every 123 auctions.
  * Run: npx tsx examples/nexmark/q2.ts [events] [parallelism]
  */
-import type { Collector, DataStream, NexmarkEvent } from 'weir-stream';
+import type { Collector, DataStream } from 'weir-stream';
+import type { NexmarkEvent } from 'weir-stream/nexmark';
 import type { Q2Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
 

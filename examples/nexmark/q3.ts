@@ -6,17 +6,8 @@
  * emitted once, whichever side came first. Person ids are unique, so waiting auctions are dropped
  * once their seller is known. Run: npx tsx examples/nexmark/q3.ts [events] [parallelism]
  */
-import {
-  type Auction,
-  type DataStream,
-  type KeyedCoProcessFunction,
-  ListStateDescriptor,
-  type ListState,
-  type NexmarkEvent,
-  type Person,
-  type ValueState,
-  ValueStateDescriptor,
-} from 'weir-stream';
+import { type DataStream, type KeyedCoProcessFunction, ListStateDescriptor, type ListState, type ValueState, ValueStateDescriptor } from 'weir-stream';
+import type { Auction, NexmarkEvent, Person } from 'weir-stream/nexmark';
 import type { Q3Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
 import { auctions, persons } from './select.ts';

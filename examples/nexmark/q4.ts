@@ -10,17 +10,15 @@
  * Run: npx tsx examples/nexmark/q4.ts [events] [parallelism]
  */
 import {
-  type Auction,
-  type Bid,
   type DataStream,
   type KeyedCoProcessFunction,
   type KeyedProcessFunction,
   ListStateDescriptor,
   type ListState,
-  type NexmarkEvent,
   type ValueState,
   ValueStateDescriptor,
 } from 'weir-stream';
+import type { Auction, Bid, NexmarkEvent } from 'weir-stream/nexmark';
 import type { Q4Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
 import { auctions, bids } from './select.ts';

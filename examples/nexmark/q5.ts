@@ -6,7 +6,8 @@
  * tumbling windows (each holds exactly one sliding window's counts), where the highest count wins.
  * Ties give several auctions. Run: npx tsx examples/nexmark/q5.ts [events] [parallelism]
  */
-import { type AggregateFunction, type Bid, type DataStream, type NexmarkEvent, SlidingEventTimeWindows, TumblingEventTimeWindows } from 'weir-stream';
+import { type AggregateFunction, type DataStream, SlidingEventTimeWindows, TumblingEventTimeWindows } from 'weir-stream';
+import type { Bid, NexmarkEvent } from 'weir-stream/nexmark';
 import type { Q5Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
 import { bids } from './select.ts';

@@ -6,7 +6,8 @@
  * same tumbling windows, where the highest of them win. Ties give several bids.
  * Run: npx tsx examples/nexmark/q7.ts [events] [parallelism]
  */
-import { type AggregateFunction, type Bid, type DataStream, type NexmarkEvent, type ProcessWindowFunction, TumblingEventTimeWindows } from 'weir-stream';
+import { type AggregateFunction, type DataStream, type ProcessWindowFunction, TumblingEventTimeWindows } from 'weir-stream';
+import type { Bid, NexmarkEvent } from 'weir-stream/nexmark';
 import { windowStart } from './event-time.ts';
 import type { Q7Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';

@@ -5,7 +5,8 @@
  * the same windows with the persons who registered (a window join on person id).
  * Run: npx tsx examples/nexmark/q8.ts [events] [parallelism]
  */
-import { type DataStream, type NexmarkEvent, TumblingEventTimeWindows } from 'weir-stream';
+import { type DataStream, TumblingEventTimeWindows } from 'weir-stream';
+import type { NexmarkEvent } from 'weir-stream/nexmark';
 import type { Q8Result } from './results.ts';
 import { isMain, runQuery } from './run-query.ts';
 import { auctions, persons } from './select.ts';

@@ -5,7 +5,8 @@
  * every 10 s, with event time (`dateTime`, watermarks 4 s behind), into a sink that only counts (as the Nexmark benchmark's blackhole sink does).
  */
 import { pathToFileURL } from 'node:url';
-import { type DataStream, type NexmarkEvent, StreamEnvironment } from 'weir-stream';
+import { type DataStream, StreamEnvironment } from 'weir-stream';
+import type { NexmarkEvent } from 'weir-stream/nexmark';
 import { nexmarkStream } from './event-time.ts';
 
 /** Whether the module with this `import.meta.url` is the script node was started with. */

@@ -1,5 +1,6 @@
 /** The three kinds of Nexmark event as flatMap functions: `events.flatMap(bids)` is the stream of bids. */
-import type { Auction, Bid, Collector, NexmarkEvent, Person } from 'weir-stream';
+import type { Collector } from 'weir-stream';
+import type { Auction, Bid, NexmarkEvent, Person } from 'weir-stream/nexmark';
 
 /** Emits the event if it is a bid. */
 export function bids(event: NexmarkEvent, out: Collector<Bid>): void {

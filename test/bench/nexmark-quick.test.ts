@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { nexmarkEvents } from '../../src/index.ts';
+import { nexmarkEvents } from '../../src/connectors/nexmark/index.ts';
 import { q0Reference, q2Reference, q3Reference, q5Reference, q7Reference, q8Reference, q11Reference } from '../support/nexmark-reference.ts';
 import { NEXMARK_QUERIES } from '../../bench/lib/nexmark-queries.ts';
 

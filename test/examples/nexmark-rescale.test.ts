@@ -9,16 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  CollectSink,
-  type DataStream,
-  type NexmarkEvent,
-  NexmarkSource,
-  nexmarkEvents,
-  type Source,
-  StreamEnvironment,
-  WatermarkStrategy,
-} from '../../src/index.ts';
+import { CollectSink, type DataStream, type Source, StreamEnvironment, WatermarkStrategy } from '../../src/index.ts';
+import { type NexmarkEvent, NexmarkSource, nexmarkEvents } from '../../src/connectors/nexmark/index.ts';
 import { OUT_OF_ORDERNESS_MS } from '../../examples/nexmark/event-time.ts';
 import { q3 } from '../../examples/nexmark/q3.ts';
 import { q11 } from '../../examples/nexmark/q11.ts';

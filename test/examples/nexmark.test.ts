@@ -4,7 +4,8 @@
  * (test/support/nexmark-reference.ts), compared as multisets where the query's output has no order.
  */
 import { describe, expect, it } from 'vitest';
-import { CollectSink, type DataStream, type NexmarkEvent, type NexmarkOptions, nexmarkEvents, StreamEnvironment } from '../../src/index.ts';
+import { CollectSink, type DataStream, StreamEnvironment } from '../../src/index.ts';
+import { type NexmarkEvent, type NexmarkOptions, nexmarkEvents } from '../../src/connectors/nexmark/index.ts';
 import { nexmarkStream } from '../../examples/nexmark/event-time.ts';
 import { q0 } from '../../examples/nexmark/q0.ts';
 import { q1 } from '../../examples/nexmark/q1.ts';

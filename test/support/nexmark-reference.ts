@@ -3,7 +3,7 @@
  * the query definitions (nexmark-flink's SQL, Beam's Java where the SQL leaves a choice) with no
  * streaming at all: what the example jobs in examples/nexmark must produce on the same events.
  */
-import type { Auction, Bid, NexmarkEvent, Person } from '../../src/index.ts';
+import type { Auction, Bid, NexmarkEvent, Person } from '../../src/connectors/nexmark/index.ts';
 import type { Q1Result, Q2Result, Q3Result, Q4Result, Q5Result, Q7Result, Q8Result, Q11Result } from '../../examples/nexmark/results.ts';
 
 const bidsOf = (events: readonly NexmarkEvent[]): Bid[] => events.filter((e): e is Bid => e.type === 'bid');

@@ -6,7 +6,8 @@
  * session's end (last bid + gap, minus 1 ms) emits it once the watermark has passed.
  * Run: npx tsx examples/nexmark/timers/q11.ts [events] [parallelism]
  */
-import { type Bid, type DataStream, type KeyedProcessFunction, type NexmarkEvent, type TimerService, type ValueState, ValueStateDescriptor } from 'weir-stream';
+import { type DataStream, type KeyedProcessFunction, type TimerService, type ValueState, ValueStateDescriptor } from 'weir-stream';
+import type { Bid, NexmarkEvent } from 'weir-stream/nexmark';
 import type { Q11Result } from '../results.ts';
 import { isMain, runQuery } from '../run-query.ts';
 import { bids } from '../select.ts';

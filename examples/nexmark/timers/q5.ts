@@ -9,16 +9,8 @@
  *    emits every auction with the highest count.
  * Run: npx tsx examples/nexmark/timers/q5.ts [events] [parallelism]
  */
-import {
-  type Bid,
-  type DataStream,
-  type KeyedProcessFunction,
-  type MapState,
-  MapStateDescriptor,
-  type NexmarkEvent,
-  type ValueState,
-  ValueStateDescriptor,
-} from 'weir-stream';
+import { type DataStream, type KeyedProcessFunction, type MapState, MapStateDescriptor, type ValueState, ValueStateDescriptor } from 'weir-stream';
+import type { Bid, NexmarkEvent } from 'weir-stream/nexmark';
 import { windowStart } from '../event-time.ts';
 import type { Q5Result } from '../results.ts';
 import { isMain, runQuery } from '../run-query.ts';

@@ -5,7 +5,8 @@
  * the watermark has passed it (then clears the state). As in nexmark-flink, each window's bids meet
  * in one subtask. Run: npx tsx examples/nexmark/timers/q7.ts [events] [parallelism]
  */
-import { type Bid, type DataStream, type KeyedProcessFunction, type NexmarkEvent, type ValueState, ValueStateDescriptor } from 'weir-stream';
+import { type DataStream, type KeyedProcessFunction, type ValueState, ValueStateDescriptor } from 'weir-stream';
+import type { Bid, NexmarkEvent } from 'weir-stream/nexmark';
 import { windowStart } from '../event-time.ts';
 import type { Q7Result } from '../results.ts';
 import { isMain, runQuery } from '../run-query.ts';

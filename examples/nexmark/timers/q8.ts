@@ -6,7 +6,8 @@
  * timer at the window's last millisecond emits the match and drops the entry.
  * Run: npx tsx examples/nexmark/timers/q8.ts [events] [parallelism]
  */
-import { type Auction, type DataStream, type KeyedCoProcessFunction, type MapState, MapStateDescriptor, type NexmarkEvent, type Person } from 'weir-stream';
+import { type DataStream, type KeyedCoProcessFunction, type MapState, MapStateDescriptor } from 'weir-stream';
+import type { Auction, NexmarkEvent, Person } from 'weir-stream/nexmark';
 import { windowStart } from '../event-time.ts';
 import type { Q8Result } from '../results.ts';
 import { isMain, runQuery } from '../run-query.ts';

@@ -13,9 +13,9 @@
  * transaction (page copies), which is why the backend writes to lmdb only when it evicts.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import * as lmdb from 'lmdb';
-import { open, type RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
 import { ConfigError } from '../../core/errors.ts';
 import { errnoCode, storageIoError } from '../../storage/atomic-write.ts';
 import { currentOwner, ownerMayLive } from '../../storage/run-owner.ts';
@@ -25,6 +25,19 @@ const STORE_DIR_PREFIX = 'weir-state-';
 const STORE_DIR_RE = /^weir-state-(\d+)-/;
 
 type Entry = { key: Buffer; value: Buffer };
+
+type Lmdb = typeof import('lmdb');
+let lmdbModule: Lmdb | null = null;
+
+/**
+ * lmdb is native code: it is loaded when the first store opens, so a job on the heap backend (and
+ * `import 'weir-stream'`) never loads it. Synchronously, through its CommonJS build, because
+ * stores open inside synchronous backend construction.
+ */
+function lmdb(): Lmdb {
+  lmdbModule ??= createRequire(import.meta.url)('lmdb') as Lmdb;
+  return lmdbModule;
+}
 
 /** An iterator over a store range fixed at its creation (the sync phase): later writes are invisible to it. */
 export class StoreCursor {
@@ -85,7 +98,7 @@ export class LocalStore {
         throw new ConfigError('embeddedState.localDir', `${root} does not exist or is not a directory`);
       throw storageIoError(root, 'create embedded state directory', err);
     }
-    const db = open<Buffer, Buffer>({
+    const db = lmdb().open<Buffer, Buffer>({
       path: dir,
       keyEncoding: 'binary',
       encoding: 'binary',
@@ -163,7 +176,7 @@ export class LocalStore {
  * 32 MB after 2000 stores. The map is not in lmdb's typings, hence the cast.
  */
 function forgetClosed(db: RootDatabase<Buffer, Buffer>): void {
-  const registry = (lmdb as unknown as { allDbs?: Map<string, unknown> }).allDbs;
+  const registry = (lmdb() as unknown as { allDbs?: Map<string, unknown> }).allDbs;
   if (registry === undefined) return;
   for (const [name, entry] of registry) if (entry === db) registry.delete(name);
 }

@@ -6,7 +6,8 @@
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, JetStreamSink, JetStreamSource } from '../../../src/index.ts';
+import { ConfigError } from '../../../src/index.ts';
+import { JetStreamSink, JetStreamSource } from '../../../src/connectors/nats/index.ts';
 import { resolveNatsConnection, describeNats, natsError } from '../../../src/connectors/nats/settings.ts';
 import { runtimeContext } from '../../support/runtime-context.ts';
 import { createStreams, deleteStreams, natsClient, streamContents, streamCount, uniqueNames } from './nats-support.ts';

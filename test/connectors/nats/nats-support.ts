@@ -1,8 +1,10 @@
 /** Shared pieces of the NATS JetStream connector tests: unique streams, a job, the oracle, reading a stream. */
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { type JobClient, JetStreamSink, JetStreamSource, StreamEnvironment } from '../../../src/index.ts';
-import type { NatsConnectionOptions, StreamEnvironmentOptions } from '../../../src/index.ts';
+import { type JobClient, StreamEnvironment } from '../../../src/index.ts';
+import { JetStreamSink, JetStreamSource } from '../../../src/connectors/nats/index.ts';
+import type { StreamEnvironmentOptions } from '../../../src/index.ts';
+import type { NatsConnectionOptions } from '../../../src/connectors/nats/index.ts';
 import { keyedCount, until } from '../../support/jobs.ts';
 
 let counter = 0;

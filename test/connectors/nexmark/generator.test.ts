@@ -4,7 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, NexmarkSource, nexmarkEvents, type Auction, type Bid, type NexmarkEvent, type Person } from '../../../src/index.ts';
+import { ConfigError } from '../../../src/index.ts';
+import { NexmarkSource, nexmarkEvents, type Auction, type Bid, type NexmarkEvent, type Person } from '../../../src/connectors/nexmark/index.ts';
 import { JavaRandom } from '../../../src/connectors/nexmark/java-random.ts';
 import { NexmarkGenerator } from '../../../src/connectors/nexmark/generator.ts';
 import { resolveNexmarkConfig } from '../../../src/connectors/nexmark/config.ts';

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import type { RuntimeContext } from '../../../src/index.ts';
-import type { PostgresConnectionOptions } from '../../../src/index.ts';
+import type { PostgresConnectionOptions } from '../../../src/connectors/postgres/index.ts';
 
 /** WEIR_PG_HOST and WEIR_PG_PORT (as .ci/postgres-setup reads them) point the tests at another server. */
 export const CONNECTION: PostgresConnectionOptions = {

@@ -8,8 +8,9 @@
 import { truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InjectedFault, PostgresSink, StreamEnvironment } from '../../../src/index.ts';
-import type { PostgresSinkOptions } from '../../../src/index.ts';
+import { InjectedFault, StreamEnvironment } from '../../../src/index.ts';
+import { PostgresSink } from '../../../src/connectors/postgres/index.ts';
+import type { PostgresSinkOptions } from '../../../src/connectors/postgres/index.ts';
 import type { FaultContext, FaultInjector, FaultSite } from '../../../src/runtime/faults.ts';
 import { checkpointInSteps } from '../../support/clients.ts';
 import { SourceGate } from '../../support/held-source.ts';

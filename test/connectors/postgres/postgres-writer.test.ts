@@ -3,8 +3,9 @@
  * clean-up of a dead run's prepared transactions, upserts, at-least-once, an unreachable server.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConnectorError, PostgresSink } from '../../../src/index.ts';
-import type { PostgresSinkOptions } from '../../../src/index.ts';
+import { ConnectorError } from '../../../src/index.ts';
+import { PostgresSink } from '../../../src/connectors/postgres/index.ts';
+import type { PostgresSinkOptions } from '../../../src/connectors/postgres/index.ts';
 import { CONNECTION, freshSchema, preparedOf, rowsOf, writerContext } from './pg-support.ts';
 
 type Row = { k: string; n: number };

@@ -6,7 +6,8 @@
  */
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, RedisStreamSink } from '../../../src/index.ts';
+import { ConfigError } from '../../../src/index.ts';
+import { RedisStreamSink } from '../../../src/connectors/redis/index.ts';
 import { runtimeContext } from '../../support/runtime-context.ts';
 import { cleanup, client, uniquePrefix } from './redis-support.ts';
 

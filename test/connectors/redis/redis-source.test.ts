@@ -5,7 +5,8 @@
  */
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, RedisStreamSource } from '../../../src/index.ts';
+import { ConfigError } from '../../../src/index.ts';
+import { RedisStreamSource } from '../../../src/connectors/redis/index.ts';
 import type { Collector, SourceReader } from '../../../src/index.ts';
 import { ListStateDescriptor } from '../../../src/state/descriptors.ts';
 import { HeapOperatorStateBackend } from '../../../src/state/heap/heap-operator-backend.ts';

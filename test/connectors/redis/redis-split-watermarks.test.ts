@@ -8,7 +8,8 @@
  */
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CollectSink, OutputTag, RedisStreamSource, StreamEnvironment, TumblingEventTimeWindows, WatermarkStrategy } from '../../../src/index.ts';
+import { CollectSink, OutputTag, StreamEnvironment, TumblingEventTimeWindows, WatermarkStrategy } from '../../../src/index.ts';
+import { RedisStreamSource } from '../../../src/connectors/redis/index.ts';
 import type { JobClient } from '../../../src/index.ts';
 import { whenRunning } from '../../support/clients.ts';
 import { until } from '../../support/jobs.ts';

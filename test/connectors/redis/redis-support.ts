@@ -1,7 +1,9 @@
 /** Shared pieces of the Redis connector tests: unique key names, a job, the oracle, the output. */
 import { Redis } from 'ioredis';
-import { type JobClient, RedisStreamSink, RedisStreamSource, StreamEnvironment } from '../../../src/index.ts';
-import type { RedisConnectionOptions, StreamEnvironmentOptions } from '../../../src/index.ts';
+import { type JobClient, StreamEnvironment } from '../../../src/index.ts';
+import { RedisStreamSink, RedisStreamSource } from '../../../src/connectors/redis/index.ts';
+import type { StreamEnvironmentOptions } from '../../../src/index.ts';
+import type { RedisConnectionOptions } from '../../../src/connectors/redis/index.ts';
 import { keyedCount, until } from '../../support/jobs.ts';
 
 let counter = 0;

@@ -6,8 +6,10 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CollectSink, ConnectorError, InjectedFault, PostgresCdcSource, StreamEnvironment } from '../../../../src/index.ts';
-import type { ChangeRecord, ListState, PostgresCdcSourceOptions, Source, SourceReader } from '../../../../src/index.ts';
+import { CollectSink, ConnectorError, InjectedFault, StreamEnvironment } from '../../../../src/index.ts';
+import { PostgresCdcSource } from '../../../../src/connectors/postgres/index.ts';
+import type { ListState, Source, SourceReader } from '../../../../src/index.ts';
+import type { ChangeRecord, PostgresCdcSourceOptions } from '../../../../src/connectors/postgres/index.ts';
 import { whenRunning } from '../../../support/clients.ts';
 import { tempDir, until } from '../../../support/jobs.ts';
 import { CONNECTION } from '../pg-support.ts';

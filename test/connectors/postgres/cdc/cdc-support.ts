@@ -1,6 +1,6 @@
 /** Test support for the CDC source: a schema of its own per test whose slot and publication are dropped afterwards. */
 import type pg from 'pg';
-import type { ChangeRecord } from '../../../../src/index.ts';
+import type { ChangeRecord } from '../../../../src/connectors/postgres/index.ts';
 import { slotNameOf } from '../../../../src/connectors/postgres/cdc/cdc-names.ts';
 import { parseLsn } from '../../../../src/connectors/postgres/cdc/lsn.ts';
 import { freshSchema } from '../pg-support.ts';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { copyPosition, slotOf, START_POSITION, streamPosition, streamStart, txOf } from '../../../../src/connectors/postgres/cdc/cdc-position.ts';
 import { ChangeBatcher, type Entry } from '../../../../src/connectors/postgres/cdc/change-batches.ts';
 import { ChangeQueue } from '../../../../src/connectors/postgres/cdc/change-queue.ts';
-import type { ChangeRecord } from '../../../../src/index.ts';
+import type { ChangeRecord } from '../../../../src/connectors/postgres/index.ts';
 
 const slot = slotOf('weir_cdc_x', 'weir_cdc_x', '0/100', []);
 
