@@ -114,7 +114,7 @@ interface AttemptSources {
  * window operator's watermark at the minimum, and timed records arriving meanwhile would not fire
  * or be late as in the fault-free run. A lost or late trigger of the timed split did that for a
  * whole attempt (seed 198, window-sliding and window-tumbling, exactly-once: a stop-with-savepoint's
- * trigger reached only the idle partition, 1 ms after it opened; every window fired once at the end
+ * trigger reached only the idle partition, 3 ms after it opened; every window fired once at the end
  * of input, late records were put into windows). Once the timed split's barrier passed, the timed
  * channel's records come after it, so the idle channel is no longer held when they arrive.
  */

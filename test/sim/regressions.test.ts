@@ -127,7 +127,7 @@ const FOUND: readonly Found[] = [
     seed: 198,
     job: 'window-sliding',
     mode: 'exactly-once',
-    bug: "scenario: a stop-with-savepoint's trigger reached only the idle partition, 1 ms after it opened, and was lost to the timed split; alignment held the idle partition's channel, and its idle status behind the barrier, until the savepoint expired: the timed split's records met a watermark at the minimum, every window fired once at the end of input and late records were put into windows (50 of 59 lines committed, some not in the fault-free output). The timed split now waits for its own barrier of that checkpoint",
+    bug: "scenario: a stop-with-savepoint's trigger reached only the idle partition, 3 ms after it opened, and was lost to the timed split; alignment held the idle partition's channel, and its idle status behind the barrier, until the savepoint expired: the timed split's records met a watermark at the minimum, every window fired once at the end of input and late records were put into windows (50 of 59 lines committed, some not in the fault-free output). The timed split now waits for its own barrier of that checkpoint",
     reaches: SEED_198_REACHES,
   },
   { seed: 198, job: 'window-tumbling', mode: 'exactly-once', bug: 'same as seed 198 window-sliding (46 of 57 lines committed)', reaches: SEED_198_REACHES },
