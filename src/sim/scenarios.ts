@@ -121,6 +121,8 @@ export class ScenarioSinks {
   readonly store: ExternalTransactionStore;
   /** The split-source scenario's source side (split-source-scenario.ts), made by its first process. */
   splitLogs: SplitLogs | null = null;
+  /** (Re)starts of the window scenarios whose timed split waited for a barrier (window-scenarios.ts, IdlePartitionOpenings). */
+  windowStartsHeld = 0;
 
   /** `newestDurable`: the newest checkpoint or savepoint id whose `_metadata` is on the disk. */
   constructor(
@@ -255,7 +257,7 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: Sce
       // back once idle (window-scenarios.ts says why not in the other modes).
       const idle: SeqSourceSpec = { src: IDLE_PARTITION_SRC, splits: 1, keysPerSplit: 1, count: IDLE_PARTITION_RECORDS };
       const withIdle = c.checkpointMode === 'exactly-once';
-      const openings = withIdle ? new IdlePartitionOpenings() : undefined;
+      const openings = withIdle ? new IdlePartitionOpenings(() => sinks.windowStartsHeld++) : undefined;
       const timed = tagStage(windowSource(env, w, spec.ratePerSec, openings), 'w', c.variant, log, 1);
       const input = openings ? timed.union(idlePartitionSource(env, idle, spec.idleAfterMs / 2, openings)) : timed;
       const { results, late } = windowStage(name, input, spec.keysPerSplit, KEYED_UID);

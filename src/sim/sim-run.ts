@@ -70,6 +70,8 @@ export interface RecoveryCounts {
   incrementalConcurrentAborts: number;
   /** Complete checkpoints a killed process retained and no later process claimed: left on the disk. */
   abandonedCheckpoints: number;
+  /** Window scenarios: (re)starts whose timed split waited for its barrier of a checkpoint the idle partition took before it went idle. */
+  windowStartsHeld: number;
 }
 
 export function noRecovery(): RecoveryCounts {
@@ -88,6 +90,7 @@ export function noRecovery(): RecoveryCounts {
     savepointsWithWindowTimers: 0,
     incrementalConcurrentAborts: 0,
     abandonedCheckpoints: 0,
+    windowStartsHeld: 0,
   };
 }
 
@@ -508,6 +511,7 @@ export class SimRun {
     const committed = finished ? this.sinks.committed(typeof this.job !== 'string') : [];
     this.add('per-key-sequence', checkSequences(this.log));
     this.add('commit-once', checkCommits(this.sinks.ledger));
+    this.recovery.windowStartsHeld = this.sinks.windowStartsHeld;
     // A process that died shutting down leaves its cleanup half done; nothing runs the job again to finish it.
     if (finished && !this.diedShuttingDown) this.add('storage', await this.storageProblems());
     return {

@@ -1,8 +1,8 @@
 /**
  * Sources the window scenarios add around their sequence sources: one that keeps a job open until
  * its output is all committed (processing-time windows fire only while the job runs), and wrappers
- * that start a source only from a given time and that report when a source opens (so a timed split
- * starts once an idle partition beside it declared itself idle).
+ * that start a source only from a given time and that report when a source opens and snapshots (so
+ * a timed split starts once an idle partition beside it declared itself idle).
  */
 import type { Collector, RuntimeContext } from '../runtime/functions.ts';
 import { POLL_END, type PollStatus } from '../runtime/operator.ts';
@@ -68,13 +68,19 @@ export class DelayedStartSource<T> implements Source<T> {
   }
 }
 
-/** `inner`, reporting each reader's open (its context) to `onOpen`. */
-export class OpenReportingSource<T> implements Source<T> {
+/** What a `ReportingSource` reports, with the reader's context: its open, and each snapshot (a barrier it emitted). */
+export interface ReaderReports {
+  opened?(ctx: RuntimeContext): void;
+  snapshotted?(ctx: RuntimeContext, checkpointId: number): void;
+}
+
+/** `inner`, reporting each reader's open and snapshots to `reports`. */
+export class ReportingSource<T> implements Source<T> {
   readonly bounded: boolean;
   readonly name: string;
   constructor(
     private readonly inner: Source<T>,
-    private readonly onOpen: (ctx: RuntimeContext) => void,
+    private readonly reports: ReaderReports,
   ) {
     this.bounded = inner.bounded;
     this.name = inner.name;
@@ -82,14 +88,19 @@ export class OpenReportingSource<T> implements Source<T> {
 
   createReader(): SourceReader<T> {
     const reader = this.inner.createReader();
-    const onOpen = this.onOpen;
+    const reports = this.reports;
+    let ctx: RuntimeContext | null = null;
     return {
-      open(ctx: RuntimeContext) {
-        onOpen(ctx);
-        return reader.open(ctx);
+      open(c: RuntimeContext) {
+        ctx = c;
+        reports.opened?.(c);
+        return reader.open(c);
       },
       poll: (out, maxRecords) => reader.poll(out, maxRecords),
-      snapshotState: (id) => reader.snapshotState(id),
+      snapshotState: (id) => {
+        reports.snapshotted?.(ctx!, id);
+        reader.snapshotState(id);
+      },
       notifyCheckpointComplete: (id) => reader.notifyCheckpointComplete?.(id),
       notifyCheckpointAborted: (id) => reader.notifyCheckpointAborted?.(id),
       close: () => reader.close(),

@@ -19,7 +19,9 @@
  * watermark back; the timed split emits nothing until 30 virtual ms after the idle partition's
  * reader opened in the same attempt (subtasks of a restarted or resumed job open up to tens of ms
  * apart), so its records meet a watermark that idleness released, as in a run without the idle
- * partition. Were idleness not honoured after a start or a restore, the windows would fire only
+ * partition; and, when the idle partition emitted a barrier before it went idle, not before the timed
+ * split emitted its own barrier of that checkpoint (or a newer one): until then the aligning window
+ * operator holds the idle channel with the idle status behind that barrier (IdlePartitionOpenings). Were idleness not honoured after a start or a restore, the windows would fire only
  * once the idle partition sends a record or at the end of input, and late firings and late records
  * would differ from the fault-free run. The idle partition's own windows fire when the timed split
  * ended (or at the end of input), and a record of it that comes after the timed split ended while
@@ -48,7 +50,7 @@ import { EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWind
 import type { TimeWindow } from '../runtime/windows/window.ts';
 import { IndexedSource } from '../connectors/generator/indexed-source.ts';
 import { seqRecord, type SeqRecord, type SeqSourceSpec } from './sequence-source.ts';
-import { DelayedStartSource, OpenReportingSource } from './sim-sources.ts';
+import { DelayedStartSource, type ReaderReports, ReportingSource } from './sim-sources.ts';
 
 export type WindowScenario = 'window-tumbling' | 'window-sliding' | 'window-session';
 
@@ -90,20 +92,73 @@ function assignerOf(kind: WindowScenario, keysPerSplit: number): WindowAssigner<
   }
 }
 
+/** What one attempt's two sources did so far (see `IdlePartitionOpenings`). */
+interface AttemptSources {
+  /** When the idle partition's reader opened; null until it did. */
+  openedAtMs: number | null;
+  /** The newest checkpoint the idle partition emitted a barrier of before it surely went idle (0: none). */
+  idleBarrier: number;
+  /** The newest checkpoint the timed split emitted a barrier of (0: none). */
+  timedBarrier: number;
+  held: boolean;
+}
+
 /**
- * When the idle partition's reader opened, per attempt of one process's job (every subtask of an
- * attempt runs in the process that built the job): the timed split starts WINDOW_START_DELAY_MS
- * after it, once the idle partition surely declared itself idle.
+ * When the timed split of each attempt may start, per attempt of one process's job (every subtask
+ * of an attempt runs in the process that built the job): WINDOW_START_DELAY_MS after the idle
+ * partition's reader opened, once the idle partition surely declared itself idle; and, if the
+ * idle partition emitted a barrier before that, only once the timed split emitted a barrier of
+ * the same or a newer checkpoint. Aligned, the window operator holds the idle partition's channel
+ * from that barrier until the timed channel's barrier arrives or the checkpoint is aborted, and
+ * with it the idle status behind the barrier: its channel, active without a watermark, holds the
+ * window operator's watermark at the minimum, and timed records arriving meanwhile would not fire
+ * or be late as in the fault-free run. A lost or late trigger of the timed split did that for a
+ * whole attempt (seed 198, window-sliding and window-tumbling, exactly-once: a stop-with-savepoint's
+ * trigger reached only the idle partition, 3 ms after it opened; every window fired once at the end
+ * of input, late records were put into windows). Once the timed split's barrier passed, the timed
+ * channel's records come after it, so the idle channel is no longer held when they arrive.
  */
 export class IdlePartitionOpenings {
-  private readonly openedAtMs = new Map<number, number>();
-  opened(ctx: RuntimeContext): void {
-    this.openedAtMs.set(ctx.attempt, ctx.clock.now());
+  private readonly attempts = new Map<number, AttemptSources>();
+  /** `onHeld`: called once per attempt whose timed split waits past its delay for its barrier. */
+  constructor(private readonly onHeld: () => void = () => {}) {}
+
+  private of(ctx: RuntimeContext): AttemptSources {
+    let a = this.attempts.get(ctx.attempt);
+    if (a === undefined) this.attempts.set(ctx.attempt, (a = { openedAtMs: null, idleBarrier: 0, timedBarrier: 0, held: false }));
+    return a;
   }
-  /** When the timed split of this attempt may start, or null while the idle partition has not opened. */
+
+  /** The idle partition's reports. */
+  readonly idle: ReaderReports = {
+    opened: (ctx) => {
+      this.of(ctx).openedAtMs = ctx.clock.now();
+    },
+    snapshotted: (ctx, checkpointId) => {
+      const a = this.of(ctx);
+      if (a.openedAtMs !== null && ctx.clock.now() < a.openedAtMs + WINDOW_START_DELAY_MS) a.idleBarrier = Math.max(a.idleBarrier, checkpointId);
+    },
+  };
+
+  /** The timed split's reports. */
+  readonly timed: ReaderReports = {
+    snapshotted: (ctx, checkpointId) => {
+      const a = this.of(ctx);
+      a.timedBarrier = Math.max(a.timedBarrier, checkpointId);
+    },
+  };
+
+  /** When the timed split of this attempt may start, or null while that is not known (asked again). */
   timedStartAt(ctx: RuntimeContext): number | null {
-    const at = this.openedAtMs.get(ctx.attempt);
-    return at === undefined ? null : at + WINDOW_START_DELAY_MS;
+    const a = this.of(ctx);
+    if (a.openedAtMs === null) return null;
+    const at = a.openedAtMs + WINDOW_START_DELAY_MS;
+    if (a.timedBarrier >= a.idleBarrier || ctx.clock.now() < at) return at;
+    if (!a.held) {
+      a.held = true;
+      this.onHeld();
+    }
+    return null;
   }
 }
 
@@ -118,7 +173,8 @@ export function windowSource(env: StreamEnvironment, spec: SeqSourceSpec, ratePe
     { count: spec.count, ratePerSec },
     (i): WindowRecord => ({ ...seqRecord(spec, i), i, ts: windowEventTime(i) }),
   );
-  return oneSplit(env, openings ? new DelayedStartSource(generated, (ctx) => openings.timedStartAt(ctx)) : generated, spec, strategy);
+  const source = openings ? new DelayedStartSource(new ReportingSource(generated, openings.timed), (ctx) => openings.timedStartAt(ctx)) : generated;
+  return oneSplit(env, source, spec, strategy);
 }
 
 /** The idle partition: one split sending a record `afterMs` after each (re)start (then another, up to its count), idle in between. */
@@ -139,7 +195,7 @@ export function idlePartitionSource(env: StreamEnvironment, spec: SeqSourceSpec,
       ts: IDLE_PARTITION_TS + i,
     }),
   );
-  return oneSplit(env, new OpenReportingSource(generated, (ctx) => openings.opened(ctx)), spec, strategy);
+  return oneSplit(env, new ReportingSource(generated, openings.idle), spec, strategy);
 }
 
 /** A source of one split (parallelism 1) and its timestamps, with the uids the scenarios' savepoints rely on. */
