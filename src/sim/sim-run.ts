@@ -32,6 +32,7 @@ import { buildJob, environmentFor, type SimJob } from './sim-job.ts';
 import { SimProcess } from './sim-process.ts';
 import { SimRpc } from './sim-rpc.ts';
 import { SimWorld } from './sim-world.ts';
+import { SimTaskManagerFaults } from './task-manager-faults.ts';
 
 const MAX_STEPS = 3_000_000;
 const MAX_VIRTUAL_MS = 120_000;
@@ -70,6 +71,10 @@ export interface RecoveryCounts {
   incrementalConcurrentAborts: number;
   /** Complete checkpoints a killed process retained and no later process claimed: left on the disk. */
   abandonedCheckpoints: number;
+  /** Task managers the cancellation watchdog ended (stuck in user code on cancel). */
+  watchdogTerminations: number;
+  /** Frames and credits of an earlier attempt that reached a reused task manager (and were dropped). */
+  staleDataMessages: number;
 }
 
 export function noRecovery(): RecoveryCounts {
@@ -88,6 +93,8 @@ export function noRecovery(): RecoveryCounts {
     savepointsWithWindowTimers: 0,
     incrementalConcurrentAborts: 0,
     abandonedCheckpoints: 0,
+    watchdogTerminations: 0,
+    staleDataMessages: 0,
   };
 }
 
@@ -143,6 +150,7 @@ export class SimRun {
   private readonly sinks: ScenarioSinks;
   private readonly log = new SequenceLog();
   private readonly taskFaults: RandomFaults;
+  private readonly tmFaults: SimTaskManagerFaults;
   private readonly procs: Proc[] = [];
   private current: Proc | null = null;
   private settled: Settled = null;
@@ -176,6 +184,7 @@ export class SimRun {
     this.sinks = new ScenarioSinks(this.sinkDir, () => newestDurableId(this.files, JOB_DIR, SAVEPOINT_ROOT));
     this.taskFaults = new RandomFaults(this.world.random, k.faults.task, k.faults.maxTaskFaults);
     this.taskFaults.active = false;
+    this.tmFaults = new SimTaskManagerFaults(k.seed, k.faults.taskManagers);
     this.armed = new Set(withFaults ? k.kills : []);
   }
 
@@ -272,7 +281,7 @@ export class SimRun {
         allowNonRestoredState: spec.variant === 'changed',
         elementsPerStep: this.k.elementsPerStep,
         sourceBatchRecords: this.k.sourceBatchRecords,
-        ...(this.k.taskManagers > 1 ? { inMemoryTaskManagers: this.k.taskManagers } : {}),
+        ...(this.k.taskManagers > 1 ? { inMemoryTaskManagers: this.k.taskManagers, ...(this.withFaults ? { taskManagerFaults: this.tmFaults } : {}) } : {}),
         onJobMaster: (m) => {
           proc.master = m;
           storage.retained = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.checkpointId));
@@ -315,6 +324,9 @@ export class SimRun {
         return;
       case 'checkpoint-completed':
         this.onCompleted(proc, scenario, e.stats);
+        return;
+      case 'log':
+        if (e.message.includes('within cancellationTimeoutMs')) this.recovery.watchdogTerminations++;
         return;
       default:
         return;
@@ -420,6 +432,7 @@ export class SimRun {
   private setFaults(on: boolean): void {
     this.faultsActive = on;
     this.taskFaults.active = on;
+    this.tmFaults.active = on;
     this.world.slowActive = on;
     for (const p of this.procs) p.storage.active = p.rpc.active = on;
   }
@@ -508,6 +521,9 @@ export class SimRun {
     const committed = finished ? this.sinks.committed(typeof this.job !== 'string') : [];
     this.add('per-key-sequence', checkSequences(this.log));
     this.add('commit-once', checkCommits(this.sinks.ledger));
+    // A task manager the cancellation watchdog ended must never run another attempt.
+    this.add('task-managers', this.tmFaults.violations);
+    this.recovery.staleDataMessages = this.tmFaults.staleMessages;
     // A process that died shutting down leaves its cleanup half done; nothing runs the job again to finish it.
     if (finished && !this.diedShuttingDown) this.add('storage', await this.storageProblems());
     return {
