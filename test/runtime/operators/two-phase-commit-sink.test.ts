@@ -44,7 +44,7 @@ function sinkSubtask(commits: string[][], restoredSeen: string[][] = []) {
   /** The barrier of checkpoint `id`: pre-commit, then the sync snapshot of operator state. */
   const checkpoint = async (id: number): Promise<OperatorStateHandle | null> => {
     await operator.prepareSnapshotPreBarrier(checkpointId(id));
-    operator.snapshotState(checkpointId(id));
+    operator.snapshotState();
     return state.snapshot(checkpointId(id), new InlineStreams(id)).run();
   };
   return { operator, state, checkpoint };
@@ -61,10 +61,10 @@ describe('two-phase-commit sink operator: commits repeated on recovery (class 1)
     const first: string[][] = [];
     const a = sinkSubtask(first);
     await a.operator.open();
-    a.operator.processElement(1, 0, 0);
+    a.operator.processElement(1);
     await a.checkpoint(1);
     await a.operator.notifyCheckpointComplete(checkpointId(1));
-    a.operator.processElement(2, 0, 0);
+    a.operator.processElement(2);
     const chk2 = await a.checkpoint(2);
     // The job fails before checkpoint 2's notification: txn-2 is pre-committed, not committed.
     expect(first).toEqual([['txn-1']]);
@@ -75,10 +75,10 @@ describe('two-phase-commit sink operator: commits repeated on recovery (class 1)
     await b.operator.open();
     expect(restored).toEqual([['txn-2']]);
     expect(second).toEqual([['txn-2']]); // the recovery commit (commits are idempotent)
-    b.operator.processElement(3, 0, 0);
+    b.operator.processElement(3);
     await b.checkpoint(3);
     await b.operator.notifyCheckpointComplete(checkpointId(3));
-    b.operator.processElement(4, 0, 0);
+    b.operator.processElement(4);
     const chk4 = await b.checkpoint(4);
     await b.operator.notifyCheckpointComplete(checkpointId(4));
     expect(second).toEqual([['txn-2'], ['txn-3'], ['txn-4']]);
@@ -112,7 +112,7 @@ describe('two-phase-commit sink operator: a notification commits earlier pre-com
     const a = sinkSubtask(commits);
     await a.operator.open();
     for (const id of [1, 2, 3]) {
-      a.operator.processElement(id, 0, 0);
+      a.operator.processElement(id);
       await a.checkpoint(id);
     }
     await a.operator.notifyCheckpointComplete(checkpointId(3));
