@@ -11,7 +11,7 @@ import { placeSubtasks } from '../cluster/placement.ts';
 import { remoteDeployer, type TaskManagerWatch } from '../cluster/remote-deployment.ts';
 import type { ToJobMaster } from '../cluster/transport/protocol.ts';
 import { launchWorkerTaskManagers } from '../cluster/worker-task-managers.ts';
-import { launchInMemoryTaskManagers } from '../cluster/in-memory-task-managers.ts';
+import { launchInMemoryTaskManagers, type InMemoryTaskManagerFaults } from '../cluster/in-memory-task-managers.ts';
 import { decideTaskManagerCount, type TaskManagerCount } from '../cluster/task-manager-count.ts';
 import type { TaskManagerContext } from '../cluster/task-manager.ts';
 import { NO_FAULTS } from '../runtime/faults.ts';
@@ -118,6 +118,8 @@ export interface InternalRunOptions extends RunOptions, ExecutionHooks {
    * which this returns true is lost on the way (lost heartbeats, in tests).
    */
   readonly loseControlMessage?: (taskManager: number, message: ToJobMaster) => boolean;
+  /** With `inMemoryTaskManagers`: stalled data links and task managers stuck on cancel (the simulator's faults). */
+  readonly taskManagerFaults?: InMemoryTaskManagerFaults;
 }
 
 /** A checkpoint that completed: durably written, restorable with `RunOptions.restoreFrom: location`. */
@@ -379,7 +381,7 @@ export class StreamEnvironment {
       sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
       allowNonRestoredState: run.allowNonRestoredState ?? false,
     });
-    const launch = launchInMemoryTaskManagers(count, context, env.scheduler, run.loseControlMessage);
+    const launch = launchInMemoryTaskManagers(count, context, env.scheduler, run.loseControlMessage, run.taskManagerFaults);
     return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
   }
 

@@ -58,6 +58,8 @@ export class TaskManager {
     private readonly control: Link<ToJobMaster, ToTaskManager>,
     /** Data links to the other task managers, by their index. */
     private readonly peers: ReadonlyMap<number, Link<DataMessage, DataMessage>>,
+    /** Told of each frame or credit of an earlier attempt that reached this task manager while it runs a newer one (the simulator counts them). */
+    private readonly onStaleData: () => void = () => {},
   ) {
     control.onMessage((m) => this.onControl(m));
     for (const link of peers.values()) link.onMessage((m) => this.onData(m));
@@ -136,8 +138,20 @@ export class TaskManager {
   }
 
   private onData(m: DataMessage): void {
-    if (m.type === 'frame') this.remoteInputs.get(m.channel)?.receive(m.frame);
-    else this.remoteOutputs.get(m.channel)?.addCredit(m.buffers);
+    if (m.type === 'frame') {
+      const input = this.remoteInputs.get(m.channel);
+      if (input) input.receive(m.frame);
+      else this.dropped();
+    } else {
+      const output = this.remoteOutputs.get(m.channel);
+      if (output) output.addCredit(m.buffers);
+      else this.dropped();
+    }
+  }
+
+  /** A frame or credit for no channel here: of an attempt cancelled here (channels are numbered per attempt), never delivered to another. */
+  private dropped(): void {
+    if (this.remoteInputs.size + this.remoteOutputs.size > 0) this.onStaleData();
   }
 
   private task(id: TaskId): StreamTask | undefined {

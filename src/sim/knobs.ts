@@ -8,6 +8,7 @@ import type { StreamEnvironmentOptions } from '../api/options.ts';
 import type { FaultProbabilities } from './random-faults.ts';
 import type { StorageFaultOptions } from './faulty-storage.ts';
 import type { SimRpcOptions } from './sim-rpc.ts';
+import { drawTaskManagerFaults, NO_TASK_MANAGER_FAULTS, type TaskManagerFaultKnobs } from './task-manager-faults.ts';
 
 /** Checkpointing modes the simulator runs: aligned exactly-once, at-least-once, unaligned, aligned with a timeout. */
 export type SimMode = 'exactly-once' | 'at-least-once' | 'unaligned' | 'aligned-timeout';
@@ -84,6 +85,8 @@ export interface SeedKnobs {
     readonly storage: StorageFaultOptions;
     readonly rpc: SimRpcOptions;
     readonly slowProbability: number;
+    /** Stalled data links and task managers stuck on cancel (seeds with in-memory task managers). */
+    readonly taskManagers: TaskManagerFaultKnobs;
     /** Faults run from the moment the job runs until this many checkpoints completed (or maxWindowMs passed). */
     readonly untilCheckpoints: number;
     readonly maxWindowMs: number;
@@ -181,6 +184,7 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
     storage: { writeFailProbability: 0.04, tornWriteProbability: 0.04, renameFailProbability: 0.05, latencyMsMax: 2 },
     rpc: { delayProbability: 0.1, delayMsMax: 20, lossProbability: 0.04 },
     slowProbability: 0.05,
+    taskManagers: killsOnly ? NO_TASK_MANAGER_FAULTS : drawTaskManagerFaults(seed),
     untilCheckpoints: 2 + r.int(5),
     maxWindowMs: 300 + durationMs * 2,
   };
@@ -236,6 +240,16 @@ function describeKill(k: KillPlan): string {
   return `${where}${k.again > 0 ? `, again x${k.again} +${k.againAfterMs.toFixed(1)}ms after each resume` : ''}, down ${k.downMs}ms`;
 }
 
+function describeTaskManagerFaults(k: SeedKnobs): string {
+  const t = k.faults.taskManagers;
+  if (k.taskManagers === 1) return 'none (in-thread)';
+  const stalls =
+    t.stallProbability > 0
+      ? `data links stall up to ${t.stallMsMax}ms (${t.stallProbability} per message, ${t.cancelStallProbability} per cancel)`
+      : 'no stalls';
+  return `${stalls}; ${t.stuckOnCancelProbability > 0 ? `stuck on cancel with ${t.stuckOnCancelProbability}` : 'never stuck on cancel'}`;
+}
+
 /** The knobs in a few lines, for failure reports. */
 export function describeKnobs(k: SeedKnobs): string[] {
   const b = k.backend.kind === 'heap' ? 'heap' : `${k.backend.kind} (cache ${k.backend.cacheEntriesMax}, share ${k.backend.incrementsShareMax})`;
@@ -244,6 +258,7 @@ export function describeKnobs(k: SeedKnobs): string[] {
     `knobs: job ${k.job}, mode ${k.mode}, backend ${b}, parallelism ${k.parallelism}/${k.maxParallelism}, ${k.taskManagers === 1 ? 'in-thread' : `${k.taskManagers} in-memory task managers`}, ${k.source.count} records x ${k.source.keysPerSplit} keys/split over ${k.source.durationMs}ms`,
     `  checkpoints every ${c.intervalMs}ms, timeout ${c.timeoutMs}ms, concurrent ${c.maxConcurrent}, retained ${c.retained}${k.mode === 'aligned-timeout' ? `, aligned timeout ${c.alignedTimeoutMs}ms` : ''}; restart delay ${k.restartDelayMs}ms, buffers ${k.bufferRecords} records x ${k.channelCapacity}`,
     `  faults until ${k.faults.untilCheckpoints} checkpoints completed (at most ${k.faults.maxWindowMs}ms); restarts at ${k.restartsAtMs.map((t) => `+${t.toFixed(1)}ms`).join(', ') || 'none'}`,
+    `  task managers: ${describeTaskManagerFaults(k)}`,
     `  kills: ${k.kills.map(describeKill).join('; ') || 'none'}`,
     `  corruption: ${k.corruption ? `${k.corruption.how} a ${k.corruption.target} at +${k.corruption.afterMs.toFixed(1)}ms, then ${k.corruption.followedBy}` : 'none'}`,
     `  after the first checkpoints with in-flight data: ${k.afterInflight ?? 'nothing'}`,

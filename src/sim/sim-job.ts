@@ -65,6 +65,8 @@ export function environmentFor(k: SeedKnobs, job: SimJob, parallelism: number): 
     remoteChannelCapacity: k.channelCapacity * (1 + (k.seed % 4)),
     // Periodic watermarks (jobs with a watermark strategy only) every 1-7 virtual ms, from the seed without a draw.
     autoWatermarkIntervalMs: user?.options.autoWatermarkIntervalMs ?? 1 + (k.seed % 7),
+    // A task manager stuck in user code on cancel is ended after this many virtual ms (the watchdog).
+    cancellationTimeoutMs: user?.options.cancellationTimeoutMs ?? 50,
     jobId: 'sim',
   });
 }

@@ -32,6 +32,7 @@ import { buildJob, environmentFor, type SimJob } from './sim-job.ts';
 import { SimProcess } from './sim-process.ts';
 import { SimRpc } from './sim-rpc.ts';
 import { SimWorld } from './sim-world.ts';
+import { SimTaskManagerFaults } from './task-manager-faults.ts';
 
 const MAX_STEPS = 3_000_000;
 const MAX_VIRTUAL_MS = 120_000;
@@ -72,6 +73,10 @@ export interface RecoveryCounts {
   abandonedCheckpoints: number;
   /** Window scenarios: (re)starts whose timed split waited for its barrier of a checkpoint the idle partition took before it went idle. */
   windowStartsHeld: number;
+  /** Task managers the cancellation watchdog ended (stuck in user code on cancel). */
+  watchdogTerminations: number;
+  /** Frames and credits of an earlier attempt that reached a reused task manager (and were dropped). */
+  staleDataMessages: number;
 }
 
 export function noRecovery(): RecoveryCounts {
@@ -91,6 +96,8 @@ export function noRecovery(): RecoveryCounts {
     incrementalConcurrentAborts: 0,
     abandonedCheckpoints: 0,
     windowStartsHeld: 0,
+    watchdogTerminations: 0,
+    staleDataMessages: 0,
   };
 }
 
@@ -146,6 +153,7 @@ export class SimRun {
   private readonly sinks: ScenarioSinks;
   private readonly log = new SequenceLog();
   private readonly taskFaults: RandomFaults;
+  private readonly tmFaults: SimTaskManagerFaults;
   private readonly procs: Proc[] = [];
   private current: Proc | null = null;
   private settled: Settled = null;
@@ -179,6 +187,7 @@ export class SimRun {
     this.sinks = new ScenarioSinks(this.sinkDir, () => newestDurableId(this.files, JOB_DIR, SAVEPOINT_ROOT));
     this.taskFaults = new RandomFaults(this.world.random, k.faults.task, k.faults.maxTaskFaults);
     this.taskFaults.active = false;
+    this.tmFaults = new SimTaskManagerFaults(k.seed, k.faults.taskManagers);
     this.armed = new Set(withFaults ? k.kills : []);
   }
 
@@ -275,7 +284,7 @@ export class SimRun {
         allowNonRestoredState: spec.variant === 'changed',
         elementsPerStep: this.k.elementsPerStep,
         sourceBatchRecords: this.k.sourceBatchRecords,
-        ...(this.k.taskManagers > 1 ? { inMemoryTaskManagers: this.k.taskManagers } : {}),
+        ...(this.k.taskManagers > 1 ? { inMemoryTaskManagers: this.k.taskManagers, ...(this.withFaults ? { taskManagerFaults: this.tmFaults } : {}) } : {}),
         onJobMaster: (m) => {
           proc.master = m;
           storage.retained = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.checkpointId));
@@ -318,6 +327,9 @@ export class SimRun {
         return;
       case 'checkpoint-completed':
         this.onCompleted(proc, scenario, e.stats);
+        return;
+      case 'log':
+        if (e.message.includes('within cancellationTimeoutMs')) this.recovery.watchdogTerminations++;
         return;
       default:
         return;
@@ -423,6 +435,7 @@ export class SimRun {
   private setFaults(on: boolean): void {
     this.faultsActive = on;
     this.taskFaults.active = on;
+    this.tmFaults.active = on;
     this.world.slowActive = on;
     for (const p of this.procs) p.storage.active = p.rpc.active = on;
   }
@@ -512,6 +525,9 @@ export class SimRun {
     this.add('per-key-sequence', checkSequences(this.log));
     this.add('commit-once', checkCommits(this.sinks.ledger));
     this.recovery.windowStartsHeld = this.sinks.windowStartsHeld;
+    // A task manager the cancellation watchdog ended must never run another attempt.
+    this.add('task-managers', this.tmFaults.violations);
+    this.recovery.staleDataMessages = this.tmFaults.staleMessages;
     // A process that died shutting down leaves its cleanup half done; nothing runs the job again to finish it.
     if (finished && !this.diedShuttingDown) this.add('storage', await this.storageProblems());
     return {

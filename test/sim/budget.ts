@@ -22,6 +22,10 @@ const MINIMUMS: Partial<Record<keyof RecoveryCounts, number>> = {
   fallbacks: 4,
   rollbacks: 2,
   incrementalConcurrentAborts: 20,
+  // Issue 22 item 9: task managers stuck in user code on cancel, ended by the watchdog (about 40 a
+  // part), and frames/credits of a cancelled attempt reaching a reused task manager (hundreds).
+  watchdogTerminations: 8,
+  staleDataMessages: 30,
 };
 
 export function budgetPart(part: number): void {
