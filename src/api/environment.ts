@@ -37,6 +37,7 @@ import { restoreCandidates as findRestoreCandidates } from '../checkpoint/restor
 import { FsCheckpointStorage } from '../storage/fs-storage.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
+import { resolveStorageLocation } from '../storage/location.ts';
 import { DataStream } from './data-stream.ts';
 import { refuseExecuteDuringImport } from './job-module-import.ts';
 import { preflight } from './preflight.ts';
@@ -311,7 +312,8 @@ export class StreamEnvironment {
     if (run.storage === undefined) {
       for (const message of preflight(this.options, storage instanceof FsCheckpointStorage ? storage.jobDir : null)) run.onEvent?.({ type: 'log', message });
     }
-    const restoreCandidates = run.restoreFrom ? await findRestoreCandidates(storage, run.restoreFrom) : [];
+    const restoreFrom = run.restoreFrom ? resolveStorageLocation(run.restoreFrom, 'restoreFrom') : null;
+    const restoreCandidates = restoreFrom !== null ? await findRestoreCandidates(storage, restoreFrom) : [];
     if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
       throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
     }

@@ -67,6 +67,29 @@ describe('weir usage errors exit 2 with one line', () => {
     }
   });
 
+  it('refuses a storage location with a URL scheme it does not support, naming the flag and the scheme, creating nothing', async () => {
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'weir-scheme-'));
+    try {
+      const tiny = path.join(FIXTURES, 'tiny-job.ts');
+      const cases: Array<[string[], string]> = [
+        [['run', tiny, '--checkpoint-dir', 's3://bucket/x'], "--checkpoint-dir: unsupported URL scheme 's3:'"],
+        [['run', tiny, '--from', 's3://bucket/x/chk-3'], "--from: unsupported URL scheme 's3:'"],
+        [['demo', '--dir', 'gs://bucket/demo'], "--dir: unsupported URL scheme 'gs:'"],
+        [['savepoint', 'some-job', '--dir', 's3://bucket/sp'], "--dir: unsupported URL scheme 's3:'"],
+        [['stop', 'some-job', '--savepoint', '--dir', 's3://bucket/sp'], "--dir: unsupported URL scheme 's3:'"],
+      ];
+      for (const [args, want] of cases) {
+        const r = await runCli(args, { cwd });
+        expect(r.code, r.stderr).toBe(2);
+        expect(lines(r.stderr), r.stderr).toEqual([expect.stringContaining(want)]);
+      }
+      // Before, `--checkpoint-dir s3://bucket/x` ran the job into a local directory named `s3:`.
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
   it('reports a ConfigError from the module options, naming the option', async () => {
     const line = await expectUsageError(['run', path.join(FIXTURES, 'bad-options.ts')]);
     expect(line).toContain('checkpointing.intervalMs');
