@@ -37,7 +37,9 @@ import { restoreCandidates as findRestoreCandidates } from '../checkpoint/restor
 import { FsCheckpointStorage } from '../storage/fs-storage.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
+import { resolveStorageLocation } from '../storage/location.ts';
 import { DataStream } from './data-stream.ts';
+import { refuseExecuteDuringImport } from './job-module-import.ts';
 import { preflight } from './preflight.ts';
 import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
 
@@ -280,12 +282,13 @@ export class StreamEnvironment {
    * Runs the job in this process to its end and resolves with its result (status FINISHED or CANCELED).
    * @param name the job's name, in events and the default job id; default `'weir-job'`.
    * @throws JobFailedError when it fails for good (its restart strategy gave up); RestoreError or
-   * ConfigError, before it starts, when `restoreFrom` cannot be used.
+   * ConfigError, before it starts, when `restoreFrom` cannot be used; JobDefinitionError, at once,
+   * when called while `weir run` or `weir sim` imports the file as a job module (a script).
    */
   execute(name?: string, run?: RunOptions): Promise<JobResult>;
-  async execute(name = 'weir-job', run: InternalRunOptions = {}): Promise<JobResult> {
-    const client = await this.executeAsync(name, run);
-    return client.result;
+  execute(name = 'weir-job', run: InternalRunOptions = {}): Promise<JobResult> {
+    refuseExecuteDuringImport(); // synchronously, so a script's job never starts under `weir run`
+    return this.executeAsync(name, run).then((client) => client.result);
   }
 
   /** @internal (first, so the simulator's callbacks get their types) */
@@ -294,10 +297,16 @@ export class StreamEnvironment {
    * Starts the job in this process and resolves once it runs, with a client to watch it, take
    * checkpoints and savepoints, stop or cancel it.
    * @param name the job's name, in events and the default job id; default `'weir-job'`.
-   * @throws RestoreError or ConfigError when `restoreFrom` cannot be used.
+   * @throws RestoreError or ConfigError when `restoreFrom` cannot be used; JobDefinitionError, at
+   * once, when called while `weir run` or `weir sim` imports the file as a job module (a script).
    */
   executeAsync(name?: string, run?: RunOptions): Promise<JobClient>;
-  async executeAsync(name = 'weir-job', run: InternalRunOptions = {}): Promise<JobClient> {
+  executeAsync(name = 'weir-job', run: InternalRunOptions = {}): Promise<JobClient> {
+    refuseExecuteDuringImport();
+    return this.start(name, run);
+  }
+
+  private async start(name: string, run: InternalRunOptions): Promise<JobClient> {
     const graph = this.jobGraph();
     const env = run.env ?? realEnvironment();
     const id = toJobId(this.options.jobId ?? defaultJobId(name, env.random.int(0x1000000)));
@@ -305,7 +314,8 @@ export class StreamEnvironment {
     if (run.storage === undefined) {
       for (const message of preflight(this.options, storage instanceof FsCheckpointStorage ? storage.jobDir : null)) run.onEvent?.({ type: 'log', message });
     }
-    const restoreCandidates = run.restoreFrom ? await findRestoreCandidates(storage, run.restoreFrom) : [];
+    const restoreFrom = run.restoreFrom ? resolveStorageLocation(run.restoreFrom, 'restoreFrom') : null;
+    const restoreCandidates = restoreFrom !== null ? await findRestoreCandidates(storage, restoreFrom) : [];
     if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
       throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
     }

@@ -2,6 +2,7 @@
  * StreamEnvironment options and their validation. Every rejection names the option at fault.
  */
 import { ConfigError } from '../core/errors.ts';
+import { resolveStorageLocation } from '../storage/location.ts';
 import type { CheckpointingConfig } from '../checkpoint/coordinator/config.ts';
 import type { RestartStrategyConfig } from '../cluster/restart-strategy.ts';
 import { DEFAULT_MAX_PARALLELISM, MAX_PARALLELISM_LIMIT } from '../state/key-groups.ts';
@@ -96,7 +97,10 @@ export interface StreamEnvironmentOptions {
   incremental?: boolean;
   /** Settings of the embedded backend (stateBackend: 'embedded'). */
   embeddedState?: EmbeddedStateOptions;
-  /** Where checkpoints are persisted: `'memory'` (default; lost with the process) or a directory path. */
+  /**
+   * Where checkpoints are persisted: `'memory'` (default; lost with the process), a directory path
+   * or a `file:` URL. Another URL scheme (`s3://...`) is a ConfigError: it is not supported yet.
+   */
   checkpointStorage?: string;
   /** What happens when a task fails; default fixed-delay, 3 attempts, 1000 ms apart. */
   restartStrategy?: RestartStrategyOptions;
@@ -416,10 +420,11 @@ export function resolveOptions(options: StreamEnvironmentOptions = {}): Resolved
   if (stateBackend !== 'heap' && stateBackend !== 'embedded')
     throw new ConfigError('stateBackend', `must be 'heap' or 'embedded', got ${JSON.stringify(stateBackend)}`);
   const { incremental, embeddedState } = resolveStateOptions(stateBackend, options);
-  const checkpointStorage = options.checkpointStorage ?? 'memory';
-  if (typeof checkpointStorage !== 'string' || checkpointStorage.length === 0) {
-    throw new ConfigError('checkpointStorage', `must be 'memory' or a directory path, got ${JSON.stringify(checkpointStorage)}`);
+  const givenStorage = options.checkpointStorage ?? 'memory';
+  if (typeof givenStorage !== 'string' || givenStorage.length === 0) {
+    throw new ConfigError('checkpointStorage', `must be 'memory' or a directory path, got ${JSON.stringify(givenStorage)}`);
   }
+  const checkpointStorage = resolveStorageLocation(givenStorage, 'checkpointStorage');
   const jobId = options.jobId ?? null;
   if (jobId !== null && (typeof jobId !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(jobId))) {
     throw new ConfigError('jobId', `must be letters, digits, '.', '_' or '-', got ${JSON.stringify(jobId)}`);

@@ -1,4 +1,5 @@
 /** `weir checkpoints <dir>`: lists the snapshots under a checkpoint or savepoint directory. */
+import { resolveStorageLocation } from '../storage/location.ts';
 import { listCheckpointsIn, type StoredSnapshotListing } from '../checkpoint/restore/snapshot-listing.ts';
 import { EXIT_OK } from './exit.ts';
 import { humanBytes, isoTime, oneLine, renderTable } from './format.ts';
@@ -7,7 +8,8 @@ export interface CheckpointsFlags {
   readonly json?: boolean;
 }
 
-export async function checkpointsCommand(dir: string, flags: CheckpointsFlags): Promise<number> {
+export async function checkpointsCommand(given: string, flags: CheckpointsFlags): Promise<number> {
+  const dir = resolveStorageLocation(given, 'checkpoints <dir>');
   const listings = await listCheckpointsIn(dir);
   process.stdout.write(flags.json ? `${JSON.stringify(listings.map(toJson), null, 2)}\n` : formatListings(dir, listings));
   return EXIT_OK;

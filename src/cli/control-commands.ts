@@ -4,6 +4,7 @@
  * so `sp=$(weir stop <job> --savepoint)` works in scripts.
  */
 import * as path from 'node:path';
+import { resolveStorageLocation } from '../storage/location.ts';
 import { callControl, resolveJob } from './control-client.ts';
 import { EXIT_OK, UsageError } from './exit.ts';
 
@@ -21,7 +22,7 @@ export type CancelFlags = StopFlags;
 export const DEFAULT_SAVEPOINT_DIR = 'savepoints';
 
 function savepointDir(flags: SavepointFlags): string {
-  return path.resolve(flags.dir ?? DEFAULT_SAVEPOINT_DIR);
+  return path.resolve(flags.dir === undefined ? DEFAULT_SAVEPOINT_DIR : resolveStorageLocation(flags.dir, '--dir'));
 }
 
 function locationOf(answer: Record<string, unknown>): string {
@@ -30,8 +31,9 @@ function locationOf(answer: Record<string, unknown>): string {
 }
 
 export async function savepointCommand(job: string, flags: SavepointFlags): Promise<number> {
+  const dir = savepointDir(flags);
   const target = resolveJob(job);
-  const answer = await callControl(target, 'POST', '/savepoint', { dir: savepointDir(flags) });
+  const answer = await callControl(target, 'POST', '/savepoint', { dir });
   process.stdout.write(`${locationOf(answer)}\n`);
   return EXIT_OK;
 }
@@ -40,17 +42,19 @@ export async function stopCommand(job: string, flags: StopFlags): Promise<number
   if (flags.savepoint !== true) {
     throw new UsageError(`stop needs --savepoint: it stops the job with a savepoint (to end a job without one: weir cancel ${job})`);
   }
+  const dir = savepointDir(flags);
   const target = resolveJob(job);
-  const answer = await callControl(target, 'POST', '/stop', { dir: savepointDir(flags) });
+  const answer = await callControl(target, 'POST', '/stop', { dir });
   process.stdout.write(`${locationOf(answer)}\n`);
   return EXIT_OK;
 }
 
 export async function cancelCommand(job: string, flags: CancelFlags): Promise<number> {
   if (flags.dir !== undefined && flags.savepoint !== true) throw new UsageError('--dir is where a savepoint goes: use it with --savepoint');
+  const dir = flags.savepoint === true ? savepointDir(flags) : null;
   const target = resolveJob(job);
-  if (flags.savepoint === true) {
-    const answer = await callControl(target, 'POST', '/cancel', { savepoint: true, dir: savepointDir(flags) });
+  if (dir !== null) {
+    const answer = await callControl(target, 'POST', '/cancel', { savepoint: true, dir });
     process.stdout.write(`${locationOf(answer)}\n`);
   } else {
     await callControl(target, 'POST', '/cancel', {});

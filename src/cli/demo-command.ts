@@ -13,6 +13,7 @@ import { EXIT_JOB_FAILED, EXIT_OK, EXIT_SIGINT, UsageError } from './exit.ts';
 import { groupDigits } from './format.ts';
 import type { JobMaster } from '../internal.ts';
 import type { WebServer } from '../web/server.ts';
+import { resolveStorageLocation } from '../storage/location.ts';
 import { openDashboard } from './dashboard.ts';
 import { newControlToken } from './job-registry.ts';
 import { failureLine, finalStatusLine, superviseJob, type JobOutcome } from './supervise.ts';
@@ -142,7 +143,7 @@ async function verifyDemo(outcome: JobOutcome, crash: CrashOnce, outputDir: stri
 /** A fresh directory under the system temp dir, or the given one if it is empty or new. */
 async function demoDir(dir: string | undefined): Promise<string> {
   if (dir === undefined) return mkdtemp(path.join(os.tmpdir(), 'weir-demo-'));
-  const abs = path.resolve(dir);
+  const abs = path.resolve(resolveStorageLocation(dir, '--dir'));
   const entries = await readdir(abs).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return [];
     throw new UsageError(`--dir ${abs}: ${err.message}`);

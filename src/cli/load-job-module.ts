@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { JobResult, StreamEnvironment, StreamEnvironmentOptions } from '../index.ts';
 import type { SimCheck } from '../sim/checkers/exactly-once.ts';
+import { importingJobModule, runsAtImportMessage } from '../api/job-module-import.ts';
 import { errorMessage } from '../core/errors.ts';
 import { oneLine } from './format.ts';
 import { UsageError } from './exit.ts';
@@ -72,13 +73,14 @@ export async function loadJobModule(file: string, cwd = process.cwd()): Promise<
   const info = await stat(abs).catch(() => null);
   if (info === null) throw new UsageError(`job module not found: ${abs}`);
   if (!info.isFile()) throw new UsageError(`job module is not a file: ${abs}`);
-  let mod: Record<string, unknown>;
-  try {
+  const imported = await importingJobModule(abs, async () => {
     if (TS_MODULE_RE.test(abs)) await registerTypeScript();
-    mod = exportsOf((await import(pathToFileURL(abs).href)) as Record<string, unknown>);
-  } catch (err) {
-    throw new UsageError(`cannot load job module ${abs}: ${oneLine(errorMessage(err))}`, { cause: err });
-  }
+    return (await import(pathToFileURL(abs).href)) as Record<string, unknown>;
+  });
+  // Also when the script did not await execute() or caught its error: none of its job ran.
+  if (imported.executedAtImport) throw new UsageError(runsAtImportMessage(abs), imported.ok ? undefined : { cause: imported.error });
+  if (!imported.ok) throw new UsageError(`cannot load job module ${abs}: ${oneLine(errorMessage(imported.error))}`, { cause: imported.error });
+  const mod = exportsOf(imported.value);
   const build = mod.default;
   if (typeof build !== 'function') {
     throw new UsageError(`job module ${abs} has no default export function: expected \`export default (env: StreamEnvironment) => { ... }\``);

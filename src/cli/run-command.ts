@@ -5,6 +5,7 @@
  */
 import { StreamEnvironment, type CheckpointingOptions, type StreamEnvironmentOptions } from '../index.ts';
 import { errorMessage } from '../core/errors.ts';
+import { resolveStorageLocation } from '../storage/location.ts';
 import { EXIT_CANCELED, EXIT_JOB_FAILED, EXIT_OK, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
 import { loadJobModule, type JobFinishedContext, type JobModule } from './load-job-module.ts';
@@ -55,7 +56,17 @@ export function mergeOptions(module: StreamEnvironmentOptions, flags: RunFlags):
   return merged;
 }
 
-export async function runCommand(modulePath: string, flags: RunFlags): Promise<number> {
+/** The flags with their locations checked (a URL scheme Weir does not support is a usage error) and `file:` URLs made paths. */
+function checkLocations(flags: RunFlags): RunFlags {
+  return {
+    ...flags,
+    ...(flags.checkpointDir === undefined ? {} : { checkpointDir: resolveStorageLocation(flags.checkpointDir, '--checkpoint-dir') }),
+    ...(flags.from === undefined ? {} : { from: resolveStorageLocation(flags.from, '--from') }),
+  };
+}
+
+export async function runCommand(modulePath: string, given: RunFlags): Promise<number> {
+  const flags = checkLocations(given);
   if (flags.claim === true && flags.from === undefined) throw new UsageError('--claim takes ownership of the checkpoint named by --from: give --from too');
   const job = await loadJobModule(modulePath);
   const options = mergeOptions(job.options, flags);

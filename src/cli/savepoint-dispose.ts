@@ -4,6 +4,7 @@
  * `_metadata`, metadata of a checkpoint, a `chk-<n>` directory, metadata that does not verify, or a
  * directory holding more than a savepoint — is refused (exit 2) and left untouched.
  */
+import { resolveStorageLocation } from '../storage/location.ts';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { filePathsOf } from '../checkpoint/metadata/walk.ts';
@@ -40,7 +41,7 @@ export async function checkSavepointDir(dir: string): Promise<CheckpointMetadata
 }
 
 export async function disposeCommand(p: string): Promise<number> {
-  const dir = path.resolve(p);
+  const dir = path.resolve(resolveStorageLocation(p, 'savepoint dispose <path>'));
   const meta = await checkSavepointDir(dir);
   await fsp.rm(dir, { recursive: true });
   process.stdout.write(`disposed savepoint ${dir} (checkpoint ${meta.checkpointId} of job ${meta.jobId})\n`);

@@ -4,6 +4,7 @@
  * states: name, kind (value/list/map/reducing/aggregating for keyed state, read from the keyed
  * stream's sections; split/union for operator state), keys or entries, and bytes.
  */
+import { resolveStorageLocation } from '../storage/location.ts';
 import type { OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
 import { SUPPORTED_METADATA_VERSIONS } from '../checkpoint/metadata/serializer.ts';
 import { StorageError } from '../core/errors.ts';
@@ -182,7 +183,7 @@ function plural(n: number, one: string, many: string): string {
 }
 
 export async function inspectCommand(p: string, flags: { json?: boolean }): Promise<number> {
-  const report = await inspectSnapshot(p);
+  const report = await inspectSnapshot(resolveStorageLocation(p, 'savepoint inspect <path>'));
   process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
   return EXIT_OK;
 }

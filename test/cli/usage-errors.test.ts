@@ -1,6 +1,8 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, lines, runCli } from './run-cli.ts';
+import { FIXTURES, lines, REPO, runCli } from './run-cli.ts';
 
 /** A usage error: exit 2 and exactly one line on stderr, starting `weir: `. */
 async function expectUsageError(args: string[]): Promise<string> {
@@ -37,6 +39,55 @@ describe('weir usage errors exit 2 with one line', () => {
   it('rejects a module without a default export function', async () => {
     const line = await expectUsageError(['run', path.join(FIXTURES, 'no-default.ts')]);
     expect(line).toContain('no default export');
+  });
+
+  it('refuses a script that runs its job at import, before the job runs, naming the file', async () => {
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'weir-script-'));
+    try {
+      const script = path.join(REPO, 'examples/word-count.ts');
+      for (const command of [
+        ['run', script],
+        ['sim', '--job', script, '--seed', '1'],
+      ]) {
+        const r = await runCli(command, { cwd });
+        expect(r.code, r.stderr).toBe(2);
+        const err = lines(r.stderr);
+        expect(err, r.stderr).toHaveLength(1);
+        expect(err[0]).toContain(`${script} runs a job when imported`);
+        expect(err[0]).toContain('export default (env: StreamEnvironment)');
+        expect(r.stdout).not.toContain('FINISHED');
+      }
+      // word-count.ts checkpoints into ./checkpoints: the job never started, so nothing was written.
+      expect(readdirSync(cwd)).toEqual([]);
+      const notAwaited = path.join(FIXTURES, 'script-not-awaited.ts');
+      const line = await expectUsageError(['run', notAwaited]);
+      expect(line).toContain(`${notAwaited} runs a job when imported`);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a storage location with a URL scheme it does not support, naming the flag and the scheme, creating nothing', async () => {
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'weir-scheme-'));
+    try {
+      const tiny = path.join(FIXTURES, 'tiny-job.ts');
+      const cases: Array<[string[], string]> = [
+        [['run', tiny, '--checkpoint-dir', 's3://bucket/x'], "--checkpoint-dir: unsupported URL scheme 's3:'"],
+        [['run', tiny, '--from', 's3://bucket/x/chk-3'], "--from: unsupported URL scheme 's3:'"],
+        [['demo', '--dir', 'gs://bucket/demo'], "--dir: unsupported URL scheme 'gs:'"],
+        [['savepoint', 'some-job', '--dir', 's3://bucket/sp'], "--dir: unsupported URL scheme 's3:'"],
+        [['stop', 'some-job', '--savepoint', '--dir', 's3://bucket/sp'], "--dir: unsupported URL scheme 's3:'"],
+      ];
+      for (const [args, want] of cases) {
+        const r = await runCli(args, { cwd });
+        expect(r.code, r.stderr).toBe(2);
+        expect(lines(r.stderr), r.stderr).toEqual([expect.stringContaining(want)]);
+      }
+      // Before, `--checkpoint-dir s3://bucket/x` ran the job into a local directory named `s3:`.
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 
   it('reports a ConfigError from the module options, naming the option', async () => {
