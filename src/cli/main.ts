@@ -67,7 +67,7 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     )
     .option(
       '--in-thread',
-      'run every subtask in this thread instead of task managers; a user function that never returns then blocks weir cancel, the REST API and the dashboard (only SIGTERM/SIGKILL end the process)',
+      'run every subtask in this thread instead of task managers; a user function that never returns then blocks weir cancel, the REST API and the dashboard until the process is killed',
     )
     .option(
       '--slots-per-task-manager <m>',

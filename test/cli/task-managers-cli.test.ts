@@ -16,7 +16,9 @@ describe('weir run with task managers (issue 11)', () => {
   });
 
   it('a job module asking for task managers with memory checkpoints runs on them, its state inline in the metadata, exactly once (issue 22)', async () => {
-    const r = await runCli(['run', path.join(FIXTURES, 'tm-counts-job.ts')], { env: { COUNTS_RATE: '20000' } });
+    // The job writes to <checkpointStorage>/counts-output, here ./memory/counts-output: a fresh working directory.
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
+    const r = await runCli(['run', path.join(FIXTURES, 'tm-counts-job.ts')], { cwd, env: { COUNTS_RATE: '20000' } });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('parallelism 2, on 2 task managers (worker threads), checkpoints every 200 ms in memory');
     expect(r.stdout).toContain('counts: all 8000 lines committed exactly once');
