@@ -83,7 +83,7 @@ async function runMode(mode: Mode): Promise<ModeRun> {
       bufferRecords: params.bufferRecords,
       channelCapacity: params.channelCapacityBuffers,
       remoteChannelCapacity: params.remoteChannelCapacityBuffers,
-      taskManagers: tm2 ? 2 : 1,
+      taskManagers: tm2 ? 2 : 'in-thread',
     });
     build(env);
     env.setJobModule(JOB_MODULE);

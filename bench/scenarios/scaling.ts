@@ -53,7 +53,7 @@ async function runVariant(variant: string): Promise<Outcome> {
   const p2 = variant === 'p2_two_tms';
   const env = StreamEnvironment.create({
     parallelism: p2 ? 2 : 1,
-    taskManagers: p2 ? 2 : 1,
+    taskManagers: p2 ? 2 : 'in-thread',
     checkpointStorage: dir,
     channelCapacity: params.channelCapacity,
     remoteChannelCapacity: params.remoteChannelCapacity,

@@ -79,7 +79,7 @@ async function runVariant(variant: string, metrics: Figures, ratios: Figures): P
   try {
     const env = StreamEnvironment.create({
       parallelism: twoTms ? 2 : 1,
-      taskManagers: twoTms ? 2 : 1,
+      taskManagers: twoTms ? 2 : 'in-thread',
       restartStrategy: { type: 'none' },
       // Only the checkpoints this scenario triggers (the interval is longer than the run).
       checkpointing: { intervalMs: 3_600_000 },

@@ -396,9 +396,10 @@ export class StreamEnvironment {
   }
 
   /**
-   * On more than one task manager (given, or by default one per core), subtasks run in worker
-   * threads that build the job from its module; a job without a known module runs in this thread,
-   * and says so if more task managers were asked for.
+   * A job from a job module runs its subtasks on task managers in worker threads that build the job
+   * from the module (one per core by default, at least one), so no user function runs on this
+   * thread; a job without a known module, with a CollectSink or asked to run `'in-thread'` runs in
+   * this thread, and says so if task managers were asked for.
    */
   private taskManagerDeployer(id: ReturnType<typeof toJobId>, graph: JobGraph, env: Environment, run: InternalRunOptions): { deployer?: Deployer } {
     const decision = this.taskManagerCount(graph);
@@ -408,7 +409,7 @@ export class StreamEnvironment {
     }
     const count = decision.taskManagers;
     const modulePath = this.jobModulePath;
-    if (count <= 1 || modulePath === null) return {};
+    if (count === 0 || modulePath === null) return {};
     const slots = this.options.slotsPerTaskManager;
     placeSubtasks(buildExecutionPlan(graph), count, slots); // a ConfigError now rather than at the first deploy
     const launch = launchWorkerTaskManagers(count, {
@@ -423,9 +424,9 @@ export class StreamEnvironment {
   }
 
   /**
-   * Where this job's subtasks run when it is executed: how many task managers (1: in the executing
-   * thread) and why. The default is one per core, capped at the job's highest parallelism (see
-   * `StreamEnvironmentOptions.taskManagers`).
+   * Where this job's subtasks run when it is executed: how many task managers (0: in the executing
+   * thread) and why. The default for a job module is one per core, capped at the job's highest
+   * parallelism, at least one (see `StreamEnvironmentOptions.taskManagers`).
    * @internal
    */
   taskManagerCount(graph: JobGraph = this.jobGraph()): TaskManagerCount {
@@ -435,7 +436,6 @@ export class StreamEnvironment {
       cores: availableParallelism(),
       highestParallelism: Math.max(1, ...graph.vertices.map((v) => v.parallelism)),
       fromJobModule: this.jobModulePath !== null,
-      storageIsDirectory: this.options.checkpointStorage !== 'memory',
       inProcessSinks: graph.vertices.flatMap((v) => v.chain.filter((n) => n.sink instanceof CollectSink).map((n) => n.name)),
     });
   }
@@ -450,7 +450,7 @@ export class StreamEnvironment {
    * @internal
    */
   taskManagerParts(id: ReturnType<typeof toJobId>): { graph: JobGraph; backends: StateBackendFactory; storage: CheckpointStorage } {
-    return { graph: this.jobGraph(), backends: this.backendFactory(), storage: this.createStorage(id) };
+    return { graph: this.jobGraph(), backends: this.backendFactory(), storage: this.createStorage(id, { inlineAll: true }) };
   }
 
   private backendFactory(): StateBackendFactory {
@@ -464,9 +464,15 @@ export class StreamEnvironment {
     });
   }
 
-  private createStorage(id: ReturnType<typeof toJobId>): CheckpointStorage {
+  /**
+   * With `inlineAll` (a task manager's storage in a worker thread), memory storage keeps every state
+   * stream inline in its handle: the handles travel to the job master in the acks and into its
+   * `_metadata`, so nothing is left in a worker's map that the job master or a later attempt would need.
+   */
+  private createStorage(id: ReturnType<typeof toJobId>, o: { inlineAll?: boolean } = {}): CheckpointStorage {
     const where = this.options.checkpointStorage;
-    return where === 'memory' ? new MemoryCheckpointStorage(id) : new FsCheckpointStorage(where, id);
+    if (where !== 'memory') return new FsCheckpointStorage(where, id);
+    return new MemoryCheckpointStorage(id, o.inlineAll === true ? { inlineThresholdBytes: Number.MAX_SAFE_INTEGER } : {});
   }
 }
 

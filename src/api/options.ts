@@ -123,18 +123,25 @@ export interface StreamEnvironmentOptions {
   /** Job id used in the checkpoint directory (letters, digits, `.`, `_`, `-`); default: the job name plus a random suffix. */
   jobId?: string;
   /**
-   * Task managers, each a worker thread hosting subtasks in slots (>= 1). Above 1 the job must be
-   * run from a job module (`weir run`), whose default export every task manager calls to build the
-   * same job graph, and checkpointStorage must be a directory; a plain script calling `execute`
-   * runs every subtask in the executing thread instead, with a notice. 1: every subtask runs in the
-   * thread that executes the job.
+   * Where the subtasks run: task managers, each a worker thread hosting subtasks in slots (1-256),
+   * or `'in-thread'`.
    *
-   * Default: one task manager per core (`os.availableParallelism()`), at most the job's highest
-   * parallelism (more if `slotsPerTaskManager` needs them), when the job comes from a job module
-   * and checkpointStorage is a directory; otherwise (a script, memory storage, parallelism 1, one
-   * core) every subtask runs in the executing thread, without a notice.
+   * A job run from a job module (`weir run`, or `setJobModule`) runs on task managers, whose
+   * default export every task manager calls to build the same job graph. That is what keeps the
+   * control plane answering when a user function never returns: the job master's thread (which
+   * serves `weir cancel`, the REST API and the dashboard) runs no user code, and a task manager
+   * that does not stop within `cancellationTimeoutMs` is terminated. Default: one task manager per
+   * core (`os.availableParallelism()`), at most the job's highest parallelism (more if
+   * `slotsPerTaskManager` needs them), and at least one, also at parallelism 1. With `'memory'`
+   * checkpoint storage, task managers keep all their state inline in the checkpoint metadata.
+   *
+   * Every subtask runs in the thread that executes the job (no such guarantee: a user function that
+   * never returns blocks cancellation and everything else on that thread) for a plain script
+   * calling `execute` (no job module a worker could load; a script asking for more than one task
+   * manager is told so), a job with a `CollectSink` (its results live in this thread), and
+   * `'in-thread'`, which asks for it explicitly, for example to measure without worker threads.
    */
-  taskManagers?: number;
+  taskManagers?: number | 'in-thread';
   /**
    * Slots per task manager (>= 1): each slot holds subtask i of every operator, so taskManagers x
    * slotsPerTaskManager must reach the job's highest parallelism. Default: as many as needed.
@@ -220,10 +227,10 @@ export interface ResolvedOptions {
   /** The job id, or null to derive one from the job name. */
   readonly jobId: string | null;
   /**
-   * Task managers as given (1: all subtasks in the executing thread), or null when not given: the
-   * default is decided when the job runs (one per core, see `StreamEnvironmentOptions.taskManagers`).
+   * Task managers as given (`'in-thread'`: all subtasks in the executing thread), or null when not
+   * given: the default is decided when the job runs (one per core, see `StreamEnvironmentOptions.taskManagers`).
    */
-  readonly taskManagers: number | null;
+  readonly taskManagers: number | 'in-thread' | null;
   /** Slots per task manager, or null: as many as the job needs. */
   readonly slotsPerTaskManager: number | null;
   /** Heartbeats to task managers. */
@@ -388,16 +395,13 @@ function resolveHeartbeat(h: HeartbeatOptions | undefined): ResolvedHeartbeat {
 
 function resolveTaskManagers(
   options: StreamEnvironmentOptions,
-  checkpointStorage: string,
 ): Pick<ResolvedOptions, 'taskManagers' | 'slotsPerTaskManager' | 'heartbeat' | 'cancellationTimeoutMs'> {
-  const taskManagers = options.taskManagers === undefined ? null : int(options.taskManagers, 'taskManagers', 1, 1, 256);
-  const slotsPerTaskManager = options.slotsPerTaskManager === undefined ? null : int(options.slotsPerTaskManager, 'slotsPerTaskManager', 1, 1);
-  if (taskManagers !== null && taskManagers > 1 && checkpointStorage === 'memory') {
-    throw new ConfigError(
-      'taskManagers',
-      `${taskManagers} task managers need checkpointStorage to be a directory: worker threads cannot share 'memory' storage`,
-    );
+  const given = options.taskManagers;
+  if (given !== undefined && given !== 'in-thread' && !(typeof given === 'number' && Number.isInteger(given) && given >= 1 && given <= 256)) {
+    throw new ConfigError('taskManagers', `must be an integer between 1 and 256 or 'in-thread', got ${JSON.stringify(given)}`);
   }
+  const taskManagers = given ?? null;
+  const slotsPerTaskManager = options.slotsPerTaskManager === undefined ? null : int(options.slotsPerTaskManager, 'slotsPerTaskManager', 1, 1);
   return {
     taskManagers,
     slotsPerTaskManager,
@@ -444,6 +448,6 @@ export function resolveOptions(options: StreamEnvironmentOptions = {}): Resolved
     remoteChannelCapacity: int(options.remoteChannelCapacity, 'remoteChannelCapacity', 1, 4 * channelCapacity),
     autoWatermarkIntervalMs: int(options.autoWatermarkIntervalMs, 'autoWatermarkIntervalMs', 1, 200),
     jobId,
-    ...resolveTaskManagers(options, checkpointStorage),
+    ...resolveTaskManagers(options),
   };
 }

@@ -72,7 +72,8 @@ export async function demoCommand(flags: DemoFlags): Promise<number> {
     restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 200 },
     // In this thread: at 6,000 transfers/s the job takes about 15% of one core (measured 2026-12-01),
     // so worker threads would add only their start-up; and the crash comes from an in-thread fault injector.
-    taskManagers: 1,
+    // It runs Weir's own bank job, no user code, so nothing can get stuck on this thread (issue 22).
+    taskManagers: 'in-thread',
   });
   bank.buildJob(env, { outputDir, config });
   const crash = new CrashOnce('ledger', Math.floor(CRASH_AT * (config.transfers + config.accounts)));

@@ -62,8 +62,12 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .option('--checkpoint-interval <ms>', 'milliseconds between checkpoints', positiveInt('checkpoint interval'))
     .option(
       '--task-managers <n>',
-      "run the subtasks in n task managers, each a worker thread (above 1: needs --checkpoint-dir; default: the module's options, else one per core with --checkpoint-dir, capped at the parallelism; 1: all in this thread)",
+      "run the subtasks in n task managers, each a worker thread (default: the module's options, else one per core, capped at the parallelism, at least 1)",
       positiveInt('the number of task managers'),
+    )
+    .option(
+      '--in-thread',
+      'run every subtask in this thread instead of task managers; a user function that never returns then blocks weir cancel, the REST API and the dashboard until the process is killed',
     )
     .option(
       '--slots-per-task-manager <m>',

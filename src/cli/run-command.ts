@@ -20,6 +20,8 @@ export interface RunFlags {
   readonly checkpointInterval?: number;
   /** Task managers (worker threads) the subtasks run in. */
   readonly taskManagers?: number;
+  /** Every subtask in this thread (`taskManagers: 'in-thread'`): a stuck user function then blocks cancel and the REST API. */
+  readonly inThread?: boolean;
   /** Slots per task manager. */
   readonly slotsPerTaskManager?: number;
   readonly from?: string;
@@ -39,6 +41,7 @@ export function mergeOptions(module: StreamEnvironmentOptions, flags: RunFlags):
   let touched = false;
   if (flags.parallelism !== undefined) merged.parallelism = flags.parallelism;
   if (flags.taskManagers !== undefined) merged.taskManagers = flags.taskManagers;
+  if (flags.inThread === true) merged.taskManagers = 'in-thread';
   if (flags.slotsPerTaskManager !== undefined) merged.slotsPerTaskManager = flags.slotsPerTaskManager;
   if (flags.checkpointDir !== undefined) {
     merged.checkpointStorage = flags.checkpointDir;
@@ -70,8 +73,8 @@ export async function runCommand(modulePath: string, given: RunFlags): Promise<n
   if (flags.claim === true && flags.from === undefined) throw new UsageError('--claim takes ownership of the checkpoint named by --from: give --from too');
   const job = await loadJobModule(modulePath);
   const options = mergeOptions(job.options, flags);
-  if (flags.taskManagers !== undefined && flags.taskManagers > 1 && (options.checkpointStorage ?? 'memory') === 'memory') {
-    throw new UsageError(`--task-managers ${flags.taskManagers} needs --checkpoint-dir: task managers in worker threads cannot share in-memory checkpoints`);
+  if (flags.inThread === true && flags.taskManagers !== undefined) {
+    throw new UsageError(`--in-thread runs every subtask in this thread: it cannot be given with --task-managers ${flags.taskManagers}`);
   }
   const env = StreamEnvironment.create(options);
   env.setJobModule(job.path);
@@ -138,11 +141,13 @@ function describeStart(name: string, jobId: string, env: StreamEnvironment): str
   return `running job '${name}' as ${jobId}: parallelism ${o.parallelism}, ${describePlacement(env.taskManagerCount())}, ${every} ${where}`;
 }
 
-/** Where the subtasks run, for the start line: "on 2 task managers (worker threads, one per core)", "in this thread (checkpoints in memory)". */
+/**
+ * Where the subtasks run, for the start line: "on 2 task managers (worker threads, one per core)",
+ * "on 1 task manager (worker thread)", "in this thread (taskManagers: 'in-thread')".
+ */
 export function describePlacement(count: TaskManagerCount): string {
-  if (count.taskManagers > 1) {
-    const why = count.why === 'taskManagers' ? '' : `, ${count.why}`;
-    return `on ${count.taskManagers} task managers (worker threads${why})`;
-  }
-  return count.why === 'parallelism 1' ? 'in this thread' : `in this thread (${count.why})`;
+  if (count.taskManagers === 0) return `in this thread (${count.why})`;
+  const why = count.why === 'taskManagers' || count.why === 'parallelism 1' ? '' : `, ${count.why}`;
+  if (count.taskManagers === 1) return `on 1 task manager (worker thread${why})`;
+  return `on ${count.taskManagers} task managers (worker threads${why})`;
 }

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT_CODE_HELP } from '../../src/cli/exit.ts';
 import { FIXTURES, lines, REPO, runCli } from './run-cli.ts';
-import { startJob, within } from './running-job.ts';
+import { startJob, untilRunning, within } from './running-job.ts';
 
 describe('weir --version, weir help and weir list', () => {
   it('--version prints the version of package.json and exits 0', async () => {
@@ -43,6 +43,7 @@ describe('weir --version, weir help and weir list', () => {
 
     const job = await startJob([path.join(FIXTURES, 'slow-job.ts'), '--quiet']);
     try {
+      await untilRunning(job);
       const table = await runCli(['list']);
       expect(table.code, table.stderr).toBe(0);
       const [header, row, ...rest] = lines(table.stdout);

@@ -1,5 +1,8 @@
 /** Starts `weir run` in the background and waits, bounded, for its control endpoint line. */
-import { startCli, type CliOptions, type CliRun } from './run-cli.ts';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { until } from '../support/jobs.ts';
+import { REGISTRY, startCli, type CliOptions, type CliRun } from './run-cli.ts';
 
 export interface RunningJob {
   readonly cli: CliRun;
@@ -50,4 +53,19 @@ export async function startJob(args: readonly string[], options: CliOptions = {}
     cli.child.kill('SIGKILL');
     throw err;
   }
+}
+
+/**
+ * Resolves once the job's control endpoint reports RUNNING. The endpoint answers from the start,
+ * while the job is still CREATED: its task manager's worker thread is loading Weir and the job
+ * module (seconds on a loaded machine).
+ */
+export async function untilRunning(job: RunningJob, ms = 60_000): Promise<void> {
+  const entry = JSON.parse(readFileSync(path.join(REGISTRY, `${job.jobId}.json`), 'utf8')) as { token: string };
+  const headers = { authorization: `Bearer ${entry.token}` };
+  await until(
+    `job ${job.jobId} to be RUNNING`,
+    async () => ((await (await fetch(new URL('/status', job.address), { headers })).json()) as { status?: string }).status === 'RUNNING',
+    ms,
+  );
 }

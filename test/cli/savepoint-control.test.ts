@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI_TEST_TIMEOUT_MS, FIXTURES, lines, REGISTRY, runCli, type CliResult } from './run-cli.ts';
-import { startJob, waitForMatch, within } from './running-job.ts';
+import { startJob, untilRunning, waitForMatch, within } from './running-job.ts';
 
 /** A usage error: exit 2, one line on stderr starting `weir: `. */
 function expectUsage(r: CliResult): string {
@@ -49,6 +49,7 @@ describe('weir cancel, weir savepoint dispose and the control endpoint', { timeo
     const job = await startJob([path.join(FIXTURES, 'slow-job.ts'), '--quiet']);
     const entryFile = path.join(REGISTRY, `${job.jobId}.json`);
     try {
+      await untilRunning(job);
       const entry = JSON.parse(readFileSync(entryFile, 'utf8')) as Record<string, unknown>;
       expect(entry).toMatchObject({ jobId: job.jobId, address: job.address, pid: job.cli.child.pid, module: path.join(FIXTURES, 'slow-job.ts') });
       expect(new Date(entry.startedAt as string).toISOString()).toBe(entry.startedAt);

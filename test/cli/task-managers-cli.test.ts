@@ -15,30 +15,35 @@ describe('weir run with task managers (issue 11)', () => {
     expect(r.stdout).toContain('counts: all 8000 lines committed exactly once');
   });
 
-  it('a job module asking for task managers with memory storage is refused naming the option', async () => {
-    const r = await runCli(['run', path.join(FIXTURES, 'tm-counts-job.ts'), '--quiet']);
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('taskManagers: 2 task managers need checkpointStorage to be a directory');
+  it('a job module asking for task managers with memory checkpoints runs on them, its state inline in the metadata, exactly once (issue 22)', async () => {
+    // The job writes to <checkpointStorage>/counts-output, here ./memory/counts-output: a fresh working directory.
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
+    const r = await runCli(['run', path.join(FIXTURES, 'tm-counts-job.ts')], { cwd, env: { COUNTS_RATE: '20000' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('parallelism 2, on 2 task managers (worker threads), checkpoints every 200 ms in memory');
+    expect(r.stdout).toContain('counts: all 8000 lines committed exactly once');
   });
 });
 
-describe('weir run: where subtasks run by default (issue 11)', () => {
-  it('one task manager per core up to the parallelism with a checkpoint directory; in this thread with memory checkpoints or --task-managers 1; the start line says which', async () => {
+describe('weir run: where subtasks run by default (issues 11, 22)', () => {
+  it('one task manager per core up to the parallelism, with memory or directory checkpoints; one with --task-managers 1; in this thread only with --in-thread; the start line says which', async () => {
     const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
     const job = path.join(FIXTURES, 'tiny-job.ts'); // parallelism 2
-    const [onDisk, inMemory, one] = await Promise.all([
+    const [onDisk, inMemory, one, inThread] = await Promise.all([
       runCli(['run', job, '--checkpoint-dir', chk]),
       runCli(['run', job]),
       runCli(['run', job, '--task-managers', '1', '--checkpoint-dir', chk]),
+      runCli(['run', job, '--in-thread']),
     ]);
     const perCore = Math.min(os.availableParallelism(), 2);
-    for (const r of [onDisk, inMemory, one]) expect(r.code, r.stderr).toBe(0);
-    expect(onDisk.stderr).toContain(
-      perCore > 1 ? `parallelism 2, on ${perCore} task managers (worker threads, one per core)` : 'parallelism 2, in this thread (one core)',
-    );
-    expect(inMemory.stderr).toContain('parallelism 2, in this thread (checkpoints in memory), checkpoints every 50 ms in memory');
-    expect(one.stderr).toContain('parallelism 2, in this thread (taskManagers: 1)');
-    for (const r of [onDisk, inMemory, one]) expect(r.stderr).not.toContain('WEIR_TASK_MANAGERS_IN_THREAD');
+    for (const r of [onDisk, inMemory, one, inThread]) expect(r.code, r.stderr).toBe(0);
+    const placed =
+      perCore > 1 ? `parallelism 2, on ${perCore} task managers (worker threads, one per core)` : 'parallelism 2, on 1 task manager (worker thread, one core)';
+    expect(onDisk.stderr).toContain(placed);
+    expect(inMemory.stderr).toContain(`${placed}, checkpoints every 50 ms in memory`);
+    expect(one.stderr).toContain('parallelism 2, on 1 task manager (worker thread)');
+    expect(inThread.stderr).toContain("parallelism 2, in this thread (taskManagers: 'in-thread'), checkpoints every 50 ms in memory");
+    for (const r of [onDisk, inMemory, one, inThread]) expect(r.stderr).not.toContain('WEIR_TASK_MANAGERS_IN_THREAD');
   });
 });
 
@@ -56,16 +61,16 @@ describe('weir run --task-managers / --slots-per-task-manager (issue 11)', () =>
   it('bad flag values are refused naming the flag or the option, and weir help run lists both flags', async () => {
     const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
     const job = path.join(FIXTURES, 'tiny-job.ts');
-    const [zero, word, slots, tooFew, help, noDir] = await Promise.all([
+    const [zero, word, slots, tooFew, help, both] = await Promise.all([
       runCli(['run', job, '--task-managers', '0', '--checkpoint-dir', chk]),
       runCli(['run', job, '--task-managers', 'two', '--checkpoint-dir', chk]),
       runCli(['run', job, '--task-managers', '2', '--slots-per-task-manager', '0', '--checkpoint-dir', chk]),
       runCli(['run', job, '-p', '3', '--task-managers', '2', '--slots-per-task-manager', '1', '--checkpoint-dir', chk]),
       runCli(['help', 'run']),
-      runCli(['run', job, '--task-managers', '2']),
+      runCli(['run', job, '--task-managers', '2', '--in-thread']),
     ]);
-    expect(noDir.code).toBe(2);
-    expect(noDir.stderr).toContain('--task-managers 2 needs --checkpoint-dir');
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--in-thread runs every subtask in this thread: it cannot be given with --task-managers 2');
     expect(zero.code).toBe(2);
     expect(zero.stderr).toContain('--task-managers: the number of task managers must be an integer >= 1');
     expect(word.code).toBe(2);
@@ -77,6 +82,7 @@ describe('weir run --task-managers / --slots-per-task-manager (issue 11)', () =>
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('--task-managers <n>');
     expect(help.stdout).toContain('--slots-per-task-manager <m>');
+    expect(help.stdout).toContain('--in-thread');
   });
 
   it('a job module that builds another uid in a worker is named, and the run fails (exit 1) without retrying', async () => {

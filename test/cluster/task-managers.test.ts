@@ -218,7 +218,7 @@ describe('task managers on worker threads (issue 11)', () => {
     expect(committed(out)).toEqual(expectedLines(40_000, 4_000));
   });
 
-  it('a stop-with-savepoint on worker task managers resumes on one task manager (in this thread) at parallelism 1, exactly once', async () => {
+  it("a stop-with-savepoint on worker task managers resumes in this thread ('in-thread') at parallelism 1, exactly once", async () => {
     const out = tempDir('weir-tm-out-');
     configure({ TM_RECORDS: 20_000, TM_RATE: 1_000, TM_OUT: out });
     const client = await environment().executeAsync('tm-counts');
@@ -227,7 +227,10 @@ describe('task managers on worker threads (issue 11)', () => {
     expect((await client.result).status).toBe('FINISHED');
     delete process.env.TM_RATE;
     let master: JobMaster | null = null;
-    const result = await environment({ parallelism: 1, taskManagers: 1 }).execute('tm-counts', { restoreFrom: stoppedAt, onJobMaster: (m) => (master = m) });
+    const result = await environment({ parallelism: 1, taskManagers: 'in-thread' }).execute('tm-counts', {
+      restoreFrom: stoppedAt,
+      onJobMaster: (m) => (master = m),
+    });
     expect(result.status).toBe('FINISHED');
     expect(master!.runsOnTaskManagers).toBe(false);
     expect(committed(out)).toEqual(expectedLines(20_000));
@@ -245,9 +248,12 @@ describe('task managers on worker threads (issue 11)', () => {
     const zero = fails(() => StreamEnvironment.create({ taskManagers: 0 }));
     expect(zero).toBeInstanceOf(ConfigError);
     expect((zero as ConfigError).option).toBe('taskManagers');
-    const memory = fails(() => StreamEnvironment.create({ taskManagers: 2 }));
-    expect((memory as ConfigError).option).toBe('taskManagers');
-    expect((memory as Error).message).toContain("worker threads cannot share 'memory' storage");
+    expect((zero as Error).message).toContain("must be an integer between 1 and 256 or 'in-thread', got 0");
+    const word = fails(() => StreamEnvironment.create({ taskManagers: 'workers' as unknown as number }));
+    expect((word as ConfigError).option).toBe('taskManagers');
+    expect(fails(() => StreamEnvironment.create({ taskManagers: 'in-thread' }))).toBeNull();
+    // Memory storage is no longer refused: task managers keep their state inline in the metadata.
+    expect(fails(() => StreamEnvironment.create({ taskManagers: 2 }))).toBeNull();
     configure({ TM_OUT: tempDir('weir-tm-out-') });
     const env = environment({ parallelism: 3, slotsPerTaskManager: 1 });
     const refused = await env.execute('tm-counts').catch((err: unknown) => err);
