@@ -232,6 +232,13 @@ describe('REST API against a running job (contract)', () => {
     expect((await job.client.result).status).toBe('FINISHED');
     expect(stopped).toBe(done.body.operation.location);
     expect((await web.get('/jobs')).body.jobs[0].status).toBe('FINISHED');
+    // The clock stops at the end (Flink's end-time and duration).
+    const ended = (await web.get(`/jobs/${jid}`)).body;
+    await new Promise((r) => setTimeout(r, 30));
+    const later = (await web.get(`/jobs/${jid}`)).body;
+    expect(ended['end-time']).toBeGreaterThan(0);
+    expect(ended.duration).toBe(ended['end-time'] - ended['start-time']);
+    expect([later['end-time'], later.duration]).toEqual([ended['end-time'], ended.duration]);
     const again = await web.post(`/jobs/${jid}/stop`, { targetDirectory: dir }, TOKEN);
     expect(again.status).toBe(409);
   });
