@@ -16,7 +16,7 @@ import { JobMetricsExporter } from './metrics.ts';
 import { RateSampler } from './rate-sampler.ts';
 import { backpressure, vertexBackpressure } from './rest/backpressure-route.ts';
 import { barrierFlow } from './rest/barrier-flow.ts';
-import { checkpointConfig, checkpointDetails, checkpointsOverview, statsOf, subtaskDetails, vertexOf } from './rest/checkpoint-routes.ts';
+import { checkpointConfig, checkpointDetails, checkpointsOverview, isDiscarded, statsOf, subtaskDetails, vertexOf } from './rest/checkpoint-routes.ts';
 import { HttpError, NotFound } from './rest/errors.ts';
 import { jobDetails, jobsList } from './rest/job-routes.ts';
 import { SavepointOperations } from './rest/savepoint-operations.ts';
@@ -175,7 +175,7 @@ function restRoutes(job: WebJob, operations: SavepointOperations): Route[] {
     ofJob('GET', `/checkpoints/details/${seg}/subtasks/${seg}`, ([cid, vid]) => subtaskDetails(job, cid!, vid!)),
     ofJob('GET', `/checkpoints/details/${seg}/flow`, ([cid]) => {
       const stats = statsOf(job, cid!);
-      return barrierFlow(job.master.config.graph, stats, job.master.traces.get(stats.checkpointId));
+      return barrierFlow(job.master.config.graph, stats, job.master.traces.get(stats.checkpointId), isDiscarded(job, stats));
     }),
     ofJob('GET', '/backpressure', () => backpressure(job)),
     ofJob('GET', `/vertices/${seg}/backpressure`, ([vid]) => vertexBackpressure(job, vertexOf(job, vid!))),

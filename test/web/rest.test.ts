@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import * as http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
@@ -133,6 +134,32 @@ describe('REST API against a running job (contract)', () => {
     const r = await web.get(`/jobs/${jid}/checkpoints/config`);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ mode: 'exactly_once', interval: -1, max_concurrent: 1, retained: 3, unaligned_checkpoints: false });
+  });
+
+  it('timestamps are whole milliseconds; a checkpoint retention deleted is discarded, without its path; vertices have names', async () => {
+    // Three more: with 3 retained, the first is deleted from storage.
+    for (let i = 0; i < 3; i++) await job.client.triggerCheckpoint();
+    const all = (await web.get(`/jobs/${jid}/checkpoints`)).body;
+    const first = all.history.find((h: any) => h.id === cid);
+    expect(first).toMatchObject({ status: 'COMPLETED', discarded: true, external_path: null });
+    const newest = all.history[0];
+    expect(newest.discarded).toBe(false);
+    expect(existsSync(newest.external_path)).toBe(true);
+    const details = (await web.get(`/jobs/${jid}/checkpoints/details/${newest.id}`)).body;
+    expect(Object.values(details.tasks).map((t: any) => t.name)).toEqual(['orders', 'payments', 'match -> collect']);
+    const sub = (await web.get(`/jobs/${jid}/checkpoints/details/${newest.id}/subtasks/2`)).body;
+    const flow = (await web.get(`/jobs/${jid}/checkpoints/details/${cid}/flow`)).body;
+    expect(flow.events.find((e: any) => e.type === 'complete')).toMatchObject({ location: null, discarded: true });
+    const stamps: Array<[string, number]> = [];
+    const walk = (x: unknown, path: string): void => {
+      if (Array.isArray(x)) x.forEach((y, i) => walk(y, `${path}[${i}]`));
+      else if (typeof x === 'object' && x !== null) for (const [k, v] of Object.entries(x)) walk(v, `${path}.${k}`);
+      else if (typeof x === 'number' && /(timestamp|-time|\.now|end_to_end_duration)$/.test(path)) stamps.push([path, x]);
+    };
+    walk({ all, details, sub, trigger: flow.trigger_timestamp, job: (await web.get(`/jobs/${jid}`)).body }, '');
+    expect(stamps.length).toBeGreaterThan(20);
+    expect(stamps.filter(([, v]) => !Number.isInteger(v))).toEqual([]);
+    for (const s of sub.subtasks) expect(s.end_to_end_duration).toBe(s.ack_timestamp - details.trigger_timestamp);
   });
 
   it('GET /jobs/:id/backpressure has a ratio and level per subtask', async () => {
