@@ -152,7 +152,7 @@ describe('REST API against a running job (contract)', () => {
     expect(flow.events.find((e: any) => e.type === 'complete')).toMatchObject({ location: null, discarded: true });
     const stamps: Array<[string, number]> = [];
     const walk = (x: unknown, path: string): void => {
-      if (Array.isArray(x)) x.forEach((y, i) => walk(y, `${path}[${i}]`));
+      if (Array.isArray(x)) for (const [i, y] of x.entries()) walk(y, `${path}[${i}]`);
       else if (typeof x === 'object' && x !== null) for (const [k, v] of Object.entries(x)) walk(v, `${path}.${k}`);
       else if (typeof x === 'number' && /(timestamp|-time|\.now|end_to_end_duration)$/.test(path)) stamps.push([path, x]);
     };
