@@ -12,8 +12,9 @@ import type { FaultContext, FaultInjector, FaultSite } from '../runtime/faults.t
 import { EXIT_JOB_FAILED, EXIT_OK, EXIT_SIGINT, UsageError } from './exit.ts';
 import { groupDigits } from './format.ts';
 import type { JobMaster } from '../internal.ts';
-import type { WebServer } from '../web/server.ts';
+import type { WebListener, WebServer } from '../web/server.ts';
 import { resolveStorageLocation } from '../storage/location.ts';
+import { bindWebPort, webPortChoice } from './web-port.ts';
 import { openDashboard } from './dashboard.ts';
 import { newControlToken } from './job-registry.ts';
 import { failureLine, finalStatusLine, superviseJob, type JobOutcome } from './supervise.ts';
@@ -21,6 +22,8 @@ import { verifyLedger } from './verify-ledger.ts';
 
 export interface DemoFlags {
   readonly dir?: string;
+  /** The dashboard's port (else WEIR_WEB_PORT, else an ephemeral port). */
+  readonly webPort?: number;
 }
 
 const CHECKPOINT_INTERVAL_MS = 1000;
@@ -57,6 +60,15 @@ export class CrashOnce implements FaultInjector {
 
 export async function demoCommand(flags: DemoFlags): Promise<number> {
   const root = await demoDir(flags.dir);
+  const web = await bindWebPort(webPortChoice(flags.webPort));
+  try {
+    return await runDemo(root, web);
+  } finally {
+    await web?.close();
+  }
+}
+
+async function runDemo(root: string, web: WebListener | null): Promise<number> {
   const checkpointDir = path.join(root, 'checkpoints');
   const outputDir = path.join(root, 'output');
   const config = bank.DEFAULT_CONFIG;
@@ -87,7 +99,7 @@ export async function demoCommand(flags: DemoFlags): Promise<number> {
       quiet: false,
       onStarted: (c, log) => {
         crash.attach(c);
-        dashboard = openDashboard(c, master, newControlToken(), log);
+        dashboard = openDashboard(c, master, newControlToken(), log, undefined, web);
       },
     },
   );

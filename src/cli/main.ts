@@ -14,7 +14,7 @@ import {
   type SavepointFlags,
   type StopFlags,
 } from './control-commands.ts';
-import { demoCommand } from './demo-command.ts';
+import { demoCommand, type DemoFlags } from './demo-command.ts';
 import { EXIT_CODE_HELP, EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
 import { listCommand } from './list-command.ts';
@@ -23,6 +23,7 @@ import { runCommand, type RunFlags } from './run-command.ts';
 import { disposeCommand } from './savepoint-dispose.ts';
 import { inspectCommand } from './savepoint-inspect.ts';
 import { simCommand, type SimFlags } from './sim-command.ts';
+import { portArgument, WEB_PORT_ENV } from './web-port.ts';
 
 function positiveInt(what: string): (value: string) => number {
   return (value) => {
@@ -79,6 +80,11 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .option('--claim', 'take ownership of the --from checkpoint: retention may delete it later (default: never touched)')
     .option('--accept-duplicates', 'restore even where a sink committed output of a newer checkpoint and cannot roll it back (that output is committed again)')
     .option('-q, --quiet', 'no live progress display')
+    .option(
+      '--web-port <port>',
+      `serve the dashboard, REST API and metrics on this port of 127.0.0.1 (default: $${WEB_PORT_ENV}, else an ephemeral port)`,
+      portArgument,
+    )
     .action(async (modulePath: string, flags: RunFlags) => setExit(await runCommand(modulePath, flags)));
 
   addSavepointCommands(program, setExit);
@@ -100,7 +106,8 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .command('demo')
     .description('run the bank-transfers demo with a crash part-way and verify exactly-once output')
     .option('--dir <dir>', 'a new or empty directory for checkpoints and output (default: a fresh temp dir)')
-    .action(async (flags: { dir?: string }) => setExit(await demoCommand(flags)));
+    .option('--web-port <port>', `serve the dashboard on this port of 127.0.0.1 (default: $${WEB_PORT_ENV}, else an ephemeral port)`, portArgument)
+    .action(async (flags: DemoFlags) => setExit(await demoCommand(flags)));
 
   program
     .command('sim')

@@ -13,6 +13,8 @@ import { openRunControl, type RunControl } from './run-control.ts';
 import type { JobMaster } from '../internal.ts';
 import type { TaskManagerCount } from '../cluster/task-manager-count.ts';
 import { failureLine, finalStatusLine, superviseJob } from './supervise.ts';
+import { bindWebPort, webPortChoice } from './web-port.ts';
+import type { WebListener } from '../web/server.ts';
 
 export interface RunFlags {
   readonly parallelism?: number;
@@ -31,6 +33,8 @@ export interface RunFlags {
   /** Restore even where a sink would commit output a second time. */
   readonly acceptDuplicates?: boolean;
   readonly quiet?: boolean;
+  /** The web server's port (else WEIR_WEB_PORT, else an ephemeral port). */
+  readonly webPort?: number;
 }
 
 /** Module options with the flags applied on top (flags win). */
@@ -84,6 +88,16 @@ export async function runCommand(modulePath: string, given: RunFlags): Promise<n
     if (isUsageError(err)) throw err;
     throw new UsageError(`job module ${job.path} failed to build the job: ${oneLine(errorMessage(err))}`, { cause: err });
   }
+  // Bound before the job starts: a port that is taken stops the run here, with exit 2.
+  const web = await bindWebPort(webPortChoice(flags.webPort));
+  try {
+    return await supervise(modulePath, flags, job, env, web);
+  } finally {
+    await web?.close();
+  }
+}
+
+async function supervise(modulePath: string, flags: RunFlags, job: JobModule, env: StreamEnvironment, web: WebListener | null): Promise<number> {
   const quiet = flags.quiet === true;
   const started: { control?: Promise<RunControl>; master?: JobMaster } = {};
   const outcome = await superviseJob(
@@ -100,7 +114,7 @@ export async function runCommand(modulePath: string, given: RunFlags): Promise<n
       quiet,
       onStarted: (client, log) => {
         if (!quiet) log(describeStart(job.name, client.jobId, env));
-        started.control = openRunControl(client, job, log, started.master ?? null);
+        started.control = openRunControl(client, job, log, started.master ?? null, web);
       },
     },
   );

@@ -6,7 +6,7 @@ import { systemClock } from '../core/adapters.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { JobClient } from '../index.ts';
 import type { JobMaster } from '../internal.ts';
-import type { WebServer } from '../web/server.ts';
+import type { WebListener, WebServer } from '../web/server.ts';
 import { startControlServer, type ControlServer } from './control-server.ts';
 import { openDashboard } from './dashboard.ts';
 import { isoTime, oneLine } from './format.ts';
@@ -29,6 +29,8 @@ export async function openRunControl(
   job: { path: string; name: string },
   log: (line: string) => void,
   master: JobMaster | null = null,
+  /** The dashboard's port, bound before the job started (`--web-port`); null: an ephemeral one. */
+  listener: WebListener | null = null,
 ): Promise<RunControl> {
   let server: ControlServer;
   const token = newControlToken();
@@ -38,6 +40,7 @@ export async function openRunControl(
     server = await startControlServer(client, token);
   } catch (err) {
     log(`weir: warning: no control endpoint for job ${client.jobId}: ${oneLine(errorMessage(err))}`);
+    await listener?.close();
     return { server: null, dashboard: null, stoppedWithSavepoint: null, close: async () => {} };
   }
   const onExit = () => unregisterJob(client.jobId);
@@ -55,11 +58,12 @@ export async function openRunControl(
   } catch (err) {
     await server.close();
     log(`weir: warning: no control endpoint for job ${client.jobId}: it could not be registered: ${oneLine(errorMessage(err))}`);
+    await listener?.close();
     return { server: null, dashboard: null, stoppedWithSavepoint: null, close: async () => {} };
   }
   log(`control: ${server.address} (job ${client.jobId})`);
   let stoppedByRest: string | null = null;
-  const dashboard = await openDashboard(client, master, token, log, (location) => (stoppedByRest = location));
+  const dashboard = await openDashboard(client, master, token, log, (location) => (stoppedByRest = location), listener);
   let closing: Promise<void> | null = null;
   return {
     server,

@@ -89,6 +89,10 @@ export interface JobMetrics {
   readonly recordsIn: number;
   /** Records received by sinks in this attempt. */
   readonly recordsOut: number;
+  /** Records emitted by sources over every attempt (a restarted source counts again what it replays). */
+  readonly recordsInTotal: number;
+  /** Records received by sinks over every attempt. */
+  readonly recordsOutTotal: number;
   /** The latest completed checkpoint or savepoint, or null before the first. */
   readonly lastCheckpoint: CheckpointStats | null;
 }

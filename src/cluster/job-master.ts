@@ -31,6 +31,7 @@ import { decideSinkRecovery, type SinkCommitView, type SkippedCheckpoint } from 
 import type { JobEvent, JobMetrics, JobResult, JobStatus } from './job-events.ts';
 import { decideRestart, type RestartStrategyConfig } from './restart-strategy.ts';
 import { CheckpointTraces } from './checkpoint-traces.ts';
+import { RecordTotals } from './record-totals.ts';
 
 /** A failure of an attempt, as the dashboard's exceptions view lists it. */
 export interface JobException {
@@ -107,6 +108,9 @@ export class JobMaster {
   private readonly failures: JobException[] = [];
   /** Wall-clock ms the job master was created. */
   readonly startedAtMs: number;
+  private endedAt: number | null = null;
+  /** Record counts of the attempts torn down so far, per subtask (the figures across attempts). */
+  readonly recordTotals = new RecordTotals();
   /** The checkpoint the running attempt restored from, or null. */
   private restoredFromId: number | null = null;
   private restoredAtMs: number | null = null;
@@ -165,6 +169,11 @@ export class JobMaster {
     return this.failures;
   }
 
+  /** Wall-clock ms the job reached FINISHED, CANCELED or FAILED; null while it runs or restarts. */
+  get endedAtMs(): number | null {
+    return this.endedAt;
+  }
+
   get tasks(): readonly TaskHandle[] {
     return this.deployment?.tasks ?? [];
   }
@@ -180,13 +189,23 @@ export class JobMaster {
       recordsIn += task.sourceRecordsOut;
       recordsOut += task.sinkRecordsIn;
     }
-    return { status: this.status, attempt: this.attempt, recordsIn, recordsOut, lastCheckpoint: this.lastCheckpoint };
+    const total = this.recordTotals.job(this.tasks);
+    return {
+      status: this.status,
+      attempt: this.attempt,
+      recordsIn,
+      recordsOut,
+      recordsInTotal: total.sourceRecordsOut,
+      recordsOutTotal: total.sinkRecordsIn,
+      lastCheckpoint: this.lastCheckpoint,
+    };
   }
 
   /** Stops the job; retained checkpoints stay if retention says so. */
   async cancel(): Promise<void> {
     if (this.isTerminal()) return;
     this.status = 'CANCELED';
+    this.endedAt = this.env.clock.wallNow();
     const stopped = this.teardown();
     await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
     await stopped;
@@ -439,6 +458,7 @@ export class JobMaster {
 
   private teardown(): Promise<void> {
     const stopped = this.deployment?.teardown() ?? Promise.resolve();
+    if (this.deployment !== null) this.recordTotals.retire(this.deployment.tasks, stopped);
     this.deployment = null;
     return stopped;
   }
@@ -446,6 +466,7 @@ export class JobMaster {
   private fail(error: Error): void {
     if (this.isTerminal()) return;
     this.status = 'FAILED';
+    this.endedAt = this.env.clock.wallNow();
     const stopped = this.teardown();
     void Promise.all([this.coordinator.shutdown(true), stopped]).finally(() => {
       this.deployer.dispose?.();
@@ -510,6 +531,7 @@ export class JobMaster {
   private async finish(): Promise<void> {
     if (this.isTerminal()) return;
     this.status = 'FINISHED';
+    this.endedAt = this.env.clock.wallNow();
     void this.deployment?.teardown(); // every subtask finished; task managers, if any, end (their figures stay for metrics())
     this.deployer.dispose?.();
     const result = this.resultOf('FINISHED');

@@ -1,12 +1,12 @@
 /**
  * `/metrics`: the job's figures in Prometheus' text format, with prom-client on a registry of our
- * own (never the library's global one). Counters are kept monotonic across restarts (a restarted
- * subtask counts from zero; its new counts are added). Histograms observe each checkpoint once,
- * when a scrape or a sample first sees it finished.
+ * own (never the library's global one). Record counters are the job master's totals over every
+ * attempt (a restarted subtask counts from zero; the master keeps what ended attempts counted).
+ * Histograms observe each checkpoint once, when a scrape or a sample first sees it finished.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { JobStatus } from '../cluster/job-events.ts';
-import { countersOf } from './rate-sampler.ts';
+import { vertexRecords } from './record-counts.ts';
 import { vertexId, type WebJob } from './web-job.ts';
 
 const STATUSES: readonly JobStatus[] = ['CREATED', 'RUNNING', 'RESTARTING', 'FINISHED', 'FAILED', 'CANCELED'];
@@ -110,10 +110,11 @@ export class JobMetricsExporter {
     });
     new Gauge({
       name: 'weir_job_uptime_seconds',
-      help: 'Seconds since the job master started.',
+      help: 'Seconds since the job master started; frozen when the job ended (FINISHED, CANCELED or FAILED).',
       registers,
       collect() {
-        this.set((exporter.job.now() - exporter.job.master.startedAtMs) / 1000);
+        const { master } = exporter.job;
+        this.set(((master.endedAtMs ?? exporter.job.now()) - master.startedAtMs) / 1000);
       },
     });
   }
@@ -121,15 +122,16 @@ export class JobMetricsExporter {
   /** Brings counters and histograms up to date (called on each sample and before each scrape). */
   update(): void {
     const { master } = this.job;
-    for (const t of master.tasks) {
-      const v = master.config.graph.vertices[t.id.vertex]!;
-      const labels = { vertex: vertexId(v.index), vertex_name: v.name, subtask: String(t.id.subtask) };
-      const key = `${t.id.vertex}/${t.id.subtask}`;
-      const c = countersOf(t);
-      const last = this.lastCounts.get(key) ?? { in: 0, out: 0 };
-      this.recordsIn.inc(labels, c.recordsIn >= last.in ? c.recordsIn - last.in : c.recordsIn);
-      this.recordsOut.inc(labels, c.recordsOut >= last.out ? c.recordsOut - last.out : c.recordsOut);
-      this.lastCounts.set(key, { in: c.recordsIn, out: c.recordsOut });
+    // The job master's totals over every attempt: monotonic, and equal to the REST API's records in and out.
+    for (const v of master.config.graph.vertices) {
+      for (const r of vertexRecords(this.job, v.index)) {
+        const labels = { vertex: vertexId(v.index), vertex_name: v.name, subtask: String(r.id.subtask) };
+        const key = `${v.index}/${r.id.subtask}`;
+        const last = this.lastCounts.get(key) ?? { in: 0, out: 0 };
+        this.recordsIn.inc(labels, Math.max(0, r.total.recordsIn - last.in));
+        this.recordsOut.inc(labels, Math.max(0, r.total.recordsOut - last.out));
+        this.lastCounts.set(key, { in: Math.max(last.in, r.total.recordsIn), out: Math.max(last.out, r.total.recordsOut) });
+      }
     }
     if (master.restartCount > this.restartsSeen) {
       this.restarts.inc(master.restartCount - this.restartsSeen);

@@ -1,7 +1,7 @@
 /**
  * The web server of a job run by `weir run` (or any embedding that starts it): the REST API in
  * Flink's shapes, Prometheus metrics at `/metrics`, server-sent events at `/events` and the
- * dashboard, on 127.0.0.1 at an ephemeral port. Reading needs nothing; anything that changes the
+ * dashboard, on 127.0.0.1 at a fixed port (`port`, `weir run --web-port`) or else an ephemeral one. Reading needs nothing; anything that changes the
  * job (POST) needs `Authorization: Bearer <token>`, the job's control token. Every request must
  * name the loopback address in its Host header (no DNS rebinding). See docs/rest.md.
  */
@@ -16,7 +16,7 @@ import { JobMetricsExporter } from './metrics.ts';
 import { RateSampler } from './rate-sampler.ts';
 import { backpressure, vertexBackpressure } from './rest/backpressure-route.ts';
 import { barrierFlow } from './rest/barrier-flow.ts';
-import { checkpointConfig, checkpointDetails, checkpointsOverview, statsOf, subtaskDetails, vertexOf } from './rest/checkpoint-routes.ts';
+import { checkpointConfig, checkpointDetails, checkpointsOverview, isDiscarded, statsOf, subtaskDetails, vertexOf } from './rest/checkpoint-routes.ts';
 import { HttpError, NotFound } from './rest/errors.ts';
 import { jobDetails, jobsList } from './rest/job-routes.ts';
 import { SavepointOperations } from './rest/savepoint-operations.ts';
@@ -32,6 +32,62 @@ export interface WebServerOptions {
   readonly sampleIntervalMs?: number;
   /** Called with the savepoint a `POST /jobs/:id/stop` ended the job with. */
   readonly onStopped?: (location: string) => void;
+  /** The port to listen on (127.0.0.1); default 0: an ephemeral port. Ignored when `listener` is given. */
+  readonly port?: number;
+  /** A port already bound with `openWebListener` (so a taken port is known before the job starts). */
+  readonly listener?: WebListener;
+}
+
+/** A port bound on 127.0.0.1 for a web server that is not serving yet. */
+export interface WebListener {
+  readonly port: number;
+  /** @internal the bound server */
+  readonly server: http.Server;
+  /** Stops listening (idempotent); a web server started on it closes it itself. */
+  close(): Promise<void>;
+}
+
+/** Why a web server could not listen on the port it was given: `EADDRINUSE`, `EACCES` or `INVALID`. */
+export class WebPortError extends Error {
+  constructor(
+    readonly port: number,
+    readonly reason: 'EADDRINUSE' | 'EACCES' | 'INVALID',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'WebPortError';
+  }
+}
+
+/** Binds `port` on 127.0.0.1 (0: an ephemeral port); rejects with a WebPortError when it is taken, not allowed or not a port. */
+export async function openWebListener(port = 0): Promise<WebListener> {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new WebPortError(port, 'INVALID', `web port ${port} is not a port number (an integer from 1 to 65535, or 0 for an ephemeral port)`);
+  }
+  const server = http.createServer();
+  const bound = await new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      server.unref(); // the job keeps the process alive, not its dashboard
+      resolve((server.address() as AddressInfo).port);
+    });
+  }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EADDRINUSE') throw new WebPortError(port, 'EADDRINUSE', `port ${port} on 127.0.0.1 is already in use`, { cause: err });
+    if (err.code === 'EACCES') throw new WebPortError(port, 'EACCES', `port ${port} on 127.0.0.1 is not allowed for this user`, { cause: err });
+    throw err;
+  });
+  let closing: Promise<void> | null = null;
+  return {
+    port: bound,
+    server,
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
+  };
 }
 
 export interface WebServer {
@@ -77,7 +133,9 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   tick();
   const timer = everyUnref(o.sampleIntervalMs ?? 1000, tick);
 
-  const server = http.createServer((req, res) => {
+  const listener = o.listener ?? (await openWebListener(o.port ?? 0));
+  const { server, port } = listener;
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     void handle(req, res).catch(() => res.destroy());
   });
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
@@ -129,14 +187,6 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
     }
   };
 
-  const port = await new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      server.unref(); // the job keeps the process alive, not its dashboard
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
   let closing: Promise<void> | null = null;
   return {
     address: `http://127.0.0.1:${port}`,
@@ -148,8 +198,7 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
         timer.cancel();
         for (const res of streams) res.end();
         streams.clear();
-        server.close(() => resolve());
-        server.closeAllConnections();
+        void listener.close().then(resolve);
       })),
   };
 }
@@ -175,7 +224,7 @@ function restRoutes(job: WebJob, operations: SavepointOperations): Route[] {
     ofJob('GET', `/checkpoints/details/${seg}/subtasks/${seg}`, ([cid, vid]) => subtaskDetails(job, cid!, vid!)),
     ofJob('GET', `/checkpoints/details/${seg}/flow`, ([cid]) => {
       const stats = statsOf(job, cid!);
-      return barrierFlow(job.master.config.graph, stats, job.master.traces.get(stats.checkpointId));
+      return barrierFlow(job.master.config.graph, stats, job.master.traces.get(stats.checkpointId), isDiscarded(job, stats));
     }),
     ofJob('GET', '/backpressure', () => backpressure(job)),
     ofJob('GET', `/vertices/${seg}/backpressure`, ([vid]) => vertexBackpressure(job, vertexOf(job, vid!))),

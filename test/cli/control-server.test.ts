@@ -14,7 +14,7 @@ function fakeClient() {
   const client: JobClient = {
     jobId: 'fake-000001',
     result: ended.then((): JobResult => ({ jobId: 'fake-000001', status: 'FINISHED', restarts: 0, checkpoints: [], lastCheckpointLocation: null })),
-    metrics: () => ({ status, attempt: 0, recordsIn: 7, recordsOut: 5, lastCheckpoint: null }),
+    metrics: () => ({ status, attempt: 0, recordsIn: 7, recordsOut: 5, recordsInTotal: 7, recordsOutTotal: 5, lastCheckpoint: null }),
     cancel: async () => {
       calls.push('cancel');
       status = 'CANCELED';

@@ -36,6 +36,60 @@ describe('REST and metrics around a failure and with unaligned checkpoints', () 
     expect(metrics).toMatch(/^weir_restarts_total\{[^}]*\} 1$/m);
   });
 
+  it('records in and out count every attempt (as /metrics does), with the running attempt beside them', async () => {
+    job = await startWebJob({ parallelism: 2, throwAtRecord: 30 });
+    server = await startWebServer({ client: job.client, master: job.master, token: 'totals-token', sampleIntervalMs: 50 });
+    const web = webClient(server.address, '');
+    const jid = job.client.jobId;
+    await job.client.triggerCheckpoint(); // before any record: the restart replays everything
+    job.gate.allowUpTo(200);
+    // 4 source subtasks x 200 records in the second attempt, all through the match vertex.
+    const d = (
+      await until(
+        () => web.get(`/jobs/${jid}`),
+        (r) => r.body.restarts === 1 && r.body['records-in-attempt'] === 800 && r.body.vertices[2].metrics['read-records-attempt'] === 800,
+      )
+    ).body;
+    const firstAttempt = d['records-in'] - d['records-in-attempt'];
+    expect(firstAttempt).toBeGreaterThanOrEqual(30); // what the sources emitted before the crash
+    expect(d['records-out'] - d['records-out-attempt']).toBeGreaterThan(0);
+    const sources = d.vertices.slice(0, 2);
+    expect(sources.reduce((a: number, v: any) => a + v.metrics['read-records'], 0)).toBe(d['records-in']);
+    expect(sources.reduce((a: number, v: any) => a + v.metrics['read-records-attempt'], 0)).toBe(800);
+    expect(d.vertices[2].metrics['read-records']).toBeGreaterThan(800);
+    const metrics = (await web.get('/metrics')).body as string;
+    const sum = (name: string, vertex: string) =>
+      metrics
+        .split('\n')
+        .filter((l) => l.startsWith(`${name}{`) && l.includes(`vertex="${vertex}"`))
+        .reduce((a, l) => a + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    for (const v of d.vertices) {
+      expect(sum('weir_records_in_total', v.id)).toBe(v.metrics['read-records']);
+      expect(sum('weir_records_out_total', v.id)).toBe(v.metrics['write-records']);
+    }
+  });
+
+  it('an ended job keeps its end: end-time set, duration and uptime frozen (CANCELED; FINISHED in rest.test)', async () => {
+    job = await startWebJob({ parallelism: 1 });
+    server = await startWebServer({ client: job.client, master: job.master, token: 'ended-token', sampleIntervalMs: 50 });
+    const web = webClient(server.address, '');
+    const jid = job.client.jobId;
+    expect((await web.get(`/jobs/${jid}`)).body['end-time']).toBe(-1);
+    await job.client.cancel();
+    const first = (await web.get(`/jobs/${jid}`)).body;
+    const uptime = () => web.get('/metrics').then((r) => /^weir_job_uptime_seconds\{[^}]*\} (\S+)$/m.exec(r.body as string)?.[1]);
+    const up = await uptime();
+    await new Promise((r) => setTimeout(r, 60));
+    const later = (await web.get(`/jobs/${jid}`)).body;
+    expect(first.state).toBe('CANCELED');
+    expect(first['end-time']).toBeGreaterThanOrEqual(first['start-time']);
+    expect(first.duration).toBe(first['end-time'] - first['start-time']);
+    expect(later.now).toBeGreaterThan(first['end-time']);
+    expect([later['end-time'], later.duration]).toEqual([first['end-time'], first.duration]);
+    expect(await uptime()).toBe(up);
+    expect(Number(up)).toBe(first.duration / 1000);
+  });
+
   it('an unaligned checkpoint is typed so, and its barriers are drawn overtaking', async () => {
     job = await startWebJob({ parallelism: 2, unaligned: true });
     server = await startWebServer({ client: job.client, master: job.master, token: 'unaligned-token', sampleIntervalMs: 50 });

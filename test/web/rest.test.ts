@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import * as http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
@@ -135,6 +136,32 @@ describe('REST API against a running job (contract)', () => {
     expect(r.body).toMatchObject({ mode: 'exactly_once', interval: -1, max_concurrent: 1, retained: 3, unaligned_checkpoints: false });
   });
 
+  it('timestamps are whole milliseconds; a checkpoint retention deleted is discarded, without its path; vertices have names', async () => {
+    // Three more: with 3 retained, the first is deleted from storage.
+    for (let i = 0; i < 3; i++) await job.client.triggerCheckpoint();
+    const all = (await web.get(`/jobs/${jid}/checkpoints`)).body;
+    const first = all.history.find((h: any) => h.id === cid);
+    expect(first).toMatchObject({ status: 'COMPLETED', discarded: true, external_path: null });
+    const newest = all.history[0];
+    expect(newest.discarded).toBe(false);
+    expect(existsSync(newest.external_path)).toBe(true);
+    const details = (await web.get(`/jobs/${jid}/checkpoints/details/${newest.id}`)).body;
+    expect(Object.values(details.tasks).map((t: any) => t.name)).toEqual(['orders', 'payments', 'match -> collect']);
+    const sub = (await web.get(`/jobs/${jid}/checkpoints/details/${newest.id}/subtasks/2`)).body;
+    const flow = (await web.get(`/jobs/${jid}/checkpoints/details/${cid}/flow`)).body;
+    expect(flow.events.find((e: any) => e.type === 'complete')).toMatchObject({ location: null, discarded: true });
+    const stamps: Array<[string, number]> = [];
+    const walk = (x: unknown, path: string): void => {
+      if (Array.isArray(x)) for (const [i, y] of x.entries()) walk(y, `${path}[${i}]`);
+      else if (typeof x === 'object' && x !== null) for (const [k, v] of Object.entries(x)) walk(v, `${path}.${k}`);
+      else if (typeof x === 'number' && /(timestamp|-time|\.now|end_to_end_duration)$/.test(path)) stamps.push([path, x]);
+    };
+    walk({ all, details, sub, trigger: flow.trigger_timestamp, job: (await web.get(`/jobs/${jid}`)).body }, '');
+    expect(stamps.length).toBeGreaterThan(20);
+    expect(stamps.filter(([, v]) => !Number.isInteger(v))).toEqual([]);
+    for (const s of sub.subtasks) expect(s.end_to_end_duration).toBe(s.ack_timestamp - details.trigger_timestamp);
+  });
+
   it('GET /jobs/:id/backpressure has a ratio and level per subtask', async () => {
     const r = await until(
       () => web.get(`/jobs/${jid}/backpressure`),
@@ -232,6 +259,13 @@ describe('REST API against a running job (contract)', () => {
     expect((await job.client.result).status).toBe('FINISHED');
     expect(stopped).toBe(done.body.operation.location);
     expect((await web.get('/jobs')).body.jobs[0].status).toBe('FINISHED');
+    // The clock stops at the end (Flink's end-time and duration).
+    const ended = (await web.get(`/jobs/${jid}`)).body;
+    await new Promise((r) => setTimeout(r, 30));
+    const later = (await web.get(`/jobs/${jid}`)).body;
+    expect(ended['end-time']).toBeGreaterThan(0);
+    expect(ended.duration).toBe(ended['end-time'] - ended['start-time']);
+    expect([later['end-time'], later.duration]).toEqual([ended['end-time'], ended.duration]);
     const again = await web.post(`/jobs/${jid}/stop`, { targetDirectory: dir }, TOKEN);
     expect(again.status).toBe(409);
   });

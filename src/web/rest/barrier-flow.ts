@@ -4,7 +4,7 @@
  * injected at the sources and travelling each channel, channels held back while a subtask aligns,
  * barriers overtaking buffers (unaligned), the sync and async phases, the acks, completion and
  * notifications. A pure function of the job graph, the checkpoint's stats and its trace; times are
- * milliseconds since the trigger.
+ * milliseconds since the trigger (to 0.1 ms), the trigger's timestamp whole wall-clock milliseconds.
  */
 import type { CheckpointStats } from '../../checkpoint/coordinator/checkpoint-stats.ts';
 import type { CheckpointTrace } from '../../cluster/checkpoint-traces.ts';
@@ -17,7 +17,7 @@ export type FlowEvent = { readonly t: number; readonly type: string } & Record<s
 const ms = (x: number): number => Math.round(x * 10) / 10;
 const sub = (vertex: number, subtask: number) => ({ vertex: vertexId(vertex), subtask });
 
-export function barrierFlow(graph: JobGraph, stats: CheckpointStats, trace: CheckpointTrace | null): Record<string, unknown> {
+export function barrierFlow(graph: JobGraph, stats: CheckpointStats, trace: CheckpointTrace | null, discarded = false): Record<string, unknown> {
   const plan = buildExecutionPlan(graph);
   const t0 = trace?.triggeredAtMs ?? stats.triggeredAtMs;
   const events: FlowEvent[] = [{ t: 0, type: 'trigger' }];
@@ -73,7 +73,7 @@ export function barrierFlow(graph: JobGraph, stats: CheckpointStats, trace: Chec
     });
     events.push({ t: ms(s.ackAtMs - t0), type: 'ack', ...at });
   }
-  if (stats.status === 'COMPLETED') events.push({ t: ms(stats.durationMs), type: 'complete', location: stats.location });
+  if (stats.status === 'COMPLETED') events.push({ t: ms(stats.durationMs), type: 'complete', location: discarded ? null : stats.location, discarded });
   if (stats.status === 'FAILED')
     events.push({
       t: ms(trace?.failedAtMs == null ? stats.durationMs : trace.failedAtMs - t0),
@@ -90,7 +90,7 @@ export function barrierFlow(graph: JobGraph, stats: CheckpointStats, trace: Chec
     is_final: stats.isFinal,
     alignment,
     aligned_timeout: trace?.options.alignedTimeoutMs ?? null,
-    trigger_timestamp: t0,
+    trigger_timestamp: Math.round(t0),
     traced: trace !== null,
     vertices: graph.vertices.map((v) => ({
       id: vertexId(v.index),

@@ -3,6 +3,8 @@
  * history), `/details/:cid` (per vertex), `/details/:cid/subtasks/:vid` (per subtask) and
  * `/checkpoints/config`. Figures come from the coordinator's history (the newest 100) and, for
  * ack times and barrier arrivals, from the job master's traces (retained, pending, newest failed).
+ * Timestamps are whole wall-clock milliseconds (the traces measure finer; the flow route keeps that
+ * precision in its times relative to the trigger).
  */
 import type { SubtaskCheckpointMetrics } from '../../checkpoint/ack.ts';
 import type { CheckpointStats } from '../../checkpoint/coordinator/checkpoint-stats.ts';
@@ -30,9 +32,21 @@ function checkpointType(s: CheckpointStats, trace: CheckpointTrace | null): stri
 
 const sumOf = (s: CheckpointStats, f: (m: SubtaskCheckpointMetrics) => number): number => s.subtasks.reduce((a, t) => a + f(t.metrics), 0);
 
+/** A timestamp or duration in whole milliseconds, as Flink's REST API gives them. */
+const wholeMs = (x: number): number => Math.round(x);
+
 function latestAck(trace: CheckpointTrace | null, vertex?: number): number | null {
   const acks = (trace?.subtasks ?? []).filter((t) => vertex === undefined || t.vertex === vertex).map((t) => t.ackAtMs);
-  return acks.length === 0 ? null : Math.max(...acks);
+  return acks.length === 0 ? null : wholeMs(Math.max(...acks));
+}
+
+/**
+ * A completed checkpoint that retention (or the job's end) removed from storage: its path no longer
+ * exists. Savepoints belong to the user and are never discarded by Weir.
+ */
+export function isDiscarded(job: WebJob, s: CheckpointStats): boolean {
+  if (s.status !== 'COMPLETED' || s.kind === 'savepoint') return false;
+  return !job.master.checkpointCoordinator.store.all().some((c) => c.checkpointId === s.checkpointId);
 }
 
 function numSubtasks(job: WebJob, vertex?: number): number {
@@ -44,9 +58,13 @@ export function triggerOf(s: CheckpointStats, trace: CheckpointTrace | null): nu
   return trace?.triggeredAtMs ?? s.triggeredAtMs;
 }
 
+/** `at - trigger` in whole ms: the difference of the two whole-ms timestamps the routes give. */
+const sinceTrigger = (at: number, s: CheckpointStats, trace: CheckpointTrace | null): number => wholeMs(at) - wholeMs(triggerOf(s, trace));
+
 function historyEntry(job: WebJob, s: CheckpointStats): Json {
   const trace = job.master.traces.get(s.checkpointId);
   const t0 = triggerOf(s, trace);
+  const discarded = isDiscarded(job, s);
   return {
     className: s.kind === 'savepoint' ? 'savepoint' : 'checkpoint',
     id: s.checkpointId,
@@ -54,16 +72,18 @@ function historyEntry(job: WebJob, s: CheckpointStats): Json {
     is_savepoint: s.kind === 'savepoint',
     is_final: s.isFinal,
     checkpoint_type: checkpointType(s, trace),
-    trigger_timestamp: t0,
+    trigger_timestamp: wholeMs(t0),
     latest_ack_timestamp: latestAck(trace),
     state_size: sumOf(s, (m) => m.stateBytes),
     checkpointed_size: s.persistedBytes,
-    end_to_end_duration: s.status === 'IN_PROGRESS' ? job.now() - t0 : Math.round(s.durationMs),
+    end_to_end_duration: wholeMs(s.status === 'IN_PROGRESS' ? job.now() - t0 : s.durationMs),
     processed_data: sumOf(s, (m) => m.alignmentRecords),
     persisted_data: sumOf(s, (m) => m.channelStateBytes),
     num_subtasks: numSubtasks(job),
     num_acknowledged_subtasks: s.subtasks.length,
-    external_path: s.location,
+    // Flink's field: true once the checkpoint's files were deleted (its path is then withheld).
+    discarded,
+    external_path: discarded ? null : s.location,
     failure_message: s.failureMessage,
     failure_reason: s.failureReason,
     traced: trace !== null,
@@ -123,12 +143,14 @@ function vertexSummary(job: WebJob, s: CheckpointStats, vertex: number): Json {
   const mine = s.subtasks.filter((t) => t.task.vertex === vertex);
   const trace = job.master.traces.get(s.checkpointId);
   const all = numSubtasks(job, vertex);
-  const ack = latestAck(trace, vertex);
+  const acks = (trace?.subtasks ?? []).filter((t) => t.vertex === vertex).map((t) => t.ackAtMs);
+  const ack = acks.length === 0 ? null : Math.max(...acks);
   return {
     id: vertexId(vertex),
+    name: job.master.config.graph.vertices[vertex]!.name,
     status: mine.length === all ? 'COMPLETED' : s.status === 'FAILED' ? 'FAILED' : 'IN_PROGRESS',
-    latest_ack_timestamp: ack,
-    end_to_end_duration: ack === null ? null : ack - triggerOf(s, trace),
+    latest_ack_timestamp: ack === null ? null : wholeMs(ack),
+    end_to_end_duration: ack === null ? null : sinceTrigger(ack, s, trace),
     state_size: mine.reduce((a, t) => a + t.metrics.stateBytes, 0),
     checkpointed_size: mine.reduce((a, t) => a + t.metrics.persistedBytes, 0),
     processed_data: mine.reduce((a, t) => a + t.metrics.alignmentRecords, 0),
@@ -167,22 +189,22 @@ export function subtaskDetails(job: WebJob, cid: string, vid: string): Json {
     subtasks.push({
       index: i,
       status: 'completed',
-      ack_timestamp: traced?.ackAtMs ?? null,
-      end_to_end_duration: traced === null ? null : traced.ackAtMs - t0,
+      ack_timestamp: traced === null ? null : wholeMs(traced.ackAtMs),
+      end_to_end_duration: traced === null ? null : sinceTrigger(traced.ackAtMs, s, trace),
       state_size: m.stateBytes,
       checkpointed_size: m.persistedBytes,
       checkpoint: { sync: round1(m.syncMs), async: round1(m.asyncMs) },
       alignment: { processed: m.alignmentRecords, persisted: m.channelStateBytes, duration: round1(m.alignmentMs) },
-      start_delay: (arrivals.length > 0 ? Math.min(...arrivals) : m.syncStartMs) - t0,
+      start_delay: round1((arrivals.length > 0 ? Math.min(...arrivals) : m.syncStartMs) - t0),
       unaligned_checkpoint: m.unaligned,
-      sync_start_timestamp: m.syncStartMs,
+      sync_start_timestamp: wholeMs(m.syncStartMs),
       barrier_arrivals: m.barrierArrivalsMs.map((at, channel) => {
         const c = plan.channels.find((x) => x.id === inputs[channel]?.channel);
         const ahead = m.buffersAhead[channel] ?? -1;
         return {
           channel,
           from: c ? { vertex: vertexId(c.producer.vertex), subtask: c.producer.subtask } : null,
-          timestamp: at < 0 ? null : at,
+          timestamp: at < 0 ? null : wholeMs(at),
           queued_ahead: ahead < 0 ? null : ahead,
         };
       }),

@@ -1,6 +1,6 @@
 /** `GET /jobs` and `GET /jobs/:id`: the job, its graph and per-vertex figures, in Flink's shapes. */
 import type { TaskStatus } from '../../runtime/stream-task.ts';
-import { countersOf } from '../rate-sampler.ts';
+import { vertexRecords } from '../record-counts.ts';
 import { vertexId, type WebJob } from '../web-job.ts';
 
 export function jobsList(job: WebJob): Record<string, unknown> {
@@ -21,15 +21,18 @@ export function jobDetails(job: WebJob): Record<string, unknown> {
   const now = job.now();
   const vertices = graph.vertices.map((v) => {
     const tasks = master.tasks.filter((t) => t.id.vertex === v.index);
-    let readRecords = 0;
-    let writeRecords = 0;
+    const total = { in: 0, out: 0 };
+    const attempt = { in: 0, out: 0 };
+    for (const r of vertexRecords(job, v.index)) {
+      total.in += r.total.recordsIn;
+      total.out += r.total.recordsOut;
+      attempt.in += r.attempt.recordsIn;
+      attempt.out += r.attempt.recordsOut;
+    }
     let inRate = 0;
     let outRate = 0;
     let bpMax = 0;
     for (const t of tasks) {
-      const c = countersOf(t);
-      readRecords += c.recordsIn;
-      writeRecords += c.recordsOut;
       const r = job.sampler.ratesOf(t.id.vertex, t.id.subtask);
       inRate += r.recordsInPerSec;
       outRate += r.recordsOutPerSec;
@@ -49,8 +52,10 @@ export function jobDetails(job: WebJob): Record<string, unknown> {
       operators: v.chain.map((n) => ({ uid: n.uid, name: n.name })),
       tasks: statusCounts,
       metrics: {
-        'read-records': readRecords,
-        'write-records': writeRecords,
+        'read-records': total.in,
+        'write-records': total.out,
+        'read-records-attempt': attempt.in,
+        'write-records-attempt': attempt.out,
         'read-records-per-second': round(inRate),
         'write-records-per-second': round(outRate),
         'backpressured-ratio-max': round(bpMax),
@@ -62,14 +67,17 @@ export function jobDetails(job: WebJob): Record<string, unknown> {
     name,
     state: m.status,
     'start-time': master.startedAtMs,
-    'end-time': -1,
-    duration: now - master.startedAtMs,
+    // A job that ended keeps the figures of its end (Flink's end-time and duration).
+    'end-time': master.endedAtMs ?? -1,
+    duration: (master.endedAtMs ?? now) - master.startedAtMs,
     now,
     attempt: m.attempt,
     restarts: master.restartCount,
     'restored-from': master.restoredFrom,
-    'records-in': m.recordsIn,
-    'records-out': m.recordsOut,
+    'records-in': m.recordsInTotal,
+    'records-out': m.recordsOutTotal,
+    'records-in-attempt': m.recordsIn,
+    'records-out-attempt': m.recordsOut,
     vertices,
     plan: {
       jid: jobId,
