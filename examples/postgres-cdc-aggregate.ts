@@ -10,13 +10,17 @@
  * prepares each checkpoint's rows as a transaction and commits it when the checkpoint completes.
  * After any crash, `weir run ... --from <job dir>` resumes: no change is lost or counted twice, so
  * `customer_totals` always equals `SELECT customer, sum(amount), count(*) FROM orders GROUP BY
- * customer` as of the last committed checkpoint. README "Change data capture from PostgreSQL"
- * shows the setup (wal_level=logical, max_prepared_transactions, the two tables).
+ * customer` as of the last committed checkpoint (a customer whose orders are all deleted loses
+ * its row, as the GROUP BY has none). README "Change data capture from PostgreSQL" shows the
+ * setup (wal_level=logical, max_prepared_transactions, the two tables).
  *
  * Run it:   PGHOST=127.0.0.1 PGUSER=postgres PGDATABASE=test \
  *             npx weir run examples/postgres-cdc-aggregate.ts --checkpoint-dir /tmp/weir-cdc
  * Settings: the PG* environment variables (PGPASSWORD too: never logged or checkpointed);
- *           CDC_ORDERS (default public.orders), CDC_TOTALS_SCHEMA (default public).
+ *           CDC_ORDERS (default public.orders), CDC_TOTALS_SCHEMA (default public);
+ *           CDC_SLOT_ID (default orders_totals): the replication slot and publication are named
+ *           weir_cdc_<CDC_SLOT_ID>, and slot names are per server, not per database, so two users
+ *           running the example on one server each need their own.
  * Clean up: the slot keeps WAL on the server until dropped:
  *           SELECT pg_drop_replication_slot('weir_cdc_orders_totals'); DROP PUBLICATION weir_cdc_orders_totals;
  */
@@ -61,9 +65,10 @@ export function deltasOf(change: ChangeRecord, out: Collector<OrderDelta>): void
 export default function postgresCdcAggregate(env: StreamEnvironment): void {
   const orders = process.env.CDC_ORDERS ?? 'public.orders';
   const totalsSchema = process.env.CDC_TOTALS_SCHEMA ?? 'public';
+  const slotId = process.env.CDC_SLOT_ID ?? 'orders_totals';
   env
     // one replication slot is one ordered stream: the source runs at parallelism 1
-    .fromSource(new PostgresCdcSource({ tables: [orders], id: 'orders_totals' }))
+    .fromSource(new PostgresCdcSource({ tables: [orders], id: slotId }))
     .uid('order-changes')
     .setParallelism(1)
     .flatMap<OrderDelta>(deltasOf)
@@ -86,7 +91,14 @@ export default function postgresCdcAggregate(env: StreamEnvironment): void {
     })
     .uid('customer-totals')
     .sinkTo(
-      new PostgresSink<CustomerTotal>({ schema: totalsSchema, table: 'customer_totals', columns: ['customer', 'total', 'orders'], upsertKey: ['customer'] }),
+      new PostgresSink<CustomerTotal>({
+        schema: totalsSchema,
+        table: 'customer_totals',
+        columns: ['customer', 'total', 'orders'],
+        upsertKey: ['customer'],
+        // a customer without orders has no row in the GROUP BY either
+        deleteWhen: (t) => t.orders === 0,
+      }),
     )
     .uid('totals-sink');
 }

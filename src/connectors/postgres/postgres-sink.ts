@@ -35,6 +35,11 @@ export interface PostgresSinkOptions<T> {
   readonly guarantee?: 'exactly-once' | 'at-least-once';
   /** Columns of a unique key of the table: rows update the row with their key (`ON CONFLICT (...) DO UPDATE`). */
   readonly upsertKey?: readonly string[];
+  /**
+   * Records for which it returns true delete the row with their `upsertKey` (which it needs)
+   * instead of writing one: an aggregate whose group emptied, say. Default: none.
+   */
+  readonly deleteWhen?: (record: T) => boolean;
   /** Rows per INSERT statement (default 1000, fewer when the columns would exceed 65535 parameters). */
   readonly batchRows?: number;
   /** Server and credentials; unset fields come from the PG* environment variables. */
@@ -115,6 +120,9 @@ function settingsOf(o: PostgresSinkOptions<unknown>): WriterSettings {
       throw new ConfigError(`${where}.toRow`, `returned ${row.length} value(s) for ${columns.length} column(s) (${columns.join(', ')})`);
     return row;
   };
+  if (o.deleteWhen !== undefined && typeof o.deleteWhen !== 'function') throw new ConfigError(`${where}.deleteWhen`, 'must be a function');
+  if (o.deleteWhen !== undefined && (o.upsertKey ?? []).length === 0)
+    throw new ConfigError(`${where}.deleteWhen`, 'needs upsertKey: a delete removes the row with the key of its record');
   const connection = checkedConnection(o.connection);
   return {
     sinkId: o.id ?? `${schema}.${o.table}`,
@@ -122,6 +130,7 @@ function settingsOf(o: PostgresSinkOptions<unknown>): WriterSettings {
     exactlyOnce: guarantee === 'exactly-once',
     batchRows,
     toRow: checkedRow,
+    deleteWhen: o.deleteWhen ?? null,
     connection,
   };
 }

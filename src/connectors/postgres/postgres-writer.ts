@@ -13,7 +13,18 @@ import type { TwoPhaseCommitWriter } from '../../runtime/sink.ts';
 import { ensureBookkeeping, isRecorded, preparedWithPrefix, pruneBookkeeping, recordStatement } from './bookkeeping.ts';
 import { connect } from './connection.ts';
 import { connectorError, type ResolvedConnection, sqlState } from './settings.ts';
-import { formatGid, gidLiteral, gidPrefix, type InsertTarget, insertStatement, lastPerKey, lingeringGids, parseGid } from './sql.ts';
+import {
+  deleteStatement,
+  formatGid,
+  gidLiteral,
+  gidPrefix,
+  type InsertTarget,
+  insertStatement,
+  lastActionPerKey,
+  lastPerKey,
+  lingeringGids,
+  parseGid,
+} from './sql.ts';
 
 /** What a writer needs from its sink: everything resolved and validated. */
 export interface WriterSettings {
@@ -22,6 +33,8 @@ export interface WriterSettings {
   readonly exactlyOnce: boolean;
   readonly batchRows: number;
   readonly toRow: (record: unknown) => readonly unknown[];
+  /** Records for which it holds delete the row with their upsert key instead (null: none do). */
+  readonly deleteWhen: ((record: unknown) => boolean) | null;
   readonly connection: ResolvedConnection;
 }
 
@@ -34,6 +47,8 @@ export class PostgresSinkWriter implements TwoPhaseCommitWriter<unknown, string>
   private failure: ConnectorError | null = null;
   private tail: Promise<void> = Promise.resolve();
   private batch: Array<readonly unknown[]> = [];
+  /** With `deleteWhen`: whether each row of `batch` deletes its key. */
+  private removals: boolean[] = [];
   private inTransaction = false;
   private epochRows = 0;
   private subtask = 0;
@@ -67,6 +82,7 @@ export class PostgresSinkWriter implements TwoPhaseCommitWriter<unknown, string>
   write(record: unknown): void {
     if (this.failure) throw this.failure;
     this.batch.push(this.s.toRow(record));
+    if (this.s.deleteWhen !== null) this.removals.push(this.s.deleteWhen(record));
     if (this.batch.length >= this.s.batchRows) this.flushBatch();
   }
 
@@ -134,17 +150,31 @@ export class PostgresSinkWriter implements TwoPhaseCommitWriter<unknown, string>
   /** Sends the buffered rows; in exactly-once mode inside the epoch's transaction, begun with its first batch. */
   private flushBatch(): void {
     if (this.batch.length === 0) return;
-    const rows = this.keyIndexes.length > 0 ? lastPerKey(this.batch, this.keyIndexes) : this.batch;
+    let rows: Array<readonly unknown[]> = this.batch;
+    let deletes: Array<readonly unknown[]> = [];
+    if (this.s.deleteWhen !== null)
+      ({ upserts: rows, deletes } = lastActionPerKey(
+        this.batch.map((row, i) => ({ row, remove: this.removals[i]! })),
+        this.keyIndexes,
+      ));
+    else if (this.keyIndexes.length > 0) rows = lastPerKey(this.batch, this.keyIndexes);
     this.batch = [];
+    this.removals = [];
     if (this.s.exactlyOnce && !this.inTransaction) {
       this.inTransaction = true;
       this.enqueue('beginning a transaction', (c) => c.query('BEGIN'));
     }
-    this.epochRows += rows.length;
-    const text = insertStatement(this.s.target, rows.length);
-    // A named statement is parsed once per connection: full batches all share one.
-    const name = rows.length === this.s.batchRows ? `weir_insert_${rows.length}` : undefined;
-    this.enqueue(`inserting ${rows.length} rows`, (c) => c.query({ name, text, values: rows.flat() }));
+    this.epochRows += rows.length + deletes.length;
+    if (rows.length > 0) {
+      const text = insertStatement(this.s.target, rows.length);
+      // A named statement is parsed once per connection: full batches all share one.
+      const name = rows.length === this.s.batchRows ? `weir_insert_${rows.length}` : undefined;
+      this.enqueue(`inserting ${rows.length} rows`, (c) => c.query({ name, text, values: rows.flat() }));
+    }
+    if (deletes.length > 0) {
+      const text = deleteStatement(this.s.target, deletes.length);
+      this.enqueue(`deleting ${deletes.length} rows`, (c) => c.query({ text, values: deletes.flat() }));
+    }
   }
 
   private enqueue(what: string, run: (client: pg.Client) => Promise<unknown>): void {
@@ -166,6 +196,7 @@ export class PostgresSinkWriter implements TwoPhaseCommitWriter<unknown, string>
   /** Closing the data connection aborts its open transaction; prepared ones stay for recovery. */
   dispose(): void {
     this.batch = [];
+    this.removals = [];
     for (const client of [this.data, this.control]) client?.end().catch(() => {});
     this.data = null;
     this.control = null;

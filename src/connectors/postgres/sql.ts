@@ -54,6 +54,52 @@ export function lastPerKey(rows: ReadonlyArray<readonly unknown[]>, keyIndexes: 
   return [...byKey.values()];
 }
 
+/**
+ * A DELETE of the rows with `keyCount` keys of `target.upsertKey` (positional parameters, key
+ * columns in order per key).
+ */
+export function deleteStatement(target: InsertTarget, keyCount: number): string {
+  const key = target.upsertKey ?? [];
+  const width = key.length;
+  const keys: string[] = [];
+  for (let r = 0; r < keyCount; r++) {
+    const params: string[] = [];
+    for (let c = 1; c <= width; c++) params.push(`$${r * width + c}`);
+    keys.push(`(${params.join(',')})`);
+  }
+  return `DELETE FROM ${qualified(target.schema, target.table)} WHERE (${key.map(quoteIdent).join(', ')}) IN (${keys.join(',')})`;
+}
+
+/** A row to write, or (`remove`) a row whose key is to be deleted. */
+export interface RowAction {
+  readonly row: readonly unknown[];
+  readonly remove: boolean;
+}
+
+/**
+ * The actions of one batch as one upsert and one delete: per key only the last action counts (as
+ * sequential statements would leave it), so the two statements can run in either order. Returns
+ * the rows to upsert and the keys (values of `keyIndexes`) to delete.
+ */
+export function lastActionPerKey(
+  actions: readonly RowAction[],
+  keyIndexes: readonly number[],
+): { upserts: Array<readonly unknown[]>; deletes: Array<readonly unknown[]> } {
+  const byKey = new Map<string, RowAction>();
+  for (const a of actions) {
+    const key = JSON.stringify(keyIndexes.map((i) => a.row[i]));
+    byKey.delete(key);
+    byKey.set(key, a);
+  }
+  const upserts: Array<readonly unknown[]> = [];
+  const deletes: Array<readonly unknown[]> = [];
+  for (const a of byKey.values()) {
+    if (a.remove) deletes.push(keyIndexes.map((i) => a.row[i]));
+    else upserts.push(a.row);
+  }
+  return { upserts, deletes };
+}
+
 /** The largest number of parameters one statement may carry (the protocol counts them in 16 bits). */
 export const MAX_PARAMETERS = 65_535;
 

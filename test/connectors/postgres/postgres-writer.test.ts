@@ -197,8 +197,38 @@ describe('PostgresSink writer', () => {
     expect((openErr as ConnectorError).code).toBe('CONNECTOR_UNREACHABLE');
   });
 
+  it('deleteWhen deletes the row of the key instead, the last action per key counting, within a batch and across checkpoints', async () => {
+    const { admin, schema, sink } = await setup('k text PRIMARY KEY, n integer NOT NULL');
+    const w = sink({ upsertKey: ['k'], deleteWhen: (r) => r.n === 0, batchRows: 4 }).createWriter();
+    await w.open(writerContext(0, 'run-a0'), []);
+    writeAll(w, [
+      { k: 'a', n: 1 },
+      { k: 'b', n: 1 },
+      { k: 'c', n: 1 },
+      { k: 'b', n: 0 }, // a full batch: b is deleted before it was ever there
+      { k: 'd', n: 0 },
+      { k: 'd', n: 2 }, // deleted, then written again: written
+    ]);
+    const g1 = w.preCommit(1)!;
+    await w.whenPreCommitted!(1);
+    await w.commit([g1]);
+    expect(await rowsOf(admin, schema)).toEqual(['a:1', 'c:1', 'd:2']);
+    writeAll(w, [
+      { k: 'a', n: 0 },
+      { k: 'c', n: 0 },
+      { k: 'c', n: 4 },
+      { k: 'd', n: 0 },
+    ]);
+    const g2 = w.preCommit(2)!;
+    await w.whenPreCommitted!(2);
+    await w.commit([g2]);
+    expect(await rowsOf(admin, schema)).toEqual(['c:4']);
+    w.close!();
+  });
+
   it('checks its options, naming the one at fault', () => {
     expect(() => new PostgresSink({ table: 't', columns: ['k'], upsertKey: ['id'] })).toThrow(/PostgresSink.upsertKey: column 'id'/);
+    expect(() => new PostgresSink<{ k: string }>({ table: 't', columns: ['k'], deleteWhen: () => true })).toThrow(/PostgresSink.deleteWhen: needs upsertKey/);
     expect(() => new PostgresSink({ table: 't', columns: [] })).toThrow(/PostgresSink.columns/);
     expect(() => new PostgresSink({ table: 't', columns: ['k'], batchRows: 70_000 })).toThrow(/PostgresSink.batchRows: must be an integer from 1 to 65535/);
   });

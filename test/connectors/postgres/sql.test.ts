@@ -1,6 +1,16 @@
 /** The PostgreSQL sink's pure parts: statements, gids, and which prepared transactions recovery rolls back. */
 import { describe, expect, it } from 'vitest';
-import { formatGid, gidPrefix, insertStatement, lastPerKey, lingeringGids, parseGid, quoteIdent } from '../../../src/connectors/postgres/sql.ts';
+import {
+  deleteStatement,
+  formatGid,
+  gidPrefix,
+  insertStatement,
+  lastActionPerKey,
+  lastPerKey,
+  lingeringGids,
+  parseGid,
+  quoteIdent,
+} from '../../../src/connectors/postgres/sql.ts';
 
 describe('PostgreSQL sink SQL', () => {
   it('quotes identifiers and builds multi-row inserts and upserts', () => {
@@ -28,6 +38,25 @@ describe('PostgreSQL sink SQL', () => {
       ['c', 1],
       ['b', 2],
     ]);
+  });
+
+  it('deletes by key, and keeps the last action per key as one upsert and one delete', () => {
+    const target = { schema: 's', table: 't', columns: ['a', 'b', 'n'], upsertKey: ['a', 'b'] };
+    expect(deleteStatement(target, 2)).toBe('DELETE FROM "s"."t" WHERE ("a", "b") IN (($1,$2),($3,$4))');
+    const actions = [
+      { row: ['x', 1, 5], remove: false },
+      { row: ['y', 1, 0], remove: true },
+      { row: ['x', 1, 0], remove: true },
+      { row: ['y', 1, 7], remove: false },
+      { row: ['z', 2, 0], remove: true },
+    ];
+    expect(lastActionPerKey(actions, [0, 1])).toEqual({
+      upserts: [['y', 1, 7]],
+      deletes: [
+        ['x', 1],
+        ['z', 2],
+      ],
+    });
   });
 
   it('formats and parses gids; a sink id never leaks a separator into them', () => {

@@ -1,7 +1,7 @@
 /**
  * The CDC source's position as its first reader checkpointed it (format version 1, in the union
  * operator state `postgres-cdc-position`, before the source was a split source): read here and
- * converted to the split position (format 2, cdc-position.ts), so a job restores from a
+ * converted to the split position (format 3, cdc-position.ts), so a job restores from a
  * checkpoint or savepoint written before. Never edit this reader; a new format gets a new file.
  */
 import { RestoreError } from '../../../core/errors.ts';
@@ -47,7 +47,7 @@ export function convertPositionV1(state: unknown, source: string): ConvertedV1 {
   if (s.snapshotKey !== null && !Array.isArray(s.snapshotKey)) throw bad('has a snapshot key that is not a list');
   if (!Array.isArray(s.boundaries)) throw bad('has no snapshot boundaries');
   try {
-    // parsed for the check only: format 2 keeps LSNs as text too
+    // parsed for the check only: formats 2 and 3 keep LSNs as text too
     for (const lsn of [s.consistentLsn, s.commitLsn, s.confirmLsn, s.partialLsn, ...s.boundaries.map((b) => b.lsn)]) parseLsn(String(lsn));
   } catch (err) {
     throw bad((err as Error).message);

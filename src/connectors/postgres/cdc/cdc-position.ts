@@ -1,6 +1,7 @@
 /**
  * The CDC source's position and the pure decisions around it: the position each record carries
- * (format version 2, the split position `SplitSourceReader` checkpoints), which replayed changes a
+ * (format version 3, the split position `SplitSourceReader` checkpoints; version 2 is read too),
+ * which replayed changes a
  * restored reader skips, and which LSN the slot may confirm when a checkpoint completes. Nothing
  * here talks to a server.
  *
@@ -10,6 +11,12 @@
  * resends from the slot's confirmed position (never past the checkpoint's) and the reader drops
  * what the position says was emitted. During the initial copy it holds the rows copied and the
  * key of the last one instead.
+ *
+ * After a restore inside the copy, the rest of the copy is read as of a later snapshot (a
+ * boundary), so what the source emitted is consistent only once the stream has replayed every
+ * transaction committed up to the newest boundary (they may change rows copied before the
+ * restore). An end condition that holds before that point is deferred: the position carries
+ * `endPending` (format 3), so a restore in between still ends once the stream caught up.
  *
  * Positions are immutable (frozen) and hold only strings, numbers and arrays, LSNs as text: one is
  * made per record, and the parts that change rarely (the slot, the transaction) are shared objects.
@@ -48,36 +55,43 @@ export interface CdcTx {
   readonly partialLsn: string;
 }
 
+/** The format version positions are written in. */
+export const POSITION_VERSION = 3;
+
 /** No slot yet (a fresh job before its setup): a restore starts afresh. */
 export interface CdcStartPosition {
-  readonly v: 2;
+  readonly v: 3;
   readonly phase: 'start';
 }
 
 /** Inside the initial copy: `rows` copied, the last of table index `table` with primary key `key` (null: the table has no usable key). */
 export interface CdcCopyPosition {
-  readonly v: 2;
+  readonly v: 3;
   readonly phase: 'copy';
   readonly slot: CdcSlot;
   readonly rows: number;
   readonly table: number;
   readonly key: KeyValues | null;
+  /** The end condition held for an emitted change before the stream caught up with the newest boundary: the split ends once it has (`catchUpLsnOf`). */
+  readonly endPending: boolean;
 }
 
 /** Streaming the slot: `partialCount` changes of transaction `tx.partialLsn` emitted after `tx.commitLsn`. */
 export interface CdcStreamPosition {
-  readonly v: 2;
+  readonly v: 3;
   readonly phase: 'stream';
   readonly slot: CdcSlot;
   readonly tx: CdcTx;
   readonly partialCount: number;
+  /** As in `CdcCopyPosition`. */
+  readonly endPending: boolean;
 }
 
-/** The position of the source's single split (format version 2), after a record. */
+/** The position of the source's single split (format version 3), after a record. */
 export type CdcPosition = CdcStartPosition | CdcCopyPosition | CdcStreamPosition;
 
 /** Where a fresh job starts. */
-export const START_POSITION: CdcStartPosition = Object.freeze({ v: 2, phase: 'start' });
+export const START_POSITION: CdcStartPosition = Object.freeze({ v: 3, phase: 'start' });
 
 /** A slot, frozen with its boundaries. */
 export function slotOf(slot: string, publication: string, consistentLsn: string, boundaries: readonly CdcBoundary[]): CdcSlot {
@@ -96,13 +110,34 @@ export function txOf(commitLsn: string, confirmLsn: string, partialLsn: string):
 }
 
 /** A position inside the copy (`key` must be frozen or fresh: it is frozen here). */
-export function copyPosition(slot: CdcSlot, rows: number, table: number, key: KeyValues | null): CdcCopyPosition {
-  return Object.freeze({ v: 2, phase: 'copy', slot, rows, table, key: freezeKey(key) });
+export function copyPosition(slot: CdcSlot, rows: number, table: number, key: KeyValues | null, endPending = false): CdcCopyPosition {
+  return Object.freeze({ v: 3, phase: 'copy', slot, rows, table, key: freezeKey(key), endPending });
 }
 
 /** A position in the stream. */
-export function streamPosition(slot: CdcSlot, tx: CdcTx, partialCount: number): CdcStreamPosition {
-  return Object.freeze({ v: 2, phase: 'stream', slot, tx, partialCount });
+export function streamPosition(slot: CdcSlot, tx: CdcTx, partialCount: number, endPending = false): CdcStreamPosition {
+  return Object.freeze({ v: 3, phase: 'stream', slot, tx, partialCount, endPending });
+}
+
+/**
+ * The commit LSN up to which the stream must replay before what the source emitted is consistent:
+ * the newest boundary of a resumed copy (transactions committed up to it may change rows copied
+ * before that restore); null when the copy was never resumed.
+ */
+export function catchUpLsnOf(slot: CdcSlot): bigint | null {
+  let max: bigint | null = null;
+  for (const b of slot.boundaries) {
+    const lsn = parseLsn(b.lsn);
+    if (max === null || lsn > max) max = lsn;
+  }
+  return max;
+}
+
+/** Whether the stream at `p` replayed every transaction up to the slot's newest boundary (it passed a commit at or after it). */
+export function caughtUpAt(p: CdcPosition): boolean {
+  if (p.phase === 'start') return true;
+  const lsn = catchUpLsnOf(p.slot);
+  return lsn === null || (p.phase === 'stream' && parseLsn(p.tx.commitLsn) >= lsn);
 }
 
 /** The stream's first position: right after the slot's consistent point (after the copy, or without one). */
@@ -145,7 +180,8 @@ export function resumePointOf(p: CdcStreamPosition): ResumePoint {
 
 /**
  * A position read back from a checkpoint, checked and frozen again (the codec gives plain
- * objects): RestoreError naming the source when it is not format 2 or not well formed.
+ * objects): RestoreError naming the source when it is not format 2 or 3 or not well formed.
+ * Format 2 is format 3 without `endPending` (false).
  */
 export function checkPosition(value: unknown, source: string): CdcPosition {
   const bad = (why: string): RestoreError => new RestoreError(`${source}: the checkpointed position ${why}`);
@@ -159,8 +195,12 @@ export function checkPosition(value: unknown, source: string): CdcPosition {
     key?: unknown;
     tx?: Partial<CdcTx> | null;
     partialCount?: unknown;
+    endPending?: unknown;
   };
-  if (p.v !== 2) throw bad(`has format version ${String(p.v)}; this version of Weir reads version 2 (and 1 from the operator state postgres-cdc-position)`);
+  if (p.v !== 2 && p.v !== POSITION_VERSION)
+    throw bad(`has format version ${String(p.v)}; this version of Weir reads versions 2 and 3 (and 1 from the operator state postgres-cdc-position)`);
+  const endPending = p.v === 2 ? false : p.endPending;
+  if (typeof endPending !== 'boolean' && p.phase !== 'start') throw bad('has no endPending flag');
   if (p.phase === 'start') return START_POSITION;
   if (p.phase !== 'copy' && p.phase !== 'stream') throw bad(`has an unknown phase ${String(p.phase)}`);
   const s = p.slot;
@@ -179,8 +219,13 @@ export function checkPosition(value: unknown, source: string): CdcPosition {
     throw bad((err as Error).message);
   }
   const slot = slotOf(s.slot, s.publication, String(s.consistentLsn), s.boundaries as readonly CdcBoundary[]);
-  if (p.phase === 'copy') return copyPosition(slot, p.rows as number, p.table as number, p.key as KeyValues | null);
-  return streamPosition(slot, txOf(String(p.tx!.commitLsn), String(p.tx!.confirmLsn), String(p.tx!.partialLsn)), p.partialCount as number);
+  if (p.phase === 'copy') return copyPosition(slot, p.rows as number, p.table as number, p.key as KeyValues | null, endPending as boolean);
+  return streamPosition(
+    slot,
+    txOf(String(p.tx!.commitLsn), String(p.tx!.confirmLsn), String(p.tx!.partialLsn)),
+    p.partialCount as number,
+    endPending as boolean,
+  );
 }
 
 /**

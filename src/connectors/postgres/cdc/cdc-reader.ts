@@ -80,6 +80,8 @@ export class PostgresCdcSplitReader implements SplitReader<ChangeRecord, CdcSpli
   /** Where resumed copies read the rest from later snapshots; changes committed up to the newest may be in the copy. */
   private boundaries: SnapshotBoundary[] = [];
   private boundaryLsnMax = 0n;
+  /** The stream has not yet replayed every transaction committed up to `boundaryLsnMax` (the batcher defers an end until it has). */
+  private catchingUp = false;
 
   constructor(
     private readonly s: CdcSettings,
@@ -118,6 +120,7 @@ export class PostgresCdcSplitReader implements SplitReader<ChangeRecord, CdcSpli
       }
     }
     this.batcher = new ChangeBatcher(position, this.s.endWhen);
+    if (this.batcher.ended) this.endedAtRestore = true;
     if (this.endedAtRestore) return pinned;
     const setup = position.phase === 'start' ? this.startFresh() : this.resume(position);
     setup.catch((err: unknown) => {
@@ -207,13 +210,20 @@ export class PostgresCdcSplitReader implements SplitReader<ChangeRecord, CdcSpli
       temp.close();
     }
     this.noteBoundaries();
-    this.push({ kind: 'position', position: copyPosition(slot, p.rows, p.table, p.key) });
+    this.push({ kind: 'position', position: copyPosition(slot, p.rows, p.table, p.key, p.endPending) });
     await this.openReplication();
     void this.copySnapshot(slot, copyQueries(this.s.tables, this.keys, p.table, p.key));
   }
 
   private noteBoundaries(): void {
     for (const b of this.boundaries) if (b.lsn > this.boundaryLsnMax) this.boundaryLsnMax = b.lsn;
+    this.catchingUp = this.boundaries.length > 0;
+  }
+
+  /** In stream order: every transaction committed up to the newest boundary was received. */
+  private caughtUp(): void {
+    this.catchingUp = false;
+    this.push({ kind: 'caught-up' });
   }
 
   /**
@@ -245,7 +255,13 @@ export class PostgresCdcSplitReader implements SplitReader<ChangeRecord, CdcSpli
 
   private startStream(slot: CdcSlot, fromLsn: bigint, filter: ReplayFilter): void {
     this.filter = filter;
-    this.replication!.start(slot.slot, slot.publication, fromLsn, { onMessage: (payload) => this.onMessage(payload) });
+    this.replication!.start(slot.slot, slot.publication, fromLsn, {
+      onMessage: (payload) => this.onMessage(payload),
+      onKeepalive: (walEnd) => {
+        if (this.catchingUp && walEnd >= this.boundaryLsnMax) this.caughtUp();
+        return this.catchingUp;
+      },
+    });
   }
 
   private async copySnapshot(slot: CdcSlot, queries: readonly CopyQuery[]): Promise<void> {
@@ -278,6 +294,7 @@ export class PostgresCdcSplitReader implements SplitReader<ChangeRecord, CdcSpli
     switch (msg.tag) {
       case 'begin': {
         this.txLsn = parseLsn(msg.commitLsn!);
+        if (this.catchingUp && this.txLsn > this.boundaryLsnMax) this.caughtUp();
         this.txLsnText = formatLsn(this.txLsn);
         this.txTimeMs = Number((msg.commitTime as bigint) / 1000n);
         filter.begin(this.txLsn);

@@ -27,11 +27,11 @@ export interface PostgresCdcSourceOptions {
    * Ends the source after the first change for which it returns true (that change is emitted), so
    * the job can finish: for backfills and tests. Default: never; the source runs until cancelled.
    *
-   * Known issue (found 2026-12-02, not fixed yet): when the job was restored from a checkpoint taken
-   * inside the initial copy and the change it matches is a row of the resumed copy, the source ends
-   * before it has streamed the changes committed, before the resume, to rows copied earlier; those
-   * changes are not emitted. A source without `endWhen` emits them right after the copy.
-   * Reproduced by `WEIR_SOAK_SEED=13 WEIR_SOAK_KILLS=4 npx vitest run test/cli/cdc-kill.test.ts`.
+   * After a restore inside the initial copy, the rest of the copy is read from a later snapshot, so
+   * the changes committed before that snapshot to rows copied earlier still have to be streamed. A
+   * match before the stream has replayed them (on a row of the resumed copy, say) does not end the
+   * source at once: it ends once they are emitted (with any other change streamed up to that point),
+   * and this deferral is checkpointed, so a restore in between still ends there.
    */
   readonly endWhen?: (change: ChangeRecord) => boolean;
   /** Server and credentials; unset fields come from the PG* environment variables. */

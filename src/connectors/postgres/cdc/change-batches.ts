@@ -5,10 +5,14 @@
  * (nothing went downstream between them), so a barrier after the last change of a transaction
  * snapshots the transaction as whole, as the slot can confirm it; marks with no change after them
  * in a batch move the position through `endPosition`. Pure: no server, no clock.
+ *
+ * The end condition ends the split at the change it holds for, unless the stream has not yet
+ * caught up with the newest boundary of a resumed copy (cdc-position.ts): then the split ends at
+ * the reader's `caught-up` mark, and the positions in between carry `endPending`.
  */
 import { assert } from '../../../core/assert.ts';
 import type { SplitBatch } from '../../../runtime/split-source.ts';
-import { type CdcPosition, type CdcSlot, type CdcTx, copyPosition, LSN_ZERO_TEXT, START_POSITION, streamPosition, txOf } from './cdc-position.ts';
+import { type CdcPosition, type CdcSlot, type CdcTx, caughtUpAt, copyPosition, LSN_ZERO_TEXT, START_POSITION, streamPosition, txOf } from './cdc-position.ts';
 import type { ChangeQueue } from './change-queue.ts';
 import type { ChangeRecord } from './change-record.ts';
 import type { KeyValues, TableKey } from './snapshot-keys.ts';
@@ -24,7 +28,9 @@ export type Mark =
   /** The transaction with commit LSN `lsn` ends at `endLsn`. */
   | { readonly kind: 'commit'; readonly lsn: string; readonly endLsn: string }
   /** The copy ended: the stream follows from the slot's consistent point. */
-  | { readonly kind: 'snapshot-end' };
+  | { readonly kind: 'snapshot-end' }
+  /** The stream replayed every transaction committed up to the slot's newest boundary (a pending end ends the split here). */
+  | { readonly kind: 'caught-up' };
 
 /** What the reader's queue holds. */
 export type Entry = ChangeRecord | Mark;
@@ -48,6 +54,10 @@ export class ChangeBatcher {
   private tx: CdcTx = NO_TX;
   private partialCount = 0;
   private endedFlag = false;
+  /** The end condition held before the stream caught up; the split ends once it has. */
+  private endPending = false;
+  /** The stream replayed everything up to the slot's newest boundary (always, without one). */
+  private caughtUp = true;
 
   /** Starts at `position` (the assigned one: the restored, or `START_POSITION`). */
   constructor(
@@ -101,17 +111,27 @@ export class ChangeBatcher {
           this.partialCount = 0;
           moved = true;
           break;
+        case 'caught-up':
+          this.caughtUp = true;
+          if (this.endPending) {
+            this.endedFlag = true;
+            moved = true;
+          }
+          break;
         default:
           if (pending) positions.push(this.position());
           records.push(e);
           this.advance(e);
           pending = true;
-          if (this.endWhen?.(e)) this.endedFlag = true;
+          if (this.endWhen?.(e)) {
+            if (this.caughtUp) this.endedFlag = true;
+            else this.endPending = true;
+          }
       }
     }
     if (pending) positions.push(this.position());
     if (records.length > 0) return { splitId: SLOT_SPLIT_ID, records, positions, splitEnded: this.endedFlag };
-    return moved ? { splitId: SLOT_SPLIT_ID, records, positions, endPosition: this.position() } : null;
+    return moved ? { splitId: SLOT_SPLIT_ID, records, positions, endPosition: this.position(), splitEnded: this.endedFlag } : null;
   }
 
   /** The position now, as a new frozen value. */
@@ -120,16 +140,20 @@ export class ChangeBatcher {
       case 'start':
         return START_POSITION;
       case 'copy':
-        return copyPosition(this.slot!, this.rows, this.table, this.key);
+        return copyPosition(this.slot!, this.rows, this.table, this.key, this.endPending);
       case 'stream':
-        return streamPosition(this.slot!, this.tx, this.partialCount);
+        return streamPosition(this.slot!, this.tx, this.partialCount, this.endPending);
     }
   }
 
   private place(p: CdcPosition): void {
     this.phase = p.phase;
+    this.caughtUp = caughtUpAt(p);
     if (p.phase === 'start') return;
     this.slot = p.slot;
+    this.endPending = p.endPending;
+    // a pending end restored where the stream had caught up already (not written so, but harmless)
+    if (this.endPending && this.caughtUp) this.endedFlag = true;
     if (p.phase === 'copy') {
       this.rows = p.rows;
       this.table = p.table;

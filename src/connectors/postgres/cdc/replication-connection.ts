@@ -27,6 +27,12 @@ const PG_EPOCH_US = 946_684_800_000_000n;
 export interface ReplicationHandlers {
   /** One pgoutput message (the payload of an XLogData message). */
   onMessage(payload: Buffer): void;
+  /**
+   * A keepalive: the server sent every transaction committed before `walEnd`. Returns whether to
+   * answer it, so the server sends the next one as soon as it is idle again (unanswered, it sends
+   * the next only when it wants a reply, every half wal_sender_timeout).
+   */
+  onKeepalive?(walEnd: bigint): boolean;
 }
 
 /** One walsender connection; `start` turns it into a stream for good. */
@@ -103,7 +109,8 @@ export class ReplicationConnection {
       const waiters = this.replyWaiters;
       this.replyWaiters = [];
       for (const w of waiters) w();
-      if (chunk[17] === 1) this.sendStatus(false);
+      const answer = handlers.onKeepalive?.(walEnd) ?? false;
+      if (chunk[17] === 1 || answer) this.sendStatus(false);
     }
   }
 

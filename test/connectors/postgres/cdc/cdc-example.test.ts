@@ -6,18 +6,20 @@ import { StreamEnvironment } from '../../../../src/index.ts';
 import { whenRunning } from '../../../support/clients.ts';
 import { tempDir, until } from '../../../support/jobs.ts';
 import { CONNECTION, client } from '../pg-support.ts';
+import { slotNameOf } from '../../../../src/connectors/postgres/cdc/cdc-names.ts';
 import { confirmedLsn, dropCdcObjects } from './cdc-support.ts';
 
-const SLOT = 'weir_cdc_orders_totals';
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
 describe('examples/postgres-cdc-aggregate.ts', () => {
-  it('keeps customer_totals equal to the aggregate of orders through inserts, updates (one moving customers) and deletes', async () => {
+  it('keeps customer_totals equal to the aggregate of orders through inserts, updates (one moving customers) and deletes, dropping a customer left without orders', async () => {
     const admin = await client();
     const schema = `weir_cdc_example_${process.pid}`;
+    // the slot id is the example's setting: slot names are per server, so each run takes its own
+    const slot = slotNameOf(schema);
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.query(`CREATE SCHEMA ${schema}`);
     await admin.query(`CREATE TABLE ${schema}.orders (id integer PRIMARY KEY, customer text NOT NULL, amount integer NOT NULL)`);
@@ -28,6 +30,7 @@ describe('examples/postgres-cdc-aggregate.ts', () => {
     const settings: Record<string, string> = {
       CDC_ORDERS: `${schema}.orders`,
       CDC_TOTALS_SCHEMA: schema,
+      CDC_SLOT_ID: schema,
       PGHOST: CONNECTION.host!,
       PGPORT: String(CONNECTION.port),
       PGDATABASE: 'test',
@@ -40,7 +43,7 @@ describe('examples/postgres-cdc-aggregate.ts', () => {
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
       }
-      await dropCdcObjects(admin, SLOT);
+      await dropCdcObjects(admin, slot);
       for (const r of (await admin.query<{ gid: string }>('SELECT gid FROM pg_prepared_xacts WHERE gid LIKE $1', [`weir:${schema}%`])).rows)
         await admin.query(`ROLLBACK PREPARED '${r.gid}'`);
       await admin.query(`DROP SCHEMA ${schema} CASCADE`);
@@ -55,18 +58,13 @@ describe('examples/postgres-cdc-aggregate.ts', () => {
     buildJob(env);
     const job = await env.executeAsync('postgres-cdc-aggregate');
     await whenRunning(job);
-    await until('the slot to be ready', async () => (await confirmedLsn(admin, SLOT)) !== null);
+    await until('the slot to be ready', async () => (await confirmedLsn(admin, slot)) !== null);
     await admin.query(`INSERT INTO ${schema}.orders VALUES (4, 'ada', 5), (5, 'dee', 9)`);
     await admin.query(`UPDATE ${schema}.orders SET amount = 50 WHERE id = 2`);
     await admin.query(`UPDATE ${schema}.orders SET customer = 'dee' WHERE id = 3`);
     await admin.query(`DELETE FROM ${schema}.orders WHERE id = 1`);
     const reference = async (): Promise<string[]> =>
-      (
-        await admin.query<{ c: string }>(
-          `SELECT customer || ':' || sum(amount) || ':' || count(*) AS c FROM ${schema}.orders GROUP BY customer UNION ALL
-           SELECT customer || ':0:0' FROM (SELECT DISTINCT customer FROM ${schema}.customer_totals EXCEPT SELECT customer FROM ${schema}.orders) gone`,
-        )
-      ).rows
+      (await admin.query<{ c: string }>(`SELECT customer || ':' || sum(amount) || ':' || count(*) AS c FROM ${schema}.orders GROUP BY customer`)).rows
         .map((r) => r.c)
         .sort();
     const totals = async (): Promise<string[]> =>
@@ -75,7 +73,8 @@ describe('examples/postgres-cdc-aggregate.ts', () => {
       await job.triggerCheckpoint();
       return JSON.stringify(await totals()) === JSON.stringify(await reference());
     });
-    expect(await totals()).toEqual(['ada:5:1', 'bob:50:1', 'cy:0:0', 'dee:16:2']);
+    // cy's only order moved to dee: cy has no row, as in the GROUP BY
+    expect(await totals()).toEqual(['ada:5:1', 'bob:50:1', 'dee:16:2']);
     await job.cancel();
     await job.result.catch(() => {});
   });

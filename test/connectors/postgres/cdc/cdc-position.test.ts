@@ -51,12 +51,12 @@ describe('slot names and table names', () => {
   });
 });
 
-describe('the checkpointed position (format 2)', () => {
+describe('the checkpointed position (format 3, and 2)', () => {
   const slot = slotOf('weir_cdc_x', 'weir_cdc_x', '0/100', [{ table: 0, key: [7], lsn: '0/180' }]);
 
   it('is frozen plain data that survives the state codec and passes the check after reading', () => {
     const tx = txOf('0/200', '0/230', '0/300');
-    const positions = [START_POSITION, copyPosition(slot, 17, 0, [42]), streamPosition(slot, tx, 4), streamStart(slot)];
+    const positions = [START_POSITION, copyPosition(slot, 17, 0, [42]), streamPosition(slot, tx, 4), streamStart(slot), streamPosition(slot, tx, 4, true)];
     for (const p of positions) {
       expect(Object.isFrozen(p)).toBe(true);
       const read = decodeValue(encodeValue(p));
@@ -74,8 +74,12 @@ describe('the checkpointed position (format 2)', () => {
 
   it('refuses another version or a malformed position with a RestoreError naming the source', () => {
     const p = streamPosition(slot, txOf('0/200', '0/230', '0/300'), 4);
-    expect(() => checkPosition({ ...p, v: 3 }, 'postgres-cdc orders')).toThrow(RestoreError);
-    expect(() => checkPosition({ ...p, v: 3 }, 'postgres-cdc orders')).toThrow(/postgres-cdc orders: the checkpointed position has format version 3/);
+    expect(() => checkPosition({ ...p, v: 4 }, 'postgres-cdc orders')).toThrow(RestoreError);
+    expect(() => checkPosition({ ...p, v: 4 }, 'postgres-cdc orders')).toThrow(/postgres-cdc orders: the checkpointed position has format version 4/);
+    expect(() => checkPosition({ ...p, endPending: undefined }, 'src')).toThrow(/no endPending flag/);
+    // format 2 has no deferred end
+    const { endPending: _, ...v2 } = { ...streamPosition(slot, txOf('0/200', '0/230', '0/300'), 4, true), v: 2 };
+    expect(checkPosition(v2, 'src')).toEqual(p);
     expect(() => checkPosition({ ...p, tx: { ...p.tx, commitLsn: 'zz' } }, 'src')).toThrow(/'zz' is not an LSN/);
     expect(() => checkPosition({ ...p, phase: 'ended' }, 'src')).toThrow(/unknown phase ended/);
     expect(() => checkPosition({ v: 2, phase: 'copy', slot, rows: 1, table: 0, key: 'k' }, 'src')).toThrow(/snapshot key that is not a list/);
@@ -117,12 +121,12 @@ describe('the position of format 1 (operator state postgres-cdc-position)', () =
     const stream = convertPositionV1(v1, 'src');
     expect(stream).toEqual({
       ended: false,
-      position: { v: 2, phase: 'stream', slot, tx: { commitLsn: '0/200', confirmLsn: '0/230', partialLsn: '0/300' }, partialCount: 4 },
+      position: { v: 3, phase: 'stream', slot, tx: { commitLsn: '0/200', confirmLsn: '0/230', partialLsn: '0/300' }, partialCount: 4, endPending: false },
     });
     expect(Object.isFrozen(stream.position)).toBe(true);
     expect(convertPositionV1({ ...v1, phase: 'snapshot' }, 'src')).toEqual({
       ended: false,
-      position: { v: 2, phase: 'copy', slot, rows: 17, table: 1, key: ['k17'] },
+      position: { v: 3, phase: 'copy', slot, rows: 17, table: 1, key: ['k17'], endPending: false },
     });
     expect(convertPositionV1({ ...v1, phase: 'ended' }, 'src').ended).toBe(true);
     expect(checkPosition(decodeValue(encodeValue(stream.position)), 'src')).toEqual(stream.position);

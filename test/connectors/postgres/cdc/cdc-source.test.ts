@@ -41,7 +41,16 @@ function source(schema: string, id: string, extra: Partial<PostgresCdcSourceOpti
 }
 
 /** The source -> a map that sees every change -> a collecting sink. */
-function job(o: { schema: string; id: string; restarts?: number; intervalMs?: number; seen?: ChangeRecord[]; fail?: (n: number) => void; root?: string }) {
+function job(o: {
+  schema: string;
+  id: string;
+  restarts?: number;
+  intervalMs?: number;
+  seen?: ChangeRecord[];
+  fail?: (n: number) => void;
+  root?: string;
+  endId?: number;
+}) {
   const env = StreamEnvironment.create({
     parallelism: 1,
     checkpointStorage: join(o.root ?? tempDir('weir-cdc-'), 'chk'),
@@ -51,7 +60,7 @@ function job(o: { schema: string; id: string; restarts?: number; intervalMs?: nu
   const sink = new CollectSink<string>();
   let n = 0;
   env
-    .fromSource(source(o.schema, o.id))
+    .fromSource(source(o.schema, o.id, o.endId === undefined ? {} : { endWhen: (c) => c.kind === 'insert' && c.after.id === o.endId }))
     .uid('cdc')
     .map((c: ChangeRecord) => {
       o.seen?.push(c);
@@ -82,6 +91,51 @@ function legacySource(state: unknown): Source<ChangeRecord> {
       };
     },
   };
+}
+
+/** Every emitted change (`show` lines) replayed over an empty table, as id -> v; a change that does not fit the table so far fails the test. */
+function replayed(lines: readonly string[]): Map<number, number> {
+  const table = new Map<number, number>();
+  for (const line of lines) {
+    const m = /^([SIUD]) (-?\d+) v=(-?\d+)(?:->(-?\d+))?$/.exec(line)!;
+    const [op, rowId, v, after] = [m[1]!, Number(m[2]), Number(m[3]), m[4] === undefined ? null : Number(m[4])];
+    if (op === 'S' || op === 'I') {
+      expect(table.has(rowId), `${line}: row already there`).toBe(false);
+      table.set(rowId, v);
+    } else {
+      expect(table.get(rowId), `${line}: old value`).toBe(v);
+      if (op === 'U') table.set(rowId, after!);
+      else table.delete(rowId);
+    }
+  }
+  return table;
+}
+
+async function tableOf(admin: import('pg').Client, schema: string): Promise<Map<number, number>> {
+  const res = await admin.query<{ id: number; v: number }>(`SELECT id, v FROM ${schema}.t`);
+  return new Map(res.rows.map((r) => [r.id, r.v]));
+}
+
+/**
+ * Rows 1..`rows` in the table, a first job that completes a checkpoint inside their copy and is
+ * cancelled: its checkpoint directory, job id and committed output (fewer rows than the table).
+ */
+async function checkpointInsideCopy(admin: import('pg').Client, schema: string, id: string, rows: number) {
+  await admin.query(`INSERT INTO ${schema}.t SELECT g, g FROM generate_series(1, ${rows}) g`);
+  const root = tempDir('weir-cdc-');
+  const seen: ChangeRecord[] = [];
+  const first = job({ schema, id, seen, root });
+  // one record per step: the copy takes long enough for a checkpoint inside it
+  const client = await first.env.executeAsync('first', { sourceBatchRecords: 1, elementsPerStep: 1 });
+  await until('100 snapshot rows to pass', () => seen.length >= 100);
+  await client.triggerCheckpoint();
+  await until('the checkpoint to be committed', () => first.sink.results().length > 0);
+  await client.cancel();
+  await client.result.catch(() => {});
+  const firstOutput = first.sink.results();
+  expect(firstOutput.length).toBeGreaterThan(0);
+  expect(firstOutput.length).toBeLessThan(rows);
+  return { root, jobId: client.jobId, firstOutput };
 }
 
 /** The slot exists and reached its consistent point: changes committed from now on are streamed, not copied. */
@@ -172,20 +226,8 @@ describe('PostgresCdcSource', () => {
   it('continues a copy restored from a checkpoint inside it: changes of rows copied before are emitted, of rows copied after are not, each row once', async () => {
     const { schema, id, admin } = await setup();
     const rows = 20_000;
-    await admin.query(`INSERT INTO ${schema}.t SELECT g, g FROM generate_series(1, ${rows}) g`);
-    const root = tempDir('weir-cdc-');
-    const seen: ChangeRecord[] = [];
-    const first = job({ schema, id, seen, root });
-    // one record per step: the copy takes long enough for a checkpoint inside it
-    const client = await first.env.executeAsync('first', { sourceBatchRecords: 1, elementsPerStep: 1 });
-    await until('100 snapshot rows to pass', () => seen.length >= 100);
-    await client.triggerCheckpoint();
-    await until('the checkpoint to be committed', () => first.sink.results().length > 0);
-    await client.cancel();
-    await client.result.catch(() => {});
-    const copiedFirst = first.sink.results().length;
-    expect(copiedFirst).toBeGreaterThan(0);
-    expect(copiedFirst).toBeLessThan(rows);
+    const { root, jobId, firstOutput } = await checkpointInsideCopy(admin, schema, id, rows);
+    const copiedFirst = firstOutput.length;
     // after the slot's snapshot and before the restore: rows copied already, and rows still to copy
     await admin.query(`UPDATE ${schema}.t SET v = -v WHERE id IN (10, 20, ${rows - 10})`);
     await admin.query(`DELETE FROM ${schema}.t WHERE id IN (30, ${rows - 20})`);
@@ -195,35 +237,42 @@ describe('PostgresCdcSource', () => {
     await admin.query('COMMIT');
     const seenSecond: ChangeRecord[] = [];
     const second = job({ schema, id, root, seen: seenSecond });
-    const resumed = second.env.execute('second', { restoreFrom: join(root, 'chk', client.jobId) });
+    const resumed = second.env.execute('second', { restoreFrom: join(root, 'chk', jobId) });
     // the resumed copy emits rows, so its snapshot was taken: this change comes after it
     await until('the resumed copy to emit', () => seenSecond.length > 0);
     await admin.query(`UPDATE ${schema}.t SET v = 5 WHERE id = ${rows - 10}`);
     await admin.query(`INSERT INTO ${schema}.t VALUES (${END_ID}, 0)`);
     expect((await resumed).status).toBe('FINISHED');
     // the second sink re-committed what the checkpoint holds: its output is the whole output
-    expect(second.sink.results().slice(0, copiedFirst)).toEqual(first.sink.results());
+    expect(second.sink.results().slice(0, copiedFirst)).toEqual(firstOutput);
     expect(seenSecond[0]).toMatchObject({ snapshot: true, after: { id: copiedFirst + 1 } });
     // replaying every emitted change over an empty table gives the table: nothing lost, nothing twice
-    const table = new Map<number, number>();
-    for (const line of second.sink.results()) {
-      const m = /^([SIUD]) (-?\d+) v=(-?\d+)(?:->(-?\d+))?$/.exec(line)!;
-      const [op, rowId, v, after] = [m[1]!, Number(m[2]), Number(m[3]), m[4] === undefined ? null : Number(m[4])];
-      if (op === 'S' || op === 'I') {
-        expect(table.has(rowId), `${line}: row already there`).toBe(false);
-        table.set(rowId, v);
-      } else {
-        expect(table.get(rowId), `${line}: old value`).toBe(v);
-        if (op === 'U') table.set(rowId, after!);
-        else table.delete(rowId);
-      }
-    }
-    const actual = await admin.query<{ id: number; v: number }>(`SELECT id, v FROM ${schema}.t`);
-    expect(table.size).toBe(actual.rowCount);
-    for (const r of actual.rows) expect(table.get(r.id), `row ${r.id}`).toBe(r.v);
+    expect(replayed(second.sink.results())).toEqual(await tableOf(admin, schema));
     // the copied-before rows' changes came as changes; the later rows' ones inside the resumed copy
     const changes = second.sink.results().filter((l) => !l.startsWith('S '));
     expect(changes).toEqual(['U 10 v=10->-10', 'U 20 v=20->-20', 'D 30 v=30', 'U 40 v=40->99', `U ${rows - 10} v=${-(rows - 10)}->5`, `I ${END_ID} v=0`]);
+  });
+
+  it('kill soak seed 13: restored inside the copy with the end row in the resumed copy, ends only after the changes committed before the resume to rows copied earlier', async () => {
+    const { schema, id, admin } = await setup();
+    const rows = 20_000;
+    const endRow = rows + 1_000; // the largest key, as the kill job's end row: the resumed copy reads it
+    // the guarded case: the checkpoint restored below lies inside the copy (checked there)
+    const { root, jobId } = await checkpointInsideCopy(admin, schema, id, rows);
+    // committed after the slot's snapshot and before the resume, to rows the first run copied
+    await admin.query(`UPDATE ${schema}.t SET v = -v WHERE id IN (10, 20)`);
+    await admin.query(`DELETE FROM ${schema}.t WHERE id = 30`);
+    // and the end row, before the resume: it is read by the resumed copy, not streamed
+    await admin.query(`INSERT INTO ${schema}.t VALUES (${endRow}, 0)`);
+    const second = job({ schema, id, root, endId: endRow });
+    const result = await second.env.execute('second', { restoreFrom: join(root, 'chk', jobId) });
+    expect(result.status).toBe('FINISHED');
+    const out = second.sink.results();
+    // the end row came from the resumed copy, and the replayed changes followed it
+    expect(out).toContain(`S ${endRow} v=0`);
+    expect(out.filter((l) => !l.startsWith('S '))).toEqual(['U 10 v=10->-10', 'U 20 v=20->-20', 'D 30 v=30']);
+    expect(out.indexOf('U 10 v=10->-10')).toBeGreaterThan(out.indexOf(`S ${endRow} v=0`));
+    expect(replayed(out)).toEqual(await tableOf(admin, schema));
   });
 
   it("advances the slot's confirmed position only when a checkpoint completes, to the position of that checkpoint", async () => {

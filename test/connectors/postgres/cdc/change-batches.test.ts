@@ -102,4 +102,38 @@ describe('ChangeBatcher', () => {
     expect(b.ended).toBe(true);
     expect(q.size).toBe(1);
   });
+
+  it('defers an end condition that holds before the stream caught up with a resumed copy, and carries the deferral in the position across a restore', () => {
+    // a copy resumed after key [10] from a snapshot at 0/500: commits up to 0/500 must be replayed first
+    const resumed = slotOf('weir_cdc_x', 'weir_cdc_x', '0/100', [{ table: 0, key: [10], lsn: '0/500' }]);
+    const key = { columns: ['id'], kinds: ['number'] } as const;
+    const endsAt99 = (c: ChangeRecord): boolean => c.after?.id === 99;
+    const b = new ChangeBatcher(copyPosition(resumed, 10, 0, [10]), endsAt99);
+    const q = queueOf([
+      { kind: 'table', table: 0, key },
+      row(11),
+      row(99),
+      { kind: 'snapshot-end' },
+      { kind: 'begin', lsn: '0/300', emitted: 0 },
+      ins(5, '0/300'),
+    ]);
+    const batch = b.take(q, 100)!;
+    expect(batch.records.map((r) => r.after?.id)).toEqual([11, 99, 5]);
+    expect(batch.splitEnded).toBe(false);
+    expect(batch.positions[0]).toEqual(copyPosition(resumed, 11, 0, [11]));
+    // the marks after the match fold into its position: the copy ended, the replay began
+    expect(batch.positions[1]).toEqual(streamPosition(resumed, txOf('0/0', '0/100', '0/300'), 0, true));
+    const pending = batch.positions[2]!;
+    expect(pending).toEqual(streamPosition(resumed, txOf('0/0', '0/100', '0/300'), 1, true));
+    // restored at that position (the match is not emitted again): the commit and the caught-up mark end it
+    const after = new ChangeBatcher(pending, endsAt99);
+    const end = after.take(queueOf([{ kind: 'commit', lsn: '0/300', endLsn: '0/330' }, { kind: 'caught-up' }, ins(6, '0/600')]), 100)!;
+    expect(end.records).toEqual([]);
+    expect(end.splitEnded).toBe(true);
+    expect(end.endPosition).toEqual(streamPosition(resumed, txOf('0/300', '0/330', '0/0'), 0, true));
+    expect(after.ended).toBe(true);
+    // without a resumed copy, or once caught up, the match ends the split at once
+    const caughtUp = new ChangeBatcher(streamPosition(resumed, txOf('0/600', '0/630', '0/0'), 0), endsAt99);
+    expect(caughtUp.take(queueOf([{ kind: 'begin', lsn: '0/700', emitted: 0 }, ins(99, '0/700'), ins(7, '0/700')]), 100)!.splitEnded).toBe(true);
+  });
 });
