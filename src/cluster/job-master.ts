@@ -29,7 +29,7 @@ import type { DeploymentSpec } from './deployment.ts';
 import { inThreadDeployer, type AttemptDeployment, type Deployer, type TaskHandle } from './attempt-deployment.ts';
 import { decideSinkRecovery, type SinkCommitView, type SkippedCheckpoint } from './sink-recovery.ts';
 import type { JobEvent, JobMetrics, JobResult, JobStatus } from './job-events.ts';
-import { decideRestart, type RestartStrategyConfig } from './restart-strategy.ts';
+import { decideRestart, type RestartStrategyConfig, restartTimesToKeep } from './restart-strategy.ts';
 import { CheckpointTraces } from './checkpoint-traces.ts';
 
 /** A failure of an attempt, as the dashboard's exceptions view lists it. */
@@ -85,6 +85,8 @@ export class JobMaster {
   private status: JobStatus = 'CREATED';
   private attempt = 0;
   private restarts = 0;
+  /** `Clock.now()` of the newest restarts, as many as the restart strategy looks at (bounded). */
+  private readonly restartTimesMs: number[] = [];
   private deployment: AttemptDeployment | null = null;
   private readonly deployer: Deployer;
   private readonly coordinator: CheckpointCoordinator;
@@ -411,13 +413,15 @@ export class JobMaster {
       const hopeless = err instanceof JobFailedError || err instanceof RestoreError || err instanceof ConfigError;
       const decision = hopeless
         ? { restart: false as const, why: 'this failure would come back on every retry (a job that cannot be built or restored, or a configuration error)' }
-        : decideRestart(this.cfg.restartStrategy, this.restarts);
+        : decideRestart(this.cfg.restartStrategy, { restartsSoFar: this.restarts, restartTimesMs: this.restartTimesMs }, this.env.clock.now());
       this.recordFailure(attempt, cause, decision.restart);
       if (!decision.restart) {
         this.fail(new JobFailedError(`job '${this.cfg.name}' failed: ${decision.why}; last failure: ${cause}`, { cause: err }));
         return;
       }
       this.restarts++;
+      this.restartTimesMs.push(this.env.clock.now());
+      while (this.restartTimesMs.length > restartTimesToKeep(this.cfg.restartStrategy)) this.restartTimesMs.shift();
       this.attempt++;
       this.emit({ type: 'restarting', attempt: this.attempt, delayMs: decision.delayMs, cause, error: err });
       this.env.scheduler.schedule(decision.delayMs, () => void this.runAttempt());
