@@ -317,6 +317,13 @@ export class JobMaster {
         continue;
       }
       await this.reconcileSinks(restored.checkpointId, skipped, deployment);
+      if (candidate.via !== undefined) {
+        const why =
+          skipped.length > 0 ? `${skipped.map((s) => `checkpoint ${s.checkpointId}`).join(', ')} did not verify` : 'it completed no checkpoint of its own';
+        this.emit({ type: 'log', message: `restoring from ${restored.kind} ${restored.checkpointId} at ${candidate.location}: ${candidate.via} (${why})` });
+      }
+      if (candidate.initial)
+        await this.cfg.storage.recordRestoredFrom({ location: candidate.location, checkpointId: restored.checkpointId, kind: restored.kind });
       if (candidate.initial && this.cfg.claim && restored.kind === 'checkpoint' && !this.claimed) {
         this.claimed = true;
         this.coordinator.claim(restored);
@@ -334,7 +341,14 @@ export class JobMaster {
   }
 
   /** Newest first: the job's own retained checkpoints, then the `--from` candidates it has no copy of. */
-  private restoreCandidates(): Array<{ checkpointId: number; location: string; kind: string; initial: boolean; load(): Promise<CompletedCheckpoint> }> {
+  private restoreCandidates(): Array<{
+    checkpointId: number;
+    location: string;
+    kind: string;
+    initial: boolean;
+    via?: string;
+    load(): Promise<CompletedCheckpoint>;
+  }> {
     const own = this.coordinator.store
       .all()
       .map((c) => ({ checkpointId: c.checkpointId, location: c.location, kind: c.kind, initial: false, load: async () => c }));
@@ -346,6 +360,7 @@ export class JobMaster {
         location: c.location,
         kind: parseSavepointDirName(baseName(c.location)) === null ? 'checkpoint' : 'savepoint',
         initial: true,
+        ...(c.via === undefined ? {} : { via: c.via }),
         load: async (): Promise<CompletedCheckpoint> => {
           const metadata = await c.load();
           return { checkpointId: metadata.checkpointId, metadata, location: c.location, kind: metadata.kind };
