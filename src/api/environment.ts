@@ -73,8 +73,9 @@ export interface RunOptions {
   /**
    * A checkpoint or savepoint directory (a `chk-N` or `savepoint-...` directory) to start from, or a
    * job's checkpoint directory: then its newest retained checkpoint that verifies, falling back to
-   * older ones as recovery does. Default: start empty. A path that holds no usable checkpoint rejects
-   * the run with a `RestoreError`.
+   * older ones as recovery does, then to the checkpoint that job was itself restored from (its
+   * lineage, recorded in the job directory), under the same sink-aware rule. Default: start empty.
+   * A path that holds no usable checkpoint rejects the run with a `RestoreError`.
    */
   readonly restoreFrom?: string;
   /**

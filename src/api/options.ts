@@ -4,7 +4,7 @@
 import { ConfigError } from '../core/errors.ts';
 import { resolveStorageLocation } from '../storage/location.ts';
 import type { CheckpointingConfig } from '../checkpoint/coordinator/config.ts';
-import type { RestartStrategyConfig } from '../cluster/restart-strategy.ts';
+import { DEFAULT_RESTART_STRATEGY, type RestartStrategyConfig } from '../cluster/restart-strategy.ts';
 import { DEFAULT_MAX_PARALLELISM, MAX_PARALLELISM_LIMIT } from '../state/key-groups.ts';
 
 /** How and when checkpoints are taken: `StreamEnvironmentOptions.checkpointing`. Every field is optional. */
@@ -41,9 +41,11 @@ export interface CheckpointingOptions {
 }
 
 /**
- * What happens when a task fails: `{ type: 'fixed-delay', attempts: 3, delayMs: 1000 }` by default.
- * Every restart resumes all subtasks from the latest completed checkpoint; once the attempts are
- * used up the job fails with a `JobFailedError`.
+ * What happens when a task fails: by default `{ type: 'failure-rate', maxFailures: 10, intervalMs:
+ * 300000, delayMs: 1000 }`, at most 10 restarts within any 5 minutes, so a job that restarts now
+ * and then (a database restarted under it) keeps running and one that fails over and over stops.
+ * Every restart resumes all subtasks from the latest completed checkpoint; once the strategy allows
+ * no more restarts the job fails with a `JobFailedError`.
  */
 export type RestartStrategyOptions =
   | {
@@ -69,6 +71,20 @@ export type RestartStrategyOptions =
       maxDelayMs?: number;
       /** Factor the delay grows by (>= 1); default 2. */
       multiplier?: number;
+    }
+  | {
+      /**
+       * At most `maxFailures` restarts within any `intervalMs`, `delayMs` apart (Flink's
+       * failure-rate strategy): a restart older than `intervalMs` no longer counts, so the budget
+       * comes back after a stable period. The default strategy.
+       */
+      type: 'failure-rate';
+      /** Restarts allowed within one interval (>= 0); default 10. */
+      maxFailures?: number;
+      /** The sliding window in milliseconds (>= 1); default 300000 (5 minutes). */
+      intervalMs?: number;
+      /** Milliseconds before each restart; default 1000. */
+      delayMs?: number;
     };
 
 /**
@@ -102,7 +118,7 @@ export interface StreamEnvironmentOptions {
    * or a `file:` URL. Another URL scheme (`s3://...`) is a ConfigError: it is not supported yet.
    */
   checkpointStorage?: string;
-  /** What happens when a task fails; default fixed-delay, 3 attempts, 1000 ms apart. */
+  /** What happens when a task fails; default failure-rate, at most 10 restarts within 5 minutes, 1000 ms apart. */
   restartStrategy?: RestartStrategyOptions;
   /** Records per buffer on channels between subtasks; default 512. */
   bufferRecords?: number;
@@ -326,9 +342,9 @@ function resolveCheckpointing(c: CheckpointingOptions | undefined): Checkpointin
 }
 
 function resolveRestart(r: RestartStrategyOptions | undefined): RestartStrategyConfig {
-  if (r === undefined) return { type: 'fixed-delay', attempts: 3, delayMs: 1000 };
+  if (r === undefined) return DEFAULT_RESTART_STRATEGY;
   if (typeof r !== 'object' || r === null) throw new ConfigError('restartStrategy', 'must be an object with a type');
-  const type = oneOf((r as { type?: unknown }).type, 'restartStrategy.type', ['none', 'fixed-delay', 'exponential-delay'], 'none');
+  const type = oneOf((r as { type?: unknown }).type, 'restartStrategy.type', ['none', 'fixed-delay', 'exponential-delay', 'failure-rate'], 'none');
   switch (type) {
     case 'none':
       rejectUnknown(r, ['type'], 'restartStrategy.');
@@ -348,6 +364,17 @@ function resolveRestart(r: RestartStrategyOptions | undefined): RestartStrategyC
       if (typeof multiplier !== 'number' || !(multiplier >= 1))
         throw new ConfigError('restartStrategy.multiplier', `must be a number >= 1, got ${JSON.stringify(multiplier)}`);
       return { type, attempts: int(e.attempts, 'restartStrategy.attempts', 0, 10), initialDelayMs, maxDelayMs, multiplier };
+    }
+    case 'failure-rate': {
+      const f = r as Extract<RestartStrategyOptions, { type: 'failure-rate' }>;
+      rejectUnknown(f, ['type', 'maxFailures', 'intervalMs', 'delayMs'], 'restartStrategy.');
+      const d = DEFAULT_RESTART_STRATEGY;
+      return {
+        type,
+        maxFailures: int(f.maxFailures, 'restartStrategy.maxFailures', 0, d.maxFailures),
+        intervalMs: int(f.intervalMs, 'restartStrategy.intervalMs', 1, d.intervalMs),
+        delayMs: int(f.delayMs, 'restartStrategy.delayMs', 0, d.delayMs),
+      };
     }
   }
 }

@@ -75,7 +75,10 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
       'slots per task manager, each holding subtask i of every operator (task managers x slots must reach the parallelism; default: as many as needed)',
       positiveInt('the number of slots'),
     )
-    .option('--from <checkpoint>', 'start from a checkpoint, savepoint or job checkpoint directory (its newest that verifies)')
+    .option(
+      '--from <checkpoint>',
+      'start from a checkpoint, savepoint or job checkpoint directory (its newest that verifies, else the checkpoint its run was restored from)',
+    )
     .option('--allow-non-restored-state', 'allow state in --from that no operator of the job claims')
     .option('--claim', 'take ownership of the --from checkpoint: retention may delete it later (default: never touched)')
     .option('--accept-duplicates', 'restore even where a sink committed output of a newer checkpoint and cannot roll it back (that output is committed again)')

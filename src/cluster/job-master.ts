@@ -29,7 +29,7 @@ import type { DeploymentSpec } from './deployment.ts';
 import { inThreadDeployer, type AttemptDeployment, type Deployer, type TaskHandle } from './attempt-deployment.ts';
 import { decideSinkRecovery, type SinkCommitView, type SkippedCheckpoint } from './sink-recovery.ts';
 import type { JobEvent, JobMetrics, JobResult, JobStatus } from './job-events.ts';
-import { decideRestart, type RestartStrategyConfig } from './restart-strategy.ts';
+import { decideRestart, type RestartStrategyConfig, restartTimesToKeep } from './restart-strategy.ts';
 import { CheckpointTraces } from './checkpoint-traces.ts';
 import { RecordTotals } from './record-totals.ts';
 
@@ -86,6 +86,8 @@ export class JobMaster {
   private status: JobStatus = 'CREATED';
   private attempt = 0;
   private restarts = 0;
+  /** `Clock.now()` of the newest restarts, as many as the restart strategy looks at (bounded). */
+  private readonly restartTimesMs: number[] = [];
   private deployment: AttemptDeployment | null = null;
   private readonly deployer: Deployer;
   private readonly coordinator: CheckpointCoordinator;
@@ -334,6 +336,13 @@ export class JobMaster {
         continue;
       }
       await this.reconcileSinks(restored.checkpointId, skipped, deployment);
+      if (candidate.via !== undefined) {
+        const why =
+          skipped.length > 0 ? `${skipped.map((s) => `checkpoint ${s.checkpointId}`).join(', ')} did not verify` : 'it completed no checkpoint of its own';
+        this.emit({ type: 'log', message: `restoring from ${restored.kind} ${restored.checkpointId} at ${candidate.location}: ${candidate.via} (${why})` });
+      }
+      if (candidate.initial)
+        await this.cfg.storage.recordRestoredFrom({ location: candidate.location, checkpointId: restored.checkpointId, kind: restored.kind });
       if (candidate.initial && this.cfg.claim && restored.kind === 'checkpoint' && !this.claimed) {
         this.claimed = true;
         this.coordinator.claim(restored);
@@ -351,7 +360,14 @@ export class JobMaster {
   }
 
   /** Newest first: the job's own retained checkpoints, then the `--from` candidates it has no copy of. */
-  private restoreCandidates(): Array<{ checkpointId: number; location: string; kind: string; initial: boolean; load(): Promise<CompletedCheckpoint> }> {
+  private restoreCandidates(): Array<{
+    checkpointId: number;
+    location: string;
+    kind: string;
+    initial: boolean;
+    via?: string;
+    load(): Promise<CompletedCheckpoint>;
+  }> {
     const own = this.coordinator.store
       .all()
       .map((c) => ({ checkpointId: c.checkpointId, location: c.location, kind: c.kind, initial: false, load: async () => c }));
@@ -363,6 +379,7 @@ export class JobMaster {
         location: c.location,
         kind: parseSavepointDirName(baseName(c.location)) === null ? 'checkpoint' : 'savepoint',
         initial: true,
+        ...(c.via === undefined ? {} : { via: c.via }),
         load: async (): Promise<CompletedCheckpoint> => {
           const metadata = await c.load();
           return { checkpointId: metadata.checkpointId, metadata, location: c.location, kind: metadata.kind };
@@ -430,13 +447,15 @@ export class JobMaster {
       const hopeless = err instanceof JobFailedError || err instanceof RestoreError || err instanceof ConfigError;
       const decision = hopeless
         ? { restart: false as const, why: 'this failure would come back on every retry (a job that cannot be built or restored, or a configuration error)' }
-        : decideRestart(this.cfg.restartStrategy, this.restarts);
+        : decideRestart(this.cfg.restartStrategy, { restartsSoFar: this.restarts, restartTimesMs: this.restartTimesMs }, this.env.clock.now());
       this.recordFailure(attempt, cause, decision.restart);
       if (!decision.restart) {
         this.fail(new JobFailedError(`job '${this.cfg.name}' failed: ${decision.why}; last failure: ${cause}`, { cause: err }));
         return;
       }
       this.restarts++;
+      this.restartTimesMs.push(this.env.clock.now());
+      while (this.restartTimesMs.length > restartTimesToKeep(this.cfg.restartStrategy)) this.restartTimesMs.shift();
       this.attempt++;
       this.emit({ type: 'restarting', attempt: this.attempt, delayMs: decision.delayMs, cause, error: err });
       this.env.scheduler.schedule(decision.delayMs, () => void this.runAttempt());

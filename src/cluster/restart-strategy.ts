@@ -1,4 +1,4 @@
-/** Restart strategies as pure decisions: given the restarts so far, restart after how long, or not. */
+/** Restart strategies as pure decisions: given the restarts so far and the time now, restart after how long, or not. */
 /** A restart strategy with its defaults applied (see `RestartStrategyOptions` for the meaning of each field). */
 export type RestartStrategyConfig =
   | {
@@ -24,12 +24,39 @@ export type RestartStrategyConfig =
       readonly maxDelayMs: number;
       /** Factor the delay grows by. */
       readonly multiplier: number;
+    }
+  | {
+      /** At most `maxFailures` restarts within any `intervalMs` (Flink's failure-rate strategy). */
+      readonly type: 'failure-rate';
+      /** Restarts allowed within one interval. */
+      readonly maxFailures: number;
+      /** Length of the sliding window, in milliseconds: a restart older than this no longer counts. */
+      readonly intervalMs: number;
+      /** Milliseconds before each restart. */
+      readonly delayMs: number;
     };
+
+/** The failure-rate strategy `StreamEnvironment` uses when `restartStrategy` is not given. */
+export const DEFAULT_RESTART_STRATEGY: Extract<RestartStrategyConfig, { readonly type: 'failure-rate' }> = {
+  type: 'failure-rate',
+  maxFailures: 10,
+  intervalMs: 300_000,
+  delayMs: 1000,
+};
+
+/** What a decision looks at: the restarts this job made so far. */
+export interface RestartHistory {
+  /** Restarts already made in this job. */
+  readonly restartsSoFar: number;
+  /** `Clock.now()` of the restarts made so far, oldest first (only the newest `maxFailures` matter). */
+  readonly restartTimesMs: readonly number[];
+}
 
 export type RestartDecision = { readonly restart: true; readonly delayMs: number } | { readonly restart: false; readonly why: string };
 
-/** `restartsSoFar` counts restarts already made in this job. */
-export function decideRestart(config: RestartStrategyConfig, restartsSoFar: number): RestartDecision {
+/** Decides whether a failure at `nowMs` (the job's `Clock.now()`) restarts the job, and after how long. */
+export function decideRestart(config: RestartStrategyConfig, history: RestartHistory, nowMs: number): RestartDecision {
+  const { restartsSoFar } = history;
   switch (config.type) {
     case 'none':
       return { restart: false, why: "restartStrategy is 'none'" };
@@ -42,5 +69,26 @@ export function decideRestart(config: RestartStrategyConfig, restartsSoFar: numb
       const delayMs = Math.min(config.maxDelayMs, config.initialDelayMs * Math.pow(config.multiplier, restartsSoFar));
       return { restart: true, delayMs };
     }
+    case 'failure-rate': {
+      const recent = restartsWithin(history.restartTimesMs, nowMs, config.intervalMs);
+      if (recent >= config.maxFailures)
+        return {
+          restart: false,
+          why: `restartStrategy failure-rate allows ${config.maxFailures} restarts within ${config.intervalMs} ms and ${recent} were made in the last ${config.intervalMs} ms`,
+        };
+      return { restart: true, delayMs: config.delayMs };
+    }
   }
+}
+
+/** How many of `timesMs` lie within the `intervalMs` before `nowMs` (a restart exactly `intervalMs` ago no longer counts). */
+function restartsWithin(timesMs: readonly number[], nowMs: number, intervalMs: number): number {
+  let n = 0;
+  for (const t of timesMs) if (nowMs - t < intervalMs) n++;
+  return n;
+}
+
+/** The restart times a job keeps: the newest `maxFailures` (older ones cannot change a decision), so the list stays bounded. */
+export function restartTimesToKeep(config: RestartStrategyConfig): number {
+  return config.type === 'failure-rate' ? config.maxFailures : 0;
 }

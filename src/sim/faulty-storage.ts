@@ -11,6 +11,7 @@ import type { StreamStateHandle } from '../storage/handles.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointDirEntry, CheckpointStorage, CheckpointStreamFactory, SnapshotPathProbe } from '../storage/storage.ts';
 import type { SavepointTarget } from '../storage/savepoint-target.ts';
+import type { RestoredFrom } from '../storage/restored-from.ts';
 import type { Random, Scheduler } from '../core/time.ts';
 
 export interface StorageFaultOptions {
@@ -128,6 +129,14 @@ export class FaultyStorage implements CheckpointStorage {
 
   dirSizeBytes(location: string): Promise<number> {
     return this.inner.dirSizeBytes(location);
+  }
+
+  readRestoredFrom(jobDir: string): Promise<RestoredFrom | null> {
+    return this.inner.readRestoredFrom(jobDir);
+  }
+
+  recordRestoredFrom(r: RestoredFrom): Promise<void> {
+    return this.inner.recordRestoredFrom(r);
   }
 
   listCheckpointDirs(): Promise<CheckpointDirEntry[]> {

@@ -15,16 +15,18 @@ import { assert } from '../core/assert.ts';
 import { StorageError } from '../core/errors.ts';
 
 /** What a persisted file holds; each kind has its own magic so files cannot be mistaken for each other. */
-export type FileKind = 'state' | 'metadata';
+export type FileKind = 'state' | 'metadata' | 'restored-from';
 
 const MAGIC: Readonly<Record<FileKind, string>> = {
   state: 'WRST',
   metadata: 'WRMD',
+  'restored-from': 'WRRF',
 };
 
 const KIND_LABEL: Readonly<Record<FileKind, string>> = {
   state: 'state',
   metadata: 'checkpoint metadata',
+  'restored-from': 'restored-from record',
 };
 
 export const ENVELOPE_HEADER_BYTES = 18;

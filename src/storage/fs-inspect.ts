@@ -8,6 +8,7 @@ import { StorageError } from '../core/errors.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import { dirFilesSize, listDir, pathKind, readMetadataBytesFs } from './fs-io.ts';
 import { joinPath, metadataPath, parseCheckpointDirName, parseSavepointDirName } from './paths.ts';
+import { readRestoredFromFs } from './restored-from.ts';
 import type { CheckpointDirEntry, SnapshotPathProbe, SnapshotReader } from './storage.ts';
 
 /** The chk-<n> directories of a job directory, ascending by id, with whether they hold `_metadata`. */
@@ -102,4 +103,5 @@ export const fsSnapshotReader: SnapshotReader = {
   probe: probeFs,
   readMetadataBytes: readMetadataBytesFs,
   dirSizeBytes: dirFilesSize,
+  readRestoredFrom: readRestoredFromFs,
 };

@@ -10,6 +10,7 @@ import { StorageError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
 import { errnoCode, fsyncDir, storageIoError, writeFileAtomic } from './atomic-write.ts';
 import { checkpointDirsOf, probeFs } from './fs-inspect.ts';
+import { type RestoredFrom, readRestoredFromFs, writeRestoredFromFs } from './restored-from.ts';
 import { dirFilesSize, listDir, makeDir, pathKind, readMetadataBytesFs, readStateFs, removeDirIfEmpty, writeNewFile, writeNewStateFileParts } from './fs-io.ts';
 import { FsSavepointWriter } from './fs-savepoint.ts';
 import type { StreamStateHandle } from './handles.ts';
@@ -22,6 +23,7 @@ import {
   joinPath,
   metadataPath,
   parseCheckpointDirName,
+  restoredFromPath,
   runOwnerPath,
   savepointDir,
   sharedDir,
@@ -170,6 +172,14 @@ export class FsCheckpointStorage implements CheckpointStorage {
     return dirFilesSize(location);
   }
 
+  readRestoredFrom(jobDir: string): Promise<RestoredFrom | null> {
+    return readRestoredFromFs(jobDir);
+  }
+
+  recordRestoredFrom(r: RestoredFrom): Promise<void> {
+    return writeRestoredFromFs(this.jobDir, r, this.nextSuffix());
+  }
+
   listCheckpointDirs(): Promise<CheckpointDirEntry[]> {
     return checkpointDirsOf(this.jobDir);
   }
@@ -227,6 +237,7 @@ export class FsCheckpointStorage implements CheckpointStorage {
     await removeDirIfEmpty(sharedDir(this.jobDir));
     await removeDirIfEmpty(taskOwnedDir(this.jobDir));
     await fsp.rm(runOwnerPath(this.jobDir), { force: true });
+    await fsp.rm(restoredFromPath(this.jobDir), { force: true });
     await removeDirIfEmpty(this.jobDir);
   }
 }

@@ -36,6 +36,7 @@ import {
 } from './state-file.ts';
 import type { CheckpointDirEntry, CheckpointStorage, CheckpointStreamFactory, SnapshotPathProbe, StateScope } from './storage.ts';
 import { probeFs } from './fs-inspect.ts';
+import { type RestoredFrom, readRestoredFromFs } from './restored-from.ts';
 import type { SavepointTarget } from './savepoint-target.ts';
 import { FsSavepointWriter } from './fs-savepoint.ts';
 import { MemorySavepointWriter } from './memory-savepoint.ts';
@@ -154,6 +155,14 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     const hasMetadata = this.files.has(metadataPath(p));
     return { path: p, kind: 'dir', hasMetadata, checkpointDirs: hasMetadata ? [] : this.checkpointDirsUnder(p) };
   }
+
+  /** A job directory on disk has its record there; one in memory has none (see recordRestoredFrom). */
+  async readRestoredFrom(jobDir: string): Promise<RestoredFrom | null> {
+    return isMemoryPath(jobDir) ? null : readRestoredFromFs(jobDir);
+  }
+
+  /** Keeps nothing: memory storage dies with the process, and lineage matters only to a later process. */
+  async recordRestoredFrom(_r: RestoredFrom): Promise<void> {}
 
   async dirSizeBytes(location: string): Promise<number> {
     if (!isMemoryPath(location)) return dirFilesSize(location);

@@ -18,6 +18,8 @@ export const SHARED_DIR_NAME = 'shared';
 export const TASK_OWNED_DIR_NAME = 'taskowned';
 /** Which process runs (or ran) a job directory: `{ pid, host }`, so a later run can tell a dead run's leftovers. */
 export const RUN_OWNER_FILE_NAME = '_run';
+/** Which snapshot the run of a job directory was restored from (`restored-from.ts`): its lineage. */
+export const RESTORED_FROM_FILE_NAME = '_restored_from';
 export const MEMORY_SCHEME = 'memory:';
 
 // Canonical numbers only (no leading zeros), so each id has exactly one directory name.
@@ -122,6 +124,10 @@ export function sharedFilePath(jobDirPath: string, fileName: string): string {
 
 export function runOwnerPath(jobDirPath: string): string {
   return joinPath(jobDirPath, RUN_OWNER_FILE_NAME);
+}
+
+export function restoredFromPath(jobDirPath: string): string {
+  return joinPath(jobDirPath, RESTORED_FROM_FILE_NAME);
 }
 
 export function taskOwnedDir(jobDirPath: string): string {

@@ -5,6 +5,7 @@
  * version and a checksum; `_metadata` is written last and atomically, and only then is a
  * checkpoint complete.
  */
+import type { RestoredFrom } from './restored-from.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
 import type { StreamStateHandle } from './handles.ts';
 import type { SavepointTarget } from './savepoint-target.ts';
@@ -78,6 +79,8 @@ export interface SnapshotReader {
   readMetadataBytes(location: string): Promise<Uint8Array>;
   /** Bytes of the files inside the snapshot directory `location` (its own state files and `_metadata`). */
   dirSizeBytes(location: string): Promise<number>;
+  /** Which snapshot the run of job directory `jobDir` was restored from; null when it records none. A corrupt record is a StorageError naming it. */
+  readRestoredFrom(jobDir: string): Promise<RestoredFrom | null>;
 }
 
 export interface CheckpointStorage extends SnapshotReader {
@@ -100,6 +103,11 @@ export interface CheckpointStorage extends SnapshotReader {
    * of the directories); returns `checkpointLocation(n)`. Refuses a checkpoint that was discarded.
    */
   commitMetadata(checkpointId: CheckpointId, bytes: Uint8Array): Promise<string>;
+  /**
+   * Records, durably, that this job was restored from `r` (its lineage, which `--from <job dir>`
+   * follows when the job's own checkpoints do not verify). Storage that dies with the process keeps none.
+   */
+  recordRestoredFrom(r: RestoredFrom): Promise<void>;
   /** This job's `chk-<n>` directories, complete or not, ascending by id. */
   listCheckpointDirs(): Promise<CheckpointDirEntry[]>;
   /**

@@ -11,7 +11,8 @@ import type { CheckpointMetadata } from '../metadata/metadata.ts';
 import { readMetadataAt } from '../metadata/read.ts';
 
 /** What a job directory without a completed checkpoint means for a person resuming from it. */
-const NOTHING_TO_RESUME = ' (a run stopped before its first checkpoint completed left nothing to resume: start the job without --from)';
+const NOTHING_TO_RESUME =
+  ' (no checkpoint completed yet: a run stopped before its first checkpoint completed, and not itself resumed from one, left nothing to resume: start the job without --from)';
 
 /** The directory holding `_metadata` for the probed path; a path naming no snapshot is MISSING_FILE naming it. */
 export function snapshotLocationOf(probe: SnapshotPathProbe): string {

@@ -1,10 +1,13 @@
 /**
  * What a job may restore from, given the path a person passed (`--from`): every complete
  * checkpoint of a job directory, newest first, read lazily so a corrupt newest one can be skipped
- * for an older one; or the one snapshot the path names, read at once (there is nothing to fall
- * back to, and its errors belong at the start).
+ * for an older one, then its lineage (the snapshot its run was restored from, and so on: each
+ * resume writes a new job directory); or the one snapshot the path names, read at once (there is
+ * nothing to fall back to, and its errors belong at the start).
  */
 import type { CheckpointId } from '../../core/ids.ts';
+import { baseName, parentDir, parseCheckpointDirName } from '../../storage/paths.ts';
+import type { RestoredFrom } from '../../storage/restored-from.ts';
 import type { CheckpointDirEntry, SnapshotPathProbe, SnapshotReader } from '../../storage/storage.ts';
 import type { CheckpointMetadata } from '../metadata/metadata.ts';
 import { readMetadataAt } from '../metadata/read.ts';
@@ -20,18 +23,26 @@ export interface RestoreCandidate {
   readonly location: string;
   /** Reads and verifies the metadata; a StorageError names the file when it does not verify. */
   load(): Promise<CheckpointMetadata>;
+  /** For a candidate of the lineage: why it is one ("job directory X was restored from it"), to name the choice. */
+  readonly via?: string;
 }
+
+/** Job directories followed back through their lineage at most (a cycle stops earlier). */
+const LINEAGE_DEPTH_MAX = 32;
 
 /** Where to restore from, decided from what is at the path: a job's complete checkpoints (newest first) or one snapshot. */
 export type RestoreSources =
   | { readonly kind: 'job'; readonly checkpoints: readonly CheckpointDirEntry[] }
   | { readonly kind: 'snapshot'; readonly location: string };
 
-/** Pure: a directory without `_metadata` but with complete chk-<n> inside is a job; anything else names one snapshot (or fails). */
-export function restoreSourcesOf(probe: SnapshotPathProbe): RestoreSources {
+/**
+ * Pure: a directory without `_metadata` but with complete chk-<n> inside, or with a record of what
+ * its run was restored from, is a job; anything else names one snapshot (or fails).
+ */
+export function restoreSourcesOf(probe: SnapshotPathProbe, restoredFrom: RestoredFrom | null = null): RestoreSources {
   if (probe.kind === 'dir' && !probe.hasMetadata) {
     const complete = probe.checkpointDirs.filter((c) => c.hasMetadata);
-    if (complete.length > 0) return { kind: 'job', checkpoints: complete.reverse() };
+    if (complete.length > 0 || restoredFrom !== null) return { kind: 'job', checkpoints: complete.reverse() };
   }
   return { kind: 'snapshot', location: snapshotLocationOf(probe) };
 }
@@ -41,14 +52,41 @@ export function restoreSourcesOf(probe: SnapshotPathProbe): RestoreSources {
  * snapshot whose metadata does not verify, is a StorageError naming it.
  */
 export async function restoreCandidates(reader: SnapshotReader, p: string): Promise<RestoreCandidate[]> {
-  const sources = restoreSourcesOf(await reader.probe(p));
+  const probe = await reader.probe(p);
+  const restoredFrom = probe.kind === 'dir' && !probe.hasMetadata ? await reader.readRestoredFrom(probe.path) : null;
+  const sources = restoreSourcesOf(probe, restoredFrom);
   if (sources.kind === 'job') {
-    return sources.checkpoints.map((c) => ({
+    const own: RestoreCandidate[] = sources.checkpoints.map((c) => ({
       checkpointId: c.checkpointId,
       location: c.location,
       load: () => readMetadataAt(reader, c.location, c.checkpointId),
     }));
+    return [...own, ...(await lineageCandidates(reader, probe.path, restoredFrom))];
   }
   const metadata = await readMetadataAt(reader, sources.location);
   return [{ checkpointId: metadata.checkpointId, location: sources.location, load: async () => metadata }];
+}
+
+/**
+ * The lineage of job directory `jobDir`, nearest first: the snapshot its run was restored from,
+ * then, when that is a checkpoint of another job directory, what that directory's run was restored
+ * from, and so on. A corrupt record is a StorageError naming it.
+ */
+async function lineageCandidates(reader: SnapshotReader, jobDir: string, first: RestoredFrom | null): Promise<RestoreCandidate[]> {
+  const out: RestoreCandidate[] = [];
+  const seen = new Set<string>([jobDir]);
+  let dir = jobDir;
+  let r = first;
+  while (r !== null && out.length < LINEAGE_DEPTH_MAX) {
+    const { location, checkpointId, kind } = r;
+    const expectedId = kind === 'checkpoint' && parseCheckpointDirName(baseName(location)) !== null ? checkpointId : null;
+    out.push({ checkpointId, location, via: `job directory ${dir} was restored from it`, load: () => readMetadataAt(reader, location, expectedId) });
+    if (expectedId === null) break;
+    const next = parentDir(location);
+    if (seen.has(next)) break;
+    seen.add(next);
+    dir = next;
+    r = await reader.readRestoredFrom(next);
+  }
+  return out;
 }

@@ -6,7 +6,9 @@ import { restoreCandidates, restoreSourcesOf } from '../../../src/checkpoint/res
 import { StorageError } from '../../../src/core/errors.ts';
 import { checkpointId, jobId } from '../../../src/core/ids.ts';
 import { MemoryCheckpointStorage } from '../../../src/storage/memory-storage.ts';
+import { encodeEnvelope } from '../../../src/storage/file-format.ts';
 import { metadataPath } from '../../../src/storage/paths.ts';
+import { decodeRestoredFrom, encodeRestoredFrom } from '../../../src/storage/restored-from.ts';
 import type { CheckpointDirEntry, SnapshotPathProbe } from '../../../src/storage/storage.ts';
 import { sampleMetadata } from '../../storage/fixtures.ts';
 
@@ -45,7 +47,7 @@ describe('snapshotLocationOf', () => {
       [dir(JOB_DIR, false, [chk(3, false), chk(4, false)]), 'no completed checkpoint: 2 checkpoint directories have no _metadata'],
       [dir('/ck/job-a/chk-3', false), 'incomplete checkpoint: no _metadata in this directory'],
       [dir('/tmp/empty', false), 'not a checkpoint: no _metadata in this directory'],
-      [dir('/ck/job-killed-early', false), 'left nothing to resume: start the job without --from'],
+      [dir('/ck/job-killed-early', false), 'no checkpoint completed yet'],
       [dir(JOB_DIR, false, [chk(1, false)]), 'left nothing to resume: start the job without --from'],
     ];
     for (const [probe, message] of cases) {
@@ -75,6 +77,12 @@ describe('restoreSourcesOf', () => {
 
   it('a job directory without a complete checkpoint fails as a location would', () => {
     expect(thrown(() => restoreSourcesOf(dir(JOB_DIR, false, [chk(5, false)]))).message).toContain('no completed checkpoint');
+  });
+
+  it('a job directory without a complete checkpoint but with a restored-from record is a job (its lineage comes after)', () => {
+    const restoredFrom = { location: '/ck/job-0/chk-4', checkpointId: checkpointId(4), kind: 'checkpoint' as const };
+    expect(restoreSourcesOf(dir(JOB_DIR, false, [chk(5, false)]), restoredFrom)).toEqual({ kind: 'job', checkpoints: [] });
+    expect(restoreSourcesOf(dir(JOB_DIR, false, [chk(5, true)]), restoredFrom)).toEqual({ kind: 'job', checkpoints: [chk(5, true)] });
   });
 });
 
@@ -116,5 +124,19 @@ describe('restoreCandidates through a storage', () => {
     expect((await only!.load()).checkpointId).toBe(1);
     storage.rawFiles().set(metadataPath(location), new Uint8Array([1, 2, 3]));
     await expect(restoreCandidates(storage, location)).rejects.toThrow(StorageError);
+  });
+});
+
+describe('restored-from record', () => {
+  it('round-trips, and a corrupt or incomplete record is CORRUPT_FILE naming the file', () => {
+    const r = { location: '/ck/job-0/chk-4', checkpointId: checkpointId(4), kind: 'checkpoint' as const };
+    const bytes = encodeRestoredFrom(r);
+    expect(decodeRestoredFrom(bytes, '/ck/job-a/_restored_from')).toEqual(r);
+    const flipped = Uint8Array.from(bytes);
+    flipped[flipped.length - 2]! ^= 0xff;
+    const corrupt = thrown(() => decodeRestoredFrom(flipped, '/ck/job-a/_restored_from'));
+    expect([corrupt.code, corrupt.file]).toEqual(['CORRUPT_FILE', '/ck/job-a/_restored_from']);
+    const bad = encodeEnvelope('restored-from', 1, new TextEncoder().encode('{"location":"/x"}'));
+    expect(thrown(() => decodeRestoredFrom(bad, '/f')).message).toContain('lacks location, checkpointId or kind');
   });
 });
