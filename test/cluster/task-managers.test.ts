@@ -86,6 +86,28 @@ describe('task managers on worker threads (issue 11)', () => {
     expect(committed(out)).toEqual(expectedLines(6_000));
   });
 
+  it("a job module at parallelism 1 with 'memory' checkpoints runs on one worker task manager by default, its state inline in the job master's metadata: exactly-once through its worker exiting (issue 22)", async () => {
+    const out = tempDir('weir-tm-out-');
+    const marker = join(tempDir('weir-tm-marker-'), 'exited');
+    const builds = join(tempDir('weir-tm-builds-'), 'builds');
+    // 1,000 keys: the keyed state is well above the 1 KB that memory storage would otherwise keep
+    // in a file of the worker's own map, which the replacement worker would not have.
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_KEYS: 1_000, TM_OUT: out, TM_EXIT_AT: 3_001, TM_EXIT_MARKER: marker, TM_BUILDS: builds });
+    const env = environment({ parallelism: 1, checkpointStorage: 'memory', taskManagers: undefined });
+    expect(env.taskManagerCount()).toEqual({ taskManagers: 1, why: 'parallelism 1', notice: null });
+    const events: JobEvent[] = [];
+    let master: JobMaster | null = null;
+    const result = await env.execute('tm-counts', { onEvent: (e) => events.push(e), onJobMaster: (m) => (master = m) });
+    expect(master!.runsOnTaskManagers).toBe(true);
+    expect(readFileSync(builds, 'utf8').trim().split('\n')).toHaveLength(2); // the first worker, then its replacement
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(1);
+    const running = events.filter((e) => e.type === 'running');
+    expect(running).toHaveLength(2);
+    expect(running[1]!.type === 'running' && running[1]!.restoredFrom).toBeGreaterThan(0);
+    expect(committed(out)).toEqual(expectedLines(6_000, 1_000));
+  });
+
   it('exactly-once through a worker thread that exits mid-run', async () => {
     const out = tempDir('weir-tm-out-');
     const marker = join(tempDir('weir-tm-marker-'), 'exited');
