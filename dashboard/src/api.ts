@@ -14,12 +14,18 @@ export interface Job {
   name: string;
   state: string;
   'start-time': number;
+  /** -1 while the job runs or restarts. */
+  'end-time': number;
   duration: number;
   attempt: number;
   restarts: number;
   'restored-from': number | null;
+  /** Over every attempt. */
   'records-in': number;
   'records-out': number;
+  /** In the running attempt. */
+  'records-in-attempt': number;
+  'records-out-attempt': number;
   vertices: Vertex[];
   plan: { nodes: Array<{ id: string; inputs: Array<{ id: string; ship_strategy: string }> }> };
   exceptions: Array<{ timestamp: number; attempt: number; exception: string; restarted: boolean }>;
@@ -49,6 +55,8 @@ export interface CheckpointEntry {
   persisted_data: number;
   num_subtasks: number;
   num_acknowledged_subtasks: number;
+  /** Deleted from storage by retention or the job's end (external_path is then null). */
+  discarded: boolean;
   external_path: string | null;
   failure_message: string | null;
   traced: boolean;

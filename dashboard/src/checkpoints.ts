@@ -2,11 +2,26 @@
 import { type CheckpointEntry, getJson, type Update } from './api.ts';
 import { bytes, el, millis, table, time } from './dom.ts';
 
+const DISCARDED_TIP = 'completed, then deleted from checkpoint storage by retention (or when the job ended): it can no longer be restored';
+
+/** In place of the replay button: the checkpoint's trace is gone, so there is nothing to replay. */
+function notTraced(): HTMLElement {
+  return el(
+    'span',
+    {
+      class: 'not-traced',
+      title: 'only retained checkpoints, those in progress and the newest few finished ones keep the barrier and ack times a replay needs',
+    },
+    'not traced',
+  );
+}
+
 export class CheckpointsView {
   private readonly top = el('div');
   private readonly details = el('div', { id: 'checkpoint-details' });
   private selected: number | null = null;
   private jobId = '';
+  private names = new Map<string, string>();
 
   constructor(
     root: HTMLElement,
@@ -17,6 +32,7 @@ export class CheckpointsView {
 
   update(u: Update): void {
     this.jobId = u.job.jid;
+    this.names = new Map(u.job.vertices.map((v) => [v.id, v.name]));
     const { counts, summary, latest, history } = u.checkpoints;
     const stat = (name: string, label: string, f: (n: number) => string) => {
       const s = summary[name];
@@ -65,16 +81,18 @@ export class CheckpointsView {
   }
 
   private historyRow(h: CheckpointEntry): HTMLTableRowElement {
-    const flow = el('button', { class: 'flow-button', 'data-checkpoint': String(h.id), title: 'replay the barrier flow' }, 'barrier flow ▶');
+    const flow = h.traced
+      ? el('button', { class: 'flow-button', 'data-checkpoint': String(h.id), title: 'replay the barrier flow' }, 'barrier flow ▶')
+      : notTraced();
     flow.addEventListener('click', (e) => {
       e.stopPropagation();
-      this.showFlow(h.id);
+      if (h.traced) this.showFlow(h.id);
     });
     const row = el(
       'tr',
       { class: `status-${h.status}${h.id === this.selected ? ' selected' : ''}`, 'data-checkpoint': String(h.id) },
       el('td', {}, String(h.id)),
-      el('td', {}, h.status),
+      el('td', {}, h.status, ...(h.discarded ? [' ', el('span', { class: 'discarded', title: DISCARDED_TIP }, '(discarded)')] : [])),
       el('td', {}, h.checkpoint_type + (h.is_final ? ' (final)' : '')),
       el('td', {}, time(h.trigger_timestamp)),
       el('td', {}, millis(h.end_to_end_duration)),
@@ -87,6 +105,10 @@ export class CheckpointsView {
     return row;
   }
 
+  private vertexName(vid: string): string {
+    return this.names.get(vid) ?? `vertex ${vid}`;
+  }
+
   async select(cid: number): Promise<void> {
     this.selected = cid;
     for (const r of this.top.querySelectorAll('tr[data-checkpoint]')) r.classList.toggle('selected', r.getAttribute('data-checkpoint') === String(cid));
@@ -94,7 +116,7 @@ export class CheckpointsView {
       `/jobs/${this.jobId}/checkpoints/details/${cid}`,
     );
     const rows = Object.values(d.tasks).map((t) => {
-      const b = el('button', { class: 'vertex-button', 'data-vertex': String(t.id) }, `vertex ${t.id}`);
+      const b = el('button', { class: 'vertex-button', 'data-vertex': String(t.id) }, this.vertexName(String(t.id)));
       b.addEventListener('click', () => void this.selectVertex(cid, String(t.id)));
       return [
         b,
@@ -108,7 +130,11 @@ export class CheckpointsView {
       ];
     });
     this.details.replaceChildren(
-      el('h3', {}, `Checkpoint ${cid}: ${d.status}${d.failure_message ? ` (${d.failure_message})` : ''}${d.external_path ? ` at ${d.external_path}` : ''}`),
+      el(
+        'h3',
+        { id: 'checkpoint-title' },
+        `Checkpoint ${cid}: ${d.status}${d.failure_message ? ` (${d.failure_message})` : ''}${d.external_path ? ` at ${d.external_path}` : ''}${d.discarded ? ', discarded: retention deleted its files' : ''}`,
+      ),
       table(['vertex', 'status', 'acks', 'trigger to last ack', 'checkpointed', 'state', 'records during alignment', 'in-flight persisted'], rows, {
         id: 'vertex-details',
       }),
@@ -149,7 +175,7 @@ export class CheckpointsView {
     this.details
       .querySelector('#subtask-details')
       ?.replaceChildren(
-        el('h4', {}, `Vertex ${vid}, per subtask`),
+        el('h4', {}, `${this.vertexName(vid)}, per subtask`),
         table(
           [
             'subtask',

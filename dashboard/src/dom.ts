@@ -28,6 +28,45 @@ export function table(headers: string[], rows: Array<Array<Node | string>>, attr
   );
 }
 
+let measurer: CanvasRenderingContext2D | null | undefined;
+
+/** Width in pixels of `text` drawn in `font` (a CSS font shorthand); an estimate where no canvas is at hand. */
+export function textWidth(text: string, font: string): number {
+  if (measurer === undefined) measurer = document.createElement('canvas').getContext('2d');
+  if (measurer === null) return text.length * 7.5;
+  measurer.font = font;
+  return measurer.measureText(text).width;
+}
+
+/** `text` cut to fit `maxPx` in `font`, ending in an ellipsis when it was cut. */
+export function fitText(text: string, maxPx: number, font: string): string {
+  if (textWidth(text, font) <= maxPx) return text;
+  let lo = 0;
+  let hi = text.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (textWidth(`${text.slice(0, mid).trimEnd()}…`, font) <= maxPx) lo = mid;
+    else hi = mid - 1;
+  }
+  return `${text.slice(0, lo).trimEnd()}…`;
+}
+
+/**
+ * An SVG text of `name` within `maxPx`: cut with an ellipsis when too long, then with the full name
+ * in its tooltip (`<title>`); always in `data-full-name`. `suffix` is always shown whole.
+ */
+export function svgName(attrs: Record<string, string | number>, name: string, maxPx: number, font: string, suffix = ''): SVGElement {
+  const shown = fitText(name, maxPx - textWidth(suffix, font), font);
+  const t = svg('text', { ...attrs, 'data-full-name': name }, `${shown}${suffix}`);
+  if (shown !== name) t.append(svg('title', {}, `${name}${suffix}`));
+  return t;
+}
+
+/** A count with thousands separators: 48,000. */
+export function count(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
 export function bytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;

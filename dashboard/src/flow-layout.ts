@@ -13,8 +13,8 @@ export interface FlowLayout {
   readonly height: number;
   readonly coordinator: { x: number; y: number };
   readonly storage: { x: number; y: number };
-  /** Top-left corner of each subtask's box, by `vertex/subtask`. */
-  readonly subtasks: Map<string, { x: number; y: number; name: string }>;
+  /** Top-left corner of each subtask's box, by `vertex/subtask`, with its vertex's name. */
+  readonly subtasks: Map<string, { x: number; y: number; name: string; subtask: number }>;
   readonly vertexBoxes: Array<{ id: string; name: string; x: number; y: number; h: number }>;
 }
 
@@ -23,13 +23,13 @@ export const key = (vertex: string, subtask: number): string => `${vertex}/${sub
 export function layoutFlow(flow: Flow): FlowLayout {
   const cols = columnsOf(flow.vertices);
   const nextY = new Map<number, number>();
-  const subtasks = new Map<string, { x: number; y: number; name: string }>();
+  const subtasks: FlowLayout['subtasks'] = new Map();
   const vertexBoxes: FlowLayout['vertexBoxes'] = [];
   for (const v of flow.vertices) {
     const c = cols.get(v.id) ?? 0;
     const x = 30 + c * (NODE_W + COL_GAP);
     const y0 = nextY.get(c) ?? TOP;
-    for (let i = 0; i < v.parallelism; i++) subtasks.set(key(v.id, i), { x, y: y0 + 22 + i * (NODE_H + ROW_GAP), name: `${v.name} #${i}` });
+    for (let i = 0; i < v.parallelism; i++) subtasks.set(key(v.id, i), { x, y: y0 + 22 + i * (NODE_H + ROW_GAP), name: v.name, subtask: i });
     const h = 22 + v.parallelism * (NODE_H + ROW_GAP);
     vertexBoxes.push({ id: v.id, name: v.name, x: x - 8, y: y0, h });
     nextY.set(c, y0 + h + 24);

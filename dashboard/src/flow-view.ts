@@ -7,11 +7,15 @@
  * "follow live" switches to each new checkpoint as it starts.
  */
 import { type Flow, type FlowEvent, getJson, type Update } from './api.ts';
-import { bytes, el, millis, svg } from './dom.ts';
+import { bytes, el, millis, svg, svgName } from './dom.ts';
 import { type FlowLayout, key, layoutFlow, NODE_H, NODE_W } from './flow-layout.ts';
 
 /** Queued buffers drawn ahead of a barrier at most (more are counted in words). */
 const MAX_BUFFERS_DRAWN = 6;
+
+/** Fonts of the vertex and subtask labels (style.css), to fit names in their boxes. */
+const VERTEX_LABEL_FONT = '11px system-ui, sans-serif';
+const SUBTASK_FONT = '12px system-ui, sans-serif';
 
 /** Checkpoint milliseconds shown per real second. */
 const SPEEDS = [0.5, 2, 10, 50, 250, 1000];
@@ -20,6 +24,10 @@ export class FlowView {
   private flow: Flow | null = null;
   private layout: FlowLayout | null = null;
   private t = 0;
+  /** Events shown in the log: set by a step (one event at a time), null to show every event up to `t`. */
+  private shown: number | null = null;
+  /** The checkpoint last asked for: a slower answer for an earlier one is dropped. */
+  private wanted: number | null = null;
   private playing = false;
   private speed = 10;
   private lastFrame: number | null = null;
@@ -46,12 +54,14 @@ export class FlowView {
     this.stepButton.addEventListener('click', () => this.step());
     this.restartButton.addEventListener('click', () => {
       this.t = 0;
+      this.shown = null;
       this.render();
     });
     this.speedSelect.addEventListener('change', () => (this.speed = Number(this.speedSelect.value)));
     this.slider.addEventListener('input', () => {
       this.setPlaying(false);
       this.t = (Number(this.slider.value) / 1000) * this.endTime();
+      this.shown = null;
       this.render();
     });
     this.picker.addEventListener('change', () => {
@@ -86,10 +96,11 @@ export class FlowView {
       this.latestSeen = u.checkpoints.history[0]?.id ?? null;
       void this.load(cid, true);
     }
+    // Only traced checkpoints can be replayed; the one shown stays in the picker even once its trace is gone.
     const ids = u.checkpoints.history.filter((h) => h.traced).map((h) => h.id);
-    const current = this.picker.value;
+    const current = this.wanted ?? this.flow?.checkpoint_id ?? null;
     this.picker.replaceChildren(...ids.map((id) => el('option', { value: String(id) }, `${id}`)));
-    if (current !== '') this.picker.value = current;
+    if (current !== null) this.choose(current);
     const newest = ids[0] ?? null;
     if (this.follow.checked && newest !== null && newest !== this.latestSeen) {
       this.latestSeen = newest;
@@ -108,14 +119,33 @@ export class FlowView {
 
   /** Shows checkpoint `cid`, from its start when `fromStart` (and plays it). */
   async load(cid: number, fromStart: boolean): Promise<void> {
+    this.wanted = cid;
+    this.choose(cid);
     const flow = await getJson<Flow>(`/jobs/${this.jobId}/checkpoints/details/${cid}/flow`);
+    if (this.wanted !== cid) return; // another checkpoint was chosen meanwhile
     const fresh = this.flow?.checkpoint_id !== cid;
     this.flow = flow;
     if (fresh || this.layout === null) this.layout = layoutFlow(flow);
-    if (!this.picker.querySelector(`option[value="${cid}"]`)) this.picker.append(el('option', { value: String(cid) }, String(cid)));
-    this.picker.value = String(cid);
-    this.title.textContent = `Barrier flow of ${flow.kind} ${cid} (${flow.alignment}${flow.aligned_timeout !== null ? `, switches to unaligned after ${flow.aligned_timeout} ms` : ''}): ${flow.status}`;
+    this.choose(flow.checkpoint_id);
+    const name = `${flow.kind} ${flow.checkpoint_id}`;
+    if (!flow.traced) {
+      // Its trace was dropped (only retained, in-progress and the newest few checkpoints keep one): nothing to replay.
+      this.setPlaying(false);
+      this.title.textContent = `Barrier flow of ${name}: not traced`;
+      this.stage.replaceChildren(
+        el(
+          'p',
+          { id: 'flow-not-traced', class: 'not-traced' },
+          `${name} was not traced: only retained checkpoints, those in progress and the newest few finished ones keep the barrier and ack times a replay needs.`,
+        ),
+      );
+      this.log.replaceChildren();
+      this.clock.textContent = '';
+      return;
+    }
+    this.title.textContent = `Barrier flow of ${name} (${flow.alignment}${flow.aligned_timeout !== null ? `, switches to unaligned after ${flow.aligned_timeout} ms` : ''}): ${flow.status}`;
     if (fromStart) {
+      this.shown = null;
       this.t = 0;
       this.speed = fitSpeed(this.endTime());
       this.speedSelect.value = String(this.speed);
@@ -129,6 +159,12 @@ export class FlowView {
     this.render();
   }
 
+  /** Selects `cid` in the picker, adding it when it is not listed (a checkpoint whose trace is gone). */
+  private choose(cid: number): void {
+    if (!this.picker.querySelector(`option[value="${cid}"]`)) this.picker.append(el('option', { value: String(cid) }, String(cid)));
+    this.picker.value = String(cid);
+  }
+
   private endTime(): number {
     const evs = this.flow?.events ?? [];
     let end = 0;
@@ -138,16 +174,30 @@ export class FlowView {
 
   private setPlaying(on: boolean): void {
     this.playing = on;
+    if (on) this.shown = null;
     if (on && this.t >= this.endTime()) this.t = 0;
     this.playButton.textContent = on ? 'pause ||' : 'play ▶';
     this.lastFrame = null;
   }
 
+  /** Shows the next event (one at a time, also among events at the same time) and moves the clock to it. */
   private step(): void {
     this.setPlaying(false);
-    const next = (this.flow?.events ?? []).map((e) => e.t).find((t) => t > this.t + 1e-9);
-    this.t = next ?? this.endTime();
+    const events = this.flow?.events ?? [];
+    const shown = this.shownCount();
+    if (shown < events.length) {
+      this.shown = shown + 1;
+      this.t = events[shown]!.t;
+    } else {
+      this.t = this.endTime();
+    }
     this.render();
+  }
+
+  /** How many events (a prefix: they are in time order) the log shows. */
+  private shownCount(): number {
+    const events = this.flow?.events ?? [];
+    return this.shown ?? events.filter((e) => e.t <= this.t + 1e-9).length;
   }
 
   private frame(now: number): void {
@@ -167,14 +217,15 @@ export class FlowView {
   private render(): void {
     const flow = this.flow;
     const layout = this.layout;
-    if (flow === null || layout === null) return;
+    if (flow === null || layout === null || !flow.traced) return;
     const end = this.endTime();
     const finished = this.t >= end && flow.status !== 'IN_PROGRESS';
     this.slider.value = String(end === 0 ? 1000 : Math.round((this.t / end) * 1000));
     this.clock.textContent = `t = ${this.t.toFixed(1)} / ${end.toFixed(1)} ms after the trigger`;
     this.stage.replaceChildren(drawFlow(flow, layout, this.t, finished));
-    const shown = flow.events.filter((e) => e.t <= this.t + 1e-9);
-    if (this.log.childElementCount !== shown.length) this.log.replaceChildren(...shown.map(logItem));
+    const shown = flow.events.slice(0, this.shownCount());
+    const names = new Map(flow.vertices.map((v) => [v.id, v.name]));
+    if (this.log.childElementCount !== shown.length) this.log.replaceChildren(...shown.map((e) => logItem(e, names)));
   }
 }
 
@@ -183,15 +234,17 @@ function fitSpeed(endMs: number): number {
   return SPEEDS.find((s) => endMs / s <= 10) ?? SPEEDS.at(-1)!;
 }
 
-function describe(e: FlowEvent): string {
-  const at = e.vertex !== undefined ? ` ${e.vertex}#${e.subtask}` : '';
+/** The log's words for an event; subtasks by their vertex's name (`orders#0`). */
+function describe(e: FlowEvent, names: ReadonlyMap<string, string>): string {
+  const name = (vertex: string | undefined) => (vertex === undefined ? '?' : (names.get(vertex) ?? `vertex ${vertex}`));
+  const at = e.vertex !== undefined ? ` ${name(e.vertex)}#${e.subtask}` : '';
   switch (e.type) {
     case 'trigger':
       return 'coordinator triggers the checkpoint';
     case 'inject':
       return `source${at} injects the barrier`;
     case 'barrier':
-      return `barrier ${e.from?.vertex}#${e.from?.subtask} → ${e.to?.vertex}#${e.to?.subtask}${e.overtook ? ' (overtook queued buffers)' : (e.ahead ?? 0) > 0 ? ` (behind ${e.ahead} queued)` : ''}`;
+      return `barrier ${name(e.from?.vertex)}#${e.from?.subtask} → ${name(e.to?.vertex)}#${e.to?.subtask}${e.overtook ? ' (overtook queued buffers)' : (e.ahead ?? 0) > 0 ? ` (behind ${e.ahead} queued)` : ''}`;
     case 'blocked':
       return `${at.trim()} holds channel ${e.channel} back until ${millis(e.until)}`;
     case 'alignment':
@@ -215,8 +268,8 @@ function describe(e: FlowEvent): string {
   }
 }
 
-function logItem(e: FlowEvent): HTMLLIElement {
-  const li = el('li', { 'data-type': e.type, 'data-t': String(e.t) }, `+${e.t.toFixed(1)} ms  ${describe(e)}`);
+function logItem(e: FlowEvent, names: ReadonlyMap<string, string>): HTMLLIElement {
+  const li = el('li', { 'data-type': e.type, 'data-t': String(e.t) }, `+${e.t.toFixed(1)} ms  ${describe(e, names)}`);
   if (e.vertex !== undefined) li.setAttribute('data-vertex', e.vertex);
   if (e.subtask !== undefined) li.setAttribute('data-subtask', String(e.subtask));
   if (e.channel !== undefined) li.setAttribute('data-channel', e.channel);
@@ -281,7 +334,7 @@ function drawFlow(flow: Flow, layout: FlowLayout, t: number, finished: boolean):
   for (const b of layout.vertexBoxes) {
     s.append(
       svg('rect', { x: b.x, y: b.y, width: NODE_W + 16, height: b.h, rx: 10, class: 'vertex-box' }),
-      svg('text', { x: b.x + 8, y: b.y + 15, class: 'vertex-box-label' }, b.name),
+      svgName({ x: b.x + 8, y: b.y + 15, class: 'vertex-box-label' }, b.name, NODE_W, VERTEX_LABEL_FONT),
     );
   }
   // channels, blocked channels, barriers travelling
@@ -345,7 +398,7 @@ function drawFlow(flow: Flow, layout: FlowLayout, t: number, finished: boolean):
         'g',
         { class: cls, 'data-subtask': k },
         svg('rect', { x: p.x, y: p.y, width: NODE_W, height: NODE_H, rx: 6 }),
-        svg('text', { x: p.x + 8, y: p.y + 21 }, `${p.name}${acked ? ' (acked)' : ''}`),
+        svgName({ x: p.x + 8, y: p.y + 21 }, p.name, NODE_W - 16, SUBTASK_FONT, ` #${p.subtask}${acked ? ' (acked)' : ''}`),
       ),
     );
     const c = center(p);

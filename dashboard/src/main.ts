@@ -2,7 +2,7 @@
 import './style.css';
 import { getJson, type Update } from './api.ts';
 import { CheckpointsView } from './checkpoints.ts';
-import { el, table, time } from './dom.ts';
+import { bytes, count, el, table, time } from './dom.ts';
 import { FlowView } from './flow-view.ts';
 import { renderOverview } from './overview.ts';
 
@@ -46,11 +46,39 @@ function renderExceptions(u: Update): void {
   );
 }
 
+/** A checkpointing setting with its unit (the REST API gives bare numbers, Flink's shape; -1 means off). */
+function configValue(key: string, v: unknown): string {
+  const ms = (n: number, off: string) => (n < 0 ? off : `${count(n)} ms`);
+  const n = typeof v === 'number' ? v : Number.NaN;
+  switch (key) {
+    case 'interval':
+      return ms(n, 'none (only the final checkpoint of a bounded job)');
+    case 'timeout':
+    case 'min_pause':
+      return ms(n, 'none');
+    case 'aligned_checkpoint_timeout':
+      return n === 0 ? '0 ms (unaligned from the start)' : ms(n, 'none (unaligned checkpoints are off)');
+    case 'max_concurrent':
+      return `${n} checkpoint${n === 1 ? '' : 's'} at a time`;
+    case 'tolerable_failed_checkpoints':
+      return `${n} failed checkpoint${n === 1 ? '' : 's'} in a row`;
+    case 'retained':
+      return `${n} completed checkpoint${n === 1 ? '' : 's'}`;
+    case 'externalization': {
+      const e = v as { enabled?: boolean };
+      return e.enabled ? 'kept when the job is cancelled or finishes' : 'deleted when the job is cancelled or finishes';
+    }
+    default:
+      if (key.endsWith('_bytes') || key.endsWith('_size')) return bytes(n);
+      return typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+}
+
 async function renderConfig(u: Update): Promise<void> {
   if (configShownFor === u.job.jid) return;
   configShownFor = u.job.jid;
   const c = await getJson<Record<string, unknown>>(`/jobs/${u.job.jid}/checkpoints/config`);
-  const rows = Object.entries(c).map(([k, v]) => [k, typeof v === 'object' ? JSON.stringify(v) : String(v)]);
+  const rows = Object.entries(c).map(([k, v]) => [k, configValue(k, v)]);
   const vertices = u.job.vertices.map((v) => [v.id, v.name, String(v.parallelism), v.operators.map((o) => `${o.name} (uid ${o.uid})`).join(' → ')]);
   section('config').replaceChildren(
     el('h2', {}, 'Checkpointing configuration'),

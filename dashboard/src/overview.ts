@@ -1,12 +1,14 @@
 /** The overview: the job graph with per-vertex rates and backpressure colours, and the job's figures. */
 import type { Update } from './api.ts';
-import { el, rate, svg, table } from './dom.ts';
+import { count, el, rate, svg, svgName, table } from './dom.ts';
 import { columnsOf } from './layout.ts';
 
 const W = 210;
 const H = 86;
 const GAP_X = 90;
 const GAP_Y = 30;
+/** The vertex name's font (style.css `.vertex .vertex-name`), to fit it in its box. */
+const NAME_FONT = '700 13px system-ui, sans-serif';
 
 export function renderOverview(root: HTMLElement, u: Update): void {
   const { job, backpressure } = u;
@@ -55,7 +57,7 @@ export function renderOverview(root: HTMLElement, u: Update): void {
         'g',
         { class: `vertex bp-${level}`, 'data-vertex': v.id, transform: `translate(${p.x},${p.y})` },
         svg('rect', { width: W, height: H, rx: 8 }),
-        svg('text', { x: 10, y: 20, class: 'vertex-name' }, v.name),
+        svgName({ x: 10, y: 20, class: 'vertex-name' }, v.name, W - 20, NAME_FONT),
         svg('text', { x: 10, y: 40 }, `parallelism ${v.parallelism} · ${v.status}`),
         svg(
           'text',
@@ -66,17 +68,29 @@ export function renderOverview(root: HTMLElement, u: Update): void {
       ),
     );
   }
+  // Records count every attempt (as /metrics does): a restart replays input, so this attempt's alone would read as loss.
+  const ended = job['end-time'] !== -1;
   const figures = table(
-    ['state', 'attempt', 'restarts', 'restored from', 'records in', 'records out', 'uptime'],
+    [
+      'state',
+      'attempt',
+      'restarts',
+      'restored from',
+      'records in (all attempts)',
+      'records out (all attempts)',
+      'this attempt: in / out',
+      ended ? 'ran for' : 'uptime',
+    ],
     [
       [
         job.state,
         String(job.attempt),
         String(job.restarts),
         job['restored-from'] === null ? '–' : `checkpoint ${job['restored-from']}`,
-        String(job['records-in']),
-        String(job['records-out']),
-        `${Math.round(job.duration / 1000)} s`,
+        count(job['records-in']),
+        count(job['records-out']),
+        `${count(job['records-in-attempt'])} / ${count(job['records-out-attempt'])}`,
+        `${Math.round(job.duration / 1000)} s${ended ? ' (ended)' : ''}`,
       ],
     ],
     { id: 'job-figures' },

@@ -22,6 +22,8 @@ export interface WebJobOptions {
   readonly unaligned?: boolean;
   /** The match operator's subtask 0 throws once, on attempt 0, at this record of its first input. */
   readonly throwAtRecord?: number;
+  /** The two-input operator's name; default 'match'. */
+  readonly matchName?: string;
 }
 
 export async function startWebJob(o: WebJobOptions = {}): Promise<RunningWebJob> {
@@ -64,7 +66,7 @@ export async function startWebJob(o: WebJobOptions = {}): Promise<RunningWebJob>
       };
     })
     .uid('match')
-    .name('match')
+    .name(o.matchName ?? 'match')
     .sinkTo(new CollectSink<string>())
     .uid('sink');
   let master: JobMaster | null = null;
