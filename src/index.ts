@@ -116,6 +116,7 @@ export {
   JobDefinitionError,
   JobFailedError,
   RestoreError,
+  SourceRewindError,
   StorageError,
   WeirError,
 } from './core/errors.ts';

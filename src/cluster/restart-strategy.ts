@@ -1,4 +1,6 @@
-/** Restart strategies as pure decisions: given the restarts so far, restart after how long, or not. */
+/** Restart strategies as pure decisions: given the restarts so far and the failure, restart after how long, or not. */
+import { isRetryable } from '../core/errors.ts';
+
 /** A restart strategy with its defaults applied (see `RestartStrategyOptions` for the meaning of each field). */
 export type RestartStrategyConfig =
   | {
@@ -28,8 +30,9 @@ export type RestartStrategyConfig =
 
 export type RestartDecision = { readonly restart: true; readonly delayMs: number } | { readonly restart: false; readonly why: string };
 
-/** `restartsSoFar` counts restarts already made in this job. */
-export function decideRestart(config: RestartStrategyConfig, restartsSoFar: number): RestartDecision {
+/** `restartsSoFar` counts restarts already made in this job; a failure that is not retryable (`isRetryable`) is never restarted. */
+export function decideRestart(config: RestartStrategyConfig, restartsSoFar: number, failure?: unknown): RestartDecision {
+  if (failure !== undefined && !isRetryable(failure)) return { restart: false, why: 'a restart would fail the same way, so none was made' };
   switch (config.type) {
     case 'none':
       return { restart: false, why: "restartStrategy is 'none'" };
