@@ -22,7 +22,7 @@
  *           weir_cdc_<CDC_SLOT_ID>, and slot names are per server, not per database, so two users
  *           running the example on one server each need their own.
  * Clean up: the slot keeps WAL on the server until dropped:
- *           SELECT pg_drop_replication_slot('weir_cdc_orders_totals'); DROP PUBLICATION weir_cdc_orders_totals;
+ *           npx weir cdc drop-slot weir_cdc_orders_totals   (weir run warns of it when the job ends)
  */
 import { type Collector, type StreamEnvironment, type StreamEnvironmentOptions, ValueStateDescriptor, type ValueState } from 'weir-stream';
 import { type ChangeRecord, type ChangeRow, PostgresCdcSource, PostgresSink } from 'weir-stream/postgres';

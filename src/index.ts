@@ -95,6 +95,7 @@ export {
   JobDefinitionError,
   JobFailedError,
   RestoreError,
+  SourceRewindError,
   StorageError,
   WeirError,
 } from './core/errors.ts';

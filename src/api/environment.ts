@@ -218,6 +218,7 @@ export class StreamEnvironment {
       keySelectors: [],
       createOperator: () => new SourceReaderOperator(source.createReader(), watermarks as WatermarkStrategy<unknown> | null),
     });
+    node.source = source;
     return new DataStream<T>(this.graph, [{ node, partitioner: null }], node);
   }
 
@@ -267,6 +268,17 @@ export class StreamEnvironment {
       node.createOperator = () => new TwoPhaseCommitSinkOperator(sink.createWriter());
       node.sink = sink;
     }
+  }
+
+  /**
+   * What the job's sources leave in external systems once it ended (`Source.leftBehind`), for the
+   * warnings of `weir run`.
+   * @internal
+   */
+  leftBehindBySources(): string[] {
+    const out: string[] = [];
+    for (const node of this.graph.nodes) if (node.source?.leftBehind !== undefined) out.push(...node.source.leftBehind(node.uid));
+    return out;
   }
 
   /**

@@ -14,6 +14,7 @@ import {
   type SavepointFlags,
   type StopFlags,
 } from './control-commands.ts';
+import { dropSlotCommand, type DropSlotFlags } from './cdc-command.ts';
 import { demoCommand, type DemoFlags } from './demo-command.ts';
 import { EXIT_CODE_HELP, EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
@@ -156,6 +157,17 @@ function addSavepointCommands(program: Command, setExit: (code: number) => void)
       noDir('inspect');
       setExit(await inspectCommand(p, flags));
     });
+
+  const cdc = program.command('cdc').description('PostgreSQL change data capture: the server objects a CDC source leaves behind');
+  cdc
+    .command('drop-slot')
+    .description('drop the replication slots (and publications of the same name) of CDC sources that will not resume; they hold WAL until dropped')
+    .argument('<slot...>', "slot names as 'weir run' warned of them (weir_cdc_<id>)")
+    .option('--host <host>', 'server host (default PGHOST, else localhost)')
+    .option('--port <port>', 'server port (default PGPORT, else 5432)', positiveInt('port'))
+    .option('--database <db>', 'database (default PGDATABASE, else the user name)')
+    .option('--user <user>', 'user (default PGUSER); the password comes from PGPASSWORD')
+    .action(async (slots: string[], flags: DropSlotFlags) => setExit(await dropSlotCommand(slots, flags)));
 
   program
     .command('stop')

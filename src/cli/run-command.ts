@@ -125,6 +125,8 @@ async function supervise(modulePath: string, flags: RunFlags, job: JobModule, en
     process.stderr.write(`${failureLine(outcome.error)}\n`);
     return EXIT_JOB_FAILED;
   }
+  // cancelled, stopped or finished: a resume is up to the user, so say what the sources still hold
+  for (const warning of env.leftBehindBySources()) process.stderr.write(`warning: ${warning}\n`);
   if (outcome.status === 'CANCELED') return EXIT_CANCELED;
   const stoppedWithSavepoint = control?.stoppedWithSavepoint ?? null;
   if (stoppedWithSavepoint !== null) {

@@ -447,7 +447,7 @@ export class JobMaster {
       const hopeless = err instanceof JobFailedError || err instanceof RestoreError || err instanceof ConfigError;
       const decision = hopeless
         ? { restart: false as const, why: 'this failure would come back on every retry (a job that cannot be built or restored, or a configuration error)' }
-        : decideRestart(this.cfg.restartStrategy, { restartsSoFar: this.restarts, restartTimesMs: this.restartTimesMs }, this.env.clock.now());
+        : decideRestart(this.cfg.restartStrategy, { restartsSoFar: this.restarts, restartTimesMs: this.restartTimesMs }, this.env.clock.now(), err);
       this.recordFailure(attempt, cause, decision.restart);
       if (!decision.restart) {
         this.fail(new JobFailedError(`job '${this.cfg.name}' failed: ${decision.why}; last failure: ${cause}`, { cause: err }));

@@ -1,4 +1,6 @@
-/** Restart strategies as pure decisions: given the restarts so far and the time now, restart after how long, or not. */
+/** Restart strategies as pure decisions: given the restarts so far, the time now and the failure, restart after how long, or not. */
+import { isRetryable } from '../core/errors.ts';
+
 /** A restart strategy with its defaults applied (see `RestartStrategyOptions` for the meaning of each field). */
 export type RestartStrategyConfig =
   | {
@@ -54,8 +56,12 @@ export interface RestartHistory {
 
 export type RestartDecision = { readonly restart: true; readonly delayMs: number } | { readonly restart: false; readonly why: string };
 
-/** Decides whether a failure at `nowMs` (the job's `Clock.now()`) restarts the job, and after how long. */
-export function decideRestart(config: RestartStrategyConfig, history: RestartHistory, nowMs: number): RestartDecision {
+/**
+ * Decides whether a failure at `nowMs` (the job's `Clock.now()`) restarts the job, and after how
+ * long; a failure that is not retryable (`isRetryable`) is never restarted.
+ */
+export function decideRestart(config: RestartStrategyConfig, history: RestartHistory, nowMs: number, failure?: unknown): RestartDecision {
+  if (failure !== undefined && !isRetryable(failure)) return { restart: false, why: 'a restart would fail the same way, so none was made' };
   const { restartsSoFar } = history;
   switch (config.type) {
     case 'none':

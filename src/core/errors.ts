@@ -17,7 +17,15 @@ export type WeirErrorCode =
   | 'INJECTED_FAULT'
   | 'CORRUPT_FRAME'
   | 'CONNECTOR_UNREACHABLE'
-  | 'CONNECTOR_FAILED';
+  | 'CONNECTOR_FAILED'
+  | 'SOURCE_CANNOT_REWIND';
+
+/**
+ * Codes of failures that come back on every retry of the same restore: the restart strategy does
+ * not retry them. Decided by code, so it holds for an error wrapped with its task's name or
+ * carried across threads (both keep the code).
+ */
+const NOT_RETRYABLE: ReadonlySet<WeirErrorCode> = new Set<WeirErrorCode>(['SOURCE_CANNOT_REWIND']);
 
 /** The base of every error Weir throws for an operating problem; `cause` holds the underlying error. */
 export class WeirError extends Error {
@@ -110,6 +118,30 @@ export class ConnectorError extends WeirError {
     super(code, `${system}: ${message}`, options);
     this.system = system;
   }
+}
+
+/**
+ * A source cannot go back to the position the restored checkpoint holds (the external system no
+ * longer has what lies between), so no retry of this restore can succeed: the job fails at once.
+ * The message says why and names the way out.
+ */
+export class SourceRewindError extends WeirError {
+  /**
+   * Creates the error.
+   * @param message the source, why it cannot rewind, and what the user can do.
+   */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('SOURCE_CANNOT_REWIND', message, options);
+  }
+}
+
+/** Whether a retry of the failed attempt can succeed: false for an error (or a cause of it) whose code says it would come back. */
+export function isRetryable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && NOT_RETRYABLE.has(code as WeirErrorCode)) return false;
+  }
+  return true;
 }
 
 /** A fault deliberately injected by a test or the simulator. */

@@ -5,6 +5,7 @@
 import type { StreamOperator } from '../runtime/operator.ts';
 import type { PartitionerSpec } from '../runtime/partitioner.ts';
 import type { Sink, TwoPhaseCommitSink } from '../runtime/sink.ts';
+import type { Source } from '../runtime/source.ts';
 import type { Key } from '../state/key-groups.ts';
 
 export type NodeKind = 'source' | 'operator' | 'sink';
@@ -34,6 +35,8 @@ export interface LogicalNode {
   chainable: boolean;
   /** The sink a sink node writes to: recovery asks it what it committed. */
   sink?: Sink<any> | TwoPhaseCommitSink<any, any>;
+  /** The source a source node reads (what it leaves behind is asked when the job ended). */
+  source?: Source<any>;
 }
 
 /** The nodes of a job in creation order. */

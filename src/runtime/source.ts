@@ -43,6 +43,13 @@ export interface Source<T> {
   readonly bounded: boolean;
   /** A new reader for one subtask and attempt. */
   createReader(): SourceReader<T>;
+  /**
+   * What the source leaves in an external system once its job ended (cancelled, stopped or
+   * finished) and keeps holding there until a user releases it (a replication slot holding WAL),
+   * one sentence each naming it and how to release it; `weir run` prints them as warnings.
+   * `uid` is the source operator's uid.
+   */
+  leftBehind?(uid: string): readonly string[];
 }
 
 /**

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { StreamEnvironment } from '../../src/api/environment.ts';
-import { decideRestart, type RestartDecision, type RestartStrategyConfig, restartTimesToKeep } from '../../src/cluster/restart-strategy.ts';
+import {
+  DEFAULT_RESTART_STRATEGY,
+  decideRestart,
+  type RestartDecision,
+  type RestartStrategyConfig,
+  restartTimesToKeep,
+} from '../../src/cluster/restart-strategy.ts';
+import { fromWireError, toWireError } from '../../src/cluster/transport/protocol.ts';
+import { isRetryable, SourceRewindError, WeirError } from '../../src/core/errors.ts';
 import type { Clock } from '../../src/core/time.ts';
 
 /** A clock a test moves by hand: the decision reads time only through it. */
@@ -108,5 +116,27 @@ describe('restart strategy: counted strategies ignore the clock', () => {
     expect(r.fail().restart).toBe(true);
     clock.advance(1e9);
     expect(r.fail()).toEqual({ restart: false, why: 'restartStrategy fixed-delay allows 2 restarts and all were used' });
+  });
+});
+
+describe('restart strategy: a failure a retry cannot cure', () => {
+  const fixed = { type: 'fixed-delay', attempts: 30, delayMs: 5 } as const;
+  const none = { restartsSoFar: 0, restartTimesMs: [] };
+
+  it('restarts an ordinary failure within the attempts', () => {
+    expect(decideRestart(fixed, none, 0, new Error('lost connection'))).toEqual({ restart: true, delayMs: 5 });
+    expect(decideRestart(fixed, { restartsSoFar: 30, restartTimesMs: [] }, 0, new Error('lost connection')).restart).toBe(false);
+  });
+
+  it('never restarts a source that cannot rewind, also wrapped with its task or carried across threads', () => {
+    const rewind = new SourceRewindError('postgres-cdc x: slot past the checkpoint');
+    expect(decideRestart(fixed, none, 0, rewind)).toEqual({ restart: false, why: 'a restart would fail the same way, so none was made' });
+    expect(decideRestart(DEFAULT_RESTART_STRATEGY, none, 0, rewind).restart).toBe(false);
+    // as the job master wraps a task failure: the code is kept
+    const wrapped = new WeirError(rewind.code, `subtask 0 of 'cdc': ${rewind.message}`, { cause: rewind });
+    expect(isRetryable(wrapped)).toBe(false);
+    expect(isRetryable(fromWireError(toWireError(wrapped)))).toBe(false);
+    expect(isRetryable(new Error('outer', { cause: rewind }))).toBe(false);
+    expect(isRetryable(new WeirError('CONNECTOR_FAILED', 'down'))).toBe(true);
   });
 });

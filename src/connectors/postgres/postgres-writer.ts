@@ -7,7 +7,7 @@
  * inside the transaction the data connection already has open for the next epoch.
  */
 import type pg from 'pg';
-import type { ConnectorError } from '../../core/errors.ts';
+import { type ConnectorError, errorMessage } from '../../core/errors.ts';
 import type { RuntimeContext } from '../../runtime/functions.ts';
 import type { TwoPhaseCommitWriter } from '../../runtime/sink.ts';
 import { ensureBookkeeping, isRecorded, preparedWithPrefix, pruneBookkeeping, recordStatement } from './bookkeeping.ts';
@@ -26,6 +26,15 @@ import {
   parseGid,
 } from './sql.ts';
 
+/** The server's answer when another session holds the prepared transaction. */
+function isBusy(err: unknown): boolean {
+  return sqlState(err) === NOT_IN_PREREQUISITE_STATE && /is busy/.test(errorMessage(err));
+}
+
+function stillBusy(err: unknown, waitedMs: number): Error {
+  return Object.assign(new Error(`${errorMessage(err)}, still after waiting ${waitedMs} ms`), { code: NOT_IN_PREREQUISITE_STATE });
+}
+
 /** What a writer needs from its sink: everything resolved and validated. */
 export interface WriterSettings {
   readonly sinkId: string;
@@ -40,6 +49,14 @@ export interface WriterSettings {
 
 /** SQLSTATE undefined_object: COMMIT/ROLLBACK PREPARED of a gid that does not exist (any more). */
 const UNDEFINED_OBJECT = '42704';
+/** SQLSTATE object_not_in_prerequisite_state, which "prepared transaction ... is busy" carries. */
+const NOT_IN_PREREQUISITE_STATE = '55000';
+/**
+ * How long recovery waits for a prepared transaction another session still holds: the session of
+ * a killed run that was inside PREPARE TRANSACTION holds it until the server finished the prepare
+ * (and noticed the client is gone). Waits double from the first to the longest.
+ */
+export const BUSY_WAIT: { readonly firstMs: number; readonly longestMs: number; readonly totalMs: number } = { firstMs: 10, longestMs: 500, totalMs: 30_000 };
 
 export class PostgresSinkWriter implements TwoPhaseCommitWriter<unknown, string> {
   private data: pg.Client | null = null;
@@ -136,14 +153,23 @@ export class PostgresSinkWriter implements TwoPhaseCommitWriter<unknown, string>
     }
   }
 
-  /** COMMIT or ROLLBACK PREPARED; false when the gid does not exist (finished before). */
+  /**
+   * COMMIT or ROLLBACK PREPARED; false when the gid does not exist (finished before). A gid that
+   * another session still holds (a dead run's PREPARE the server is finishing) is waited for, with
+   * backoff on the server (no timer here), up to `BUSY_WAIT.totalMs`.
+   */
   private async finishPrepared(verb: 'COMMIT' | 'ROLLBACK', gid: string): Promise<boolean> {
-    try {
-      await this.control!.query(`${verb} PREPARED ${gidLiteral(gid)}`);
-      return true;
-    } catch (err) {
-      if (sqlState(err) === UNDEFINED_OBJECT) return false;
-      throw err;
+    let waitedMs = 0;
+    for (let waitMs = BUSY_WAIT.firstMs; ; waitMs = Math.min(waitMs * 2, BUSY_WAIT.longestMs)) {
+      try {
+        await this.control!.query(`${verb} PREPARED ${gidLiteral(gid)}`);
+        return true;
+      } catch (err) {
+        if (sqlState(err) === UNDEFINED_OBJECT) return false;
+        if (!isBusy(err) || waitedMs >= BUSY_WAIT.totalMs) throw waitedMs === 0 ? err : stillBusy(err, waitedMs);
+      }
+      await this.control!.query('SELECT pg_sleep($1)', [waitMs / 1000]);
+      waitedMs += waitMs;
     }
   }
 

@@ -6,7 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ConnectorError } from '../../../src/index.ts';
 import { PostgresSink } from '../../../src/connectors/postgres/index.ts';
 import type { PostgresSinkOptions } from '../../../src/connectors/postgres/index.ts';
-import { CONNECTION, freshSchema, preparedOf, rowsOf, writerContext } from './pg-support.ts';
+import { formatGid } from '../../../src/connectors/postgres/sql.ts';
+import { until } from '../../support/jobs.ts';
+import { CONNECTION, client, freshSchema, preparedOf, rowsOf, writerContext } from './pg-support.ts';
 
 type Row = { k: string; n: number };
 
@@ -76,6 +78,58 @@ describe('PostgresSink writer', () => {
     expect(await preparedOf(admin, schema)).toEqual([]);
     expect(await s.newestCommitted()).toBe(1);
     next.close!();
+  });
+
+  it('recovery waits for a prepared transaction that a dead run\'s session still holds ("is busy") instead of failing', async () => {
+    const { schema, admin, sink } = await setup();
+    const gid = formatGid(`${schema}.t`, 0, 1, 'dead-a0');
+    // A session stays inside PREPARE TRANSACTION, holding the transaction, while it waits for a
+    // synchronous standby that does not exist: as a killed run's session does until the server
+    // finished its PREPARE. Every other session commits locally meanwhile (the server default).
+    await admin.query("ALTER SYSTEM SET synchronous_commit = 'local'");
+    await admin.query("ALTER SYSTEM SET synchronous_standby_names = 'weir_test_no_such_standby'");
+    await admin.query('SELECT pg_reload_conf()');
+    const dead = await client();
+    try {
+      await dead.query('SET synchronous_commit = on');
+      const deadPid = (await dead.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+      await dead.query('BEGIN');
+      await dead.query(`INSERT INTO ${schema}.t VALUES ('x', 1)`);
+      let prepared = false;
+      const preparing = dead.query(`PREPARE TRANSACTION '${gid}'`).then(() => {
+        prepared = true;
+      });
+      const waitEvent = async (pid: number): Promise<string | null> =>
+        (await admin.query<{ w: string | null }>('SELECT wait_event AS w FROM pg_stat_activity WHERE pid = $1', [pid])).rows[0]?.w ?? null;
+      await until('the PREPARE to wait for the standby', async () => {
+        if (prepared) throw new Error('the server finished the PREPARE at once: the standby setting did not apply');
+        return (await waitEvent(deadPid)) === 'SyncRep';
+      });
+      const w = sink().createWriter();
+      await w.open(writerContext(0, 'next-a0'), [gid]);
+      let failure: unknown = null;
+      const committing = w.commit([gid]).catch((err: unknown) => {
+        failure = err;
+      });
+      // the guarded case: the writer's COMMIT PREPARED was refused as busy and it waits on the server
+      await until('the writer to wait for the busy transaction', async () => {
+        if (failure !== null) throw failure;
+        const res = await admin.query("SELECT 1 FROM pg_stat_activity WHERE application_name LIKE 'weir sink%' AND query LIKE 'SELECT pg_sleep%'");
+        return res.rowCount! > 0;
+      });
+      await admin.query('SELECT pg_cancel_backend($1)', [deadPid]); // the PREPARE finishes and lets go
+      await preparing;
+      await committing;
+      expect(failure).toBe(null);
+      expect(await rowsOf(admin, schema)).toEqual(['x:1']);
+      expect(await preparedOf(admin, schema)).toEqual([]);
+      w.close!();
+    } finally {
+      await admin.query('ALTER SYSTEM RESET synchronous_standby_names');
+      await admin.query('ALTER SYSTEM RESET synchronous_commit');
+      await admin.query('SELECT pg_reload_conf()');
+      await dead.end();
+    }
   });
 
   it("subtask 0 committing its share of the restored transactions leaves the other subtasks' share for them", async () => {

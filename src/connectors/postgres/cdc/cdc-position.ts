@@ -277,3 +277,15 @@ export function slotBehindCheck(slot: string, restoredConfirmLsn: bigint, slotCo
   if (slotConfirmedLsn <= restoredConfirmLsn) return null;
   return `slot ${slot} confirmed ${formatLsn(slotConfirmedLsn)}, past the checkpoint's position ${formatLsn(restoredConfirmLsn)}: the changes between are no longer in the slot (was an older checkpoint restored?)`;
 }
+
+/**
+ * What a user can do when the slot is past the restored checkpoint: a restart cannot help, and
+ * neither can --accept-duplicates (the changes are gone, not merely committed twice).
+ */
+export function cannotRewindWayOut(slot: string): string {
+  return (
+    'A restart cannot bring them back, and --accept-duplicates does not help with this source. Ways out: resume from the newest checkpoint ' +
+    `(the one the slot confirmed) if it is intact; or start the job without --from, which drops slot ${slot} and copies the tables again ` +
+    '(empty what its sinks wrote first, or the copy is counted twice)'
+  );
+}

@@ -9,7 +9,7 @@
 import type pg from 'pg';
 import { type Pgoutput, PgoutputPlugin } from 'pg-logical-replication';
 import { assert } from '../../../core/assert.ts';
-import { ConnectorError, RestoreError } from '../../../core/errors.ts';
+import { ConnectorError, RestoreError, SourceRewindError } from '../../../core/errors.ts';
 import type { RuntimeContext } from '../../../runtime/functions.ts';
 import type { SourceSplit, SplitAssignment, SplitBatch, SplitReader } from '../../../runtime/split-source.ts';
 import { connect } from '../connection.ts';
@@ -27,6 +27,7 @@ import {
   copyPosition,
   ReplayFilter,
   resumePointOf,
+  cannotRewindWayOut,
   slotBehindCheck,
   slotOf,
   streamStart,
@@ -58,7 +59,7 @@ export class PostgresCdcSplitReader implements SplitReader<ChangeRecord, CdcSpli
   private control: pg.Client | null = null;
   private snapshotClient: pg.Client | null = null;
   private replication: ReplicationConnection | null = null;
-  private failure: ConnectorError | RestoreError | null = null;
+  private failure: ConnectorError | RestoreError | SourceRewindError | null = null;
   private closed = false;
   private readonly queue: ChangeQueue<Entry>;
   private batcher: ChangeBatcher | null = null;
@@ -124,7 +125,7 @@ export class PostgresCdcSplitReader implements SplitReader<ChangeRecord, CdcSpli
     if (this.endedAtRestore) return pinned;
     const setup = position.phase === 'start' ? this.startFresh() : this.resume(position);
     setup.catch((err: unknown) => {
-      if (err instanceof ConnectorError || err instanceof RestoreError) this.fail(err);
+      if (err instanceof ConnectorError || err instanceof RestoreError || err instanceof SourceRewindError) this.fail(err);
       else this.fail(connectorError(this.s.connection, this.name, err));
     });
     return pinned;
@@ -181,7 +182,7 @@ export class PostgresCdcSplitReader implements SplitReader<ChangeRecord, CdcSpli
       );
     }
     const behind = slotBehindCheck(p.slot.slot, confirm, info.confirmedLsn ?? 0n);
-    if (behind !== null) throw new RestoreError(`${this.name}: ${behind}`);
+    if (behind !== null) throw new SourceRewindError(`${this.name}: ${behind}. ${cannotRewindWayOut(p.slot.slot)}`);
     if (p.phase === 'copy') return this.resumeCopy(p);
     await this.openReplication();
     this.startStream(p.slot, confirm, new ReplayFilter(resumePointOf(p)));
@@ -376,7 +377,7 @@ export class PostgresCdcSplitReader implements SplitReader<ChangeRecord, CdcSpli
     return this.replication.confirm(lsn);
   }
 
-  private fail(err: ConnectorError | RestoreError): void {
+  private fail(err: ConnectorError | RestoreError | SourceRewindError): void {
     if (this.closed) return;
     this.failure ??= err;
     this.queue.wake();

@@ -18,7 +18,8 @@
  * One slot is one ordered stream: the split has ordinal 0, so subtask 0 reads it; run the source
  * at parallelism 1 (other subtasks own no split and emit nothing). The slot and publication are
  * named `weir_cdc_<id>`; a slot retains WAL on the server until it is dropped, so after retiring a
- * job drop both: `SELECT pg_drop_replication_slot('weir_cdc_<id>'); DROP PUBLICATION weir_cdc_<id>;`.
+ * job drop both: `weir cdc drop-slot weir_cdc_<id>` (or `SELECT pg_drop_replication_slot(...)` and
+ * `DROP PUBLICATION ...`); `weir run` warns of them when a job with this source ends.
  * A job started without a checkpoint drops and recreates its slot (nothing downstream depends on
  * it yet).
  *
@@ -37,6 +38,8 @@ import type { RuntimeContext } from '../../../runtime/functions.ts';
 import type { Source, SourceReader } from '../../../runtime/source.ts';
 import type { SplitReader } from '../../../runtime/split-source.ts';
 import { SplitSourceReader } from '../../../runtime/split-source-reader.ts';
+import { describeServer } from '../settings.ts';
+import { slotNameOf } from './cdc-names.ts';
 import { type CdcPosition, START_POSITION } from './cdc-position.ts';
 import { type CdcSplit, PostgresCdcSplitReader } from './cdc-reader.ts';
 import { type CdcSettings, cdcSettingsOf, type PostgresCdcSourceOptions } from './cdc-settings.ts';
@@ -96,6 +99,15 @@ export class PostgresCdcSource implements Source<ChangeRecord> {
    */
   createSplitReader(ctx: RuntimeContext): SplitReader<ChangeRecord, CdcSplit, CdcPosition> {
     return new PostgresCdcSplitReader(this.settings, ctx, this.intakeChanges);
+  }
+
+  /** The slot and publication stay on the server, holding WAL, until dropped: how to drop them. */
+  leftBehind(uid: string): readonly string[] {
+    const name = slotNameOf(this.settings.id ?? uid);
+    return [
+      `replication slot ${name} and publication ${name} stay on ${describeServer(this.settings.connection)} and keep its WAL from being recycled; ` +
+        `if this job will not be resumed, drop them: weir cdc drop-slot ${name}`,
+    ];
   }
 
   /** What `StreamEnvironment.fromSource` runs. */

@@ -46,3 +46,22 @@ export async function slotInfo(client: pg.Client, slot: string): Promise<SlotInf
 export async function dropSlot(client: pg.Client, slot: string): Promise<void> {
   await client.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1', [slot]);
 }
+
+/** What `dropCdcSlot` found and did. */
+export interface DroppedSlot {
+  readonly slot: boolean;
+  readonly publication: boolean;
+}
+
+/**
+ * Drops a CDC source's replication slot and its publication of the same name (`weir cdc
+ * drop-slot`); null, dropping nothing, when a connection streams the slot (a running job).
+ */
+export async function dropCdcSlot(client: pg.Client, name: string): Promise<DroppedSlot | null> {
+  const info = await slotInfo(client, name);
+  if (info?.active === true) return null;
+  if (info !== null) await dropSlot(client, name);
+  const publication = await client.query('SELECT 1 FROM pg_publication WHERE pubname = $1', [name]);
+  if (publication.rowCount === 1) await client.query(`DROP PUBLICATION ${quoteIdent(name)}`);
+  return { slot: info !== null, publication: publication.rowCount === 1 };
+}

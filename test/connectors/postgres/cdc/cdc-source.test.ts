@@ -6,8 +6,9 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CollectSink, ConnectorError, InjectedFault, StreamEnvironment } from '../../../../src/index.ts';
+import { CollectSink, ConnectorError, InjectedFault, JobFailedError, StreamEnvironment } from '../../../../src/index.ts';
 import { PostgresCdcSource } from '../../../../src/connectors/postgres/index.ts';
+import { isRetryable } from '../../../../src/core/errors.ts';
 import type { ListState, Source, SourceReader } from '../../../../src/index.ts';
 import type { ChangeRecord, PostgresCdcSourceOptions } from '../../../../src/connectors/postgres/index.ts';
 import { whenRunning } from '../../../support/clients.ts';
@@ -50,11 +51,12 @@ function job(o: {
   fail?: (n: number) => void;
   root?: string;
   endId?: number;
+  retained?: number;
 }) {
   const env = StreamEnvironment.create({
     parallelism: 1,
     checkpointStorage: join(o.root ?? tempDir('weir-cdc-'), 'chk'),
-    checkpointing: { ...(o.intervalMs === undefined ? {} : { intervalMs: o.intervalMs }), retention: 'retain-on-cancel' },
+    checkpointing: { ...(o.intervalMs === undefined ? {} : { intervalMs: o.intervalMs }), retention: 'retain-on-cancel', retained: o.retained ?? 1 },
     restartStrategy: (o.restarts ?? 0) === 0 ? { type: 'none' } : { type: 'fixed-delay', attempts: o.restarts!, delayMs: 5 },
   });
   const sink = new CollectSink<string>();
@@ -300,6 +302,38 @@ describe('PostgresCdcSource', () => {
     await until('the slot to confirm the second checkpoint', async () => (await confirmedLsn(admin, slot))! > parseLsn(seen[59]!.lsn));
     await admin.query(`INSERT INTO ${schema}.t VALUES (${END_ID}, 0)`);
     expect((await client.result).status).toBe('FINISHED');
+  });
+
+  it('restoring a checkpoint older than the one the slot confirmed fails once, without the 30 restarts it allows, naming the way out', async () => {
+    const { schema, id, slot, admin } = await setup();
+    const root = tempDir('weir-cdc-');
+    const seen: ChangeRecord[] = [];
+    const first = job({ schema, id, seen, root, retained: 2 });
+    const client = await first.env.executeAsync('first');
+    await until('the slot to be ready', () => slotReady(admin, slot));
+    await admin.query(`INSERT INTO ${schema}.t VALUES (1, 1)`);
+    await until('the change to pass', () => seen.length === 1);
+    const older = await client.triggerCheckpoint();
+    await admin.query(`INSERT INTO ${schema}.t VALUES (2, 2)`);
+    await until('the second change to pass', () => seen.length === 2);
+    await client.triggerCheckpoint();
+    // the newer checkpoint completed and the slot confirmed it: the change between is gone from the slot
+    await until('the slot to confirm the newer checkpoint', async () => (await confirmedLsn(admin, slot))! > parseLsn(seen[1]!.lsn));
+    await client.cancel();
+    await client.result.catch(() => {});
+    const again = job({ schema, id, root, restarts: 30 });
+    let restarts = 0;
+    const err = await again.env
+      .execute('again', { restoreFrom: older.location, onEvent: (e) => void (e.type === 'restarting' && restarts++) })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(JobFailedError);
+    expect(restarts).toBe(0);
+    expect(isRetryable(err)).toBe(false);
+    const message = (err as Error).message;
+    expect(message).toContain('a restart would fail the same way');
+    expect(message).toContain(`slot ${slot} confirmed`);
+    expect(message).toContain('--accept-duplicates does not help');
+    expect(message).toContain('start the job without --from');
   });
 
   it("survives the server ending the slot's connection mid-run: the job fails over and every change arrives once", async () => {
