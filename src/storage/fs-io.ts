@@ -2,12 +2,12 @@
  * Reading persisted files from the local file system, verified: every failure is a StorageError
  * naming the file (missing, unreadable, corrupt, too new).
  */
-import { mkdirSync } from 'node:fs';
 import { promises as fsp, type Dirent } from 'node:fs';
 import { StorageError } from '../core/errors.ts';
 import { crc32 } from 'node:zlib';
 import { errnoCode, storageIoError, writeFileDurable, writeFileDurableParts } from './atomic-write.ts';
 import { ENVELOPE_HEADER_BYTES } from './file-format.ts';
+import { makeDirsSync } from './make-dirs.ts';
 import type { StreamStateHandle } from './handles.ts';
 import { joinPath, metadataPath, stateFileName } from './paths.ts';
 import { checkStateFileHeader, decodeStateFile, stateFileHeader, verifyInline } from './state-file.ts';
@@ -97,7 +97,7 @@ export async function dirFilesSize(dir: string): Promise<number> {
 /** Creates a directory and its parents. */
 export async function makeDir(dir: string): Promise<void> {
   try {
-    mkdirSync(dir, { recursive: true }); // sync: see writeFileDurable
+    makeDirsSync(dir); // sync: see writeFileDurable
   } catch (err) {
     throw storageIoError(dir, 'create directory', err);
   }
