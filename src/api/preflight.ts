@@ -4,11 +4,11 @@
  * otherwise, instead of restarts that cannot help), and what dead runs left half-done there is
  * removed: checkpoint directories without `_metadata`, embedded working directories.
  */
-import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { LocalStore } from '../state/embedded/local-store.ts';
 import { removeDeadRunsLeftovers, writeRunOwner } from '../storage/run-owner.ts';
+import { makeDirsSync } from '../storage/make-dirs.ts';
 import { checkWritableDir } from '../storage/writable-dir.ts';
 import type { ResolvedOptions } from './options.ts';
 
@@ -18,7 +18,7 @@ export function preflight(options: ResolvedOptions, jobDir: string | null): stri
   if (jobDir !== null) {
     const root = path.dirname(jobDir);
     checkWritableDir(root, { option: 'checkpointStorage', what: 'checkpoint directory', create: true });
-    mkdirSync(jobDir, { recursive: true });
+    makeDirsSync(jobDir);
     writeRunOwner(jobDir);
     for (const dir of removeDeadRunsLeftovers(root, jobDir)) notes.push(`removed ${dir}: an incomplete checkpoint of a run that is gone`);
   }

@@ -68,8 +68,12 @@ export class JobDefinitionError extends WeirError {
   }
 }
 
+/** The codes a StorageError carries. */
+export type StorageErrorCode = 'CORRUPT_FILE' | 'MISSING_FILE' | 'UNSUPPORTED_VERSION' | 'STORAGE_IO';
+
 /** A persisted file could not be read or is not what was written; `file` names it. */
 export class StorageError extends WeirError {
+  declare readonly code: StorageErrorCode;
   /** The file at fault. */
   readonly file: string;
   /**
@@ -77,7 +81,7 @@ export class StorageError extends WeirError {
    * @param file the file at fault.
    * @param message what is wrong with it (prefixed with the file).
    */
-  constructor(code: 'CORRUPT_FILE' | 'MISSING_FILE' | 'UNSUPPORTED_VERSION' | 'STORAGE_IO', file: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: StorageErrorCode, file: string, message: string, options?: { cause?: unknown }) {
     super(code, `${file}: ${message}`, options);
     this.file = file;
   }

@@ -131,6 +131,10 @@ export class FaultyStorage implements CheckpointStorage {
     return this.inner.dirSizeBytes(location);
   }
 
+  checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
+    return this.inner.checkStateFile(handle);
+  }
+
   readRestoredFrom(jobDir: string): Promise<RestoredFrom | null> {
     return this.inner.readRestoredFrom(jobDir);
   }

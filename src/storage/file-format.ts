@@ -76,28 +76,44 @@ export interface DecodedEnvelope {
  * else a newer version might lay out differently), length, checksum.
  */
 export function decodeEnvelope(kind: FileKind, bytes: Uint8Array, fileNameForErrors: string, supportedVersions: readonly number[]): DecodedEnvelope {
-  assert(supportedVersions.length > 0, 'decodeEnvelope needs at least one supported version');
   const file = fileNameForErrors;
-  checkMagic(kind, bytes, file);
-  if (bytes.byteLength < ENVELOPE_HEADER_BYTES) {
-    throw new StorageError('CORRUPT_FILE', file, `truncated: expected at least ${ENVELOPE_HEADER_BYTES} bytes, found ${bytes.byteLength}`);
-  }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const version = view.getUint16(4);
-  checkVersion(version, supportedVersions, file);
-  const checksum = view.getUint32(6);
-  const bodyLength = view.getBigUint64(10);
-  const expected = BigInt(ENVELOPE_HEADER_BYTES) + bodyLength;
-  if (expected !== BigInt(bytes.byteLength)) {
-    const what = expected > BigInt(bytes.byteLength) ? 'truncated' : 'unexpected trailing bytes';
-    throw new StorageError('CORRUPT_FILE', file, `${what}: expected ${expected} bytes, found ${bytes.byteLength}`);
-  }
+  const { version, checksum } = decodeEnvelopeHeader(kind, bytes, bytes.byteLength, file, supportedVersions);
   const body = bytes.subarray(ENVELOPE_HEADER_BYTES);
   const actual = checksumOf(body);
   if (actual !== checksum) {
     throw new StorageError('CORRUPT_FILE', file, `checksum mismatch: header says ${hex32(checksum)}, body has ${hex32(actual)}`);
   }
   return { version, checksum, body };
+}
+
+/**
+ * Checks what can be checked without the body: magic, format version, and that the file is as long
+ * as its header says (`fileBytes`, from the whole file or from its size on disk). `head` is the
+ * file's first bytes (at least the header, unless the file is shorter). Returns the header's fields.
+ */
+export function decodeEnvelopeHeader(
+  kind: FileKind,
+  head: Uint8Array,
+  fileBytes: number,
+  file: string,
+  supportedVersions: readonly number[],
+): { readonly version: number; readonly checksum: number; readonly bodyBytes: number } {
+  assert(supportedVersions.length > 0, 'decodeEnvelope needs at least one supported version');
+  checkMagic(kind, head, file);
+  if (head.byteLength < ENVELOPE_HEADER_BYTES) {
+    throw new StorageError('CORRUPT_FILE', file, `truncated: expected at least ${ENVELOPE_HEADER_BYTES} bytes, found ${head.byteLength}`);
+  }
+  const view = new DataView(head.buffer, head.byteOffset, ENVELOPE_HEADER_BYTES);
+  const version = view.getUint16(4);
+  checkVersion(version, supportedVersions, file);
+  const checksum = view.getUint32(6);
+  const bodyLength = view.getBigUint64(10);
+  const expected = BigInt(ENVELOPE_HEADER_BYTES) + bodyLength;
+  if (expected !== BigInt(fileBytes)) {
+    const what = expected > BigInt(fileBytes) ? 'truncated' : 'unexpected trailing bytes';
+    throw new StorageError('CORRUPT_FILE', file, `${what}: expected ${expected} bytes, found ${fileBytes}`);
+  }
+  return { version, checksum, bodyBytes: Number(bodyLength) };
 }
 
 function checkMagic(kind: FileKind, bytes: Uint8Array, file: string): void {

@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import { StorageError } from '../core/errors.ts';
 import type { CheckpointId } from '../core/ids.ts';
-import { dirFilesSize, listDir, pathKind, readMetadataBytesFs } from './fs-io.ts';
+import { checkStateFileFs, dirFilesSize, listDir, pathKind, readMetadataBytesFs } from './fs-io.ts';
 import { joinPath, metadataPath, parseCheckpointDirName, parseSavepointDirName } from './paths.ts';
 import { readRestoredFromFs } from './restored-from.ts';
 import type { CheckpointDirEntry, SnapshotPathProbe, SnapshotReader } from './storage.ts';
@@ -104,4 +104,5 @@ export const fsSnapshotReader: SnapshotReader = {
   readMetadataBytes: readMetadataBytesFs,
   dirSizeBytes: dirFilesSize,
   readRestoredFrom: readRestoredFromFs,
+  checkStateFile: checkStateFileFs,
 };

@@ -2,15 +2,15 @@
  * Reading persisted files from the local file system, verified: every failure is a StorageError
  * naming the file (missing, unreadable, corrupt, too new).
  */
-import { mkdirSync } from 'node:fs';
 import { promises as fsp, type Dirent } from 'node:fs';
 import { StorageError } from '../core/errors.ts';
 import { crc32 } from 'node:zlib';
 import { errnoCode, storageIoError, writeFileDurable, writeFileDurableParts } from './atomic-write.ts';
 import { ENVELOPE_HEADER_BYTES } from './file-format.ts';
+import { makeDirsSync } from './make-dirs.ts';
 import type { StreamStateHandle } from './handles.ts';
 import { joinPath, metadataPath, stateFileName } from './paths.ts';
-import { decodeStateFile, stateFileHeader, verifyInline } from './state-file.ts';
+import { checkStateFileHeader, decodeStateFile, stateFileHeader, verifyInline } from './state-file.ts';
 
 /** Reads a whole file; a missing file is MISSING_FILE "<what> is missing". */
 export async function readFileChecked(file: string, what: string): Promise<Uint8Array> {
@@ -28,6 +28,26 @@ export async function readStateFs(handle: StreamStateHandle): Promise<Uint8Array
   if (handle.type === 'inline') return verifyInline(handle);
   const bytes = await readFileChecked(handle.path, 'state file');
   return decodeStateFile(bytes, handle);
+}
+
+/** Checks a state file's header and size on disk against its handle (see `checkStateFileHeader`), without reading its body. */
+export async function checkStateFileFs(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
+  let head: Uint8Array;
+  let fileBytes: number;
+  try {
+    const fh = await fsp.open(handle.path, 'r');
+    try {
+      fileBytes = (await fh.stat()).size;
+      head = new Uint8Array(Math.min(ENVELOPE_HEADER_BYTES, fileBytes));
+      await fh.read(head, 0, head.byteLength, 0);
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') throw new StorageError('MISSING_FILE', handle.path, 'state file is missing', { cause: err });
+    throw storageIoError(handle.path, 'read state file', err);
+  }
+  checkStateFileHeader(head, fileBytes, handle);
 }
 
 /** The bytes of `<location>/_metadata` (not decoded: that is `checkpoint/metadata`'s part). */
@@ -77,7 +97,7 @@ export async function dirFilesSize(dir: string): Promise<number> {
 /** Creates a directory and its parents. */
 export async function makeDir(dir: string): Promise<void> {
   try {
-    mkdirSync(dir, { recursive: true }); // sync: see writeFileDurable
+    makeDirsSync(dir); // sync: see writeFileDurable
   } catch (err) {
     throw storageIoError(dir, 'create directory', err);
   }

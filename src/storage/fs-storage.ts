@@ -11,7 +11,18 @@ import type { CheckpointId, JobId } from '../core/ids.ts';
 import { errnoCode, fsyncDir, storageIoError, writeFileAtomic } from './atomic-write.ts';
 import { checkpointDirsOf, probeFs } from './fs-inspect.ts';
 import { type RestoredFrom, readRestoredFromFs, writeRestoredFromFs } from './restored-from.ts';
-import { dirFilesSize, listDir, makeDir, pathKind, readMetadataBytesFs, readStateFs, removeDirIfEmpty, writeNewFile, writeNewStateFileParts } from './fs-io.ts';
+import {
+  checkStateFileFs,
+  dirFilesSize,
+  listDir,
+  makeDir,
+  pathKind,
+  readMetadataBytesFs,
+  readStateFs,
+  removeDirIfEmpty,
+  writeNewFile,
+  writeNewStateFileParts,
+} from './fs-io.ts';
 import { FsSavepointWriter } from './fs-savepoint.ts';
 import type { StreamStateHandle } from './handles.ts';
 import {
@@ -174,6 +185,10 @@ export class FsCheckpointStorage implements CheckpointStorage {
 
   readRestoredFrom(jobDir: string): Promise<RestoredFrom | null> {
     return readRestoredFromFs(jobDir);
+  }
+
+  checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
+    return checkStateFileFs(handle);
   }
 
   recordRestoredFrom(r: RestoredFrom): Promise<void> {

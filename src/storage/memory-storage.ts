@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { assert } from '../core/assert.ts';
 import { StorageError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
-import { dirFilesSize, readMetadataBytesFs, readStateFs } from './fs-io.ts';
+import { checkStateFileFs, dirFilesSize, readMetadataBytesFs, readStateFs } from './fs-io.ts';
 import type { StreamStateHandle } from './handles.ts';
 import {
   checkpointDir,
@@ -154,6 +154,12 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     if (![...this.files.keys()].some((f) => f.startsWith(prefix))) return { path: p, kind: 'missing', hasMetadata: false, checkpointDirs: [] };
     const hasMetadata = this.files.has(metadataPath(p));
     return { path: p, kind: 'dir', hasMetadata, checkpointDirs: hasMetadata ? [] : this.checkpointDirsUnder(p) };
+  }
+
+  /** A state file in memory is checked whole (it is at hand); one on disk by its header. */
+  async checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
+    if (!isMemoryPath(handle.path)) return checkStateFileFs(handle);
+    decodeStateFile(this.get(handle.path, 'state file'), handle);
   }
 
   /** A job directory on disk has its record there; one in memory has none (see recordRestoredFrom). */

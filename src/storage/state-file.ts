@@ -4,7 +4,7 @@
  */
 import { assert } from '../core/assert.ts';
 import { StorageError } from '../core/errors.ts';
-import { checksumOf, decodeEnvelope, encodeEnvelope, envelopeHeader, hex32 } from './file-format.ts';
+import { checksumOf, decodeEnvelope, decodeEnvelopeHeader, encodeEnvelope, envelopeHeader, hex32 } from './file-format.ts';
 import type { StreamStateHandle } from './handles.ts';
 
 export const STATE_FORMAT_VERSION = 1;
@@ -38,6 +38,21 @@ export function inlineHandleFor(data: Uint8Array): StreamStateHandle {
 /** Verifies the envelope of a state file and that it is the file `handle` refers to; returns the body. */
 export function decodeStateFile(bytes: Uint8Array, handle: StreamStateHandle & { type: 'file' }): Uint8Array {
   const { body, checksum } = decodeEnvelope('state', bytes, handle.path, SUPPORTED_STATE_VERSIONS);
+  checkRecorded(handle, checksum, body.byteLength);
+  return body;
+}
+
+/**
+ * The check of a state file that reads only its header (`head`, its first bytes) and its size on
+ * disk: magic, version, length, and the checksum and size `handle` recorded. What a restore checks
+ * up front; the body's bytes are checked against the checksum when the restore reads them.
+ */
+export function checkStateFileHeader(head: Uint8Array, fileBytes: number, handle: StreamStateHandle & { type: 'file' }): void {
+  const { checksum, bodyBytes } = decodeEnvelopeHeader('state', head, fileBytes, handle.path, SUPPORTED_STATE_VERSIONS);
+  checkRecorded(handle, checksum, bodyBytes);
+}
+
+function checkRecorded(handle: StreamStateHandle & { type: 'file' }, checksum: number, bodyBytes: number): void {
   if (checksum !== handle.checksum >>> 0) {
     throw new StorageError(
       'CORRUPT_FILE',
@@ -45,10 +60,9 @@ export function decodeStateFile(bytes: Uint8Array, handle: StreamStateHandle & {
       `checksum mismatch: file has ${hex32(checksum)}, checkpoint metadata expects ${hex32(handle.checksum)}`,
     );
   }
-  if (body.byteLength !== handle.size) {
-    throw new StorageError('CORRUPT_FILE', handle.path, `size mismatch: file holds ${body.byteLength} bytes, checkpoint metadata expects ${handle.size}`);
+  if (bodyBytes !== handle.size) {
+    throw new StorageError('CORRUPT_FILE', handle.path, `size mismatch: file holds ${bodyBytes} bytes, checkpoint metadata expects ${handle.size}`);
   }
-  return body;
 }
 
 /** Verifies inline state against its checksum; returns a copy of its bytes. */

@@ -79,6 +79,11 @@ export interface SnapshotReader {
   readMetadataBytes(location: string): Promise<Uint8Array>;
   /** Bytes of the files inside the snapshot directory `location` (its own state files and `_metadata`). */
   dirSizeBytes(location: string): Promise<number>;
+  /**
+   * Checks, without reading its body, that a state file is there, complete and the one `handle`
+   * recorded (envelope header, size, checksum field); a StorageError names it otherwise.
+   */
+  checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void>;
   /** Which snapshot the run of job directory `jobDir` was restored from; null when it records none. A corrupt record is a StorageError naming it. */
   readRestoredFrom(jobDir: string): Promise<RestoredFrom | null>;
 }

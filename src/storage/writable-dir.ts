@@ -4,10 +4,11 @@
  * an immutable directory, a file where a directory belongs), it reports a ConfigError naming the
  * option and the directory instead of letting the job fail and restart on it later.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../core/errors.ts';
 import { errnoCode } from './atomic-write.ts';
+import { makeDirsSync } from './make-dirs.ts';
 
 export interface WritableDirCheck {
   /** The option that names the directory (e.g. `checkpointStorage`). */
@@ -26,7 +27,7 @@ export function checkWritableDir(dir: string, check: WritableDirCheck): void {
   if (kind === 'missing') {
     if (!check.create) throw fail('does not exist');
     try {
-      mkdirSync(abs, { recursive: true });
+      makeDirsSync(abs);
     } catch (err) {
       throw fail(`cannot be created: ${describeFsError(abs, err)}`);
     }
@@ -67,7 +68,12 @@ function describeFsError(dir: string, err: unknown): string {
       if (kindOf(p) === 'file') return `${p} is a file, not a directory`;
     }
   }
-  if (code === 'EROFS') return 'the file system is read-only (EROFS)';
+  if (code === 'EROFS') {
+    // From mkdir: the directory that could not be made names where the read-only file system is.
+    const at = (err as NodeJS.ErrnoException).path;
+    const inside = at === undefined || path.dirname(at) === dir;
+    return inside ? 'the file system is read-only (EROFS)' : `the file system is read-only (EROFS) at ${path.dirname(at)}`;
+  }
   if (code === 'EACCES' || code === 'EPERM') return `permission denied (${code}): ${err instanceof Error ? err.message : String(err)}`;
   return err instanceof Error ? err.message : String(err);
 }

@@ -11,6 +11,8 @@ import type { RestoredFrom } from '../../storage/restored-from.ts';
 import type { CheckpointDirEntry, SnapshotPathProbe, SnapshotReader } from '../../storage/storage.ts';
 import type { CheckpointMetadata } from '../metadata/metadata.ts';
 import { readMetadataAt } from '../metadata/read.ts';
+import { streamHandlesOf } from '../metadata/walk.ts';
+import { StorageError } from '../../core/errors.ts';
 import { snapshotLocationOf } from './locate.ts';
 
 /**
@@ -64,6 +66,7 @@ export async function restoreCandidates(reader: SnapshotReader, p: string): Prom
     return [...own, ...(await lineageCandidates(reader, probe.path, restoredFrom))];
   }
   const metadata = await readMetadataAt(reader, sources.location);
+  await checkFilesOf(reader, metadata, sources.location);
   return [{ checkpointId: metadata.checkpointId, location: sources.location, load: async () => metadata }];
 }
 
@@ -89,4 +92,31 @@ async function lineageCandidates(reader: SnapshotReader, jobDir: string, first: 
     r = await reader.readRestoredFrom(next);
   }
   return out;
+}
+
+/**
+ * Checks every state file of the one snapshot a path names before anything starts (header, size,
+ * checksum field): with nothing to fall back to, a truncated or missing file is an error at the
+ * start naming the file and the snapshot, as a bad `_metadata` is, not a failed restore later.
+ */
+async function checkFilesOf(reader: SnapshotReader, metadata: CheckpointMetadata, location: string): Promise<void> {
+  const seen = new Set<string>();
+  for (const h of streamHandlesOf(metadata)) {
+    if (h.type !== 'file' || seen.has(h.path)) continue;
+    seen.add(h.path);
+    try {
+      await reader.checkStateFile(h);
+    } catch (err) {
+      if (!(err instanceof StorageError)) throw err;
+      const what = err.message.startsWith(`${err.file}: `) ? err.message.slice(err.file.length + 2) : err.message;
+      throw new StorageError(
+        err.code,
+        err.file,
+        `${what} (a state file of ${metadata.kind} ${metadata.checkpointId} at ${location}, which cannot be restored)`,
+        {
+          cause: err,
+        },
+      );
+    }
+  }
 }

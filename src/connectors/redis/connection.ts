@@ -25,8 +25,12 @@ export async function connectRedis(c: ResolvedRedisConnection, purpose: string, 
     autoResendUnfulfilledCommands: false,
   });
   let connected = false;
+  // The reason a connection attempt fails (WRONGPASS, NOAUTH, ECONNREFUSED) arrives as an 'error'
+  // event; connect() then rejects with only "Connection is closed".
+  let connectFailure: unknown = null;
   client.on('error', (err: unknown) => {
     if (connected) onError(redisError(c, `connection of ${purpose} lost`, err));
+    else connectFailure ??= err;
   });
   client.on('end', () => {
     if (connected) onError(redisError(c, `connection of ${purpose} lost`, new Error('connection closed')));
@@ -35,7 +39,7 @@ export async function connectRedis(c: ResolvedRedisConnection, purpose: string, 
     await client.connect();
   } catch (err) {
     client.disconnect();
-    throw redisError(c, `cannot connect (${purpose})`, err, 'CONNECTOR_UNREACHABLE');
+    throw redisError(c, `cannot connect (${purpose})`, connectFailure ?? err, 'CONNECTOR_UNREACHABLE');
   }
   connected = true;
   return client;
