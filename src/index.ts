@@ -60,7 +60,7 @@ export { TriggerResult } from './runtime/windows/trigger.ts';
 export type { OnMergeContext, Trigger, TriggerContext, TriggerState } from './runtime/windows/trigger.ts';
 export { ContinuousEventTimeTrigger, CountTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger } from './runtime/windows/triggers.ts';
 export { CountEvictor, TimeEvictor } from './runtime/windows/evictors.ts';
-export type { Evictor, EvictorContext, TimestampedValue } from './runtime/windows/evictors.ts';
+export type { EvictFunction, Evictor, EvictorContext, TimestampedValue } from './runtime/windows/evictors.ts';
 export type { KeyedStateStore, ProcessWindowFunction, WindowContext, WindowStateStore } from './runtime/windows/window-functions.ts';
 export type { Sink, SinkWriter, TwoPhaseCommitSink, TwoPhaseCommitWriter } from './runtime/sink.ts';
 export { POLL_END, POLL_MORE } from './runtime/operator.ts';
@@ -102,6 +102,7 @@ export { NexmarkSource, nexmarkEvents } from './connectors/nexmark/nexmark-sourc
 export type { NexmarkOptions } from './connectors/nexmark/config.ts';
 export type { Auction, Bid, NexmarkEvent, Person } from './connectors/nexmark/model.ts';
 export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
+export type { JobFinishedContext, JobModule, OnFinished, SimCheck } from './api/job-module.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';
 export { CHECKPOINT_FAILURE_MESSAGES } from './checkpoint/failure-reason.ts';
 export type { CheckpointFailureReason } from './checkpoint/failure-reason.ts';
