@@ -16,7 +16,6 @@
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { isMainThread } from 'node:worker_threads';
 import {
   FileSink,
   readCommittedLines,
@@ -200,11 +199,14 @@ export function defaultOutputDir(env: StreamEnvironment): string {
   return path.join(os.tmpdir(), 'weir-bank-transfers-output');
 }
 
+/**
+ * Builds the job, and nothing else: weir calls it wherever the job is built (every task manager,
+ * every process `weir sim` simulates, its fault-free run too, where the sink is replaced), so a
+ * line printed here came out once per build and named a directory the simulator never writes.
+ * `onFinished` names the output directory instead.
+ */
 export default function bankTransfers(env: StreamEnvironment): void {
-  const outputDir = defaultOutputDir(env);
-  // Every task manager (worker thread) builds the job too: say it once.
-  if (isMainThread) process.stderr.write(`bank-transfers: committed balance updates go to ${outputDir}\n`);
-  buildJob(env, { outputDir, config: RUN_CONFIG });
+  buildJob(env, { outputDir: defaultOutputDir(env), config: RUN_CONFIG });
 }
 
 /** Final balances read from committed balance updates, checked against `expected`. */
@@ -249,7 +251,7 @@ export function onFinished(ctx: { env: StreamEnvironment; stoppedWithSavepoint: 
   const want = expected(config);
   const all = want.postings + want.openings;
   if (ctx.stoppedWithSavepoint !== null) {
-    return `bank-transfers: stopped with a savepoint after ${lines.length} of ${all} balance updates; resume from it to finish`;
+    return `bank-transfers: stopped with a savepoint after ${lines.length} of ${all} balance updates (in ${dir}); resume from it to finish`;
   }
   const s = summarizeLedger(lines, config);
   if (s.problems.length > 0) {
@@ -258,7 +260,7 @@ export function onFinished(ctx: { env: StreamEnvironment; stoppedWithSavepoint: 
       `final balances do not match the expected ones: ${s.problems[0]}${s.problems.length > 1 ? ` and ${s.problems.length - 1} more` : ''}${earlier}`,
     );
   }
-  return `final balances: ${config.accounts} accounts, total ${s.total}, all equal to the expected balances (${s.updates} balance updates, each committed once)`;
+  return `final balances: ${config.accounts} accounts, total ${s.total}, all equal to the expected balances (${s.updates} balance updates in ${dir}, each committed once)`;
 }
 
 /**

@@ -3,6 +3,7 @@
  * directory, crashes the ledger once part-way, lets the job recover on its own, and then checks the
  * committed output for exactly-once: every posting committed once, balances as expected, total unchanged.
  */
+import { rmSync } from 'node:fs';
 import { mkdtemp, readdir } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -60,15 +61,22 @@ export class CrashOnce implements FaultInjector {
 
 export async function demoCommand(flags: DemoFlags): Promise<number> {
   const root = await demoDir(flags.dir);
-  const web = await bindWebPort(webPortChoice(flags.webPort));
+  // A directory of our own (no --dir) holds ~100k lines of output: it goes when the demo ends,
+  // also when a second Ctrl-C exits at once (process.exit runs 'exit' listeners).
+  const removeTemp = flags.dir === undefined ? () => rmSync(root, { recursive: true, force: true }) : () => {};
+  process.once('exit', removeTemp);
+  let web: WebListener | null = null;
   try {
-    return await runDemo(root, web);
+    web = await bindWebPort(webPortChoice(flags.webPort));
+    return await runDemo(root, web, flags.dir === undefined);
   } finally {
     await web?.close();
+    removeTemp();
+    process.off('exit', removeTemp);
   }
 }
 
-async function runDemo(root: string, web: WebListener | null): Promise<number> {
+async function runDemo(root: string, web: WebListener | null, temporary: boolean): Promise<number> {
   const checkpointDir = path.join(root, 'checkpoints');
   const outputDir = path.join(root, 'output');
   const config = bank.DEFAULT_CONFIG;
@@ -104,7 +112,7 @@ async function runDemo(root: string, web: WebListener | null): Promise<number> {
     },
   );
   out.write(`${finalStatusLine(outcome)}\n`);
-  const code = await verifyDemo(outcome, crash, outputDir, checkpointDir);
+  const code = await verifyDemo(outcome, crash, outputDir, checkpointDir, temporary);
   await keepDashboardOpen(await dashboard);
   return code;
 }
@@ -118,12 +126,39 @@ async function keepDashboardOpen(dashboard: WebServer | null): Promise<void> {
   if (process.stderr.isTTY === true && process.stdin.isTTY === true) {
     process.stderr.write(`weir demo: the dashboard stays open at ${dashboard.address}/ to replay the checkpoints; press Ctrl-C to exit\n`);
     dashboard.hold();
-    await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+    await ctrlC();
   }
   await dashboard.close();
 }
 
-async function verifyDemo(outcome: JobOutcome, crash: CrashOnce, outputDir: string, checkpointDir: string): Promise<number> {
+/**
+ * Resolves on Ctrl-C, read as a key: the terminal in raw mode sends no SIGINT to the process
+ * group, so under `npm start` npm is not interrupted either and the exit code stays the demo's (0
+ * once verified) instead of 130. A SIGINT or SIGTERM from elsewhere ends the wait too.
+ */
+function ctrlC(): Promise<void> {
+  const stdin = process.stdin;
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      stdin.off('data', onKey);
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+      stdin.setRawMode(false);
+      stdin.pause();
+      resolve();
+    };
+    const onKey = (key: Buffer) => {
+      if (key.includes(0x03) || key.includes(0x04) || key.includes(0x71)) done(); // Ctrl-C, Ctrl-D, q
+    };
+    stdin.setRawMode(true);
+    stdin.on('data', onKey);
+    stdin.resume();
+    process.once('SIGINT', done);
+    process.once('SIGTERM', done);
+  });
+}
+
+async function verifyDemo(outcome: JobOutcome, crash: CrashOnce, outputDir: string, checkpointDir: string, temporary: boolean): Promise<number> {
   const out = process.stderr;
   const config = bank.DEFAULT_CONFIG;
   if (outcome.status === 'FAILED') {
@@ -149,7 +184,10 @@ async function verifyDemo(outcome: JobOutcome, crash: CrashOnce, outputDir: stri
       `(${want.postings} debits and credits + ${want.openings} openings) committed once each, ` +
       `total ${verdict.finalTotal} unchanged across ${restarts} restart${restarts === 1 ? '' : 's'} (${restored})\n`,
   );
-  out.write(`weir demo: inspect the retained checkpoint with: weir checkpoints ${checkpointDir}  (${groupDigits(verdict.committed)} lines in ${outputDir})\n`);
+  const kept = temporary ? '; this temporary directory is removed when the demo exits (keep one with --dir <dir>)' : '';
+  out.write(
+    `weir demo: inspect the retained checkpoint with: weir checkpoints ${checkpointDir}  (${groupDigits(verdict.committed)} lines in ${outputDir}${kept})\n`,
+  );
   return EXIT_OK;
 }
 

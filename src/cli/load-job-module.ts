@@ -7,32 +7,17 @@
 import { stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { JobResult, StreamEnvironment, StreamEnvironmentOptions } from '../index.ts';
-import type { SimCheck } from '../sim/checkers/exactly-once.ts';
+import type { StreamEnvironment, StreamEnvironmentOptions } from '../index.ts';
+import type { JobFinishedContext, OnFinished, SimCheck } from '../api/job-module.ts';
 import { importingJobModule, runsAtImportMessage } from '../api/job-module-import.ts';
 import { errorMessage } from '../core/errors.ts';
 import { oneLine } from './format.ts';
 import { UsageError } from './exit.ts';
 
-/** What `weir run` passes to a job module's `onFinished` export once the job FINISHED. */
-export interface JobFinishedContext {
-  readonly jobId: string;
-  readonly result: JobResult;
-  /** The environment the job ran in: its options are the module's with the flags applied. */
-  readonly env: StreamEnvironment;
-  /** The checkpoint or savepoint the run started from (`--from`), or null. */
-  readonly restoredFrom: string | null;
-  /** Set when `weir stop --savepoint` ended the run: the savepoint's location (the input was not all read). */
-  readonly stoppedWithSavepoint: string | null;
-}
+export type { JobFinishedContext, OnFinished };
 
-/**
- * Optional export `onFinished`: returns text for stdout (a summary, a verification), or throws
- * when the result is wrong, which makes `weir run` exit 1 with the message.
- */
-export type OnFinished = (ctx: JobFinishedContext) => string | void | Promise<string | void>;
-
-export interface JobModule {
+/** A job module as loaded and checked (the public shape of its exports is `JobModule` in src/api/job-module.ts). */
+export interface LoadedJobModule {
   readonly path: string;
   readonly name: string;
   readonly options: StreamEnvironmentOptions;
@@ -68,7 +53,7 @@ function exportsOf(loaded: Record<string, unknown>): Record<string, unknown> {
   return wrapped ? (inner as Record<string, unknown>) : loaded;
 }
 
-export async function loadJobModule(file: string, cwd = process.cwd()): Promise<JobModule> {
+export async function loadJobModule(file: string, cwd = process.cwd()): Promise<LoadedJobModule> {
   const abs = path.resolve(cwd, file);
   const info = await stat(abs).catch(() => null);
   if (info === null) throw new UsageError(`job module not found: ${abs}`);
@@ -104,7 +89,7 @@ export async function loadJobModule(file: string, cwd = process.cwd()): Promise<
     path: abs,
     name,
     options: options as StreamEnvironmentOptions,
-    build: build as JobModule['build'],
+    build: build as LoadedJobModule['build'],
     ...(onFinished !== undefined ? { onFinished: onFinished as OnFinished } : {}),
     ...(simCheck !== undefined ? { simCheck: simCheck as SimCheck } : {}),
     ...(simOutput !== undefined ? { simOutput } : {}),

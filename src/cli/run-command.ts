@@ -8,7 +8,7 @@ import { errorMessage } from '../core/errors.ts';
 import { resolveStorageLocation } from '../storage/location.ts';
 import { EXIT_CANCELED, EXIT_JOB_FAILED, EXIT_OK, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
-import { loadJobModule, type JobFinishedContext, type JobModule } from './load-job-module.ts';
+import { loadJobModule, type JobFinishedContext, type LoadedJobModule } from './load-job-module.ts';
 import { openRunControl, type RunControl } from './run-control.ts';
 import type { JobMaster } from '../internal.ts';
 import type { TaskManagerCount } from '../cluster/task-manager-count.ts';
@@ -137,7 +137,7 @@ async function supervise(modulePath: string, flags: RunFlags, job: JobModule, en
 }
 
 /** Calls the module's `onFinished`; its text goes to stdout, its error fails the run. */
-async function reportFinished(job: JobModule, ctx: JobFinishedContext): Promise<number> {
+async function reportFinished(job: LoadedJobModule, ctx: JobFinishedContext): Promise<number> {
   if (job.onFinished === undefined) return EXIT_OK;
   let text: string | void;
   try {

@@ -8,7 +8,7 @@ import { SIM_MODES, type SimJob, type SimMode } from '../sim/run-seed.ts';
 import { describeRecovery, describeTaskManagerShares, exitCodeFor, runSeeds } from '../sim/runner.ts';
 import { JOB_ONLY_SCENARIOS, SCENARIOS, type ScenarioName } from '../sim/scenarios.ts';
 import { UsageError } from './exit.ts';
-import { loadJobModule, type JobModule } from './load-job-module.ts';
+import { loadJobModule, type LoadedJobModule } from './load-job-module.ts';
 import { systemClock } from '../core/adapters.ts';
 import { SimProgress } from './sim-progress.ts';
 
@@ -32,7 +32,7 @@ async function resolveJob(job: string | undefined): Promise<SimJob | undefined> 
 }
 
 /** How a module's output is checked: its own simCheck, a multiset when order-independent, else counts per sink. */
-export function outputRuleOf(module: Pick<JobModule, 'simCheck' | 'simOutput'>): OutputRule {
+export function outputRuleOf(module: Pick<LoadedJobModule, 'simCheck' | 'simOutput'>): OutputRule {
   if (module.simCheck !== undefined) return { kind: 'custom', check: module.simCheck };
   return module.simOutput === 'order-independent' ? { kind: 'multiset' } : { kind: 'counts' };
 }

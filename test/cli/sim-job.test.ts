@@ -10,7 +10,7 @@ import { simCheck, type BalanceUpdate } from '../../examples/bank-transfers.ts';
 import { SimProgress } from '../../src/cli/sim-progress.ts';
 import { outputRuleOf } from '../../src/cli/sim-command.ts';
 import { checkOutput } from '../../src/sim/checkers/exactly-once.ts';
-import { FIXTURES, runCli } from './run-cli.ts';
+import { FIXTURES, REPO, runCli } from './run-cli.ts';
 
 const update = (account: number, seq: number, balance: number, delta: number, ref: string): BalanceUpdate => ({ account, seq, balance, delta, ref });
 
@@ -111,6 +111,17 @@ describe('weir sim --job <module>', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^4 seeds in [\d.]+ s: 4 passed, 0 checker violations/m);
     expect(r.stdout).toMatch(/1 sink roll-backs/);
+  });
+
+  it('runs examples/bank-transfers.ts without the example printing anything (its builder runs once per simulated process)', {
+    timeout: 180_000,
+  }, async () => {
+    // The builder printed where output goes, once per build (fault-free run, each process start),
+    // naming a directory the simulator never writes since it replaces the sink.
+    const r = await runCli(['sim', '--job', path.join(REPO, 'examples/bank-transfers.ts'), '--seed', '2']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(`${r.stdout}${r.stderr}`).not.toContain('bank-transfers:');
+    expect(r.stdout).toMatch(/^1 seeds in [\d.]+ s: 1 passed/m);
   });
 
   it('says it compares only counts when the module declares neither simCheck nor simOutput', { timeout: 120_000 }, async () => {

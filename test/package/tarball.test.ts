@@ -28,7 +28,12 @@ const result = await env.execute('plain-esm');
 console.log(\`\${result.status} \${sink.results().sort((a, b) => a - b).join(',')}\`);
 `;
 
-const TYPED = `import { CollectSink, StreamEnvironment, ValueStateDescriptor, WeirError, type JobResult, type ValueState } from 'weir-stream';
+const TYPED = `import { CollectSink, CountEvictor, StreamEnvironment, ValueStateDescriptor, WeirError, type Evictor, type JobModule, type JobResult, type ValueState } from 'weir-stream';
+import * as job from './job.js';
+job satisfies JobModule;
+// @ts-expect-error -- a job module's default export builds the job: a function of the environment
+({ default: 42 }) satisfies JobModule;
+const evictor: Evictor<string> = CountEvictor.of<string>(2);
 const env = StreamEnvironment.create({ parallelism: 2, checkpointing: { intervalMs: 100 } });
 const sink = new CollectSink<string>();
 env
@@ -45,7 +50,7 @@ env
   .sinkTo(sink);
 const result: JobResult = await env.execute('typed');
 const lines: string[] = sink.results();
-console.log(result.status, lines.length, WeirError.name);
+console.log(result.status, lines.length, WeirError.name, evictor.evictBefore !== undefined);
 // @ts-expect-error -- count is a number: this line fails the check if the types were 'any'
 env.generate({ count: 'many' }, (i) => i);
 // @ts-expect-error -- the simulator's hooks are not part of the public RunOptions
@@ -82,13 +87,24 @@ describe('the packed package, installed into a fresh project', () => {
     project = path.join(tmp, 'project');
     mkdirSync(project);
     writeFileSync(path.join(project, 'package.json'), '{ "name": "consumer", "private": true, "type": "module" }\n');
-    const strict = { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] };
+    // The strictest settings a consumer may use: the shipped .d.ts must hold under them too.
+    const strict = {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      noEmit: true,
+      skipLibCheck: false,
+      types: ['node'],
+    };
     writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: strict, include: ['*.ts'] }));
     writeFileSync(path.join(project, 'plain.mjs'), PLAIN_ESM);
     writeFileSync(path.join(project, 'typed.ts'), TYPED);
     writeFileSync(path.join(project, 'job.ts'), JOB);
     const deps = [path.join(tmp, packed.filename), `typescript@${pkg.devDependencies.typescript}`, `@types/node@${pkg.devDependencies['@types/node']}`];
-    await exec('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...deps], { cwd: project });
+    // --engine-strict: a dependency whose engines refuse this Node (20 here, as Weir declares) fails the install.
+    await exec('npm', ['install', '--engine-strict', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...deps], { cwd: project });
   }, 120_000);
   afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -117,7 +133,7 @@ describe('the packed package, installed into a fresh project', () => {
     expect(r.stdout).toBe('FINISHED 10,20,30,40\n');
   });
 
-  it('type-checks a strict TypeScript project against its .d.ts (skipLibCheck off)', async () => {
+  it('type-checks a strict TypeScript project against its .d.ts (skipLibCheck off, exactOptionalPropertyTypes on), JobModule included', async () => {
     const r = await exec(process.execPath, [path.join(project, 'node_modules/typescript/bin/tsc'), '-p', '.'], { cwd: project }).catch(
       (e: { stdout: string; code: number }) => e,
     );

@@ -21,6 +21,17 @@ export interface EvictorContext {
   currentProcessingTime(): number;
 }
 
+/**
+ * Returns the elements of a firing window to keep, in order; the others are removed. The evictors'
+ * fields have this type, not `Evictor<T>['evictBefore']`, which includes undefined and makes a
+ * consumer's `exactOptionalPropertyTypes` reject them as Evictors.
+ */
+export type EvictFunction<T, W extends Window = Window> = (
+  elements: readonly TimestampedValue<T>[],
+  window: W,
+  ctx: EvictorContext,
+) => readonly TimestampedValue<T>[];
+
 /** Chooses which elements of a firing window stay; the others are removed from the window. */
 export interface Evictor<T, W extends Window = Window> {
   /** Before the window function: returns the elements to keep (and to pass to the function), in order. */
@@ -31,8 +42,8 @@ export interface Evictor<T, W extends Window = Window> {
 
 /** Keeps the last `maxCount` elements of a window (the oldest are evicted). */
 export class CountEvictor<T> implements Evictor<T> {
-  readonly evictBefore?: Evictor<T>['evictBefore'];
-  readonly evictAfter?: Evictor<T>['evictAfter'];
+  readonly evictBefore?: EvictFunction<T>;
+  readonly evictAfter?: EvictFunction<T>;
   private constructor(
     /** Elements kept. */
     readonly maxCount: number,
@@ -60,8 +71,8 @@ export class CountEvictor<T> implements Evictor<T> {
  * (those at or before `newest - windowSizeMs` are evicted). Elements without timestamps are kept.
  */
 export class TimeEvictor<T> implements Evictor<T> {
-  readonly evictBefore?: Evictor<T>['evictBefore'];
-  readonly evictAfter?: Evictor<T>['evictAfter'];
+  readonly evictBefore?: EvictFunction<T>;
+  readonly evictAfter?: EvictFunction<T>;
   private constructor(
     /** Event time kept before the newest element, in milliseconds. */
     readonly windowSizeMs: number,

@@ -7,16 +7,15 @@
  * `simOutput = 'order-independent'`), `counts` (as many records per sink: user jobs that declare
  * nothing), or `custom` (the job module's own `simCheck`).
  */
+import type { SimCheck } from '../../api/job-module.ts';
+
 export type Guarantee = 'exactly-once' | 'at-least-once';
 
 /** Committed records per sink uid, in commit order. */
 export type SinkRecords = Readonly<Record<string, readonly unknown[]>>;
 
-/**
- * A job module's own output check (`export function simCheck(committed, oracle, guarantee)`):
- * returns what is wrong, empty when the committed output keeps the guarantee.
- */
-export type SimCheck = (committed: SinkRecords, oracle: SinkRecords, guarantee: Guarantee) => readonly string[];
+/** A job module's own output check (`export function simCheck(committed, oracle, guarantee)`), part of the public JobModule. */
+export type { SimCheck } from '../../api/job-module.ts';
 
 export type OutputRule = { readonly kind: 'multiset' } | { readonly kind: 'counts' } | { readonly kind: 'custom'; readonly check: SimCheck };
 
