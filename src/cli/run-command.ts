@@ -97,7 +97,7 @@ export async function runCommand(modulePath: string, given: RunFlags): Promise<n
   }
 }
 
-async function supervise(modulePath: string, flags: RunFlags, job: JobModule, env: StreamEnvironment, web: WebListener | null): Promise<number> {
+async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModule, env: StreamEnvironment, web: WebListener | null): Promise<number> {
   const quiet = flags.quiet === true;
   const started: { control?: Promise<RunControl>; master?: JobMaster } = {};
   const outcome = await superviseJob(
