@@ -8,6 +8,7 @@ import { errorMessage } from '../core/errors.ts';
 import { EXIT_CANCELED, EXIT_JOB_FAILED, EXIT_OK, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
 import { loadJobModule, type JobFinishedContext, type JobModule } from './load-job-module.ts';
+import { ensureRegistryDir } from './registry-dir.ts';
 import { openRunControl, type RunControl } from './run-control.ts';
 import type { JobMaster } from '../internal.ts';
 import type { TaskManagerCount } from '../cluster/task-manager-count.ts';
@@ -57,6 +58,9 @@ export function mergeOptions(module: StreamEnvironmentOptions, flags: RunFlags):
 
 export async function runCommand(modulePath: string, flags: RunFlags): Promise<number> {
   if (flags.claim === true && flags.from === undefined) throw new UsageError('--claim takes ownership of the checkpoint named by --from: give --from too');
+  // The control endpoint's token reaches other commands only through the registry: refuse an
+  // unsafe one before the job starts (UnsafeRegistryError, exit 2), as every command using it does.
+  ensureRegistryDir();
   const job = await loadJobModule(modulePath);
   const options = mergeOptions(job.options, flags);
   if (flags.taskManagers !== undefined && flags.taskManagers > 1 && (options.checkpointStorage ?? 'memory') === 'memory') {
