@@ -16,7 +16,9 @@ export class UnsafeRegistryError extends UsageError {
     readonly dir: string,
     problem: string,
   ) {
-    super(`refusing the job registry ${dir}: ${problem}; it must be a directory owned by you with mode 0700 (set WEIR_HOME to use another place)`);
+    super(
+      `refusing the job registry ${dir}: ${problem}; it must be a directory owned by you with mode 0700 (chmod 700 ${dir}, or set WEIR_HOME to use another place)`,
+    );
     this.name = 'UnsafeRegistryError';
   }
 }

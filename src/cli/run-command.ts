@@ -9,6 +9,7 @@ import { resolveStorageLocation } from '../storage/location.ts';
 import { EXIT_CANCELED, EXIT_JOB_FAILED, EXIT_OK, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
 import { loadJobModule, type JobFinishedContext, type LoadedJobModule } from './load-job-module.ts';
+import { ensureRegistryDir } from './registry-dir.ts';
 import { openRunControl, type RunControl } from './run-control.ts';
 import type { JobMaster } from '../internal.ts';
 import type { TaskManagerCount } from '../cluster/task-manager-count.ts';
@@ -75,6 +76,9 @@ function checkLocations(flags: RunFlags): RunFlags {
 export async function runCommand(modulePath: string, given: RunFlags): Promise<number> {
   const flags = checkLocations(given);
   if (flags.claim === true && flags.from === undefined) throw new UsageError('--claim takes ownership of the checkpoint named by --from: give --from too');
+  // The control endpoint's token reaches other commands only through the registry: refuse an
+  // unsafe one before the job starts (UnsafeRegistryError, exit 2), as every command using it does.
+  ensureRegistryDir();
   const job = await loadJobModule(modulePath);
   const options = mergeOptions(job.options, flags);
   if (flags.inThread === true && flags.taskManagers !== undefined) {

@@ -4,8 +4,7 @@ import * as path from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { listJobs, lookupJob, registerJob, type RegisteredJob } from '../../src/cli/job-registry.ts';
 import { ensureRegistryDir, registryDir, UnsafeRegistryError } from '../../src/cli/registry-dir.ts';
-import { FIXTURES, lines, runCli, startCli } from './run-cli.ts';
-import { waitForMatch } from './running-job.ts';
+import { FIXTURES, lines, runCli } from './run-cli.ts';
 
 const ROOT = mkdtempSync(path.join(os.tmpdir(), 'weir-registry-test-'));
 let home: string;
@@ -41,7 +40,7 @@ describe('the job registry is per user, 0700, and never followed through symlink
     expect(listJobs()).toEqual([entry('a-1')]);
   });
 
-  it('refuses a registry directory open to others, naming it; the CLI exits 2 and weir run serves no endpoint', async () => {
+  it('refuses a registry directory open to others, naming it; the CLI exits 2, weir run too, before the job starts', async () => {
     const dir = ensureRegistryDir();
     chmodSync(dir, 0o755);
     expect(() => listJobs()).toThrow(UnsafeRegistryError);
@@ -54,14 +53,13 @@ describe('the job registry is per user, 0700, and never followed through symlink
     expect(cancel.code).toBe(2);
     expect(cancel.stderr).toContain(`refusing the job registry ${dir}`);
 
-    // The job still runs to its end, but without an endpoint nobody could authenticate to.
-    const run = startCli(['run', path.join(FIXTURES, 'tiny-job.ts'), '--quiet'], { env: { WEIR_HOME: home } });
-    await waitForMatch(run, /no control endpoint/, 15_000, 'the warning');
-    const done = await run.done;
-    expect(done.code, done.stderr).toBe(0);
-    expect(done.stderr).toContain(`weir: warning: no control endpoint for job tiny-`);
-    expect(done.stderr).toContain(`refusing the job registry ${dir}`);
-    expect(done.stderr).not.toContain('control: http');
+    // weir run agrees with `weir --help` (exit 2 for an unsafe registry): refused before the job starts.
+    const run = await runCli(['run', path.join(FIXTURES, 'tiny-job.ts')], { env: { WEIR_HOME: home } });
+    expect(run.code, run.stderr).toBe(2);
+    expect(lines(run.stderr)).toEqual([
+      `weir: refusing the job registry ${dir}: its mode is 0755, open to other users; it must be a directory owned by you with mode 0700 (chmod 700 ${dir}, or set WEIR_HOME to use another place)`,
+    ]);
+    expect(run.stdout).toBe('');
   });
 
   // Only root can give a directory to another user, so only then can this run.
