@@ -71,7 +71,7 @@ export interface RecoveryCounts {
   incrementalConcurrentAborts: number;
   /** Complete checkpoints a killed process retained and no later process claimed: left on the disk. */
   abandonedCheckpoints: number;
-  /** Task managers the cancellation watchdog ended (stuck in user code on cancel). */
+  /** Teardowns the cancellation watchdog ended (a task manager stuck in user code on cancel never answered). */
   watchdogTerminations: number;
   /** Frames and credits of an earlier attempt that reached a reused task manager (and were dropped). */
   staleDataMessages: number;
