@@ -73,7 +73,7 @@ export interface RecoveryCounts {
   abandonedCheckpoints: number;
   /** Window scenarios: (re)starts whose timed split waited for its barrier of a checkpoint the idle partition took before it went idle. */
   windowStartsHeld: number;
-  /** Task managers the cancellation watchdog ended (stuck in user code on cancel). */
+  /** Teardowns the cancellation watchdog ended (a task manager stuck in user code on cancel never answered). */
   watchdogTerminations: number;
   /** Frames and credits of an earlier attempt that reached a reused task manager (and were dropped). */
   staleDataMessages: number;
