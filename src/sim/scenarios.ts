@@ -12,7 +12,7 @@ import type { TwoPhaseCommitSink } from '../runtime/sink.ts';
 import { ListStateDescriptor, ValueStateDescriptor } from '../state/descriptors.ts';
 import type { ListState, ValueState } from '../state/state.ts';
 import { CommitLedger } from './checkers/commit-once.ts';
-import { ExternalTransactionalSink, ExternalTransactionStore } from './external-sink.ts';
+import { type CommitLatency, ExternalTransactionalSink, ExternalTransactionStore } from './external-sink.ts';
 import { observeFileSink } from './observed-file-sink.ts';
 import { finalCounts, seqRecord, type SeqRecord, type SeqSourceSpec } from './sequence-source.ts';
 import { stateKindsFunction } from './state-kinds.ts';
@@ -121,6 +121,8 @@ export class ScenarioSinks {
   readonly store: ExternalTransactionStore;
   /** The split-source scenario's source side (split-source-scenario.ts), made by its first process. */
   splitLogs: SplitLogs | null = null;
+  /** Set by each process before it builds its job: how slowly the external store commits, on that process's scheduler. */
+  commitLatency: CommitLatency | null = null;
 
   /** `newestDurable`: the newest checkpoint or savepoint id whose `_metadata` is on the disk. */
   constructor(
@@ -133,7 +135,7 @@ export class ScenarioSinks {
 
   /** A sink over the external transactional store, standing in for sink `uid`. */
   forUid(uid: string): TwoPhaseCommitSink<unknown, unknown> {
-    return new ExternalTransactionalSink(uid, this.store);
+    return new ExternalTransactionalSink(uid, this.store, this.commitLatency);
   }
 
   /** The real FileSink writing into the seed's directory, watched for repeated commits. */

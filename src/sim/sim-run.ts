@@ -23,6 +23,7 @@ import { checkSequences } from './checkers/per-key-sequence.ts';
 import { checkSnapshot } from './checkers/snapshot-consistency.ts';
 import { checkStorage } from './checkers/storage.ts';
 import { completedOnDisk, corruptAtRest, newestDurableId, newestSavepoint } from './corruption.ts';
+import { DelayedSnapshots, type PinnedWrites } from './delayed-snapshots.ts';
 import { describeEvent, isExpectedFailure } from './events.ts';
 import { FaultyStorage, type StorageKillSite } from './faulty-storage.ts';
 import { guarantee, type KillPlan, type SeedKnobs } from './knobs.ts';
@@ -70,6 +71,13 @@ export interface RecoveryCounts {
   incrementalConcurrentAborts: number;
   /** Complete checkpoints a killed process retained and no later process claimed: left on the disk. */
   abandonedCheckpoints: number;
+  /** Recoveries that committed two or more restored transactions of one pre-committing sink subtask for the first time (their order shows). */
+  orderedRecoveryCommits: number;
+  /** Checkpoint triggers that reached a source subtask after the trigger of a newer checkpoint (delayed on the way). */
+  staleTriggers: number;
+  /** Keyed state overwritten, and deleted, while a snapshot of its backend had not finished its async part. */
+  pinnedOverwrites: number;
+  pinnedDeletions: number;
 }
 
 export function noRecovery(): RecoveryCounts {
@@ -88,6 +96,10 @@ export function noRecovery(): RecoveryCounts {
     savepointsWithWindowTimers: 0,
     incrementalConcurrentAborts: 0,
     abandonedCheckpoints: 0,
+    orderedRecoveryCommits: 0,
+    staleTriggers: 0,
+    pinnedOverwrites: 0,
+    pinnedDeletions: 0,
   };
 }
 
@@ -163,6 +175,7 @@ export class SimRun {
   private diedShuttingDown = false;
   /** Checkpoints a dead process retained that its successor did not restore (nor claim). */
   private readonly abandoned = new Set<string>();
+  private readonly pinned: PinnedWrites[] = [];
 
   constructor(
     private readonly k: SeedKnobs,
@@ -273,6 +286,7 @@ export class SimRun {
         elementsPerStep: this.k.elementsPerStep,
         sourceBatchRecords: this.k.sourceBatchRecords,
         ...(this.k.taskManagers > 1 ? { inMemoryTaskManagers: this.k.taskManagers } : {}),
+        ...(this.k.asyncStartDelayMsMax > 0 ? { wrapBackends: (b) => this.delayedSnapshots(process).wrap(b) } : {}),
         onJobMaster: (m) => {
           proc.master = m;
           storage.retained = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.checkpointId));
@@ -497,6 +511,13 @@ export class SimRun {
     await this.start({ parallelism: dead.parallelism, variant: dead.variant, restoreFrom, claim: fromDisk, again, startedFrom: dead.startedFrom });
   }
 
+  /** Snapshots of this process's backends start their async part late; their pinned writes are counted. */
+  private delayedSnapshots(process: SimProcess): DelayedSnapshots {
+    const delayed = new DelayedSnapshots(process, this.world.random, this.k.asyncStartDelayMsMax);
+    this.pinned.push(delayed.counts);
+    return delayed;
+  }
+
   // ---- results ----
 
   private add(checker: string, messages: string[]): void {
@@ -508,6 +529,10 @@ export class SimRun {
     const committed = finished ? this.sinks.committed(typeof this.job !== 'string') : [];
     this.add('per-key-sequence', checkSequences(this.log));
     this.add('commit-once', checkCommits(this.sinks.ledger));
+    this.recovery.orderedRecoveryCommits = this.sinks.store.orderedRecoveryCommits;
+    this.recovery.staleTriggers = this.procs.reduce((n, p) => n + p.rpc.staleTriggers, 0);
+    this.recovery.pinnedOverwrites = this.pinned.reduce((n, c) => n + c.overwrites, 0);
+    this.recovery.pinnedDeletions = this.pinned.reduce((n, c) => n + c.deletions, 0);
     // A process that died shutting down leaves its cleanup half done; nothing runs the job again to finish it.
     if (finished && !this.diedShuttingDown) this.add('storage', await this.storageProblems());
     return {
