@@ -78,6 +78,14 @@ export interface RecoveryCounts {
   /** Keyed state overwritten, and deleted, while a snapshot of its backend had not finished its async part. */
   pinnedOverwrites: number;
   pinnedDeletions: number;
+  /** Stop-with-savepoint requests that failed (the job went on and the user tried again). */
+  stopFailures: number;
+  /** Final checkpoints (end of input) that completed while a stop-with-savepoint was outstanding. */
+  finalCheckpointsDuringStop: number;
+  /** Processes that restored a checkpoint an earlier process had restored already (resumed twice from it). */
+  sameCheckpointResumes: number;
+  /** Processes killed while deleting their checkpoints after the job's final one. */
+  deathsShuttingDown: number;
 }
 
 export function noRecovery(): RecoveryCounts {
@@ -100,6 +108,10 @@ export function noRecovery(): RecoveryCounts {
     staleTriggers: 0,
     pinnedOverwrites: 0,
     pinnedDeletions: 0,
+    stopFailures: 0,
+    finalCheckpointsDuringStop: 0,
+    sameCheckpointResumes: 0,
+    deathsShuttingDown: 0,
   };
 }
 
@@ -176,6 +188,11 @@ export class SimRun {
   /** Checkpoints a dead process retained that its successor did not restore (nor claim). */
   private readonly abandoned = new Set<string>();
   private readonly pinned: PinnedWrites[] = [];
+  /** A stop-with-savepoint request is outstanding. */
+  private stopping = false;
+  /** Checkpoints each process restored first, to count a second process restoring the same one. */
+  private readonly restoredByProcesses = new Set<number>();
+  private readonly firstRunning = new Set<Proc>();
 
   constructor(
     private readonly k: SeedKnobs,
@@ -337,6 +354,11 @@ export class SimRun {
 
   private onRunning(proc: Proc, restoredFrom: number | null): void {
     if (this.withFaults && !this.faultsStarted) this.startFaults();
+    if (restoredFrom !== null && !this.firstRunning.has(proc)) {
+      if (this.restoredByProcesses.has(restoredFrom)) this.recovery.sameCheckpointResumes++;
+      this.restoredByProcesses.add(restoredFrom);
+    }
+    this.firstRunning.add(proc);
     this.checkRestoredNewest(proc, restoredFrom);
     if (restoredFrom !== null && !this.isSavepointRestore(restoredFrom)) {
       this.recovery.restoresFromCheckpoint++;
@@ -371,6 +393,7 @@ export class SimRun {
     this.counts.checkpoints++;
     if (stats.kind === 'checkpoint') proc.known.add(stats.checkpointId);
     if (stats.isFinal && stats.kind === 'checkpoint') proc.finalCompleted = true;
+    if (stats.isFinal && this.stopping) this.recovery.finalCheckpointsDuringStop++;
     const inflight = stats.subtasks.some((st) => st.metrics.channelStateBytes > 0);
     if (inflight) {
       this.inflightIds.add(stats.checkpointId);
@@ -425,9 +448,17 @@ export class SimRun {
   private stopWithSavepoint(tries: number): void {
     const client = this.current?.client;
     if (!client || tries === 0 || this.resumedFromSavepoint) return;
+    this.stopping = true;
     client.stopWithSavepoint(SAVEPOINT_ROOT).then(
-      (location) => (this.savepoint = location),
-      () => this.world.schedule(STOP_RETRY_MS, () => this.stopWithSavepoint(tries - 1)),
+      (location) => {
+        this.stopping = false;
+        this.savepoint = location;
+      },
+      () => {
+        this.stopping = false;
+        this.recovery.stopFailures++;
+        this.world.schedule(STOP_RETRY_MS, () => this.stopWithSavepoint(tries - 1));
+      },
     );
   }
 
@@ -501,6 +532,7 @@ export class SimRun {
       // It died while shutting down after its final checkpoint (commits done, checkpoints being
       // deleted): the job is done, and a run from nothing would repeat its output (the engine refuses it).
       this.diedShuttingDown = true;
+      this.recovery.deathsShuttingDown++;
       this.settled = { result: { jobId: JOB_ID, status: 'FINISHED', restarts: 0, checkpoints: [], lastCheckpointLocation: null } };
       this.trace?.(`${this.world.now().toFixed(1)}ms process ${dead.process.pid} died shutting down after its final checkpoint: the job is done`);
       return;
