@@ -22,6 +22,12 @@ const MINIMUMS: Partial<Record<keyof RecoveryCounts, number>> = {
   fallbacks: 4,
   rollbacks: 2,
   incrementalConcurrentAborts: 20,
+  // Issue 22 item 9: recoveries whose commit order shows (several pending transactions of one sink
+  // subtask committed for the first time), and state-kinds writes and deletions of keys a late
+  // async snapshot part had pinned. Set from 40 state-kinds and 24 window seeds, not yet from a full budget run.
+  orderedRecoveryCommits: 5,
+  pinnedOverwrites: 200,
+  pinnedDeletions: 50,
 };
 
 export function budgetPart(part: number): void {

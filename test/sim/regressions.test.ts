@@ -9,6 +9,8 @@ import type { ScenarioName } from '../../src/sim/scenarios.ts';
 interface Reach {
   readonly what: string;
   readonly test: (r: RecoveryCounts, k: SeedKnobs) => boolean;
+  /** No seed of the entry's job and mode found yet that reaches it (the entry's own seed no longer does). */
+  readonly unreached?: true;
 }
 
 const stopRacingFinal: Reach = {
@@ -20,7 +22,12 @@ const resumedTwice: Reach = { what: 'a second process restoring a checkpoint an 
 const fellBack: Reach = { what: 'a fallback past a checkpoint corrupted at rest', test: (r) => r.corruptions > 0 && r.fallbacks > 0 };
 const stopFailed: Reach = { what: 'a failed stop-with-savepoint', test: (r) => r.stopFailures > 0 };
 const stopFailedAfterKills: Reach = { what: 'a failed stop-with-savepoint after two process kills', test: (r) => r.stopFailures > 0 && r.kills >= 2 };
-const diedShuttingDown: Reach = { what: 'a process killed while deleting its checkpoints after the final one', test: (r) => r.deathsShuttingDown > 0 };
+const diedShuttingDown: Reach = {
+  what: 'a process killed while deleting its checkpoints after the final one',
+  test: (r) => r.deathsShuttingDown > 0,
+  // Seed 2359 no longer does since state-kinds starts async snapshot parts late; seeds 1-300 and 2300-2500 searched (open).
+  unreached: true,
+};
 const threeTaskManagers: Reach = { what: 'three in-memory task managers', test: (_r, k) => k.taskManagers === 3 };
 const inflightAcrossTaskManagers: Reach = {
   what: 'unaligned checkpoints with in-flight data over in-memory task managers',
@@ -207,7 +214,9 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
 ];
 
 describe('simulator regression seeds', () => {
-  it.each(FOUND.map((f) => [`seed ${f.seed} (${f.job}, ${f.mode})`, f] as const))('%s passes', async (_name, f) => {
+  // Seeds whose path no seed searched so far reaches again: listed as to do, not run as if they guarded it.
+  for (const f of FOUND.filter((x) => x.reaches.unreached)) it.todo(`seed ${f.seed} (${f.job}, ${f.mode}): find a seed that reaches ${f.reaches.what}`);
+  it.each(FOUND.filter((x) => !x.reaches.unreached).map((f) => [`seed ${f.seed} (${f.job}, ${f.mode})`, f] as const))('%s passes', async (_name, f) => {
     console.log(`seed ${f.seed}: ${f.bug}`);
     const outcome = await runSeed(f.seed, f.job, f.mode);
     expect(outcome.failures, replayCommand(outcome)).toEqual([]);
