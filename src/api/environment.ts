@@ -123,6 +123,8 @@ export interface InternalRunOptions extends RunOptions, ExecutionHooks {
   readonly loseControlMessage?: (taskManager: number, message: ToJobMaster) => boolean;
   /** With `inMemoryTaskManagers`: stalled data links and task managers stuck on cancel (the simulator's faults). */
   readonly taskManagerFaults?: InMemoryTaskManagerFaults;
+  /** Wraps the state backends the options name (the simulator delays when async snapshot parts start). */
+  readonly wrapBackends?: (backends: StateBackendFactory) => StateBackendFactory;
 }
 
 /** A checkpoint that completed: durably written, restorable with `RunOptions.restoreFrom: location`. */
@@ -332,7 +334,7 @@ export class StreamEnvironment {
     if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
       throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
     }
-    const backends = this.backendFactory();
+    const backends = run.wrapBackends ? run.wrapBackends(this.backendFactory()) : this.backendFactory();
     const master: JobMaster = new JobMaster(
       {
         jobId: id,

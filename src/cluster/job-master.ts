@@ -570,7 +570,9 @@ export class JobMaster {
       triggerSources: (barrier: Parameters<TaskHandle['triggerCheckpoint']>[0]) => {
         this.traces.triggered(barrier, this.attempt, preciseWallNow(this.env.clock));
         for (const task of this.deployment?.tasks ?? []) {
-          if (task.isSourceTask) this.rpc.send('trigger', () => task.triggerCheckpoint(barrier));
+          if (!task.isSourceTask) continue;
+          const target = `${this.attempt}/${task.id.vertex}/${task.id.subtask}`;
+          this.rpc.send('trigger', () => task.triggerCheckpoint(barrier), { checkpointId: barrier.checkpointId, target });
         }
       },
       notifyComplete: (id: CheckpointId) => {

@@ -6,6 +6,7 @@
  * committed ones. Committables name a transaction; they do not carry its records.
  */
 import { StorageError } from '../core/errors.ts';
+import type { Scheduler } from '../core/time.ts';
 import type { RuntimeContext } from '../runtime/functions.ts';
 import type { TwoPhaseCommitSink, TwoPhaseCommitWriter } from '../runtime/sink.ts';
 import { RecoveryCommits, type CommitLedger } from './checkers/commit-once.ts';
@@ -21,6 +22,14 @@ interface Transaction {
 export interface ExternalCommittable {
   readonly transaction: string;
   readonly checkpointId: number;
+  /** The sink subtask that pre-committed it. */
+  readonly subtask: number;
+}
+
+/** How long the external system takes to make one transaction visible, on the process's scheduler. */
+export interface CommitLatency {
+  readonly ms: number;
+  readonly scheduler: Scheduler;
 }
 
 /** The external system: its transactions outlive every process of a seed. */
@@ -29,6 +38,11 @@ export class ExternalTransactionStore {
   private readonly order: string[] = [];
   /** What rollbacks moved aside, for reports. */
   readonly rolledBack: string[] = [];
+  /**
+   * Recoveries whose first commit made two or more transactions of one pre-committing subtask
+   * visible for the first time: there their commit order shows in the output.
+   */
+  orderedRecoveryCommits = 0;
 
   constructor(readonly ledger: CommitLedger) {}
 
@@ -49,6 +63,10 @@ export class ExternalTransactionStore {
     const t = this.transactions.get(name)!;
     t.state = 'prepared';
     t.checkpointId = checkpointId;
+  }
+
+  isCommitted(name: string): boolean {
+    return this.transactions.get(name)?.state === 'committed';
   }
 
   /** Makes a prepared transaction visible; returns whether it already was. */
@@ -102,15 +120,22 @@ class ExternalSinkWriter implements TwoPhaseCommitWriter<unknown, ExternalCommit
   private prefix = '';
   private seq = 0;
   private readonly recovery = new RecoveryCommits();
+  private subtask = 0;
+  private disposed = false;
+  /** Transactions the restored checkpoint carried, until the first commit after open. */
+  private restored = new Set<string>();
 
   constructor(
     private readonly uid: string,
     private readonly store: ExternalTransactionStore,
+    private readonly latency: CommitLatency | null,
   ) {}
 
   open(ctx: RuntimeContext, pending: readonly ExternalCommittable[]): void {
     this.prefix = `${this.uid}-${ctx.subtaskIndex}of${ctx.parallelism}-${ctx.runId}`;
+    this.subtask = ctx.subtaskIndex;
     this.recovery.opened(pending.map((p) => p.transaction));
+    this.restored = new Set(pending.map((p) => p.transaction));
   }
 
   write(record: unknown): void {
@@ -124,17 +149,31 @@ class ExternalSinkWriter implements TwoPhaseCommitWriter<unknown, ExternalCommit
   preCommit(checkpointId: number): ExternalCommittable | null {
     if (this.current === null) return null;
     this.store.prepare(this.current, checkpointId);
-    const committable = { transaction: this.current, checkpointId };
+    const committable = { transaction: this.current, checkpointId, subtask: this.subtask };
     this.current = null;
     return committable;
   }
 
+  /** Commits one after the other; with a latency each takes that long, and a dead process's commits never land. */
   async commit(committables: readonly ExternalCommittable[]): Promise<void> {
     const mayRepeat = this.recovery.startCommit();
-    for (const c of committables) this.store.ledger.committed(c.transaction, this.store.commit(c.transaction), mayRepeat(c.transaction), c.checkpointId);
+    this.countOrdered(committables.filter((c) => this.restored.has(c.transaction)));
+    this.restored = new Set();
+    for (const c of committables) {
+      if (this.latency !== null) await waitMs(this.latency);
+      if (this.disposed) return; // cancelled: the request was never sent
+      this.store.ledger.committed(c.transaction, this.store.commit(c.transaction), mayRepeat(c.transaction), c.checkpointId);
+    }
+  }
+
+  private countOrdered(committables: readonly ExternalCommittable[]): void {
+    const fresh = new Map<number, number>();
+    for (const c of committables) if (!this.store.isCommitted(c.transaction)) fresh.set(c.subtask, (fresh.get(c.subtask) ?? 0) + 1);
+    if ([...fresh.values()].some((n) => n >= 2)) this.store.orderedRecoveryCommits++;
   }
 
   dispose(): void {
+    this.disposed = true;
     this.current = null; // the open transaction stays on the external side, as after a crash
   }
 }
@@ -145,10 +184,11 @@ export class ExternalTransactionalSink implements TwoPhaseCommitSink<unknown, Ex
   constructor(
     readonly name: string,
     private readonly store: ExternalTransactionStore,
+    private readonly latency: CommitLatency | null = null,
   ) {}
 
   createWriter(): TwoPhaseCommitWriter<unknown, ExternalCommittable> {
-    return new ExternalSinkWriter(this.name, this.store);
+    return new ExternalSinkWriter(this.name, this.store, this.latency);
   }
 
   async newestCommitted(): Promise<number | null> {
@@ -158,4 +198,8 @@ export class ExternalTransactionalSink implements TwoPhaseCommitSink<unknown, Ex
   async rollBackAfter(checkpointId: number): Promise<string> {
     return this.store.rollBackAfter(this.name, checkpointId);
   }
+}
+
+function waitMs(l: CommitLatency): Promise<void> {
+  return new Promise((resolve) => l.scheduler.schedule(l.ms, resolve));
 }

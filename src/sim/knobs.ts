@@ -95,6 +95,16 @@ export interface SeedKnobs {
   readonly restartsAtMs: readonly number[];
   readonly kills: readonly KillPlan[];
   readonly corruption: CorruptionPlan | null;
+  /**
+   * Virtual ms the external transactional store takes per commit (0: at once). Slow commits leave
+   * several pre-commits pending in a checkpoint, so a recovery commits them again in an order that shows.
+   */
+  readonly commitLatencyMs: number;
+  /**
+   * Async snapshot parts start up to this many virtual ms after their sync part (0: at once), so
+   * records change, overwrite and delete keys a running snapshot pinned. state-kinds only.
+   */
+  readonly asyncStartDelayMsMax: number;
   /** Right after each of the first checkpoints holding in-flight data completes, the job restarts or the process is killed, so it restores that data. */
   readonly afterInflight: 'restart' | 'kill' | null;
   /** Stop with a savepoint this long after the job runs and resume from it at `to` (and, with changeJob, as a changed job). */
@@ -109,11 +119,31 @@ export interface KnobInputs {
   readonly userOptions?: Pick<StreamEnvironmentOptions, 'parallelism' | 'maxParallelism'>;
 }
 
+/**
+ * state-kinds runs the embedded incremental backend, two concurrent checkpoints in aligned modes;
+ * with unaligned checkpoints (and aligned ones timing out) half its seeds run the heap backend, so
+ * copy-on-write of maps pinned by a late async part is exercised too. Its own stream.
+ */
+function stateKindsBackend(seed: number, mode: SimMode): 'heap' | 'embedded-incremental' {
+  if (mode === 'exactly-once' || mode === 'at-least-once') return 'embedded-incremental';
+  return new SeededRandom(seed ^ 0x4ea9c0f1).next() < 0.5 ? 'heap' : 'embedded-incremental';
+}
+
+/**
+ * Half the keyed-counts and union seeds commit slowly (the scenarios whose commit order is checked),
+ * drawn from its own stream so every other knob stays as it was; the other seeds keep their traces.
+ */
+function drawCommitLatency(seed: number, job: string): number {
+  if (job !== 'keyed-counts' && job !== 'union') return 0;
+  const r = new SeededRandom(seed ^ 0x3c0aa17e);
+  return r.next() < 0.5 ? 0 : 5 + r.int(60);
+}
+
 /** A tiny cache forces eviction to the store; a small share forces frequent new bases. */
-function drawBackend(seed: number, job: string): SimBackend {
+function drawBackend(seed: number, job: string, mode: SimMode): SimBackend {
   const r = new SeededRandom(seed ^ 0x0bac4e7d);
   const drawn = (['heap', 'embedded-full', 'embedded-incremental'] as const)[r.int(3)]!;
-  const kind = job === 'state-kinds' ? 'embedded-incremental' : drawn;
+  const kind = job === 'state-kinds' ? stateKindsBackend(seed, mode) : drawn;
   if (kind === 'heap') return { kind };
   return { kind, cacheEntriesMax: 2 + r.int(40), incrementsShareMax: [0.25, 1, 4][r.int(3)]! };
 }
@@ -213,10 +243,12 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
     seed,
     job: inputs.job,
     mode: inputs.mode,
-    backend: drawBackend(seed, inputs.job),
+    backend: drawBackend(seed, inputs.job, inputs.mode),
     parallelism,
     maxParallelism,
     taskManagers: drawTaskManagers(seed),
+    commitLatencyMs: drawCommitLatency(seed, inputs.job),
+    asyncStartDelayMsMax: inputs.job === 'state-kinds' ? 1 + new SeededRandom(seed ^ 0x61a5d3b9).int(12) : 0,
     source: { count, keysPerSplit, ratePerSec: Math.ceil((count * 1000) / (backpressured ? 1 : durationMs)), durationMs },
     checkpointing,
     ...knobs,
@@ -261,6 +293,8 @@ export function describeKnobs(k: SeedKnobs): string[] {
     `  task managers: ${describeTaskManagerFaults(k)}`,
     `  kills: ${k.kills.map(describeKill).join('; ') || 'none'}`,
     `  corruption: ${k.corruption ? `${k.corruption.how} a ${k.corruption.target} at +${k.corruption.afterMs.toFixed(1)}ms, then ${k.corruption.followedBy}` : 'none'}`,
+    ...(k.commitLatencyMs > 0 ? [`  external commits take ${k.commitLatencyMs}ms each`] : []),
+    ...(k.asyncStartDelayMsMax > 0 ? [`  async snapshot parts start up to ${k.asyncStartDelayMsMax}ms after their sync part`] : []),
     `  after the first checkpoints with in-flight data: ${k.afterInflight ?? 'nothing'}`,
     `  savepoint: ${k.rescale ? `stop at +${k.rescale.atMs.toFixed(1)}ms, resume at parallelism ${k.rescale.to}${k.rescale.changeJob ? ' as a changed job' : ''}` : 'none'}`,
   ];

@@ -86,6 +86,7 @@ export async function buildJob(
     env.replaceSinks((uid) => sinks.forUid(uid));
     return { sources: [], keyed: null, committed: () => sinks.committed(true) };
   }
+  sinks.commitLatency = k.commitLatencyMs > 0 && scheduler ? { ms: k.commitLatencyMs, scheduler } : null;
   const spec = {
     parallelism: k.parallelism,
     count: k.source.count,

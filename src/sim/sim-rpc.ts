@@ -1,5 +1,5 @@
 /** Control messages in the simulation: delayed, and (triggers, acks, notifications) sometimes lost. */
-import type { Rpc, RpcKind } from '../runtime/rpc.ts';
+import type { Rpc, RpcKind, TriggerAddress } from '../runtime/rpc.ts';
 import type { Random, Scheduler } from '../core/time.ts';
 
 export interface SimRpcOptions {
@@ -15,6 +15,9 @@ export class SimRpc implements Rpc {
   active = true;
   lost = 0;
   delayed = 0;
+  /** Triggers delivered to a source subtask after the trigger of a newer checkpoint (the subtask must decline them). */
+  staleTriggers = 0;
+  private readonly newestTrigger = new Map<string, number>();
   constructor(
     /** The process's scheduler: messages of a dead process are never delivered. */
     private readonly scheduler: Scheduler,
@@ -22,8 +25,9 @@ export class SimRpc implements Rpc {
     private readonly options: SimRpcOptions,
   ) {}
 
-  send(kind: RpcKind, deliver: () => void): void {
+  send(kind: RpcKind, send: () => void, trigger?: TriggerAddress): void {
     const r = this.random;
+    const deliver = trigger ? () => this.deliverTrigger(trigger, send) : send;
     if (this.active && LOSABLE.has(kind) && r.next() < this.options.lossProbability) {
       this.lost++;
       return;
@@ -34,5 +38,12 @@ export class SimRpc implements Rpc {
       return;
     }
     this.scheduler.execute(deliver);
+  }
+
+  private deliverTrigger(t: TriggerAddress, deliver: () => void): void {
+    const newest = this.newestTrigger.get(t.target) ?? -1;
+    if (t.checkpointId < newest) this.staleTriggers++;
+    else this.newestTrigger.set(t.target, t.checkpointId);
+    deliver();
   }
 }

@@ -23,6 +23,7 @@ import { checkSequences } from './checkers/per-key-sequence.ts';
 import { checkSnapshot } from './checkers/snapshot-consistency.ts';
 import { checkStorage } from './checkers/storage.ts';
 import { completedOnDisk, corruptAtRest, newestDurableId, newestSavepoint } from './corruption.ts';
+import { DelayedSnapshots, type PinnedWrites } from './delayed-snapshots.ts';
 import { describeEvent, isExpectedFailure } from './events.ts';
 import { FaultyStorage, type StorageKillSite } from './faulty-storage.ts';
 import { guarantee, type KillPlan, type SeedKnobs } from './knobs.ts';
@@ -77,6 +78,21 @@ export interface RecoveryCounts {
   watchdogTerminations: number;
   /** Frames and credits of an earlier attempt that reached a reused task manager (and were dropped). */
   staleDataMessages: number;
+  /** Recoveries that committed two or more restored transactions of one pre-committing sink subtask for the first time (their order shows). */
+  orderedRecoveryCommits: number;
+  /** Checkpoint triggers that reached a source subtask after the trigger of a newer checkpoint (delayed on the way). */
+  staleTriggers: number;
+  /** Keyed state overwritten, and deleted, while a snapshot of its backend had not finished its async part. */
+  pinnedOverwrites: number;
+  pinnedDeletions: number;
+  /** Stop-with-savepoint requests that failed (the job went on and the user tried again). */
+  stopFailures: number;
+  /** Final checkpoints (end of input) that completed while a stop-with-savepoint was outstanding. */
+  finalCheckpointsDuringStop: number;
+  /** Processes that restored a checkpoint an earlier process had restored already (resumed twice from it). */
+  sameCheckpointResumes: number;
+  /** Processes killed while deleting their checkpoints after the job's final one. */
+  deathsShuttingDown: number;
 }
 
 export function noRecovery(): RecoveryCounts {
@@ -98,6 +114,14 @@ export function noRecovery(): RecoveryCounts {
     windowStartsHeld: 0,
     watchdogTerminations: 0,
     staleDataMessages: 0,
+    orderedRecoveryCommits: 0,
+    staleTriggers: 0,
+    pinnedOverwrites: 0,
+    pinnedDeletions: 0,
+    stopFailures: 0,
+    finalCheckpointsDuringStop: 0,
+    sameCheckpointResumes: 0,
+    deathsShuttingDown: 0,
   };
 }
 
@@ -174,6 +198,12 @@ export class SimRun {
   private diedShuttingDown = false;
   /** Checkpoints a dead process retained that its successor did not restore (nor claim). */
   private readonly abandoned = new Set<string>();
+  private readonly pinned: PinnedWrites[] = [];
+  /** A stop-with-savepoint request is outstanding. */
+  private stopping = false;
+  /** Checkpoints each process restored first, to count a second process restoring the same one. */
+  private readonly restoredByProcesses = new Set<number>();
+  private readonly firstRunning = new Set<Proc>();
 
   constructor(
     private readonly k: SeedKnobs,
@@ -285,6 +315,7 @@ export class SimRun {
         elementsPerStep: this.k.elementsPerStep,
         sourceBatchRecords: this.k.sourceBatchRecords,
         ...(this.k.taskManagers > 1 ? { inMemoryTaskManagers: this.k.taskManagers, ...(this.withFaults ? { taskManagerFaults: this.tmFaults } : {}) } : {}),
+        ...(this.k.asyncStartDelayMsMax > 0 ? { wrapBackends: (b) => this.delayedSnapshots(process).wrap(b) } : {}),
         onJobMaster: (m) => {
           proc.master = m;
           storage.retained = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.checkpointId));
@@ -338,6 +369,11 @@ export class SimRun {
 
   private onRunning(proc: Proc, restoredFrom: number | null): void {
     if (this.withFaults && !this.faultsStarted) this.startFaults();
+    if (restoredFrom !== null && !this.firstRunning.has(proc)) {
+      if (this.restoredByProcesses.has(restoredFrom)) this.recovery.sameCheckpointResumes++;
+      this.restoredByProcesses.add(restoredFrom);
+    }
+    this.firstRunning.add(proc);
     this.checkRestoredNewest(proc, restoredFrom);
     if (restoredFrom !== null && !this.isSavepointRestore(restoredFrom)) {
       this.recovery.restoresFromCheckpoint++;
@@ -372,6 +408,7 @@ export class SimRun {
     this.counts.checkpoints++;
     if (stats.kind === 'checkpoint') proc.known.add(stats.checkpointId);
     if (stats.isFinal && stats.kind === 'checkpoint') proc.finalCompleted = true;
+    if (stats.isFinal && this.stopping) this.recovery.finalCheckpointsDuringStop++;
     const inflight = stats.subtasks.some((st) => st.metrics.channelStateBytes > 0);
     if (inflight) {
       this.inflightIds.add(stats.checkpointId);
@@ -426,9 +463,17 @@ export class SimRun {
   private stopWithSavepoint(tries: number): void {
     const client = this.current?.client;
     if (!client || tries === 0 || this.resumedFromSavepoint) return;
+    this.stopping = true;
     client.stopWithSavepoint(SAVEPOINT_ROOT).then(
-      (location) => (this.savepoint = location),
-      () => this.world.schedule(STOP_RETRY_MS, () => this.stopWithSavepoint(tries - 1)),
+      (location) => {
+        this.stopping = false;
+        this.savepoint = location;
+      },
+      () => {
+        this.stopping = false;
+        this.recovery.stopFailures++;
+        this.world.schedule(STOP_RETRY_MS, () => this.stopWithSavepoint(tries - 1));
+      },
     );
   }
 
@@ -503,6 +548,7 @@ export class SimRun {
       // It died while shutting down after its final checkpoint (commits done, checkpoints being
       // deleted): the job is done, and a run from nothing would repeat its output (the engine refuses it).
       this.diedShuttingDown = true;
+      this.recovery.deathsShuttingDown++;
       this.settled = { result: { jobId: JOB_ID, status: 'FINISHED', restarts: 0, checkpoints: [], lastCheckpointLocation: null } };
       this.trace?.(`${this.world.now().toFixed(1)}ms process ${dead.process.pid} died shutting down after its final checkpoint: the job is done`);
       return;
@@ -511,6 +557,13 @@ export class SimRun {
     for (const id of onDisk.slice(0, -1)) this.abandoned.add(checkpointDir(JOB_DIR, id));
     const restoreFrom = fromDisk ? JOB_DIR : (newestSavepoint(this.files, SAVEPOINT_ROOT) ?? dead.startedFrom ?? undefined);
     await this.start({ parallelism: dead.parallelism, variant: dead.variant, restoreFrom, claim: fromDisk, again, startedFrom: dead.startedFrom });
+  }
+
+  /** Snapshots of this process's backends start their async part late; their pinned writes are counted. */
+  private delayedSnapshots(process: SimProcess): DelayedSnapshots {
+    const delayed = new DelayedSnapshots(process, this.world.random, this.k.asyncStartDelayMsMax);
+    this.pinned.push(delayed.counts);
+    return delayed;
   }
 
   // ---- results ----
@@ -528,6 +581,10 @@ export class SimRun {
     // A task manager the cancellation watchdog ended must never run another attempt.
     this.add('task-managers', this.tmFaults.violations);
     this.recovery.staleDataMessages = this.tmFaults.staleMessages;
+    this.recovery.orderedRecoveryCommits = this.sinks.store.orderedRecoveryCommits;
+    this.recovery.staleTriggers = this.procs.reduce((n, p) => n + p.rpc.staleTriggers, 0);
+    this.recovery.pinnedOverwrites = this.pinned.reduce((n, c) => n + c.overwrites, 0);
+    this.recovery.pinnedDeletions = this.pinned.reduce((n, c) => n + c.deletions, 0);
     // A process that died shutting down leaves its cleanup half done; nothing runs the job again to finish it.
     if (finished && !this.diedShuttingDown) this.add('storage', await this.storageProblems());
     return {

@@ -73,11 +73,27 @@ export const IDLE_PARTITION_SRC = 'i';
 /** Event time of the idle partition's records: far ahead of every watermark the timed split emits. */
 const IDLE_PARTITION_TS = 1_000_000_000;
 
-/** Event time of record i: on time within ±60 ms, 250 ms behind (every 37th), or 1,000 ms behind (every 53rd). */
+/**
+ * Event time of record i: on time within ±60 ms, 250 ms behind (every 37th), or 1,000 ms behind
+ * (every 53rd); and every 30th, three records on the edges, right after a watermark one below a
+ * multiple of 100 (`windowWatermark`): one in the window whose last millisecond that watermark is
+ * (a late firing, i = 1 mod 30), one in the last millisecond of the tumbling window the watermark
+ * just dropped, itself exactly the allowed lateness behind it (late, i = 11 mod 30), and one whose
+ * newest sliding window the watermark just dropped (late, i = 21 mod 30). An off-by-one in
+ * lateness or in the watermark changes what they do.
+ */
 export function windowEventTime(i: number): number {
   if (i % 53 === 52) return 10 * i - 1_000;
   if (i % 37 === 36) return 10 * i - 250;
+  if (i >= 30 && i % 30 === 1) return 10 * i - 260;
+  if (i >= 30 && i % 30 === 11) return 10 * i - 311;
+  if (i >= 30 && i % 30 === 21) return 10 * i - 511;
   return 10 * i + (((i * 104_729) % 13) - 6) * 10;
+}
+
+/** The watermark after record i: 200 ms behind its index, and one below a multiple of 100 after every 10th record (a window's last millisecond). */
+export function windowWatermark(i: number): number {
+  return 10 * i - BOUND_MS - (i % 10 === 0 ? 1 : 0);
 }
 
 function assignerOf(kind: WindowScenario, keysPerSplit: number): WindowAssigner<WindowRecord, TimeWindow> {
@@ -165,7 +181,7 @@ export class IdlePartitionOpenings {
 /** The timed source: one split, parallelism 1, a watermark after every record; with `openings`, it starts after the idle partition. */
 export function windowSource(env: StreamEnvironment, spec: SeqSourceSpec, ratePerSec: number, openings?: IdlePartitionOpenings): DataStream<WindowRecord> {
   const strategy = WatermarkStrategy.forGenerator<WindowRecord>(() => ({
-    onEvent: (r, _ts, out) => out.emitWatermark(10 * r.i - BOUND_MS),
+    onEvent: (r, _ts, out) => out.emitWatermark(windowWatermark(r.i)),
     onPeriodicEmit: () => {},
   })).withTimestampAssigner((r) => r.ts);
   const generated = new IndexedSource(

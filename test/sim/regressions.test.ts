@@ -1,57 +1,117 @@
 import { describe, expect, it } from 'vitest';
-import { replayCommand } from '../../src/sim/runner.ts';
+import type { SeedKnobs } from '../../src/sim/knobs.ts';
+import { describeRecovery, replayCommand } from '../../src/sim/runner.ts';
+import type { RecoveryCounts } from '../../src/sim/sim-run.ts';
 import { runSeed, type SimMode } from '../../src/sim/run-seed.ts';
 import type { ScenarioName } from '../../src/sim/scenarios.ts';
-import type { RecoveryCounts } from '../../src/sim/sim-run.ts';
+
+/** What a regression seed's run must reach, from its recovery counters and knobs: the path the bug was on. */
+interface Reach {
+  readonly what: string;
+  readonly test: (r: RecoveryCounts, k: SeedKnobs) => boolean;
+  /** No seed of the entry's job and mode found yet that reaches it (the entry's own seed no longer does). */
+  readonly unreached?: true;
+}
+
+const stopRacingFinal: Reach = {
+  what: 'a final checkpoint completed while a stop-with-savepoint was outstanding',
+  test: (r) => r.finalCheckpointsDuringStop > 0,
+};
+const rescaled: Reach = { what: 'a resume from a savepoint at another parallelism', test: (r) => r.rescales > 0 };
+const resumedTwice: Reach = { what: 'a second process restoring a checkpoint an earlier one restored', test: (r) => r.sameCheckpointResumes > 0 };
+const fellBack: Reach = { what: 'a fallback past a checkpoint corrupted at rest', test: (r) => r.corruptions > 0 && r.fallbacks > 0 };
+const stopFailed: Reach = { what: 'a failed stop-with-savepoint', test: (r) => r.stopFailures > 0 };
+const stopFailedAfterKills: Reach = { what: 'a failed stop-with-savepoint after two process kills', test: (r) => r.stopFailures > 0 && r.kills >= 2 };
+const diedShuttingDown: Reach = {
+  what: 'a process killed while deleting its checkpoints after the final one',
+  test: (r) => r.deathsShuttingDown > 0,
+  // Seed 2359 no longer does since state-kinds starts async snapshot parts late; a search of state-kinds and keyed-counts aligned-timeout seeds found none yet (open).
+  unreached: true,
+};
+const threeTaskManagers: Reach = { what: 'three in-memory task managers', test: (_r, k) => k.taskManagers === 3 };
+const inflightAcrossTaskManagers: Reach = {
+  what: 'unaligned checkpoints with in-flight data over in-memory task managers',
+  test: (r, k) => k.taskManagers > 1 && r.inflightCheckpoints > 0,
+};
+const timeoutSwitchAcrossTaskManagers: Reach = {
+  what: 'aligned checkpoints timing out to unaligned with in-flight data over in-memory task managers',
+  test: (r, k) => k.taskManagers > 1 && r.timeoutSwitchesWithData > 0,
+};
+const severalRestoredCommits: Reach = {
+  what: 'a recovery committing two or more pending transactions of one sink subtask for the first time',
+  test: (r) => r.orderedRecoveryCommits > 0,
+};
+const staleTrigger: Reach = { what: "a checkpoint trigger reaching a source after the next checkpoint's", test: (r) => r.staleTriggers > 0 };
+const restored: Reach = { what: 'a restore from a checkpoint', test: (r) => r.restoresFromCheckpoint > 0 };
+const resumed: Reach = { what: 'a restore or a resume from a savepoint', test: (r) => r.restoresFromCheckpoint + r.rescales + r.changedJobResumes > 0 };
 
 /**
  * Seeds that found engine bugs, kept so the bugs stay fixed. Each line says what the seed found.
  * (The simulator's parameter draws changed since some of them were found; each still drives the
  * engine through the path that broke.)
  */
-interface Found {
-  seed: number;
-  job: ScenarioName;
-  mode: SimMode;
-  bug: string;
-  /** What the run must reach (at least these recovery counts, and this rescale), so the seed still guards its path. */
-  reaches?: { counts: Partial<Record<keyof RecoveryCounts, number>>; rescale?: { from: number; to: number } };
-}
-
-const SEED_198_REACHES: Found['reaches'] = {
-  counts: { windowStartsHeld: 1, rescales: 1, savepointsWithOpenWindows: 1, savepointsWithWindowTimers: 1 },
-  rescale: { from: 1, to: 3 },
+const SEED_198_REACHES: Reach = {
+  what: 'a held window start and a savepoint rescale from parallelism 1 to 3 with open windows and window timers',
+  test: (r, k) =>
+    r.windowStartsHeld >= 1 &&
+    r.rescales >= 1 &&
+    r.savepointsWithOpenWindows >= 1 &&
+    r.savepointsWithWindowTimers >= 1 &&
+    k.parallelism === 1 &&
+    k.rescale?.to === 3,
 };
 
-const FOUND: readonly Found[] = [
+const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug: string; reaches: Reach }> = [
   {
-    seed: 87,
+    seed: 6,
     job: 'file-sink',
     mode: 'at-least-once',
-    bug: 'a stop-with-savepoint and the end-of-input final checkpoint ran at once; tasks finished on the first and never acked the second (liveness)',
+    bug: 'seed 87 found it; its trace moved and no longer reaches the path, seed 6 does: a stop-with-savepoint and the end-of-input final checkpoint ran at once; tasks finished on the first and never acked the second (liveness)',
+    reaches: stopRacingFinal,
   },
-  { seed: 115, job: 'file-sink', mode: 'exactly-once', bug: 'same as seed 87, with exactly-once' },
-  { seed: 102, job: 'union', mode: 'at-least-once', bug: 'same as seed 87, with a union' },
   {
-    seed: 15,
+    seed: 8,
+    job: 'file-sink',
+    mode: 'exactly-once',
+    bug: 'seed 115 found it; its trace moved and no longer reaches the path, seed 8 does: same as seed 87, with exactly-once',
+    reaches: stopRacingFinal,
+  },
+  {
+    seed: 10,
+    job: 'union',
+    mode: 'at-least-once',
+    bug: 'seed 102 found it; its trace moved and no longer reaches the path, seed 10 does: same as seed 87, with a union',
+    reaches: stopRacingFinal,
+  },
+  {
+    seed: 16,
     job: 'file-sink',
     mode: 'aligned-timeout',
-    bug: "after a rescale from a savepoint, a new in-progress file truncated an old subtask's pending one, and open() deleted files another subtask still had to commit (lost and duplicated output)",
+    bug: "seed 15 found it; its trace moved and no longer reaches the path, seed 16 does: after a rescale from a savepoint, a new in-progress file truncated an old subtask's pending one, and open() deleted files another subtask still had to commit (lost and duplicated output)",
+    reaches: rescaled,
   },
   {
     seed: 6692,
     job: 'keyed-counts',
     mode: 'aligned-timeout',
     bug: 'a commit failed after a stop-with-savepoint completed; with no checkpoint retained the job recovered from scratch, repeating the output the savepoint had committed; and the stop was reported as done although the job ran on',
+    reaches: stopFailed,
   },
-  { seed: 410, job: 'union', mode: 'aligned-timeout', bug: 'same as seed 6692, with a union' },
+  { seed: 410, job: 'union', mode: 'aligned-timeout', bug: 'same as seed 6692, with a union', reaches: stopFailed },
   {
-    seed: 471,
+    seed: 3,
     job: 'file-sink',
     mode: 'aligned-timeout',
-    bug: "same as seed 6692 with the file sink: the fresh start deleted the savepoint's pre-committed files, and the run resumed from the savepoint could never commit them",
+    bug: "seed 471 found it; its trace moved and no longer reaches the path, seed 3 does: same as seed 6692 with the file sink: the fresh start deleted the savepoint's pre-committed files, and the run resumed from the savepoint could never commit them",
+    reaches: stopFailed,
   },
-  { seed: 9673, job: 'join', mode: 'aligned-timeout', bug: 'same as seed 6692, with a join' },
+  {
+    seed: 12,
+    job: 'join',
+    mode: 'aligned-timeout',
+    bug: 'seed 9673 found it; its trace moved and no longer reaches the path, seed 12 does: same as seed 6692, with a join',
+    reaches: stopFailed,
+  },
   // Issue 9 defect 1 (scripts/plant-bugs/defects/defect-1-names-per-attempt.patch puts it back; these seeds then fail):
   // a process killed and resumed twice from the same checkpoint, whose FileSink pending list names an
   // in-progress file the killed run had created under the same per-attempt name; its commit replaced committed output.
@@ -60,68 +120,107 @@ const FOUND: readonly Found[] = [
     job: 'file-sink',
     mode: 'at-least-once',
     bug: 'issue 9 defect 1: resuming twice from the same checkpoint overwrote committed part files (kills only)',
+    reaches: resumedTwice,
   },
-  { seed: 60, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 1, parallelism 2: 132 records lost' },
-  { seed: 67, job: 'file-sink', mode: 'at-least-once', bug: 'issue 9 defect 1 after in-process restarts (attempt 1 in two processes)' },
-  { seed: 144, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 1: 23 records duplicated' },
+  { seed: 60, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 1, parallelism 2: 132 records lost', reaches: resumedTwice },
+  { seed: 67, job: 'file-sink', mode: 'at-least-once', bug: 'issue 9 defect 1 after in-process restarts (attempt 1 in two processes)', reaches: resumedTwice },
+  { seed: 144, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 1: 23 records duplicated', reaches: resumedTwice },
   // Issue 9 defect 2 (defect-2-no-sink-aware-fallback.patch puts it back): a checkpoint corrupted at rest, recovery
   // fell back to an older one, and the output the sinks had committed after it was committed a second time.
-  { seed: 23, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 2 with the FileSink (now rolled back into .rolled-back/)' },
-  { seed: 35, job: 'keyed-counts', mode: 'aligned-timeout', bug: 'issue 9 defect 2: fallback past a committed checkpoint repeated 76 records' },
-  { seed: 1, job: 'join', mode: 'exactly-once', bug: 'issue 9 defect 2 with a join: 680 records repeated' },
-  { seed: 112, job: 'union', mode: 'unaligned', bug: 'issue 9 defect 2 with an unaligned union' },
+  {
+    seed: 23,
+    job: 'file-sink',
+    mode: 'exactly-once',
+    bug: 'issue 9 defect 2 with the FileSink (now rolled back into .rolled-back/)',
+    reaches: fellBack,
+  },
+  {
+    seed: 35,
+    job: 'keyed-counts',
+    mode: 'aligned-timeout',
+    bug: 'issue 9 defect 2: fallback past a committed checkpoint repeated 76 records',
+    reaches: fellBack,
+  },
+  { seed: 1, job: 'join', mode: 'exactly-once', bug: 'issue 9 defect 2 with a join: 680 records repeated', reaches: fellBack },
+  { seed: 112, job: 'union', mode: 'unaligned', bug: 'issue 9 defect 2 with an unaligned union', reaches: fellBack },
   // A stop-with-savepoint that failed after every source had ended: the final checkpoint was never taken (liveness).
-  { seed: 7903, job: 'file-sink', mode: 'exactly-once', bug: 'a failed stop-with-savepoint after the end of data left the final checkpoint untaken' },
-  { seed: 5051, job: 'join', mode: 'unaligned', bug: 'same as seed 7903, with an unaligned join' },
-  { seed: 7117, job: 'union', mode: 'aligned-timeout', bug: 'same as seed 7903, after two process kills' },
+  {
+    seed: 7903,
+    job: 'file-sink',
+    mode: 'exactly-once',
+    bug: 'a failed stop-with-savepoint after the end of data left the final checkpoint untaken',
+    reaches: stopFailed,
+  },
+  { seed: 5051, job: 'join', mode: 'unaligned', bug: 'same as seed 7903, with an unaligned join', reaches: stopFailed },
+  {
+    seed: 13,
+    job: 'union',
+    mode: 'aligned-timeout',
+    bug: 'seed 7117 found it; its trace moved and no longer reaches the path, seed 13 does: same as seed 7903, after two process kills',
+    reaches: stopFailedAfterKills,
+  },
   {
     seed: 2359,
     job: 'state-kinds',
     mode: 'aligned-timeout',
     bug: 'simulator: a process killed while deleting its checkpoints after the final one left no checkpoint; resuming from nothing was (rightly) refused by the sink rule; the job is done',
+    reaches: diedShuttingDown,
   },
   {
     seed: 3,
     job: 'file-sink',
     mode: 'exactly-once',
     bug: 'over 3 in-memory task managers: the in-memory link delivered messages in the order the seeded scheduler picked, not FIFO, so frames overtook each other and barriers overtook records (per-key sequence gaps, a completed checkpoint with state ahead of its source position)',
+    reaches: threeTaskManagers,
   },
   {
     seed: 200,
     job: 'union',
     mode: 'unaligned',
     bug: 'over 2 in-memory task managers: an unaligned barrier that overtook received buffers and was then pulled forward (the first barrier on another channel started the checkpoint) left those buffers out of the channel state; the checkpoint held state one record behind its source position',
+    reaches: inflightAcrossTaskManagers,
   },
-  { seed: 284, job: 'event-time', mode: 'aligned-timeout', bug: 'same as seed 200, aligned checkpoints timing out (0 ms) to unaligned; lost and wrong output' },
+  {
+    seed: 284,
+    job: 'event-time',
+    mode: 'aligned-timeout',
+    bug: 'same as seed 200, aligned checkpoints timing out (0 ms) to unaligned; lost and wrong output',
+    reaches: timeoutSwitchAcrossTaskManagers,
+  },
   {
     seed: 8,
     job: 'keyed-counts',
     mode: 'exactly-once',
     bug: 'a restore with several pending commits dealt them to sink subtasks round-robin, so transactions of one subtask were committed out of checkpoint order (a key seq 14 committed after seq 35; found by the commit-order checker, first seen as the bank example failing its simCheck)',
+    reaches: severalRestoredCommits,
   },
   {
-    seed: 61,
+    seed: 35,
     job: 'keyed-counts',
     mode: 'unaligned',
-    bug: 'a delayed trigger reached a source after the trigger of the next checkpoint: the source emitted barrier 13 after barrier 14, and its consumer waited for the final checkpoint for ever (liveness)',
+    bug: 'seed 61 found it; its trace moved and no longer reaches the path, seed 35 does (with the check declining it removed, seed 35 still passes: open): a delayed trigger reached a source after the trigger of the next checkpoint: the source emitted barrier 13 after barrier 14, and its consumer waited for the final checkpoint for ever (liveness)',
+    reaches: staleTrigger,
   },
   {
-    seed: 2064,
+    seed: 5,
     job: 'split-source',
     mode: 'at-least-once',
-    bug: "scenario: at-least-once snapshots the window operator with watermarks from after a source's barrier; records replayed behind it were (correctly) late and their windows fired without them, which the per-window comparison called lost",
+    bug: "seed 2064 found it; its trace moved and no longer reaches the path, seed 5 does: scenario: at-least-once snapshots the window operator with watermarks from after a source's barrier; records replayed behind it were (correctly) late and their windows fired without them, which the per-window comparison called lost",
+    reaches: restored,
   },
   {
     seed: 227,
     job: 'window-sliding',
     mode: 'exactly-once',
     bug: "simulator: the window scenarios' idle partition, first designed with records far behind, rejoined the minimum with a record that came before the timed split's first watermark after a resume and held the watermark back: a 1,000 ms late record was put into windows",
+    reaches: resumed,
   },
   {
     seed: 1047,
     job: 'window-count',
     mode: 'aligned-timeout',
     bug: 'a stop-with-savepoint aborted by a failover while a subtask still uploaded its (file-sized) window state: the late upload no longer found the savepoint pending, wrote into chk-<n> of the checkpoint storage, and nothing deleted it (storage: a file left after the job finished)',
+    reaches: stopFailed,
   },
   {
     seed: 198,
@@ -134,14 +233,16 @@ const FOUND: readonly Found[] = [
 ];
 
 describe('simulator regression seeds', () => {
-  it.each(FOUND.map((f) => [`seed ${f.seed} (${f.job}, ${f.mode})`, f] as const))('%s passes', async (_name, f) => {
+  // Seeds whose path no seed searched so far reaches again: listed as to do, not run as if they guarded it.
+  for (const f of FOUND.filter((x) => x.reaches.unreached)) it.todo(`seed ${f.seed} (${f.job}, ${f.mode}): find a seed that reaches ${f.reaches.what}`);
+  it.each(FOUND.filter((x) => !x.reaches.unreached).map((f) => [`seed ${f.seed} (${f.job}, ${f.mode})`, f] as const))('%s passes', async (_name, f) => {
     console.log(`seed ${f.seed}: ${f.bug}`);
     const outcome = await runSeed(f.seed, f.job, f.mode);
     expect(outcome.failures, replayCommand(outcome)).toEqual([]);
-    if (f.reaches === undefined) return;
-    const counts = outcome.stats.recovery;
-    const below = Object.entries(f.reaches.counts).filter(([k, min]) => counts[k as keyof RecoveryCounts] < min);
-    expect(below.map(([k, min]) => `${k}: ${counts[k as keyof RecoveryCounts]} < ${min}`)).toEqual([]);
-    if (f.reaches.rescale) expect({ from: outcome.knobs?.parallelism, to: outcome.knobs?.rescale?.to }).toEqual(f.reaches.rescale);
+    // A seed that no longer reaches its path guards nothing (issue 22 item 9): pick another that does.
+    expect(
+      f.reaches.test(outcome.stats.recovery, outcome.knobs!),
+      `${replayCommand(outcome)} must reach ${f.reaches.what}: ${describeRecovery(outcome.stats.recovery)}`,
+    ).toBe(true);
   });
 });

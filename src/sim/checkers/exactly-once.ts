@@ -33,7 +33,7 @@ export function checkOutput(mode: Guarantee, committed: readonly string[], oracl
 }
 
 /** Same lines as the oracle, each as often (exactly-once), or at least as often (at-least-once). */
-function checkMultiset(mode: Guarantee, committed: readonly string[], oracle: readonly string[]): string[] {
+export function checkMultiset(mode: Guarantee, committed: readonly string[], oracle: readonly string[]): string[] {
   const want = tally(oracle);
   const got = tally(committed);
   const problems: string[] = [];
