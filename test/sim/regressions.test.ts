@@ -131,6 +131,20 @@ const FOUND: readonly Found[] = [
     reaches: SEED_198_REACHES,
   },
   { seed: 198, job: 'window-tumbling', mode: 'exactly-once', bug: 'same as seed 198 window-sliding (46 of 57 lines committed)', reaches: SEED_198_REACHES },
+  {
+    seed: 20147,
+    job: 'split-source',
+    mode: 'aligned-timeout',
+    bug: "scenario: the idle split ended once every lane's end was fetched, but a lane's subtask snapshotted checkpoint 20 before emitting its end while the idle split's subtask snapshotted after its own: restored from it, the idle split's subtask had no reader to acknowledge it and the lanes waited for that acknowledgement for ever (liveness; before this session too). The idle split now waits for a completed checkpoint holding every lane ended",
+    reaches: { counts: { splitIdleEndsHeld: 1, kills: 2, restoresWithInflight: 1 } },
+  },
+  {
+    seed: 20134,
+    job: 'split-source',
+    mode: 'unaligned',
+    bug: 'same as seed 20147, unaligned over task managers (found on the tree before the task-manager faults changed the draws); now restores a lane waiting at its end with the idle split read to its end',
+    reaches: { counts: { splitIdleEndsHeld: 1, splitLanesRestoredAtEnd: 1, restoresWithInflight: 2 } },
+  },
 ];
 
 describe('simulator regression seeds', () => {
