@@ -74,6 +74,10 @@ export interface RecoveryCounts {
   abandonedCheckpoints: number;
   /** Window scenarios: (re)starts whose timed split waited for its barrier of a checkpoint the idle partition took before it went idle. */
   windowStartsHeld: number;
+  /** Split-source scenario: attempts that restored a lane at its end, waiting for the idle split read to its end (SplitLogs.restoresWithLaneAtEnd). */
+  splitLanesRestoredAtEnd: number;
+  /** Split-source scenario: attempts whose idle split's end waited for a lane end fetched but not yet checkpointed (SplitLogs.idleEndsHeld). */
+  splitIdleEndsHeld: number;
   /** Teardowns the cancellation watchdog ended (a task manager stuck in user code on cancel never answered). */
   watchdogTerminations: number;
   /** Frames and credits of an earlier attempt that reached a reused task manager (and were dropped). */
@@ -112,6 +116,8 @@ export function noRecovery(): RecoveryCounts {
     incrementalConcurrentAborts: 0,
     abandonedCheckpoints: 0,
     windowStartsHeld: 0,
+    splitLanesRestoredAtEnd: 0,
+    splitIdleEndsHeld: 0,
     watchdogTerminations: 0,
     staleDataMessages: 0,
     orderedRecoveryCommits: 0,
@@ -578,6 +584,8 @@ export class SimRun {
     this.add('per-key-sequence', checkSequences(this.log));
     this.add('commit-once', checkCommits(this.sinks.ledger));
     this.recovery.windowStartsHeld = this.sinks.windowStartsHeld;
+    this.recovery.splitLanesRestoredAtEnd = this.sinks.splitLogs?.restoresWithLaneAtEnd ?? 0;
+    this.recovery.splitIdleEndsHeld = this.sinks.splitLogs?.idleEndsHeld ?? 0;
     // A task manager the cancellation watchdog ended must never run another attempt.
     this.add('task-managers', this.tmFaults.violations);
     this.recovery.staleDataMessages = this.tmFaults.staleMessages;

@@ -82,9 +82,11 @@ export class SplitLogs {
   readonly logs: ReadonlyMap<string, Log>;
   /** Per attempt: the highest offset acknowledged per split. */
   private readonly acked = new Map<string, Map<string, number>>();
-  /** Per attempt: the splits its readers opened with, and those they ended. */
+  /** Per attempt: the splits its readers opened with, and those whose end they fetched. */
   private readonly assigned = new Map<string, Set<string>>();
-  private readonly endedIn = new Map<string, Set<string>>();
+  private readonly endFetched = new Map<string, Set<string>>();
+  /** Attempts whose idle split waited, every lane's end fetched, for a lane end no completed checkpoint held yet. */
+  private readonly idleEndHeldIn = new Set<string>();
   acks = 0;
   /** Window start (ms) of the first lane windows that fire only once the idle split is idle. */
   readonly rejoinAfterWindowMs: number;
@@ -157,25 +159,63 @@ export class SplitLogs {
     for (const s of splits) run.add(s.id);
   }
 
-  /** A reader of attempt `runId` ended split `id`. */
-  ended(runId: string, id: string): void {
-    let run = this.endedIn.get(runId);
-    if (run === undefined) this.endedIn.set(runId, (run = new Set()));
+  /**
+   * Whether split `id`, read to its end, may end in attempt `runId`. A lane only once the idle
+   * split was acknowledged to its end in that attempt. The idle split only once every lane read in
+   * that attempt was acknowledged ended (a completed checkpoint holds its end position), so a
+   * checkpoint that holds the idle split ended holds every lane ended, and no restore leaves a lane
+   * waiting for an idle split no reader of the attempt holds. An end the reader fetched is not
+   * enough: its subtask may snapshot before it emits the end, while the idle split's subtask
+   * snapshots after (seeds 20134 unaligned and 20147 aligned-timeout waited for ever).
+   */
+  mayEnd(id: string, runId: string): boolean {
+    const acked = this.acked.get(runId);
+    if (id === IDLE_SPLIT) {
+      // Acknowledged at all: a checkpoint of the attempt completed, so every reader of it opened.
+      if (acked?.get(IDLE_SPLIT) === undefined) return false;
+      const lanes = [...(this.assigned.get(runId) ?? [])].filter((s) => s !== IDLE_SPLIT);
+      if (lanes.every((s) => (acked.get(s) ?? -1) >= this.endedPosition(s))) return true;
+      const fetched = this.endFetched.get(runId);
+      if (lanes.every((s) => fetched?.has(s))) this.idleEndHeldIn.add(runId);
+      return false;
+    }
+    return (acked?.get(IDLE_SPLIT) ?? -1) >= this.logs.get(IDLE_SPLIT)!.records.length;
+  }
+
+  /** A reader of attempt `runId` fetched the end of split `id`. */
+  endFetchedBy(runId: string, id: string): void {
+    let run = this.endFetched.get(runId);
+    if (run === undefined) this.endFetched.set(runId, (run = new Set()));
     run.add(id);
   }
 
+  /** Attempts in which the idle split's end waited for a lane end its reader had fetched and no completed checkpoint held. */
+  get idleEndsHeld(): number {
+    return this.idleEndHeldIn.size;
+  }
+
+  /** The position of a split that ended: past the end marker that follows its last record. */
+  endedPosition(id: string): number {
+    return this.logs.get(id)!.records.length + 1;
+  }
+
   /**
-   * Whether split `id`, read to its end, may end in attempt `runId`. A lane only once the idle
-   * split was acknowledged to its end in that attempt; the idle split only once every lane read in
-   * that attempt ended (so its subtask keeps a reader to acknowledge it while a lane waits).
+   * Attempts that restored a lane at its end, not ended, with the idle split read to its end: the
+   * lane waits for the idle split's acknowledgement in that attempt (before the idle split waited
+   * for acknowledged lane ends, such a checkpoint could hold it ended, with no reader to acknowledge it).
    */
-  mayEnd(id: string, runId: string): boolean {
-    if (id === IDLE_SPLIT) {
-      const assigned = this.assigned.get(runId) ?? new Set<string>();
-      const ended = this.endedIn.get(runId) ?? new Set<string>();
-      return [...assigned].every((s) => s === IDLE_SPLIT || ended.has(s));
+  get restoresWithLaneAtEnd(): number {
+    const runs = new Map<string, { lane: boolean; idle: boolean }>();
+    for (const o of this.openings) {
+      const run = runs.get(o.runId) ?? { lane: false, idle: false };
+      for (const [id, at] of o.positions) {
+        const n = this.logs.get(id)!.records.length;
+        if (id === IDLE_SPLIT) run.idle ||= at === n;
+        else run.lane ||= at === n;
+      }
+      runs.set(o.runId, run);
     }
-    return (this.acked.get(runId)?.get(IDLE_SPLIT) ?? -1) >= this.logs.get(IDLE_SPLIT)!.records.length;
+    return [...runs.values()].filter((r) => r.lane && r.idle).length;
   }
 
   /**
@@ -263,8 +303,11 @@ class SimSplitReader implements SplitReader<SplitRecord, SourceSplit, number> {
         if (!this.logs.mayEnd(s.id, this.ctx.runId)) continue;
         this.turn = (this.turn + k + 1) % live.length;
         s.next = -1;
-        this.logs.ended(this.ctx.runId, s.id);
-        return { splitId: s.id, records: [], positions: [], splitEnded: true };
+        // The log's end marker: the position after it says, in acknowledgements, that a checkpoint holds the split ended.
+        const endPosition = this.logs.endedPosition(s.id);
+        this.fetched.set(s.id, endPosition);
+        this.logs.endFetchedBy(this.ctx.runId, s.id);
+        return { splitId: s.id, records: [], positions: [], endPosition, splitEnded: true };
       }
       const end = Math.min(this.logs.readableEnd(s.id, s.next, this.ctx.clock.now() - this.idleSeenMs), s.next + 1 + (s.next % 4));
       if (end <= s.next) continue;

@@ -230,6 +230,26 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     bug: 'seed 198 found it (46 of 57 lines committed), as in window-sliding; seed 3599 reaches the path now',
     reaches: SEED_198_REACHES,
   },
+  {
+    seed: 20147,
+    job: 'split-source',
+    mode: 'aligned-timeout',
+    bug: "scenario: the idle split ended once every lane's end was fetched, but a lane's subtask snapshotted checkpoint 20 before emitting its end while the idle split's subtask snapshotted after its own: restored from it, the idle split's subtask had no reader to acknowledge it and the lanes waited for that acknowledgement for ever (liveness; before this session too). The idle split now waits for a completed checkpoint holding every lane ended",
+    reaches: {
+      what: 'an idle split end held for a checkpoint, two kills and a restore with in-flight data',
+      test: (r) => r.splitIdleEndsHeld >= 1 && r.kills >= 2 && r.restoresWithInflight >= 1,
+    },
+  },
+  {
+    seed: 20134,
+    job: 'split-source',
+    mode: 'unaligned',
+    bug: 'same as seed 20147, unaligned over task managers (found on the tree before the task-manager faults changed the draws); now restores a lane waiting at its end with the idle split read to its end',
+    reaches: {
+      what: 'an idle split end held, a lane restored waiting at its end, two restores with in-flight data',
+      test: (r) => r.splitIdleEndsHeld >= 1 && r.splitLanesRestoredAtEnd >= 1 && r.restoresWithInflight >= 2,
+    },
+  },
 ];
 
 describe('simulator regression seeds', () => {

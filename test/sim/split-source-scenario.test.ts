@@ -3,7 +3,7 @@ import { knobsFor, runSeed } from '../../src/sim/run-seed.ts';
 import { replayCommand, runSeeds } from '../../src/sim/runner.ts';
 import { type ScenarioSinks, SequenceLog } from '../../src/sim/scenarios.ts';
 import { SimRun } from '../../src/sim/sim-run.ts';
-import { LANES, SPLIT_WINDOW_MS, SplitLogs } from '../../src/sim/split-source-scenario.ts';
+import { IDLE_SPLIT, LANES, SPLIT_WINDOW_MS, SplitLogs } from '../../src/sim/split-source-scenario.ts';
 
 /** Every window of the logs' records, each record in its one window (nothing is late by design). */
 function expectedWindows(count: number, keysPerSplit: number): string[] {
@@ -64,6 +64,43 @@ describe('simulator split-source scenario', () => {
       'split source: p-a0 acknowledged checkpoint 6, but the newest durable one is 5',
       'split source: p-a0 acknowledged split lane-0 at 10 in checkpoint 6, behind its earlier 11',
     ]);
+  });
+
+  it('the idle split ends only once a completed checkpoint holds every lane of the attempt ended, not once their ends were fetched (seeds 20134, 20147)', () => {
+    const logs = new SplitLogs(
+      200,
+      2,
+      new SequenceLog(),
+      () => Infinity,
+      () => [],
+    );
+    const ctx = (subtask: number) => ({ runId: 'p-a0', subtaskIndex: subtask, parallelism: 2 }) as never;
+    const lanes = [...logs.logs.keys()].filter((id) => id !== IDLE_SPLIT);
+    const n = (id: string) => logs.logs.get(id)!.records.length;
+    logs.opened(
+      ctx(0),
+      [...lanes.filter((_, i) => i % 2 === 0), IDLE_SPLIT].map((id) => ({ id, next: 0 })),
+    );
+    logs.opened(
+      ctx(1),
+      lanes.filter((_, i) => i % 2 === 1).map((id) => ({ id, next: 0 })),
+    );
+    const at = (positions: Array<[string, number]>) => new Map(positions);
+    const fetched = at([...lanes.map((id): [string, number] => [id, n(id) + 1]), [IDLE_SPLIT, n(IDLE_SPLIT)]]);
+    // No checkpoint of the attempt completed: neither may end.
+    expect(logs.mayEnd(lanes[0]!, 'p-a0')).toBe(false);
+    expect(logs.mayEnd(IDLE_SPLIT, 'p-a0')).toBe(false);
+    // Checkpoint 1 holds the idle split at its end: the lanes may end.
+    logs.acknowledge('p-a0', 1, at([[IDLE_SPLIT, n(IDLE_SPLIT)], ...lanes.map((id): [string, number] => [id, n(id)])]), fetched, new Map());
+    expect(logs.mayEnd(lanes[0]!, 'p-a0')).toBe(true);
+    // Every lane's end fetched, but checkpoint 2 holds one lane at its end, not ended (its subtask
+    // snapshotted before it emitted the end): a checkpoint with the idle split ended would strand it.
+    for (const id of lanes) logs.endFetchedBy('p-a0', id);
+    logs.acknowledge('p-a0', 2, at(lanes.map((id, i): [string, number] => [id, i === 1 ? n(id) : logs.endedPosition(id)])), fetched, new Map());
+    expect(logs.mayEnd(IDLE_SPLIT, 'p-a0')).toBe(false);
+    expect(logs.idleEndsHeld).toBe(1);
+    logs.acknowledge('p-a0', 3, at([[lanes[1]!, logs.endedPosition(lanes[1]!)]]), fetched, new Map());
+    expect(logs.mayEnd(IDLE_SPLIT, 'p-a0')).toBe(true);
   });
 
   it.each([1, 3, 8])('seed %i: the fault-free run fires every window of the logs once, each record counted once, nothing late', async (seed) => {
