@@ -100,4 +100,4 @@ export {
   StorageError,
   WeirError,
 } from './core/errors.ts';
-export type { WeirErrorCode } from './core/errors.ts';
+export type { StorageErrorCode, WeirErrorCode } from './core/errors.ts';

@@ -14,7 +14,7 @@ import {
   type SavepointFlags,
   type StopFlags,
 } from './control-commands.ts';
-import { dropSlotCommand, type DropSlotFlags } from './cdc-command.ts';
+import type { DropSlotFlags } from './cdc-command.ts';
 import { demoCommand, type DemoFlags } from './demo-command.ts';
 import { EXIT_CODE_HELP, EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
@@ -167,7 +167,7 @@ function addSavepointCommands(program: Command, setExit: (code: number) => void)
     .option('--port <port>', 'server port (default PGPORT, else 5432)', positiveInt('port'))
     .option('--database <db>', 'database (default PGDATABASE, else the user name)')
     .option('--user <user>', 'user (default PGUSER); the password comes from PGPASSWORD')
-    .action(async (slots: string[], flags: DropSlotFlags) => setExit(await dropSlotCommand(slots, flags)));
+    .action(async (slots: string[], flags: DropSlotFlags) => setExit(await (await loadCdcCommand()).dropSlotCommand(slots, flags)));
 
   program
     .command('stop')
@@ -227,5 +227,20 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`weir: ${usage ? '' : 'error: '}${oneLine(errorMessage(err))}\n`);
     if (!usage && process.env.WEIR_DEBUG && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
     return usage ? EXIT_USAGE : EXIT_JOB_FAILED;
+  }
+}
+
+/**
+ * `weir cdc` needs the PostgreSQL driver, an optional peer dependency: it is loaded when the command
+ * runs, so every other command works without it, and its absence is one clear error.
+ */
+async function loadCdcCommand(): Promise<typeof import('./cdc-command.ts')> {
+  try {
+    return await import('./cdc-command.ts');
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' && /'pg(-logical-replication)?'/.test(String((err as Error).message))) {
+      throw new UsageError('weir cdc needs the PostgreSQL driver beside Weir: npm install pg pg-logical-replication');
+    }
+    throw err;
   }
 }

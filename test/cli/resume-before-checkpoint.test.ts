@@ -48,6 +48,11 @@ describe('--from a job dir before its first checkpoint', () => {
       const originChk = checkpointsIn(origin.jobDir).completed.at(-1)!;
       expect(originChk).toBeDefined();
       const resumed = await startSlow(['--checkpoint-interval', '600000', '--from', origin.jobDir]);
+      // The record is written when the restore happens, which can follow the control line (the
+      // task manager's worker starts first): wait for it, then kill.
+      const recorded = path.join(resumed.jobDir, '_restored_from');
+      const untilRecorded = Date.now() + 60_000;
+      while (!existsSync(recorded) && Date.now() < untilRecorded) await new Promise((r) => setTimeout(r, 20));
       await killGroup(resumed.cli);
       expect(checkpointsIn(resumed.jobDir).completed).toEqual([]);
       expect(existsSync(path.join(resumed.jobDir, '_restored_from'))).toBe(true);
