@@ -18,9 +18,15 @@ export function knobsFor(seed: number, job: SimJob, mode: SimMode): SeedKnobs {
   return drawKnobs(seed, { job: jobName(job), mode, builtIn: typeof job === 'string', userOptions: typeof job === 'string' ? undefined : job.options });
 }
 
-const oracles = new Map<string, string[]>();
+/** The fault-free run's committed output, and what the barrier-order checker found in it (its rpc delays reorder triggers too). */
+interface Oracle {
+  readonly committed: string[];
+  readonly barrierOrder: readonly string[];
+}
 
-async function oracleFor(k: SeedKnobs, job: SimJob): Promise<string[]> {
+const oracles = new Map<string, Oracle>();
+
+async function oracleFor(k: SeedKnobs, job: SimJob): Promise<Oracle> {
   const key = `${k.seed}/${k.job}/${k.mode}`;
   const known = oracles.get(key);
   if (known) return known;
@@ -28,13 +34,15 @@ async function oracleFor(k: SeedKnobs, job: SimJob): Promise<string[]> {
   if (!clean.settled || !('result' in clean.settled)) {
     throw new Error(`seed ${k.seed}: the fault-free oracle run did not finish: ${clean.settled ? errorMessage(clean.settled.error) : 'no progress'}`);
   }
-  oracles.set(key, clean.committed);
-  return clean.committed;
+  const oracle = { committed: clean.committed, barrierOrder: clean.problems.get('barrier-order') ?? [] };
+  oracles.set(key, oracle);
+  return oracle;
 }
 
 export async function runSeed(seed: number, job: SimJob, mode: SimMode, trace?: (line: string) => void): Promise<SeedOutcome> {
   const k = knobsFor(seed, job, mode);
   const oracle = await oracleFor(k, job);
   const run = await new SimRun(k, job, true, trace).run();
-  return checkRun(k, run, oracle, typeof job === 'string' ? scenarioOutputRule(job, k.source) : job.outputRule);
+  if (oracle.barrierOrder.length > 0) run.problems.set('barrier-order (fault-free run)', [...oracle.barrierOrder]);
+  return checkRun(k, run, oracle.committed, typeof job === 'string' ? scenarioOutputRule(job, k.source) : job.outputRule);
 }

@@ -17,6 +17,7 @@ import { readMetadataAt } from '../checkpoint/metadata/read.ts';
 import { filePathsOf } from '../checkpoint/metadata/walk.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import { baseName, checkpointDir, memoryJobDir, metadataPath, parseSavepointDirName } from '../storage/paths.ts';
+import { BarrierOrder } from './checkers/barrier-order.ts';
 import { checkCommits } from './checkers/commit-once.ts';
 import { openWindows } from './checkers/open-windows.ts';
 import { checkSequences } from './checkers/per-key-sequence.ts';
@@ -195,6 +196,7 @@ export class SimRun {
   private readonly counts = { completedInWindow: 0, uploads: 0, metadata: 0, restarts: 0, checkpoints: 0 };
   private readonly recovery = noRecovery();
   private readonly problems = new Map<string, string[]>();
+  private readonly barrierOrder = new BarrierOrder();
   private readonly unexpected: string[] = [];
   private readonly snapshotChecks: Array<Promise<void>> = [];
   private readonly inflightIds = new Set<number>();
@@ -312,7 +314,7 @@ export class SimRun {
       const scenario = await buildJob(this.job, env, this.k, this.log, this.sinks, spec.variant, process);
       const client = await env.executeAsync('sim', {
         env: process.environment,
-        faults: this.taskFaults,
+        faults: this.barrierOrder.observe(process.pid, this.taskFaults),
         rpc,
         storage,
         restoreFrom: spec.restoreFrom,
@@ -583,6 +585,7 @@ export class SimRun {
     const committed = finished ? this.sinks.committed(typeof this.job !== 'string') : [];
     this.add('per-key-sequence', checkSequences(this.log));
     this.add('commit-once', checkCommits(this.sinks.ledger));
+    this.add('barrier-order', this.barrierOrder.problems);
     this.recovery.windowStartsHeld = this.sinks.windowStartsHeld;
     this.recovery.splitLanesRestoredAtEnd = this.sinks.splitLogs?.restoresWithLaneAtEnd ?? 0;
     this.recovery.splitIdleEndsHeld = this.sinks.splitLogs?.idleEndsHeld ?? 0;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BarrierOrder, checkBarrierOrder } from '../../src/sim/checkers/barrier-order.ts';
 import { CommitLedger, RecoveryCommits } from '../../src/sim/checkers/commit-once.ts';
 import { completedOnDisk, corruptAtRest, newestDurableId } from '../../src/sim/corruption.ts';
 import { ExternalTransactionStore, ExternalTransactionalSink } from '../../src/sim/external-sink.ts';
@@ -47,6 +48,39 @@ describe('simulator knobs', () => {
     expect(k.parallelism).toBe(2);
     expect(k.maxParallelism).toBe(4);
     expect(k.rescale?.changeJob ?? false).toBe(false);
+  });
+});
+
+describe('the barrier-order checker', () => {
+  it('reports a barrier not newer than the last one on its channel, and nothing for a rising sequence', () => {
+    expect(checkBarrierOrder(new Map([['a', [1, 2, 4, 3]]]))).toEqual(['a: barrier of checkpoint 3 after checkpoint 4']);
+    expect(checkBarrierOrder(new Map([['a', [1, 2, 4, 5]]]))).toEqual([]);
+    expect(checkBarrierOrder(new Map([['a', [1, 2, 2]]]))).toEqual(['a: barrier of checkpoint 2 after checkpoint 2']);
+    // Each channel has its own order.
+    expect(
+      checkBarrierOrder(
+        new Map([
+          ['a', [4, 5]],
+          ['b', [1, 2]],
+        ]),
+      ),
+    ).toEqual([]);
+  });
+
+  it('observes snapshots through the fault injector, per process and subtask attempt, and still asks the inner injector', () => {
+    const order = new BarrierOrder();
+    const sites: string[] = [];
+    const faults = order.observe(1, { check: (site) => void sites.push(site) });
+    const at = (subtask: number, attempt: number, checkpointId?: number) => ({ vertex: 'src', subtask, attempt, checkpointId });
+    faults.check('sync-phase', at(0, 0, 4));
+    faults.check('process', at(0, 0));
+    faults.check('sync-phase', at(1, 0, 2)); // another subtask
+    faults.check('sync-phase', at(0, 1, 2)); // a new attempt restarts the order
+    order.observe(2, { check: () => {} }).check('sync-phase', at(0, 0, 1)); // so does a new process
+    expect(order.problems).toEqual([]);
+    faults.check('sync-phase', at(0, 0, 3));
+    expect(order.problems).toEqual(['process 1 src#0 attempt 0: barrier of checkpoint 3 after checkpoint 4']);
+    expect(sites).toEqual(['sync-phase', 'process', 'sync-phase', 'sync-phase', 'sync-phase']);
   });
 });
 
