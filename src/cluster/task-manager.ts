@@ -181,7 +181,7 @@ export class TaskManager {
         sourceBatchRecords: ctx.sourceBatchRecords,
         allowNonRestoredState: ctx.allowNonRestoredState,
       };
-      const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement, m.attempt));
+      const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement, m.attempt, epoch));
       if (epoch !== this.epoch) {
         // Cancelled while restoring: nobody will start these subtasks; release what they hold.
         for (const task of deployment.tasks) task.cancel();
@@ -223,7 +223,7 @@ export class TaskManager {
    * Remote channels are numbered per attempt: task managers kept warm across a restart may still
    * receive frames and credits the previous attempt sent, and those find no channel and are dropped.
    */
-  private share(plan: ExecutionPlan, placement: Placement, attempt: number): DeploymentPart {
+  private share(plan: ExecutionPlan, placement: Placement, attempt: number, epoch: number): DeploymentPart {
     const tmOf = new Map(plan.subtasks.map((s, i) => [`${s.vertex}.${s.subtask}`, placement.ofSubtask[i]!]));
     const self = this.ctx.index;
     const local = new Map<string, LocalChannel>();
@@ -236,7 +236,9 @@ export class TaskManager {
       const k = channelIndex.get(c.id)!;
       const link = this.peer(producerTm);
       const end = new RemoteInputChannel(c.id, capacity, (buffers) => link.send({ type: 'credit', channel: k, buffers }));
-      this.remoteInputs.set(k, end);
+      // A deploy cancelled while it restored still runs to its end: its ends must not take the
+      // channel numbers of the deploy that replaced it (the same attempt after a restore fallback).
+      if (epoch === this.epoch) this.remoteInputs.set(k, end);
       ends.push(end);
       return end;
     };
@@ -246,7 +248,7 @@ export class TaskManager {
       const k = channelIndex.get(c.id)!;
       const link = this.peer(consumerTm);
       const end = new RemoteOutputChannel(c.id, capacity, (frame) => link.send({ type: 'frame', channel: k, frame }, [frame.buffer as ArrayBuffer]));
-      this.remoteOutputs.set(k, end);
+      if (epoch === this.epoch) this.remoteOutputs.set(k, end);
       ends.push(end);
       return end;
     };

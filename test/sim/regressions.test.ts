@@ -42,6 +42,10 @@ const severalRestoredCommits: Reach = {
   test: (r) => r.orderedRecoveryCommits > 0,
 };
 const staleTrigger: Reach = { what: "a checkpoint trigger reaching a source after the next checkpoint's", test: (r) => r.staleTriggers > 0 };
+const fallbackOverTaskManagers: Reach = {
+  what: 'a fallback past a checkpoint corrupted at rest over in-memory task managers',
+  test: (r, k) => k.taskManagers > 1 && r.corruptions > 0 && r.fallbacks > 0,
+};
 const restored: Reach = { what: 'a restore from a checkpoint', test: (r) => r.restoresFromCheckpoint > 0 };
 const resumed: Reach = { what: 'a restore or a resume from a savepoint', test: (r) => r.restoresFromCheckpoint + r.rescales + r.changedJobResumes > 0 };
 
@@ -250,6 +254,14 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
       test: (r) => r.splitIdleEndsHeld >= 1 && r.splitLanesRestoredAtEnd >= 1 && r.restoresWithInflight >= 2,
     },
   },
+  {
+    seed: 50587,
+    job: 'split-source',
+    mode: 'unaligned',
+    bug: "engine: a task manager's deploy of attempt 1 from checkpoint 2 was cancelled by a restore fallback (checkpoint 2 corrupted at rest) and replaced by attempt 1 from checkpoint 1; the cancelled deploy still ran to its end and registered its remote channel ends under the same channel numbers, so the live window subtask's remote inputs were dead ends and it declined every later checkpoint (liveness; also on the tree before this session). A deploy now registers ends only while it is the task manager's current one",
+    reaches: fallbackOverTaskManagers,
+  },
+  { seed: 50587, job: 'split-source', mode: 'aligned-timeout', bug: 'same as seed 50587 unaligned', reaches: fallbackOverTaskManagers },
 ];
 
 describe('simulator regression seeds', () => {
