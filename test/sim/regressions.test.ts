@@ -262,6 +262,15 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     reaches: fallbackOverTaskManagers,
   },
   { seed: 50587, job: 'split-source', mode: 'aligned-timeout', bug: 'same as seed 50587 unaligned', reaches: fallbackOverTaskManagers },
+  {
+    seed: 100439,
+    job: 'window-tumbling',
+    mode: 'unaligned',
+    bug: 'engine: a restored window operator took the lowest watermark of all old subtasks as its floor; an unaligned snapshot of another subtask came earlier in the stream (999 against its own 1099), so a record it had seen late was replayed from its in-flight data on time and fired a window (found by the independent window reference). The floor is now the lowest of the old subtasks whose key groups it owns',
+    reaches: resumed,
+  },
+  { seed: 100746, job: 'window-tumbling', mode: 'unaligned', bug: 'same as seed 100439, after kills (4610 against its own 4699)', reaches: resumed },
+  { seed: 100790, job: 'window-sliding', mode: 'unaligned', bug: 'same as seed 100439, sliding windows', reaches: resumed },
 ];
 
 describe('simulator regression seeds', () => {
