@@ -70,7 +70,11 @@ export class IntervalJoinOperator extends AbstractStreamOperator implements Trig
     if (!backend) throw new JobDefinitionError(`interval join '${this.ctx.name}' (uid ${this.ctx.uid}) needs two keyed inputs`);
     this.backend = backend;
     this.ctx.timestamps.markTimed(); // emits with the joined records' event time
-    this.timers = new RestoredWatermarkTimers(this.ctx.getInternalTimerService('interval-join-cleanup', this), this.ctx.operatorState);
+    this.timers = new RestoredWatermarkTimers(
+      this.ctx.getInternalTimerService('interval-join-cleanup', this),
+      this.ctx.operatorState,
+      this.ctx.keyedBackend?.keyGroupRange ?? null,
+    );
     this.left = backend.getState(new MapStateDescriptor<number, unknown[]>('left-buffer'));
     this.right = backend.getState(new MapStateDescriptor<number, unknown[]>('right-buffer'));
     this.fn = this.spec.createFunction();

@@ -81,7 +81,11 @@ export class WindowOperator extends AbstractStreamOperator implements Triggerabl
     if (!backend) throw new JobDefinitionError(`window operator '${this.ctx.name}' (uid ${this.ctx.uid}) must follow keyBy`);
     this.backend = backend;
     this.ctx.timestamps.markTimed(); // emits with window / record event time
-    this.timers = new RestoredWatermarkTimers(this.ctx.getInternalTimerService(WINDOW_TIMERS, this), this.ctx.operatorState);
+    this.timers = new RestoredWatermarkTimers(
+      this.ctx.getInternalTimerService(WINDOW_TIMERS, this),
+      this.ctx.operatorState,
+      this.ctx.keyedBackend?.keyGroupRange ?? null,
+    );
     this.contents = new WindowContents(
       backend.getState<MapState<string, unknown>>(new MapStateDescriptor<string, unknown>('window-contents')),
       this.spec.layout,
