@@ -6,6 +6,7 @@
  */
 import { ConfigError, errorMessage, JobFailedError, RestoreError, StorageError, WeirError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
+import { taskKey } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
 import { preciseWallNow } from '../core/wall-time.ts';
 import type { CheckpointStats } from '../checkpoint/coordinator/checkpoint-stats.ts';
@@ -300,7 +301,7 @@ export class JobMaster {
     if (this.isTerminal() || attempt !== this.attempt) return;
     this.status = 'RUNNING';
     deployment.start();
-    for (const task of deployment.tasks) this.running.add(key(task.id));
+    for (const task of deployment.tasks) this.running.add(taskKey(task.id));
     this.coordinator.start();
     this.restoredFromId = restoredFrom?.checkpointId ?? null;
     if (this.restoredFromId !== null) {
@@ -521,12 +522,12 @@ export class JobMaster {
       declineCheckpoint: (task, id, reason, cause) => send('decline', () => this.coordinator.receiveDecline(task, id, reason, cause)),
       reachedEndOfData: (task) =>
         send('task-event', () => {
-          this.endedData.add(key(task));
+          this.endedData.add(taskKey(task));
           if (this.endedData.size === this.deployment!.tasks.length) this.coordinator.allReachedEndOfData();
         }),
       taskFinished: (task) =>
         send('task-event', () => {
-          this.finished.add(key(task));
+          this.finished.add(taskKey(task));
           if (this.finished.size === this.deployment!.tasks.length) void this.finish();
         }),
       taskFailed: (task, error) => send('task-event', () => this.onAttemptFailure(attempt, withTask(task, this.deployment, error))),
@@ -614,8 +615,6 @@ function twoPhaseSinksOf(graph: JobGraph): Array<{ uid: string; name: string; si
   }
   return out;
 }
-
-const key = (t: TaskId): string => `${t.vertex}/${t.subtask}`;
 
 function withTask(task: TaskId, deployment: AttemptDeployment | null, error: unknown): Error {
   const name = deployment?.tasks.find((t) => t.id.vertex === task.vertex && t.id.subtask === task.subtask)?.name ?? `vertex ${task.vertex}`;

@@ -5,6 +5,7 @@
  * goes down.
  */
 import type { TaskId } from '../core/ids.ts';
+import { taskKey } from '../core/ids.ts';
 import type { TaskHandle } from './attempt-deployment.ts';
 
 /** What a subtask counted (all attempts, or one). */
@@ -20,8 +21,6 @@ export interface SubtaskRecordCounts {
 }
 
 export const NO_RECORDS: SubtaskRecordCounts = { sourceRecordsOut: 0, sinkRecordsIn: 0, recordsIn: 0, recordsWritten: 0 };
-
-const keyOf = (id: TaskId): string => `${id.vertex}/${id.subtask}`;
 
 function plus(a: SubtaskRecordCounts, b: SubtaskRecordCounts): SubtaskRecordCounts {
   return {
@@ -44,14 +43,14 @@ export class RecordTotals {
     this.stopping.add(tasks);
     const fold = () => {
       if (!this.stopping.delete(tasks)) return;
-      for (const t of tasks) this.ended.set(keyOf(t.id), plus(this.ended.get(keyOf(t.id)) ?? NO_RECORDS, t));
+      for (const t of tasks) this.ended.set(taskKey(t.id), plus(this.ended.get(taskKey(t.id)) ?? NO_RECORDS, t));
     };
     void stopped.then(fold, fold);
   }
 
   /** Counts of subtask `id` over every attempt, `live` being its handle in the running attempt (if any). */
   of(id: TaskId, live: TaskHandle | undefined): SubtaskRecordCounts {
-    let sum = this.ended.get(keyOf(id)) ?? NO_RECORDS;
+    let sum = this.ended.get(taskKey(id)) ?? NO_RECORDS;
     for (const tasks of this.stopping) {
       const t = tasks.find((x) => x.id.vertex === id.vertex && x.id.subtask === id.subtask);
       if (t !== undefined) sum = plus(sum, t);

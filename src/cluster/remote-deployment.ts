@@ -9,6 +9,7 @@ import { errorMessage } from '../core/errors.ts';
 import type { CheckpointBarrier } from '../checkpoint/barrier/barrier.ts';
 import type { CheckpointMetadata } from '../checkpoint/metadata/metadata.ts';
 import type { CheckpointId, TaskId } from '../core/ids.ts';
+import { taskKey } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
 import { buildExecutionPlan, type ExecutionPlan } from '../graph/execution-plan.ts';
 import type { TaskStatus } from '../runtime/stream-task.ts';
@@ -39,8 +40,6 @@ export interface TaskManagerWatch {
    */
   readonly cancellationTimeoutMs: number;
 }
-
-const taskKey = (t: TaskId): string => `${t.vertex}/${t.subtask}`;
 
 /** A subtask in a task manager, as the job master sees it: calls become messages. */
 class RemoteTask implements TaskHandle {

@@ -24,3 +24,6 @@ export interface TaskId {
   /** The subtask's index within the vertex. */
   readonly subtask: number;
 }
+
+/** A subtask's identity as a map key (`vertex/subtask`): the one place it is spelled. */
+export const taskKey = (t: TaskId): string => `${t.vertex}/${t.subtask}`;

@@ -15,7 +15,7 @@ import { SeededRandom } from '../../src/core/time.ts';
 import { SimWorld } from '../../src/sim/sim-world.ts';
 import { checkpointInSteps } from '../support/clients.ts';
 import { SourceGate } from '../support/held-source.ts';
-import { buildKeyedCountJob, expectedRunningCounts, keyedCount, sortedCopy, until } from '../support/jobs.ts';
+import { buildKeyedCountJob, expectedRunningCounts, sortedCopy, until } from '../support/jobs.ts';
 
 describe('HeartbeatMonitor', () => {
   it('silentTargets names the targets not heard from for longer than the timeout; one never heard from is not watched yet', () => {
@@ -223,14 +223,7 @@ describe('heartbeats while task managers deploy and restore (virtual clock)', ()
       heartbeat: { intervalMs: 50, timeoutMs: 500 },
       restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 10 },
     });
-    env
-      .generate({ count, ratePerSec: 10_000 }, (i) => `key-${(i * 7919) % keys}`)
-      .uid('gen')
-      .keyBy((k) => k)
-      .process(keyedCount)
-      .uid('count')
-      .sinkTo(sink)
-      .uid('out');
+    buildKeyedCountJob(env, sink, { count, keys, ratePerSec: 10_000 });
     const events: Array<{ at: number; event: JobEvent }> = [];
     let master: JobMaster | null = null;
     let silent = false;

@@ -11,7 +11,7 @@ import { yieldToEventLoop } from '../../src/core/adapters.ts';
 import { CollectSink, StreamEnvironment, type JobEvent } from '../../src/index.ts';
 import type { JobMaster } from '../../src/internal.ts';
 import { SimWorld } from '../../src/sim/sim-world.ts';
-import { expectedRunningCounts, keyedCount, sortedCopy } from '../support/jobs.ts';
+import { buildKeyedCountJob, expectedRunningCounts, sortedCopy } from '../support/jobs.ts';
 
 const COUNT = 3_000;
 const KEYS = 20;
@@ -28,14 +28,7 @@ async function runFailingOnce(seed: number, faults: InMemoryTaskManagerFaults) {
     bufferRecords: 8,
     channelCapacity: 2,
   });
-  env
-    .generate({ count: COUNT, ratePerSec: 20_000 }, (i) => `key-${(i * 7919) % KEYS}`)
-    .uid('gen')
-    .keyBy((k) => k)
-    .process(keyedCount)
-    .uid('count')
-    .sinkTo(sink)
-    .uid('out');
+  buildKeyedCountJob(env, sink, { count: COUNT, keys: KEYS, ratePerSec: 20_000 });
   let master: JobMaster | null = null;
   const events: JobEvent[] = [];
   const client = await env.executeAsync('warm-task-managers', {

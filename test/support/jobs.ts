@@ -165,13 +165,19 @@ export function expectedRunningCounts(count: number, keys: number): string[] {
   return out.sort();
 }
 
-/** gen (`key-${(i * 7919) % keys}`, held by `gate`) -> keyBy -> keyedCount (uid 'count') -> sink (uid 'out'): the sink tests' job. */
+/**
+ * gen (`key-${(i * 7919) % keys}`, held by `gate` when given, else at `ratePerSec`) -> keyBy ->
+ * keyedCount (uid 'count') -> sink (uid 'out'): the sink and cluster tests' job.
+ */
 export function buildKeyedCountJob(
   env: StreamEnvironment,
   sink: TwoPhaseCommitSink<string, unknown>,
-  o: { count: number; keys: number; gate: SourceGate },
+  o: { count: number; keys: number; gate?: SourceGate; ratePerSec?: number },
 ): void {
-  heldGenerate(env, { count: o.count }, (i) => `key-${(i * 7919) % o.keys}`, { gate: o.gate })
+  const key = (i: number) => `key-${(i * 7919) % o.keys}`;
+  const generator = { count: o.count, ...(o.ratePerSec === undefined ? {} : { ratePerSec: o.ratePerSec }) };
+  const source = o.gate === undefined ? env.generate(generator, key) : heldGenerate(env, generator, key, { gate: o.gate });
+  source
     .uid('gen')
     .keyBy((k) => k)
     .process(keyedCount)

@@ -7,6 +7,7 @@
 import { assert } from '../../core/assert.ts';
 import { errorMessage, WeirError } from '../../core/errors.ts';
 import type { CheckpointId, JobId, TaskId } from '../../core/ids.ts';
+import { taskKey } from '../../core/ids.ts';
 import type { Cancellable } from '../../core/time.ts';
 import type { SavepointTarget } from '../../storage/savepoint-target.ts';
 import type { CheckpointAck } from '../ack.ts';
@@ -49,8 +50,6 @@ export class CheckpointFailedError extends WeirError {
 
 export type AckResult = 'accepted' | 'duplicate' | 'unexpected';
 export type PendingState = 'collecting' | 'finalizing' | 'completed' | 'aborted';
-
-export const taskKey = (t: TaskId): string => `${t.vertex}/${t.subtask}`;
 
 export class PendingCheckpoint {
   private lifecycle: PendingState = 'collecting';
