@@ -325,6 +325,7 @@ function drawFlow(flow: Flow, layout: FlowLayout, t: number, finished: boolean):
     viewBox: `0 0 ${layout.width} ${layout.height}`,
     width: layout.width,
     height: layout.height,
+    'data-checkpoint': String(flow.checkpoint_id),
     'data-time': t.toFixed(1),
     'data-finished': String(finished),
   });

@@ -141,7 +141,7 @@ describe.skipIf(BROWSER_SKIPPED)('dashboard figures in Chromium', () => {
     const traced = ids[1]!;
     const flow = (await rest.get(`/jobs/${jid}/checkpoints/details/${traced}/flow`)).body as { events: Array<{ t: number; type: string }> };
     await page.selectOption('#flow-speed', '1000');
-    await page.locator('#flow-svg[data-finished="true"]').waitFor();
+    await page.locator(`#flow-svg[data-checkpoint="${traced}"][data-finished="true"]`).waitFor();
     const barrier = await page.locator('#flow-log li[data-type="barrier"]').first().textContent();
     expect(barrier).toMatch(/barrier (orders|payments)#\d → match every .*#\d/);
     for (const li of await page.locator('#flow-log li').allTextContents()) expect(li).not.toMatch(/(^|[\s>])\d+#\d/); // no bare vertex ids

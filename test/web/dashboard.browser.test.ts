@@ -93,7 +93,7 @@ describe.skipIf(BROWSER_SKIPPED)('dashboard in Chromium', () => {
     await page.click(`#checkpoint-history button.flow-button[data-checkpoint="${cid}"]`);
     await selected(page, cid);
     await page.selectOption('#flow-speed', '1000');
-    await page.locator('#flow-svg[data-finished="true"]').waitFor();
+    await page.locator(`#flow-svg[data-checkpoint="${cid}"][data-finished="true"]`).waitFor();
     // Played to the end: the log has every event of the REST flow, in order.
     const logged = await page
       .locator('#flow-log li')
@@ -153,7 +153,8 @@ describe.skipIf(BROWSER_SKIPPED)('dashboard in Chromium', () => {
     job.gate.allowUpTo(400);
     const fourth = (await job.client.triggerCheckpoint()).checkpointId;
     await selected(page, fourth);
-    await page.locator('#flow-svg[data-finished="true"]').waitFor();
+    // The picker names the new checkpoint before its flow is fetched: wait for the drawing of that one.
+    await page.locator(`#flow-svg[data-checkpoint="${fourth}"][data-finished="true"]`).waitFor();
     expect(await page.locator('#flow-log li[data-type="ack"]').count()).toBe(6);
     await page.click('a[data-tab="config"]');
     await page.locator('#config-table').waitFor();
