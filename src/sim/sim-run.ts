@@ -12,7 +12,7 @@ import type { JobMaster } from '../cluster/job-master.ts';
 import type { JobEvent, JobResult } from '../cluster/job-events.ts';
 import { yieldToEventLoop } from '../core/adapters.ts';
 import { errorMessage, InjectedFault } from '../core/errors.ts';
-import { checkpointId as toCheckpointId, jobId } from '../core/ids.ts';
+import { type CheckpointId, checkpointId as toCheckpointId, jobId } from '../core/ids.ts';
 import { readMetadataAt } from '../checkpoint/metadata/read.ts';
 import { filePathsOf } from '../checkpoint/metadata/walk.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
@@ -289,7 +289,7 @@ export class SimRun {
     const storage = new FaultyStorage(JOB_ID, process, this.world.random, this.withFaults ? this.k.faults.storage : NO_STORAGE_FAULTS, this.files);
     const rpc = new SimRpc(process, this.world.random, this.withFaults ? this.k.faults.rpc : NO_RPC_FAULTS);
     storage.active = rpc.active = this.faultsActive;
-    const known = new Set<number>(spec.restoreFrom === JOB_DIR ? completedOnDisk(this.files, JOB_DIR) : []);
+    const known = new Set<number>(spec.restoreFrom === JOB_DIR ? this.completedByRun(spec.startedFrom) : []);
     const proc: Proc = {
       process,
       storage,
@@ -550,7 +550,7 @@ export class SimRun {
   private async resumeAfterKill(dead: Proc, again: Proc['again']): Promise<void> {
     // The job's checkpoint directory, as `weir run --from <job dir>`; before its first checkpoint,
     // the newest savepoint the user took, or the one the run started from.
-    const onDisk = completedOnDisk(this.files, JOB_DIR);
+    const onDisk = this.completedByRun(dead.startedFrom);
     const fromDisk = onDisk.length > 0;
     if (!fromDisk && dead.finalCompleted) {
       // It died while shutting down after its final checkpoint (commits done, checkpoints being
@@ -565,6 +565,18 @@ export class SimRun {
     for (const id of onDisk.slice(0, -1)) this.abandoned.add(checkpointDir(JOB_DIR, id));
     const restoreFrom = fromDisk ? JOB_DIR : (newestSavepoint(this.files, SAVEPOINT_ROOT) ?? dead.startedFrom ?? undefined);
     await this.start({ parallelism: dead.parallelism, variant: dead.variant, restoreFrom, claim: fromDisk, again, startedFrom: dead.startedFrom });
+  }
+
+  /**
+   * The completed checkpoints in the job directory that the run started from `startedFrom` (a
+   * savepoint, or null: the first run) can own: a run restored from savepoint n numbers its
+   * checkpoints from n + 1. What an earlier run left there (a checkpoint corrupted at rest is never
+   * deleted) is not this run's: `weir run --from <savepoint>` writes a new job directory, which
+   * the simulator's one job directory stands for.
+   */
+  private completedByRun(startedFrom: string | null): CheckpointId[] {
+    const origin = startedFrom === null ? null : parseSavepointDirName(baseName(startedFrom));
+    return completedOnDisk(this.files, JOB_DIR).filter((id) => origin === null || id > origin.checkpointId);
   }
 
   /** Snapshots of this process's backends start their async part late; their pinned writes are counted. */

@@ -277,6 +277,16 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
   },
   { seed: 100746, job: 'window-tumbling', mode: 'unaligned', bug: 'same as seed 100439, after kills (4610 against its own 4699)', reaches: resumed },
   { seed: 100790, job: 'window-sliding', mode: 'unaligned', bug: 'same as seed 100439, sliding windows', reaches: resumed },
+  {
+    seed: 101766,
+    job: 'file-sink',
+    mode: 'aligned-timeout',
+    bug: "found by the fresh-seed sweep (100000..101999); simulator: checkpoint 7, corrupted at rest, stayed in the job directory after its run stopped with savepoint 8; the run resumed from the savepoint was killed before its first checkpoint, and the simulator resumed it from the job directory, where only the earlier run's corrupted checkpoint was left: nothing to restore (crash). A run owns only checkpoints numbered above the savepoint it started from; the engine now applies the same rule to a job directory whose restored-from record names its origin",
+    reaches: {
+      what: 'a checkpoint corrupted at rest, then a resume from a savepoint and a kill of the resumed run',
+      test: (r) => r.corruptions > 0 && r.changedJobResumes + r.rescales > 0 && r.kills >= 2,
+    },
+  },
 ];
 
 describe('simulator regression seeds', () => {
@@ -286,7 +296,7 @@ describe('simulator regression seeds', () => {
     console.log(`seed ${f.seed}: ${f.bug}`);
     const outcome = await runSeed(f.seed, f.job, f.mode);
     expect(outcome.failures, replayCommand(outcome)).toEqual([]);
-    // A seed that no longer reaches its path guards nothing (issue 22 item 9): pick another that does.
+    // A seed that no longer reaches its path guards nothing: pick another that does.
     expect(
       f.reaches.test(outcome.stats.recovery, outcome.knobs!),
       `${replayCommand(outcome)} must reach ${f.reaches.what}: ${describeRecovery(outcome.stats.recovery)}`,

@@ -39,11 +39,14 @@ export type RestoreSources =
 
 /**
  * Pure: a directory without `_metadata` but with complete chk-<n> inside, or with a record of what
- * its run was restored from, is a job; anything else names one snapshot (or fails).
+ * its run was restored from, is a job; anything else names one snapshot (or fails). A run restored
+ * from snapshot n numbers its checkpoints from n + 1, so where the directory records its run's
+ * origin, a checkpoint numbered n or lower was left there by an earlier run (a directory used
+ * again): restoring it would go back behind the snapshot the run started from.
  */
 export function restoreSourcesOf(probe: SnapshotPathProbe, restoredFrom: RestoredFrom | null = null): RestoreSources {
   if (probe.kind === 'dir' && !probe.hasMetadata) {
-    const complete = probe.checkpointDirs.filter((c) => c.hasMetadata);
+    const complete = probe.checkpointDirs.filter((c) => c.hasMetadata && (restoredFrom === null || c.checkpointId > restoredFrom.checkpointId));
     if (complete.length > 0 || restoredFrom !== null) return { kind: 'job', checkpoints: complete.reverse() };
   }
   return { kind: 'snapshot', location: snapshotLocationOf(probe) };

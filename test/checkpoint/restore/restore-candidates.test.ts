@@ -84,6 +84,16 @@ describe('restoreSourcesOf', () => {
     expect(restoreSourcesOf(dir(JOB_DIR, false, [chk(5, false)]), restoredFrom)).toEqual({ kind: 'job', checkpoints: [] });
     expect(restoreSourcesOf(dir(JOB_DIR, false, [chk(5, true)]), restoredFrom)).toEqual({ kind: 'job', checkpoints: [chk(5, true)] });
   });
+
+  it("a checkpoint numbered at or below the run's origin was left by an earlier run: only the lineage offers what came before", () => {
+    // A directory used again: an earlier run kept chk-3 and chk-8; this run started from savepoint 8 and completed chk-10.
+    const restoredFrom = { location: '/sp/savepoint-8-ab', checkpointId: checkpointId(8), kind: 'savepoint' as const };
+    expect(restoreSourcesOf(dir(JOB_DIR, false, [chk(3, true), chk(8, true), chk(10, true)]), restoredFrom)).toEqual({
+      kind: 'job',
+      checkpoints: [chk(10, true)],
+    });
+    expect(restoreSourcesOf(dir(JOB_DIR, false, [chk(3, true), chk(8, true)]), restoredFrom)).toEqual({ kind: 'job', checkpoints: [] });
+  });
 });
 
 describe('restoreCandidates through a storage', () => {
