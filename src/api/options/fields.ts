@@ -47,7 +47,7 @@ export type Derive<R> = (siblings: Siblings) => R;
 const show = (value: unknown): string => (value === undefined ? 'undefined' : JSON.stringify(value));
 const quoted = (values: readonly string[]): string => values.map((v) => `'${v}'`).join(', ');
 const orDefault = <R>(d: R | Derive<R>, siblings: Siblings): R => (typeof d === 'function' ? (d as Derive<R>)(siblings) : d);
-const docOf = (d: unknown, given: string | undefined): string => given ?? (d === null ? 'none' : JSON.stringify(d));
+const docOf = (d: unknown, given: string | undefined): string => given ?? (d === null ? 'none' : typeof d === 'string' ? `'${d}'` : JSON.stringify(d));
 
 interface IntSpec {
   readonly min: number;
