@@ -7,12 +7,20 @@ export { StreamEnvironment } from './api/environment.ts';
 export type { CompletedCheckpointInfo, GeneratorOptions, JobClient, RunOptions, SourceOptions } from './api/environment.ts';
 export type {
   CheckpointingOptions,
+  ClusterOptions,
+  EmbeddedStateBackendOptions,
   EmbeddedStateOptions,
+  HeapStateBackendOptions,
   HeartbeatOptions,
+  ResolvedClusterOptions,
   ResolvedEmbeddedState,
+  ResolvedEmbeddedStateBackend,
+  ResolvedHeapStateBackend,
   ResolvedHeartbeat,
   ResolvedOptions,
+  ResolvedStateBackend,
   RestartStrategyOptions,
+  StateBackendOptions,
   StreamEnvironmentOptions,
 } from './api/options.ts';
 export type { CheckpointingConfig } from './checkpoint/coordinator/config.ts';

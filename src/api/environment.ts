@@ -1,28 +1,17 @@
 /**
- * StreamEnvironment: where a job is defined and executed. Options are validated when the
- * environment is created; `execute` builds the job graph, picks the state backend and checkpoint
- * storage, and runs the job in this process until it finishes, fails or is cancelled.
+ * StreamEnvironment: where a job is defined. Options are validated when the environment is
+ * created; `execute` builds the job graph and hands it, with the options, to the local executor
+ * (`executor.ts`), which runs it in this process until it finishes, fails or is cancelled.
  */
-import { availableParallelism } from 'node:os';
-import { realEnvironment } from '../core/adapters.ts';
-import type { Environment } from '../core/time.ts';
-import type { Deployer } from '../cluster/attempt-deployment.ts';
-import { placeSubtasks } from '../cluster/placement.ts';
-import { remoteDeployer, type TaskManagerWatch } from '../cluster/remote-deployment.ts';
 import type { ToJobMaster } from '../cluster/transport/protocol.ts';
-import { launchWorkerTaskManagers } from '../cluster/worker-task-managers.ts';
-import { launchInMemoryTaskManagers, type InMemoryTaskManagerFaults } from '../cluster/in-memory-task-managers.ts';
-import { decideTaskManagerCount, type TaskManagerCount } from '../cluster/task-manager-count.ts';
-import type { TaskManagerContext } from '../cluster/task-manager.ts';
-import { NO_FAULTS } from '../runtime/faults.ts';
-import { buildExecutionPlan } from '../graph/execution-plan.ts';
+import type { InMemoryTaskManagerFaults } from '../cluster/in-memory-task-managers.ts';
+import type { TaskManagerCount } from '../cluster/task-manager-count.ts';
 import { ConfigError } from '../core/errors.ts';
-import { jobId as toJobId, type CheckpointId } from '../core/ids.ts';
-import { JobMaster, type ExecutionHooks } from '../cluster/job-master.ts';
+import type { CheckpointId, JobId } from '../core/ids.ts';
+import type { ExecutionHooks, JobMaster } from '../cluster/job-master.ts';
 import type { JobEvent, JobMetrics, JobResult } from '../cluster/job-events.ts';
 import { IndexedSource } from '../connectors/generator/indexed-source.ts';
 import { TextFileSource } from '../connectors/files/text-file-source.ts';
-import { CollectSink } from '../connectors/collect/collect-sink.ts';
 import { buildJobGraph, type JobGraph } from '../graph/job-graph.ts';
 import { LogicalGraph } from '../graph/transformation.ts';
 import { SourceReaderOperator } from '../runtime/operators/source-operator.ts';
@@ -31,16 +20,10 @@ import { WatermarkStrategy } from '../runtime/time/watermark-strategy.ts';
 import type { TwoPhaseCommitSink } from '../runtime/sink.ts';
 import { TwoPhaseCommitSinkOperator } from '../runtime/operators/sink-operators.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
-import { HeapStateBackendFactory } from '../state/heap/heap-backend-factory.ts';
-import { EmbeddedStateBackendFactory } from '../state/embedded/embedded-backend-factory.ts';
-import { restoreCandidates as findRestoreCandidates } from '../checkpoint/restore/restore-candidates.ts';
-import { FsCheckpointStorage } from '../storage/fs-storage.ts';
-import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
-import { resolveStorageLocation } from '../storage/location.ts';
 import { DataStream } from './data-stream.ts';
+import { createStorage, LocalExecutor, stateBackendFactory, taskManagerCount } from './executor.ts';
 import { refuseExecuteDuringImport } from './job-module-import.ts';
-import { preflight } from './preflight.ts';
 import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
 
 /** Options of `StreamEnvironment.fromSource`. */
@@ -322,141 +305,18 @@ export class StreamEnvironment {
   }
 
   private async start(name: string, run: InternalRunOptions): Promise<JobClient> {
-    const graph = this.jobGraph();
-    const env = run.env ?? realEnvironment();
-    const id = toJobId(this.options.jobId ?? defaultJobId(name, env.random.int(0x1000000)));
-    const storage = run.storage ?? this.createStorage(id);
-    if (run.storage === undefined) {
-      for (const message of preflight(this.options, storage instanceof FsCheckpointStorage ? storage.jobDir : null)) run.onEvent?.({ type: 'log', message });
-    }
-    const restoreFrom = run.restoreFrom ? resolveStorageLocation(run.restoreFrom, 'restoreFrom') : null;
-    const restoreCandidates = restoreFrom !== null ? await findRestoreCandidates(storage, restoreFrom) : [];
-    if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
-      throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
-    }
-    const backends = run.wrapBackends ? run.wrapBackends(this.backendFactory()) : this.backendFactory();
-    const master: JobMaster = new JobMaster(
-      {
-        jobId: id,
-        name,
-        graph,
-        checkpointing: this.options.checkpointing,
-        restartStrategy: this.options.restartStrategy,
-        backends,
-        storage,
-        bufferRecords: this.options.bufferRecords,
-        channelCapacity: this.options.channelCapacity,
-        restoreCandidates,
-        allowNonRestoredState: run.allowNonRestoredState ?? false,
-        acceptDuplicates: run.acceptDuplicates ?? false,
-        claim: run.claim ?? false,
-        ...(run.inMemoryTaskManagers === undefined
-          ? this.taskManagerDeployer(id, graph, env, run)
-          : this.inMemoryDeployer(run.inMemoryTaskManagers, graph, env, run, storage, backends, () => master)),
-      },
-      env,
-      run,
-    );
-    run.onJobMaster?.(master);
-    master.start();
-    return {
-      jobId: id,
-      result: master.result,
-      metrics: () => master.metrics(),
-      cancel: () => master.cancel(),
-      triggerCheckpoint: async () => {
-        const c = await master.triggerCheckpoint();
-        return { checkpointId: c.checkpointId, location: c.location, kind: c.kind };
-      },
-      savepoint: async (dir) => (await master.savepoint(dir)).location,
-      stopWithSavepoint: async (dir) => (await master.stopWithSavepoint(dir)).location,
-      cancelWithSavepoint: async (dir) => {
-        const sp = await master.savepoint(dir);
-        await master.cancel();
-        return sp.location;
-      },
-    };
-  }
-
-  /** Task managers in this thread over in-memory links, sharing the graph, backends, storage and fault injector. */
-  private inMemoryDeployer(
-    count: number,
-    graph: JobGraph,
-    env: Environment,
-    run: InternalRunOptions,
-    storage: CheckpointStorage,
-    backends: StateBackendFactory,
-    master: () => JobMaster,
-  ): { deployer: Deployer } {
-    if (!Number.isInteger(count) || count < 1) throw new ConfigError('inMemoryTaskManagers', `must be an integer >= 1, got ${count}`);
-    const slots = this.options.slotsPerTaskManager;
-    placeSubtasks(buildExecutionPlan(graph), count, slots);
-    const context = (index: number): TaskManagerContext => ({
-      index,
-      graph,
-      env,
-      backends,
-      storage,
-      streams: (id) => master().checkpointCoordinator.streamFactory(id),
-      faults: run.faults ?? NO_FAULTS,
-      bufferRecords: this.options.bufferRecords,
-      channelCapacity: this.options.channelCapacity,
-      remoteChannelCapacity: this.options.remoteChannelCapacity,
-      elementsPerStep: run.elementsPerStep ?? 64,
-      sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
-      allowNonRestoredState: run.allowNonRestoredState ?? false,
-    });
-    const launch = launchInMemoryTaskManagers(count, context, env.scheduler, run.loseControlMessage, run.taskManagerFaults);
-    return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
-  }
-
-  /**
-   * A job from a job module runs its subtasks on task managers in worker threads that build the job
-   * from the module (one per core by default, at least one), so no user function runs on this
-   * thread; a job without a known module, with a CollectSink or asked to run `'in-thread'` runs in
-   * this thread, and says so if task managers were asked for.
-   */
-  private taskManagerDeployer(id: ReturnType<typeof toJobId>, graph: JobGraph, env: Environment, run: InternalRunOptions): { deployer?: Deployer } {
-    const decision = this.taskManagerCount(graph);
-    if (decision.notice !== null) {
-      process.emitWarning(decision.notice, { code: 'WEIR_TASK_MANAGERS_IN_THREAD' });
-      run.onEvent?.({ type: 'log', message: decision.notice });
-    }
-    const count = decision.taskManagers;
-    const modulePath = this.jobModulePath;
-    if (count === 0 || modulePath === null) return {};
-    const slots = this.options.slotsPerTaskManager;
-    placeSubtasks(buildExecutionPlan(graph), count, slots); // a ConfigError now rather than at the first deploy
-    const launch = launchWorkerTaskManagers(count, {
-      modulePath,
-      options: this.given,
-      jobId: id,
-      allowNonRestoredState: run.allowNonRestoredState ?? false,
-      elementsPerStep: run.elementsPerStep ?? 64,
-      sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
-    });
-    return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
+    const job = { graph: this.jobGraph(), options: this.options, given: this.given, modulePath: this.jobModulePath };
+    return new LocalExecutor(job, this.options.cluster).execute(name, run);
   }
 
   /**
    * Where this job's subtasks run when it is executed: how many task managers (0: in the executing
    * thread) and why. The default for a job module is one per core, capped at the job's highest
-   * parallelism, at least one (see `StreamEnvironmentOptions.taskManagers`).
+   * parallelism, at least one (see `ClusterOptions.taskManagers`).
    * @internal
    */
   taskManagerCount(graph: JobGraph = this.jobGraph()): TaskManagerCount {
-    return decideTaskManagerCount({
-      requested: this.options.taskManagers,
-      slotsPerTaskManager: this.options.slotsPerTaskManager,
-      cores: availableParallelism(),
-      highestParallelism: Math.max(1, ...graph.vertices.map((v) => v.parallelism)),
-      fromJobModule: this.jobModulePath !== null,
-      inProcessSinks: graph.vertices.flatMap((v) => v.chain.filter((n) => n.sink instanceof CollectSink).map((n) => n.name)),
-    });
-  }
-
-  private watch(): TaskManagerWatch {
-    return { heartbeat: this.options.heartbeat, cancellationTimeoutMs: this.options.cancellationTimeoutMs };
+    return taskManagerCount(graph, this.options.cluster, this.jobModulePath);
   }
 
   /**
@@ -464,40 +324,9 @@ export class StreamEnvironment {
    * and the checkpoint storage, built from the same options as the job master's.
    * @internal
    */
-  taskManagerParts(id: ReturnType<typeof toJobId>): { graph: JobGraph; backends: StateBackendFactory; storage: CheckpointStorage } {
-    return { graph: this.jobGraph(), backends: this.backendFactory(), storage: this.createStorage(id, { inlineAll: true }) };
+  taskManagerParts(id: JobId): { graph: JobGraph; backends: StateBackendFactory; storage: CheckpointStorage } {
+    return { graph: this.jobGraph(), backends: stateBackendFactory(this.options.stateBackend), storage: createStorage(this.options, id, { inlineAll: true }) };
   }
-
-  private backendFactory(): StateBackendFactory {
-    if (this.options.stateBackend === 'heap') return new HeapStateBackendFactory();
-    const e = this.options.embeddedState;
-    return new EmbeddedStateBackendFactory({
-      ...(e.localDir === null ? {} : { localDir: e.localDir }),
-      cacheEntriesMax: e.cacheEntriesMax,
-      incremental: this.options.incremental,
-      incrementsShareMax: e.incrementsShareMax,
-    });
-  }
-
-  /**
-   * With `inlineAll` (a task manager's storage in a worker thread), memory storage keeps every state
-   * stream inline in its handle: the handles travel to the job master in the acks and into its
-   * `_metadata`, so nothing is left in a worker's map that the job master or a later attempt would need.
-   */
-  private createStorage(id: ReturnType<typeof toJobId>, o: { inlineAll?: boolean } = {}): CheckpointStorage {
-    const where = this.options.checkpointStorage;
-    if (where !== 'memory') return new FsCheckpointStorage(where, id);
-    return new MemoryCheckpointStorage(id, o.inlineAll === true ? { inlineThresholdBytes: Number.MAX_SAFE_INTEGER } : {});
-  }
-}
-
-function defaultJobId(name: string, suffix: number): string {
-  const slug =
-    name
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '') || 'job';
-  return `${slug}-${suffix.toString(16).padStart(6, '0')}`;
 }
 
 export type { JobEvent };

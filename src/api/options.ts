@@ -1,11 +1,36 @@
 /**
- * StreamEnvironment options and their validation. Every rejection names the option at fault.
+ * StreamEnvironment options: the documented types a user gives and gets back. Validation, defaults
+ * and messages come from the option table (`options/table.ts`); the type checks at the end of this
+ * file fail to compile when these interfaces and the table disagree. Every rejection names the
+ * option at fault.
  */
-import { ConfigError } from '../core/errors.ts';
-import { resolveStorageLocation } from '../storage/location.ts';
 import type { CheckpointingConfig } from '../checkpoint/coordinator/config.ts';
-import { DEFAULT_RESTART_STRATEGY, type RestartStrategyConfig } from '../cluster/restart-strategy.ts';
-import { DEFAULT_MAX_PARALLELISM, MAX_PARALLELISM_LIMIT } from '../state/key-groups.ts';
+import type { RestartStrategyConfig } from '../cluster/restart-strategy.ts';
+import type { ClusterOptions, HeartbeatOptions, ResolvedClusterOptions } from './options/cluster.ts';
+import type { GivenOf, GivenUnion, ResolvedOf, ResolvedUnion } from './options/fields.ts';
+import type {
+  EMBEDDED_STATE_TABLE,
+  EmbeddedStateBackendOptions,
+  EmbeddedStateOptions,
+  ResolvedEmbeddedStateBackend,
+  ResolvedStateBackend,
+  STATE_BACKENDS,
+  StateBackendOptions,
+} from './options/state-backend.ts';
+import { type CHECKPOINTING_TABLE, type OPTION_TABLE, type RESTART_STRATEGIES, resolveOptionTable, type SHORTHAND_TABLE } from './options/table.ts';
+import type { CLUSTER_TABLE } from './options/cluster.ts';
+
+export type { ClusterOptions, HeartbeatOptions, ResolvedClusterOptions, ResolvedHeartbeat } from './options/cluster.ts';
+export type {
+  EmbeddedStateBackendOptions,
+  EmbeddedStateOptions,
+  HeapStateBackendOptions,
+  ResolvedEmbeddedState,
+  ResolvedEmbeddedStateBackend,
+  ResolvedHeapStateBackend,
+  ResolvedStateBackend,
+  StateBackendOptions,
+} from './options/state-backend.ts';
 
 /** How and when checkpoints are taken: `StreamEnvironmentOptions.checkpointing`. Every field is optional. */
 export interface CheckpointingOptions {
@@ -102,20 +127,24 @@ export interface StreamEnvironmentOptions {
   /** When and how checkpoints are taken; default: only the final checkpoint of a bounded job. */
   checkpointing?: CheckpointingOptions;
   /**
-   * Where working keyed state lives: `'heap'` (default, in memory) or `'embedded'` (a local lmdb
-   * store per subtask behind a bounded cache, for state larger than memory).
+   * Where working keyed state lives: `{ type: 'heap' }` (default, in memory) or `{ type: 'embedded',
+   * incremental?, localDir?, cacheEntriesMax?, incrementsShareMax? }` (a local lmdb store per subtask
+   * behind a bounded cache, for state larger than memory). The bare strings `'heap'` and
+   * `'embedded'` are shorthands for `{ type: 'heap' }` and `{ type: 'embedded' }`.
    */
-  stateBackend?: 'heap' | 'embedded';
+  stateBackend?: StateBackendOptions | StateBackendOptions['type'];
   /**
-   * Checkpoint only what changed since the last completed checkpoint (shared files, reference
-   * counted). The embedded backend only; default true there.
+   * Shorthand for `stateBackend: { type: 'embedded', incremental }`: checkpoint only what changed
+   * since the last completed checkpoint (shared files, reference counted). The embedded backend
+   * only; default true there.
    */
   incremental?: boolean;
-  /** Settings of the embedded backend (stateBackend: 'embedded'). */
+  /** Shorthand for the fields of `stateBackend: { type: 'embedded', ... }` (with `stateBackend: 'embedded'`). */
   embeddedState?: EmbeddedStateOptions;
   /**
-   * Where checkpoints are persisted: `'memory'` (default; lost with the process), a directory path
-   * or a `file:` URL. Another URL scheme (`s3://...`) is a ConfigError: it is not supported yet.
+   * Where checkpoints are persisted, as a location of a registered storage scheme: `'memory'`
+   * (default; lost with the process; shorthand for `memory:`), a directory path or a `file:` URL.
+   * Another URL scheme (`s3://...`) is a ConfigError listing the registered schemes.
    */
   checkpointStorage?: string;
   /** What happens when a task fails; default failure-rate, at most 10 restarts within 5 minutes, 1000 ms apart. */
@@ -138,83 +167,19 @@ export interface StreamEnvironmentOptions {
   autoWatermarkIntervalMs?: number;
   /** Job id used in the checkpoint directory (letters, digits, `.`, `_`, `-`); default: the job name plus a random suffix. */
   jobId?: string;
-  /**
-   * Where the subtasks run: task managers, each a worker thread hosting subtasks in slots (1-256),
-   * or `'in-thread'`.
-   *
-   * A job run from a job module (`weir run`, or `setJobModule`) runs on task managers, whose
-   * default export every task manager calls to build the same job graph. That is what keeps the
-   * control plane answering when a user function never returns: the job master's thread (which
-   * serves `weir cancel`, the REST API and the dashboard) runs no user code, and a task manager
-   * that does not stop within `cancellationTimeoutMs` is terminated. Default: one task manager per
-   * core (`os.availableParallelism()`), at most the job's highest parallelism (more if
-   * `slotsPerTaskManager` needs them), and at least one, also at parallelism 1. With `'memory'`
-   * checkpoint storage, task managers keep all their state inline in the checkpoint metadata.
-   *
-   * Every subtask runs in the thread that executes the job (no such guarantee: a user function that
-   * never returns blocks cancellation and everything else on that thread) for a plain script
-   * calling `execute` (no job module a worker could load; a script asking for more than one task
-   * manager is told so), a job with a `CollectSink` (its results live in this thread), and
-   * `'in-thread'`, which asks for it explicitly, for example to measure without worker threads.
-   */
+  /** Where the subtasks run and how they are watched: task managers, slots, heartbeats, the cancellation watchdog. */
+  cluster?: ClusterOptions;
+  /** Shorthand for `cluster.taskManagers` (see {@link ClusterOptions.taskManagers}). */
   taskManagers?: number | 'in-thread';
-  /**
-   * Slots per task manager (>= 1): each slot holds subtask i of every operator, so taskManagers x
-   * slotsPerTaskManager must reach the job's highest parallelism. Default: as many as needed.
-   */
+  /** Shorthand for `cluster.slotsPerTaskManager`. */
   slotsPerTaskManager?: number;
-  /** Heartbeats between the job master and its task managers (when subtasks run on task managers); default every 1000 ms, dead after 10000 ms. */
+  /** Shorthand for `cluster.heartbeat`. */
   heartbeat?: HeartbeatOptions;
-  /**
-   * Milliseconds a task manager (when subtasks run on task managers) has to stop its subtasks once the job is
-   * cancelled or fails over, before its worker thread is terminated (a subtask stuck in user code
-   * never returns); >= 1, default 10000. `JobClient.cancel` resolves within about this long.
-   */
+  /** Shorthand for `cluster.cancellationTimeoutMs`. */
   cancellationTimeoutMs?: number;
 }
 
-/**
- * How the job master watches its task managers (`StreamEnvironmentOptions.heartbeat`): it sends
- * each a heartbeat every `intervalMs`, and a task manager that has not answered for `timeoutMs` is
- * declared dead: the job fails over by its restart strategy, also while it deploys or restores its
- * subtasks. Applies when subtasks run on task managers.
- */
-export interface HeartbeatOptions {
-  /** Milliseconds between heartbeats (>= 1); default 1000. Task managers report their figures with each answer. */
-  intervalMs?: number;
-  /** Milliseconds without an answer after which a task manager is dead (> intervalMs); default 10000. */
-  timeoutMs?: number;
-}
-
-/** Settings of the embedded state backend: `StreamEnvironmentOptions.embeddedState`. */
-export interface EmbeddedStateOptions {
-  /** Where each subtask's working-state directory is created (deleted when the subtask ends); default the OS temp dir. */
-  localDir?: string;
-  /** Entries kept in memory per subtask and operator before the least used are written to disk; default 100000. */
-  cacheEntriesMax?: number;
-  /** A new full base is written once the increments since the last one pass this share of it; default 1. */
-  incrementsShareMax?: number;
-}
-
-/** The heartbeat settings with their defaults applied. */
-export interface ResolvedHeartbeat {
-  /** Milliseconds between heartbeats. */
-  readonly intervalMs: number;
-  /** Milliseconds without an answer after which a task manager is dead. */
-  readonly timeoutMs: number;
-}
-
-/** The embedded backend's settings with their defaults applied. */
-export interface ResolvedEmbeddedState {
-  /** Where working-state directories are created; null: the OS temp dir. */
-  readonly localDir: string | null;
-  /** Entries cached in memory per subtask and operator. */
-  readonly cacheEntriesMax: number;
-  /** Share of the base the increments may reach before a new base is written. */
-  readonly incrementsShareMax: number;
-}
-
-/** The options an environment runs with: `StreamEnvironmentOptions` validated, with every default applied. */
+/** The options an environment runs with: `StreamEnvironmentOptions` validated, shorthands folded in, every default applied. */
 export interface ResolvedOptions {
   /** Default subtasks per operator. */
   readonly parallelism: number;
@@ -222,13 +187,9 @@ export interface ResolvedOptions {
   readonly maxParallelism: number;
   /** Checkpoint settings. */
   readonly checkpointing: CheckpointingConfig;
-  /** The state backend. */
-  readonly stateBackend: 'heap' | 'embedded';
-  /** Whether checkpoints are incremental. */
-  readonly incremental: boolean;
-  /** The embedded backend's settings. */
-  readonly embeddedState: ResolvedEmbeddedState;
-  /** `'memory'` or the checkpoint directory. */
+  /** The state backend and its settings. */
+  readonly stateBackend: ResolvedStateBackend;
+  /** Where checkpoints are persisted: `'memory'`, a directory path, or a location of another registered storage scheme. */
   readonly checkpointStorage: string;
   /** The restart strategy. */
   readonly restartStrategy: RestartStrategyConfig;
@@ -242,199 +203,8 @@ export interface ResolvedOptions {
   readonly autoWatermarkIntervalMs: number;
   /** The job id, or null to derive one from the job name. */
   readonly jobId: string | null;
-  /**
-   * Task managers as given (`'in-thread'`: all subtasks in the executing thread), or null when not
-   * given: the default is decided when the job runs (one per core, see `StreamEnvironmentOptions.taskManagers`).
-   */
-  readonly taskManagers: number | 'in-thread' | null;
-  /** Slots per task manager, or null: as many as the job needs. */
-  readonly slotsPerTaskManager: number | null;
-  /** Heartbeats to task managers. */
-  readonly heartbeat: ResolvedHeartbeat;
-  /** Milliseconds a task manager has to stop its subtasks before its worker is terminated. */
-  readonly cancellationTimeoutMs: number;
-}
-
-const KNOWN_TOP = [
-  'parallelism',
-  'maxParallelism',
-  'checkpointing',
-  'stateBackend',
-  'incremental',
-  'embeddedState',
-  'checkpointStorage',
-  'restartStrategy',
-  'bufferRecords',
-  'channelCapacity',
-  'remoteChannelCapacity',
-  'autoWatermarkIntervalMs',
-  'jobId',
-  'taskManagers',
-  'slotsPerTaskManager',
-  'heartbeat',
-  'cancellationTimeoutMs',
-];
-const KNOWN_HEARTBEAT = ['intervalMs', 'timeoutMs'];
-const KNOWN_EMBEDDED = ['localDir', 'cacheEntriesMax', 'incrementsShareMax'];
-const KNOWN_CHECKPOINTING = [
-  'intervalMs',
-  'mode',
-  'timeoutMs',
-  'maxConcurrent',
-  'minPauseMs',
-  'tolerableFailures',
-  'retained',
-  'retention',
-  'unaligned',
-  'alignedCheckpointTimeoutMs',
-];
-
-function rejectUnknown(obj: object, known: readonly string[], prefix: string): void {
-  for (const key of Object.keys(obj)) {
-    if (!known.includes(key)) throw new ConfigError(`${prefix}${key}`, `unknown option (known: ${known.join(', ')})`);
-  }
-}
-
-function int(value: unknown, option: string, min: number, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `between ${min} and ${max}`;
-    throw new ConfigError(option, `must be an integer ${range}, got ${JSON.stringify(value)}`);
-  }
-  return value;
-}
-
-function oneOf<T extends string>(value: unknown, option: string, allowed: readonly T[], fallback: T): T {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'string' || !allowed.includes(value as T)) {
-    throw new ConfigError(option, `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}, got ${JSON.stringify(value)}`);
-  }
-  return value as T;
-}
-
-function resolveCheckpointing(c: CheckpointingOptions | undefined): CheckpointingConfig {
-  const o = c ?? {};
-  if (typeof o !== 'object' || o === null) throw new ConfigError('checkpointing', 'must be an object');
-  rejectUnknown(o, KNOWN_CHECKPOINTING, 'checkpointing.');
-  const intervalMs = o.intervalMs === undefined ? null : int(o.intervalMs, 'checkpointing.intervalMs', 1, 0);
-  const mode = oneOf(o.mode, 'checkpointing.mode', ['exactly-once', 'at-least-once'], 'exactly-once');
-  const maxConcurrent = int(o.maxConcurrent, 'checkpointing.maxConcurrent', 1, 1);
-  if (o.unaligned !== undefined && typeof o.unaligned !== 'boolean')
-    throw new ConfigError('checkpointing.unaligned', `must be true or false, got ${JSON.stringify(o.unaligned)}`);
-  const unaligned = o.unaligned ?? false;
-  if (unaligned && mode !== 'exactly-once')
-    throw new ConfigError('checkpointing.unaligned', "needs mode 'exactly-once' (at-least-once never aligns, so there is nothing to overtake)");
-  if (unaligned && maxConcurrent !== 1) throw new ConfigError('checkpointing.unaligned', `needs maxConcurrent 1, got maxConcurrent ${maxConcurrent}`);
-  if (o.alignedCheckpointTimeoutMs !== undefined && !unaligned)
-    throw new ConfigError('checkpointing.alignedCheckpointTimeoutMs', 'only applies with unaligned: true');
-  return {
-    intervalMs,
-    mode,
-    unaligned,
-    alignedCheckpointTimeoutMs: int(o.alignedCheckpointTimeoutMs, 'checkpointing.alignedCheckpointTimeoutMs', 0, 0),
-    timeoutMs: int(o.timeoutMs, 'checkpointing.timeoutMs', 1, 600_000),
-    maxConcurrent,
-    minPauseMs: int(o.minPauseMs, 'checkpointing.minPauseMs', 0, 0),
-    tolerableFailures: int(o.tolerableFailures, 'checkpointing.tolerableFailures', 0, 3),
-    retained: int(o.retained, 'checkpointing.retained', 1, 1),
-    retainOnCancel: oneOf(o.retention, 'checkpointing.retention', ['delete-on-cancel', 'retain-on-cancel'], 'delete-on-cancel') === 'retain-on-cancel',
-  };
-}
-
-function resolveRestart(r: RestartStrategyOptions | undefined): RestartStrategyConfig {
-  if (r === undefined) return DEFAULT_RESTART_STRATEGY;
-  if (typeof r !== 'object' || r === null) throw new ConfigError('restartStrategy', 'must be an object with a type');
-  const type = oneOf((r as { type?: unknown }).type, 'restartStrategy.type', ['none', 'fixed-delay', 'exponential-delay', 'failure-rate'], 'none');
-  switch (type) {
-    case 'none':
-      rejectUnknown(r, ['type'], 'restartStrategy.');
-      return { type: 'none' };
-    case 'fixed-delay': {
-      const f = r as Extract<RestartStrategyOptions, { type: 'fixed-delay' }>;
-      rejectUnknown(f, ['type', 'attempts', 'delayMs'], 'restartStrategy.');
-      return { type, attempts: int(f.attempts, 'restartStrategy.attempts', 0, 3), delayMs: int(f.delayMs, 'restartStrategy.delayMs', 0, 1000) };
-    }
-    case 'exponential-delay': {
-      const e = r as Extract<RestartStrategyOptions, { type: 'exponential-delay' }>;
-      rejectUnknown(e, ['type', 'attempts', 'initialDelayMs', 'maxDelayMs', 'multiplier'], 'restartStrategy.');
-      const initialDelayMs = int(e.initialDelayMs, 'restartStrategy.initialDelayMs', 0, 1000);
-      const maxDelayMs = int(e.maxDelayMs, 'restartStrategy.maxDelayMs', 0, 60_000);
-      if (maxDelayMs < initialDelayMs) throw new ConfigError('restartStrategy.maxDelayMs', `must be >= initialDelayMs (${initialDelayMs}), got ${maxDelayMs}`);
-      const multiplier = e.multiplier ?? 2;
-      if (typeof multiplier !== 'number' || !(multiplier >= 1))
-        throw new ConfigError('restartStrategy.multiplier', `must be a number >= 1, got ${JSON.stringify(multiplier)}`);
-      return { type, attempts: int(e.attempts, 'restartStrategy.attempts', 0, 10), initialDelayMs, maxDelayMs, multiplier };
-    }
-    case 'failure-rate': {
-      const f = r as Extract<RestartStrategyOptions, { type: 'failure-rate' }>;
-      rejectUnknown(f, ['type', 'maxFailures', 'intervalMs', 'delayMs'], 'restartStrategy.');
-      const d = DEFAULT_RESTART_STRATEGY;
-      return {
-        type,
-        maxFailures: int(f.maxFailures, 'restartStrategy.maxFailures', 0, d.maxFailures),
-        intervalMs: int(f.intervalMs, 'restartStrategy.intervalMs', 1, d.intervalMs),
-        delayMs: int(f.delayMs, 'restartStrategy.delayMs', 0, d.delayMs),
-      };
-    }
-  }
-}
-
-function resolveStateOptions(
-  backend: ResolvedOptions['stateBackend'],
-  options: StreamEnvironmentOptions,
-): { incremental: boolean; embeddedState: ResolvedEmbeddedState } {
-  if (options.incremental !== undefined && typeof options.incremental !== 'boolean') {
-    throw new ConfigError('incremental', `must be true or false, got ${JSON.stringify(options.incremental)}`);
-  }
-  if (options.incremental === true && backend !== 'embedded') {
-    throw new ConfigError('incremental', "incremental checkpoints need stateBackend: 'embedded'");
-  }
-  const e = options.embeddedState ?? {};
-  if (typeof e !== 'object' || e === null) throw new ConfigError('embeddedState', 'must be an object');
-  if (options.embeddedState !== undefined && backend !== 'embedded') throw new ConfigError('embeddedState', "applies only to stateBackend: 'embedded'");
-  rejectUnknown(e, KNOWN_EMBEDDED, 'embeddedState.');
-  if (e.localDir !== undefined && (typeof e.localDir !== 'string' || e.localDir.length === 0)) {
-    throw new ConfigError('embeddedState.localDir', `must be a directory path, got ${JSON.stringify(e.localDir)}`);
-  }
-  const share = e.incrementsShareMax ?? 1;
-  if (typeof share !== 'number' || !(share > 0) || !Number.isFinite(share)) {
-    throw new ConfigError('embeddedState.incrementsShareMax', `must be a number > 0, got ${JSON.stringify(e.incrementsShareMax)}`);
-  }
-  return {
-    incremental: options.incremental ?? backend === 'embedded',
-    embeddedState: {
-      localDir: e.localDir ?? null,
-      cacheEntriesMax: int(e.cacheEntriesMax, 'embeddedState.cacheEntriesMax', 1, 100_000),
-      incrementsShareMax: share,
-    },
-  };
-}
-
-function resolveHeartbeat(h: HeartbeatOptions | undefined): ResolvedHeartbeat {
-  const o = h ?? {};
-  if (typeof o !== 'object' || o === null) throw new ConfigError('heartbeat', 'must be an object');
-  rejectUnknown(o, KNOWN_HEARTBEAT, 'heartbeat.');
-  const intervalMs = int(o.intervalMs, 'heartbeat.intervalMs', 1, 1000);
-  const timeoutMs = int(o.timeoutMs, 'heartbeat.timeoutMs', 1, Math.max(10_000, intervalMs + 1));
-  if (timeoutMs <= intervalMs) throw new ConfigError('heartbeat.timeoutMs', `must be > heartbeat.intervalMs (${intervalMs}), got ${timeoutMs}`);
-  return { intervalMs, timeoutMs };
-}
-
-function resolveTaskManagers(
-  options: StreamEnvironmentOptions,
-): Pick<ResolvedOptions, 'taskManagers' | 'slotsPerTaskManager' | 'heartbeat' | 'cancellationTimeoutMs'> {
-  const given = options.taskManagers;
-  if (given !== undefined && given !== 'in-thread' && !(typeof given === 'number' && Number.isInteger(given) && given >= 1 && given <= 256)) {
-    throw new ConfigError('taskManagers', `must be an integer between 1 and 256 or 'in-thread', got ${JSON.stringify(given)}`);
-  }
-  const taskManagers = given ?? null;
-  const slotsPerTaskManager = options.slotsPerTaskManager === undefined ? null : int(options.slotsPerTaskManager, 'slotsPerTaskManager', 1, 1);
-  return {
-    taskManagers,
-    slotsPerTaskManager,
-    heartbeat: resolveHeartbeat(options.heartbeat),
-    cancellationTimeoutMs: int(options.cancellationTimeoutMs, 'cancellationTimeoutMs', 1, 10_000),
-  };
+  /** Where the subtasks run and how they are watched. */
+  readonly cluster: ResolvedClusterOptions;
 }
 
 /**
@@ -442,39 +212,42 @@ function resolveTaskManagers(
  * @throws ConfigError naming the first option at fault.
  */
 export function resolveOptions(options: StreamEnvironmentOptions = {}): ResolvedOptions {
-  if (typeof options !== 'object' || options === null) throw new ConfigError('options', 'must be an object');
-  rejectUnknown(options, KNOWN_TOP, '');
-  const maxParallelism = int(options.maxParallelism, 'maxParallelism', 1, DEFAULT_MAX_PARALLELISM, MAX_PARALLELISM_LIMIT);
-  const parallelism = int(options.parallelism, 'parallelism', 1, 1);
-  if (parallelism > maxParallelism) throw new ConfigError('parallelism', `${parallelism} exceeds maxParallelism ${maxParallelism}`);
-  const stateBackend = options.stateBackend ?? 'heap';
-  if (stateBackend !== 'heap' && stateBackend !== 'embedded')
-    throw new ConfigError('stateBackend', `must be 'heap' or 'embedded', got ${JSON.stringify(stateBackend)}`);
-  const { incremental, embeddedState } = resolveStateOptions(stateBackend, options);
-  const givenStorage = options.checkpointStorage ?? 'memory';
-  if (typeof givenStorage !== 'string' || givenStorage.length === 0) {
-    throw new ConfigError('checkpointStorage', `must be 'memory' or a directory path, got ${JSON.stringify(givenStorage)}`);
-  }
-  const checkpointStorage = resolveStorageLocation(givenStorage, 'checkpointStorage');
-  const jobId = options.jobId ?? null;
-  if (jobId !== null && (typeof jobId !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(jobId))) {
-    throw new ConfigError('jobId', `must be letters, digits, '.', '_' or '-', got ${JSON.stringify(jobId)}`);
-  }
-  const channelCapacity = int(options.channelCapacity, 'channelCapacity', 1, 8);
-  return {
-    parallelism,
-    maxParallelism,
-    checkpointing: resolveCheckpointing(options.checkpointing),
-    stateBackend,
-    incremental,
-    embeddedState,
-    checkpointStorage,
-    restartStrategy: resolveRestart(options.restartStrategy),
-    bufferRecords: int(options.bufferRecords, 'bufferRecords', 1, 512),
-    channelCapacity,
-    remoteChannelCapacity: int(options.remoteChannelCapacity, 'remoteChannelCapacity', 1, 4 * channelCapacity),
-    autoWatermarkIntervalMs: int(options.autoWatermarkIntervalMs, 'autoWatermarkIntervalMs', 1, 200),
-    jobId,
-    ...resolveTaskManagers(options),
-  };
+  return resolveOptionTable(options);
 }
+
+// Compile-time checks that the documented types and the option table agree: a field added,
+// removed or retyped on one side only fails `tsc` on the line below that names it.
+/** Whether A and B are assignable both ways and have the same keys. */
+type Agree<A, B> = [A, B] extends [B, A] ? ([keyof A, keyof B] extends [keyof B, keyof A] ? true : false) : false;
+type Given = Omit<StreamEnvironmentOptions, keyof typeof SHORTHAND_TABLE>;
+const agreements: {
+  given: Agree<
+    Omit<Given, 'checkpointing' | 'restartStrategy' | 'stateBackend' | 'cluster'>,
+    Omit<GivenOf<typeof OPTION_TABLE>, 'checkpointing' | 'restartStrategy' | 'stateBackend' | 'cluster'>
+  >;
+  shorthands: Agree<Pick<StreamEnvironmentOptions, keyof typeof SHORTHAND_TABLE>, GivenOf<typeof SHORTHAND_TABLE>>;
+  checkpointing: Agree<CheckpointingOptions, GivenOf<typeof CHECKPOINTING_TABLE>>;
+  restartStrategy: Agree<RestartStrategyOptions, GivenUnion<typeof RESTART_STRATEGIES>>;
+  stateBackend: Agree<StateBackendOptions, GivenUnion<typeof STATE_BACKENDS>>;
+  embedded: Agree<EmbeddedStateOptions, GivenOf<typeof EMBEDDED_STATE_TABLE>>;
+  embeddedMember: Agree<EmbeddedStateBackendOptions, Extract<GivenUnion<typeof STATE_BACKENDS>, { type: 'embedded' }>>;
+  cluster: Agree<ClusterOptions, GivenOf<typeof CLUSTER_TABLE>>;
+  resolved: Agree<ResolvedOptions, ResolvedOf<typeof OPTION_TABLE>>;
+  resolvedBackend: Agree<ResolvedStateBackend, ResolvedUnion<typeof STATE_BACKENDS>>;
+  resolvedEmbedded: Agree<ResolvedEmbeddedStateBackend, Extract<ResolvedUnion<typeof STATE_BACKENDS>, { type: 'embedded' }>>;
+  resolvedCluster: Agree<ResolvedClusterOptions, ResolvedOf<typeof CLUSTER_TABLE>>;
+} = {
+  given: true,
+  shorthands: true,
+  checkpointing: true,
+  restartStrategy: true,
+  stateBackend: true,
+  embedded: true,
+  embeddedMember: true,
+  cluster: true,
+  resolved: true,
+  resolvedBackend: true,
+  resolvedEmbedded: true,
+  resolvedCluster: true,
+};
+void agreements;

@@ -12,8 +12,11 @@ import { makeDirsSync } from '../storage/make-dirs.ts';
 import { checkWritableDir } from '../storage/writable-dir.ts';
 import type { ResolvedOptions } from './options.ts';
 
-/** Runs the checks (throwing ConfigError) and clean-up; returns a line for each thing removed. */
-export function preflight(options: ResolvedOptions, jobDir: string | null): string[] {
+/**
+ * Runs the checks (throwing ConfigError) and clean-up; returns a line for each thing removed.
+ * @param localDirOption the option that gave the embedded backend's local directory, named in errors.
+ */
+export function preflight(options: ResolvedOptions, jobDir: string | null, localDirOption = 'stateBackend.localDir'): string[] {
   const notes: string[] = [];
   if (jobDir !== null) {
     const root = path.dirname(jobDir);
@@ -22,9 +25,10 @@ export function preflight(options: ResolvedOptions, jobDir: string | null): stri
     writeRunOwner(jobDir);
     for (const dir of removeDeadRunsLeftovers(root, jobDir)) notes.push(`removed ${dir}: an incomplete checkpoint of a run that is gone`);
   }
-  if (options.stateBackend === 'embedded') {
-    const local = options.embeddedState.localDir;
-    if (local !== null) checkWritableDir(local, { option: 'embeddedState.localDir', what: 'embedded state directory', create: false });
+  const backend = options.stateBackend;
+  if (backend.type === 'embedded') {
+    const local = backend.localDir;
+    if (local !== null) checkWritableDir(local, { option: localDirOption, what: 'embedded state directory', create: false });
     for (const dir of LocalStore.removeDeadStores(local ?? tmpdir())) notes.push(`removed ${dir}: embedded working state of a run that is gone`);
   }
   return notes;

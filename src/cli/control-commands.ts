@@ -3,8 +3,7 @@
  * under `weir run` through its control endpoint. The savepoint's path is the only line on stdout,
  * so `sp=$(weir stop <job> --savepoint)` works in scripts.
  */
-import * as path from 'node:path';
-import { resolveStorageLocation } from '../storage/location.ts';
+import { absoluteLocation, resolveStorageLocation } from '../storage/location.ts';
 import { callControl, resolveJob } from './control-client.ts';
 import { EXIT_OK, UsageError } from './exit.ts';
 
@@ -22,7 +21,7 @@ export type CancelFlags = StopFlags;
 export const DEFAULT_SAVEPOINT_DIR = 'savepoints';
 
 function savepointDir(flags: SavepointFlags): string {
-  return path.resolve(flags.dir === undefined ? DEFAULT_SAVEPOINT_DIR : resolveStorageLocation(flags.dir, '--dir'));
+  return absoluteLocation(flags.dir === undefined ? DEFAULT_SAVEPOINT_DIR : resolveStorageLocation(flags.dir, '--dir'));
 }
 
 function locationOf(answer: Record<string, unknown>): string {

@@ -5,7 +5,7 @@
  */
 import { StreamEnvironment, type CheckpointingOptions, type StreamEnvironmentOptions } from '../index.ts';
 import { errorMessage } from '../core/errors.ts';
-import { resolveStorageLocation } from '../storage/location.ts';
+import { resolveStorageLocation, resolveStorageRoot } from '../storage/location.ts';
 import { EXIT_CANCELED, EXIT_JOB_FAILED, EXIT_OK, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
 import { loadJobModule, type JobFinishedContext, type LoadedJobModule } from './load-job-module.ts';
@@ -68,7 +68,7 @@ export function mergeOptions(module: StreamEnvironmentOptions, flags: RunFlags):
 function checkLocations(flags: RunFlags): RunFlags {
   return {
     ...flags,
-    ...(flags.checkpointDir === undefined ? {} : { checkpointDir: resolveStorageLocation(flags.checkpointDir, '--checkpoint-dir') }),
+    ...(flags.checkpointDir === undefined ? {} : { checkpointDir: resolveStorageRoot(flags.checkpointDir, '--checkpoint-dir') }),
     ...(flags.from === undefined ? {} : { from: resolveStorageLocation(flags.from, '--from') }),
   };
 }

@@ -1,59 +1,136 @@
 /**
  * The one place that decides what a storage location a user gives may be (`checkpointStorage`,
- * `restoreFrom`, `--checkpoint-dir`, `--from`, `--dir`): a plain path, a `file:` URL (made a path
- * here), or memory (`memory`, `memory:...`). Any other URL scheme is refused with an error naming
- * the option and the scheme, instead of being taken for a relative directory named `s3:`. A later
- * storage (S3) registers its scheme here.
+ * `restoreFrom`, `--checkpoint-dir`, `--from`, `--dir`) and which storage it opens: a registry of
+ * URL schemes, each one entry that checks its locations and creates the checkpoint storage. Built
+ * in: `file:` (a `file:` URL or a plain path) and `memory:` (`'memory'` is its shorthand). Any other
+ * scheme is refused with an error naming the option and listing the registered schemes, instead of
+ * being taken for a relative directory named `s3:`. A later storage (S3) registers its scheme here;
+ * that is all it takes for the option, the CLI flags and restores to accept it.
  */
+import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../core/errors.ts';
+import type { JobId } from '../core/ids.ts';
+import { FsCheckpointStorage } from './fs-storage.ts';
+import { MemoryCheckpointStorage } from './memory-storage.ts';
 import { MEMORY_SCHEME } from './paths.ts';
+import type { CheckpointStorage } from './storage.ts';
 
-/** What a URL scheme's location becomes: the string the storage layer opens (a path, a memory key, later an object-store URL). */
-export type SchemeResolver = (location: string) => string;
+/** How a job's checkpoint storage is opened. */
+export interface OpenStorageOptions {
+  /**
+   * Keep every state stream inline in its handle (a task manager's storage in a worker thread with
+   * memory storage: the handles travel to the job master, nothing may stay behind in the worker).
+   */
+  readonly inlineAll?: boolean;
+}
+
+/** One URL scheme's storage: how its locations are checked and how a job's checkpoint storage is opened at one. */
+export interface StorageScheme {
+  /** The scheme, lower case, without the colon (`file`, `memory`, `s3`). */
+  readonly scheme: string;
+  /**
+   * Any location of this storage (a checkpoint, a savepoint, a job's directory) in the form the
+   * storage layer opens: a `file:` URL becomes its path. Throws an Error saying what is wrong.
+   */
+  location(given: string): string;
+  /** Where a job's checkpoints may be rooted (`checkpointStorage`), as `open` takes it; default `location`. Throws an Error saying what is wrong. */
+  root?(given: string): string;
+  /** The checkpoint storage of job `jobId` under `root` (as `root` returned it). */
+  open(root: string, jobId: JobId, options: OpenStorageOptions): CheckpointStorage;
+}
 
 /** `scheme:` at the start; two characters at least, so a Windows drive (`C:\x`) stays a path. */
 const SCHEME_RE = /^([A-Za-z][A-Za-z0-9+.-]+):/;
+const MEMORY = MEMORY_SCHEME.slice(0, -1);
 
-const schemes = new Map<string, SchemeResolver>([
-  ['file', (location) => fileURLToPath(location)],
-  [MEMORY_SCHEME.slice(0, -1), (location) => location],
+const FILE_SCHEME: StorageScheme = {
+  scheme: 'file',
+  location: (given) => (given.toLowerCase().startsWith('file:') ? fileURLToPath(given) : given),
+  open: (root, jobId, o) => new FsCheckpointStorage(root, jobId, o.inlineAll === true ? { inlineThresholdBytes: Number.MAX_SAFE_INTEGER } : {}),
+};
+
+const MEMORY_STORAGE_SCHEME: StorageScheme = {
+  scheme: MEMORY,
+  location: (given) => given,
+  root: (given) => {
+    if (given === MEMORY || given.toLowerCase() === MEMORY_SCHEME) return MEMORY;
+    throw new Error(`memory storage has no directories: give '${MEMORY}' (each job keeps its checkpoints under ${MEMORY_SCHEME}<job-id>)`);
+  },
+  open: (_root, jobId, o) => new MemoryCheckpointStorage(jobId, o.inlineAll === true ? { inlineThresholdBytes: Number.MAX_SAFE_INTEGER } : {}),
+};
+
+const schemes = new Map<string, StorageScheme>([
+  [FILE_SCHEME.scheme, FILE_SCHEME],
+  [MEMORY_STORAGE_SCHEME.scheme, MEMORY_STORAGE_SCHEME],
 ]);
 
 /**
- * Makes locations of `scheme` (without the colon, lower case) valid, resolved by `resolve`.
+ * Makes locations of `entry.scheme` valid everywhere a storage location is given.
  * @internal for storages that come with a URL scheme (S3, later)
  */
-export function registerStorageScheme(scheme: string, resolve: SchemeResolver): void {
-  schemes.set(scheme.toLowerCase(), resolve);
+export function registerStorageScheme(entry: StorageScheme): void {
+  schemes.set(entry.scheme.toLowerCase(), entry);
 }
 
-/** The schemes a location may have, for messages: `file:, memory:`. */
-function supported(): string {
-  return [...schemes.keys()].map((s) => `${s}:`).join(', ');
+/** The registered schemes, for messages: `file:, memory:`. */
+export function registeredSchemes(): string[] {
+  return [...schemes.keys()].map((s) => `${s}:`);
+}
+
+/**
+ * The scheme entry a location belongs to and its scheme as written: a plain path is `file`, the
+ * bare word `memory` is memory storage.
+ * @throws ConfigError naming `option` when the scheme is not registered.
+ */
+function schemeOf(given: string, option: string): StorageScheme {
+  if (given === MEMORY) return MEMORY_STORAGE_SCHEME;
+  const match = SCHEME_RE.exec(given);
+  if (match === null) return FILE_SCHEME;
+  const scheme = match[1]!.toLowerCase();
+  const entry = schemes.get(scheme);
+  if (entry !== undefined) return entry;
+  throw new ConfigError(
+    option,
+    `unsupported URL scheme '${scheme}:' in ${JSON.stringify(given)}: give a directory path or one of ${registeredSchemes().join(', ')}` +
+      (scheme === 's3' ? ' (S3 storage is not supported yet)' : ''),
+  );
+}
+
+function resolveWith(given: string, option: string, how: (entry: StorageScheme) => (given: string) => string): string {
+  const entry = schemeOf(given, option);
+  try {
+    return how(entry)(given);
+  } catch (err) {
+    throw new ConfigError(option, `invalid ${entry.scheme}: location ${JSON.stringify(given)}: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /**
  * The location as the storage layer takes it: a plain path or `memory` unchanged, a `file:` URL
- * as its path.
- * @param option the option or flag that gave it, named in the error (`--checkpoint-dir`).
- * @throws ConfigError naming `option` and the scheme when the scheme is not supported or the URL is malformed.
+ * as its path, a registered scheme's location as its entry makes it.
+ * @param option the option or flag that gave it, named in the error (`--from`).
+ * @throws ConfigError naming `option` and the scheme when the scheme is not registered or the location is malformed.
  */
 export function resolveStorageLocation(location: string, option: string): string {
-  const match = SCHEME_RE.exec(location);
-  if (match === null) return location;
-  const scheme = match[1]!.toLowerCase();
-  const resolve = schemes.get(scheme);
-  if (resolve === undefined) {
-    throw new ConfigError(
-      option,
-      `unsupported URL scheme '${scheme}:' in ${JSON.stringify(location)}: give a directory path or one of ${supported()}` +
-        (scheme === 's3' ? ' (S3 storage is not supported yet)' : ''),
-    );
-  }
-  try {
-    return resolve(location);
-  } catch (err) {
-    throw new ConfigError(option, `invalid ${scheme}: location ${JSON.stringify(location)}: ${err instanceof Error ? err.message : String(err)}`);
-  }
+  return resolveWith(location, option, (entry) => entry.location);
+}
+
+/**
+ * Where a job's checkpoint storage is rooted (`checkpointStorage`, `--checkpoint-dir`), as
+ * `openCheckpointStorage` takes it: a directory path, `'memory'`, or a registered scheme's root.
+ * @throws ConfigError naming `option` as `resolveStorageLocation` does, and for a location that cannot be a root (`memory:x`).
+ */
+export function resolveStorageRoot(location: string, option: string): string {
+  return resolveWith(location, option, (entry) => entry.root ?? entry.location);
+}
+
+/** The checkpoint storage of job `jobId` under a root `resolveStorageRoot` returned, created by its scheme's entry. */
+export function openCheckpointStorage(root: string, jobId: JobId, options: OpenStorageOptions = {}): CheckpointStorage {
+  return schemeOf(root, 'checkpointStorage').open(root, jobId, options);
+}
+
+/** A resolved location made independent of the working directory: a path made absolute, any URL unchanged. */
+export function absoluteLocation(resolved: string): string {
+  return resolved === MEMORY || SCHEME_RE.test(resolved) ? resolved : path.resolve(resolved);
 }

@@ -126,13 +126,13 @@ describe('heartbeat options', () => {
   };
 
   it('are validated naming the option, with defaults 1000 ms and 10000 ms', () => {
-    expect(StreamEnvironment.create().options.heartbeat).toEqual({ intervalMs: 1000, timeoutMs: 10_000 });
-    expect(StreamEnvironment.create().options.cancellationTimeoutMs).toBe(10_000);
+    expect(StreamEnvironment.create().options.cluster.heartbeat).toEqual({ intervalMs: 1000, timeoutMs: 10_000 });
+    expect(StreamEnvironment.create().options.cluster.cancellationTimeoutMs).toBe(10_000);
     expect(option(() => StreamEnvironment.create({ heartbeat: { intervalMs: 0 } }))).toBe('heartbeat.intervalMs');
     expect(option(() => StreamEnvironment.create({ heartbeat: { intervalMs: 100, timeoutMs: 100 } }))).toBe('heartbeat.timeoutMs');
     expect(option(() => StreamEnvironment.create({ heartbeat: { everyMs: 5 } as never }))).toBe('heartbeat.everyMs');
     expect(option(() => StreamEnvironment.create({ cancellationTimeoutMs: 0 }))).toBe('cancellationTimeoutMs');
-    expect(StreamEnvironment.create({ heartbeat: { intervalMs: 20_000 } }).options.heartbeat).toEqual({ intervalMs: 20_000, timeoutMs: 20_001 });
+    expect(StreamEnvironment.create({ heartbeat: { intervalMs: 20_000 } }).options.cluster.heartbeat).toEqual({ intervalMs: 20_000, timeoutMs: 20_001 });
   });
 });
 

@@ -1,10 +1,20 @@
-/** Storage locations: a URL scheme Weir does not support is refused in one place, naming the option and the scheme. */
+/** Storage locations: one registry of URL schemes; a scheme not registered is refused in one place, naming the option and listing the registered ones. */
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, StreamEnvironment } from '../../src/index.ts';
-import { registerStorageScheme, resolveStorageLocation } from '../../src/storage/location.ts';
+import { jobId } from '../../src/core/ids.ts';
+import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
+import {
+  absoluteLocation,
+  openCheckpointStorage,
+  registeredSchemes,
+  registerStorageScheme,
+  resolveStorageLocation,
+  resolveStorageRoot,
+} from '../../src/storage/location.ts';
+import { MemoryCheckpointStorage } from '../../src/storage/memory-storage.ts';
 
 /** A ConfigError naming `option`, with `detail` in its message. */
 function configError(option: string, detail: string | RegExp): unknown {
@@ -29,10 +39,62 @@ describe('storage locations', () => {
     expect(() => resolveStorageLocation('gs://b/y', '--from')).toThrow(configError('--from', "--from: unsupported URL scheme 'gs:'"));
   });
 
-  it('accepts a scheme once a storage registers it', () => {
+  it('lists the registered schemes when refusing one', () => {
+    expect(() => resolveStorageRoot('gs://b/y', '--checkpoint-dir')).toThrow(configError('--checkpoint-dir', /give a directory path or one of file:, memory:/));
+  });
+
+  it("memory storage: 'memory' and 'memory:' are its root; a path inside it is a location, never a root", () => {
+    for (const given of ['memory', 'memory:', 'MEMORY:']) expect(resolveStorageRoot(given, 'checkpointStorage')).toBe('memory');
+    expect(resolveStorageLocation('memory:savepoints/x', '--from')).toBe('memory:savepoints/x');
+    expect(() => resolveStorageRoot('memory:x', 'checkpointStorage')).toThrow(
+      configError('checkpointStorage', /invalid memory: location "memory:x": memory storage has no directories/),
+    );
+    expect(openCheckpointStorage('memory', jobId('j'))).toBeInstanceOf(MemoryCheckpointStorage);
+  });
+
+  it('file storage: a plain path or a file: URL is its root', () => {
+    const dir = path.join(os.tmpdir(), 'weir-root');
+    expect(resolveStorageRoot(pathToFileURL(dir).href, 'checkpointStorage')).toBe(dir);
+    expect(resolveStorageRoot('./chk', 'checkpointStorage')).toBe('./chk');
+    const fs = openCheckpointStorage(dir, jobId('j'));
+    expect(fs).toBeInstanceOf(FsCheckpointStorage);
+    expect((fs as FsCheckpointStorage).jobDir).toBe(path.join(dir, 'j'));
+    expect(absoluteLocation('./chk')).toBe(path.resolve('chk'));
+    expect(absoluteLocation('memory:sp')).toBe('memory:sp');
+  });
+
+  it('a registered scheme is all a storage needs: the option, the flags and restores accept it, and it opens the storage', async () => {
     expect(() => resolveStorageLocation('test-scheme://b/x', 'checkpointStorage')).toThrow(ConfigError);
-    registerStorageScheme('test-scheme', (location) => `resolved ${location}`);
-    expect(resolveStorageLocation('test-scheme://b/x', 'checkpointStorage')).toBe('resolved test-scheme://b/x');
+    const files = new Map<string, Uint8Array>();
+    const opened: string[] = [];
+    registerStorageScheme({
+      scheme: 'test-scheme',
+      location: (location) => {
+        if (!location.startsWith('test-scheme://')) throw new Error('needs a bucket');
+        return location;
+      },
+      open: (root, id) => {
+        opened.push(`${root} ${id}`);
+        return new MemoryCheckpointStorage(id, { files });
+      },
+    });
+    expect(resolveStorageLocation('test-scheme://b/x', '--from')).toBe('test-scheme://b/x');
+    expect(resolveStorageRoot('test-scheme://b', '--checkpoint-dir')).toBe('test-scheme://b');
+    expect(() => resolveStorageRoot('test-scheme:b', '--checkpoint-dir')).toThrow(
+      configError('--checkpoint-dir', 'invalid test-scheme: location "test-scheme:b": needs a bucket'),
+    );
+    expect(registeredSchemes()).toContain('test-scheme:');
+    const env = StreamEnvironment.create({
+      checkpointStorage: 'test-scheme://b',
+      jobId: 'registered',
+      checkpointing: { retention: 'retain-on-cancel' },
+      restartStrategy: { type: 'none' },
+    });
+    expect(env.options.checkpointStorage).toBe('test-scheme://b');
+    env.fromElements(1, 2, 3).uid('one').print();
+    expect((await env.execute('registered')).status).toBe('FINISHED');
+    expect(opened).toEqual(['test-scheme://b registered']);
+    expect([...files.keys()].some((k) => k.startsWith('memory:registered/chk-'))).toBe(true);
   });
 
   it('checkpointStorage in code: a file: URL becomes its path, s3: is a ConfigError', () => {

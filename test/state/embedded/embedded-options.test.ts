@@ -5,10 +5,9 @@ import { ConfigError } from '../../../src/core/errors.ts';
 describe('embedded backend options', () => {
   it('defaults: incremental on for the embedded backend, off (and refused) for heap', () => {
     const e = resolveOptions({ stateBackend: 'embedded' });
-    expect(e.incremental).toBe(true);
-    expect(e.embeddedState).toEqual({ localDir: null, cacheEntriesMax: 100_000, incrementsShareMax: 1 });
-    expect(resolveOptions({ stateBackend: 'embedded', incremental: false }).incremental).toBe(false);
-    expect(resolveOptions({}).incremental).toBe(false);
+    expect(e.stateBackend).toEqual({ type: 'embedded', incremental: true, localDir: null, cacheEntriesMax: 100_000, incrementsShareMax: 1 });
+    expect(resolveOptions({ stateBackend: 'embedded', incremental: false }).stateBackend).toMatchObject({ type: 'embedded', incremental: false });
+    expect(resolveOptions({}).stateBackend).toEqual({ type: 'heap' });
   });
 
   it('names the option at fault', () => {
