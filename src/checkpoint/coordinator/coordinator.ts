@@ -268,7 +268,7 @@ export class CheckpointCoordinator {
       if (completed.kind === 'checkpoint') this.discard(completed.checkpointId);
       return;
     }
-    for (const old of this.store.add(completed)) if (old.kind === 'checkpoint') this.discardCompleted(old);
+    this.retain(completed);
     if (completed.kind === 'checkpoint') {
       this.trackShared(this.sharedState.afterCompleted(completed.metadata)); // issue 5
     }
@@ -327,25 +327,25 @@ export class CheckpointCoordinator {
     }
   }
 
-  private discard(checkpointId: CheckpointId): void {
+  /**
+   * Deletes a checkpoint's files, then releases its shared files. Without a location it is one this
+   * attempt wrote, deleted where the storage puts checkpoint n; a retained one that leaves the
+   * window is deleted at its location, since a claimed checkpoint lives in another job's folder.
+   */
+  private discard(checkpointId: CheckpointId, location: string | null = null): void {
     this.sharedState.discarding(checkpointId);
-    const work = this.storage
-      .discardCheckpoint(checkpointId)
-      .catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${checkpointId}: ${errorMessage(err)}`))
-      .then(() => this.sharedState.afterDiscard(checkpointId, () => this.oldestRetainedId())); // issue 5
-    this.discarding.add(work);
-    void work.finally(() => this.discarding.delete(work));
+    const deleted = location === null ? this.storage.discardCheckpoint(checkpointId) : this.storage.discardCheckpointAt(location);
+    const at = location === null ? '' : ` at ${location}`;
+    this.track(
+      deleted
+        .catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${checkpointId}${at}: ${errorMessage(err)}`))
+        .then(() => this.sharedState.afterDiscard(checkpointId, () => this.oldestRetainedId())), // issue 5
+    );
   }
 
-  /** Deletes a completed checkpoint that left the retained window, wherever it lives (it may be claimed). */
-  private discardCompleted(c: CompletedCheckpoint): void {
-    this.sharedState.discarding(c.checkpointId);
-    const work = this.storage
-      .discardCheckpointAt(c.location)
-      .catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${c.checkpointId} at ${c.location}: ${errorMessage(err)}`))
-      .then(() => this.sharedState.afterDiscard(c.checkpointId, () => this.oldestRetainedId())); // issue 5
-    this.discarding.add(work);
-    void work.finally(() => this.discarding.delete(work));
+  /** Adds a completed checkpoint to the retained ones and deletes the checkpoints that leave the window (never a savepoint). */
+  private retain(completed: CompletedCheckpoint): void {
+    for (const old of this.store.add(completed)) if (old.kind === 'checkpoint') this.discard(old.checkpointId, old.location);
   }
 
   /**
@@ -354,7 +354,7 @@ export class CheckpointCoordinator {
    */
   claim(checkpoint: CompletedCheckpoint): void {
     this.sharedState.registerClaimed(checkpoint); // issue 5
-    for (const old of this.store.add(checkpoint)) if (old.kind === 'checkpoint') this.discardCompleted(old);
+    this.retain(checkpoint);
   }
 
   /** Checkpoint ids continue above every id found in storage (complete or not). */
@@ -384,9 +384,13 @@ export class CheckpointCoordinator {
 
   /** Shared-file work the shutdown waits for, like discards. */
   private trackShared(work: Promise<void>): void {
-    const tracked = work.catch((err: unknown) => this.ctx.log(`shared state cleanup failed: ${errorMessage(err)}`));
-    this.discarding.add(tracked);
-    void tracked.finally(() => this.discarding.delete(tracked));
+    this.track(work.catch((err: unknown) => this.ctx.log(`shared state cleanup failed: ${errorMessage(err)}`)));
+  }
+
+  /** Deletion work (discards, shared files) the shutdown waits for. */
+  private track(work: Promise<void>): void {
+    this.discarding.add(work);
+    void work.finally(() => this.discarding.delete(work));
   }
 
   /** The id the next checkpoint will get (ids never repeat within a job, across restarts). */
