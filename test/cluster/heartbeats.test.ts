@@ -1,5 +1,5 @@
 /**
- * Heartbeats between the job master and task managers (issue 11): the monitor on a virtual clock,
+ * Heartbeats between the job master and task managers: the monitor on a virtual clock,
  * and a task manager over the in-memory transport whose answers are lost: it is declared dead,
  * the job fails over and recovers exactly-once from the latest completed checkpoint.
  */

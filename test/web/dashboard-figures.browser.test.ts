@@ -1,5 +1,5 @@
 /**
- * What the dashboard shows must not read as loss or lies (issue 22 item 5), in a real browser:
+ * What the dashboard shows must not read as loss or lies, in a real browser:
  * records over every attempt after a restart, a checkpoint without a trace offers no replay, the
  * replay's title names the checkpoint chosen, vertices by name, long names fitting their boxes,
  * configuration values with units, discarded checkpoints marked, and an ended job's clock stopped.

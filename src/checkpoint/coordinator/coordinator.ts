@@ -50,7 +50,7 @@ export class CheckpointCoordinator {
   private periodic: Cancellable | null = null;
   private running = false;
   private ending: Ending = RUNNING;
-  /** Reference counts and deletion of shared (incremental) files (issue 5). */
+  /** Reference counts of shared (incremental) files: one is deleted only when no checkpoint can refer to it. */
   private readonly sharedState: SharedStateFiles;
 
   constructor(
@@ -78,7 +78,7 @@ export class CheckpointCoordinator {
   start(): void {
     this.running = true;
     this.ending = RUNNING;
-    this.trackShared(this.sharedState.atAttemptStart(this.store.all(), this.nextId)); // issue 5: crash leftovers
+    this.trackShared(this.sharedState.atAttemptStart(this.store.all(), this.nextId)); // deletes what uploads a crash cut off left
     if (this.config.intervalMs !== null) this.schedulePeriodic(this.config.intervalMs);
   }
 
@@ -239,7 +239,7 @@ export class CheckpointCoordinator {
   private complete(p: PendingCheckpoint): void {
     const metadata = p.startFinalizing(this.jobId, this.ctx.operators());
     const target = p.savepointTarget;
-    // issue 5: count its shared files before committing; one already deleted means it cannot restore.
+    // Count its shared files before committing; one already deleted means it cannot restore.
     const reuseProblem = target ? null : this.sharedState.registerCompleting(metadata);
     if (reuseProblem !== null) {
       this.abort(p, 'SHARED_FILE_DELETED', reuseProblem);
@@ -270,7 +270,7 @@ export class CheckpointCoordinator {
     }
     this.retain(completed);
     if (completed.kind === 'checkpoint') {
-      this.trackShared(this.sharedState.afterCompleted(completed.metadata)); // issue 5
+      this.trackShared(this.sharedState.afterCompleted(completed.metadata)); // released files no subtask can reuse now go
     }
     // Older pending checkpoints are subsumed by this one (a savepoint subsumes nothing).
     if (completed.kind === 'checkpoint') {
@@ -339,7 +339,7 @@ export class CheckpointCoordinator {
     this.track(
       deleted
         .catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${checkpointId}${at}: ${errorMessage(err)}`))
-        .then(() => this.sharedState.afterDiscard(checkpointId, () => this.oldestRetainedId())), // issue 5
+        .then(() => this.sharedState.afterDiscard(checkpointId, () => this.oldestRetainedId())),
     );
   }
 
@@ -353,7 +353,7 @@ export class CheckpointCoordinator {
    * checkpoints and is deleted by retention like the job's own.
    */
   claim(checkpoint: CompletedCheckpoint): void {
-    this.sharedState.registerClaimed(checkpoint); // issue 5
+    this.sharedState.registerClaimed(checkpoint); // its shared files are counted as the job's own
     this.retain(checkpoint);
   }
 
@@ -366,14 +366,14 @@ export class CheckpointCoordinator {
   async shutdown(retain: boolean): Promise<void> {
     await this.suspend('COORDINATOR_SHUTDOWN');
     await Promise.all([...this.discarding]);
-    if (retain) return this.sharedState.atShutdown(true); // issue 5
+    if (retain) return this.sharedState.atShutdown(true); // only files no retained checkpoint refers to go
     const all = this.store.shutdown().filter((c) => c.kind === 'checkpoint');
     await Promise.all(all.map((c) => this.storage.discardCheckpointAt(c.location).catch(() => {})));
-    await this.sharedState.atShutdown(false); // issue 5
+    await this.sharedState.atShutdown(false); // every own shared file goes
     await this.storage.discardJob().catch(() => {});
   }
 
-  // ---- shared state (issue 5) ----
+  // ---- shared state ----
 
   private oldestRetainedId(): number | undefined {
     return this.store
