@@ -38,7 +38,7 @@ export type {
   RuntimeContext,
   TimerService,
 } from './runtime/functions.ts';
-// Event time (issue 12): watermark strategies and the sentinel times.
+// Event time: watermark strategies and the sentinel times.
 export { WatermarkStrategy } from './runtime/time/watermark-strategy.ts';
 export type { TimestampAssigner, WatermarkGenerator, WatermarkOutput } from './runtime/time/watermark-strategy.ts';
 export { MAX_WATERMARK, MIN_WATERMARK, NO_TIMESTAMP } from './core/watermark.ts';

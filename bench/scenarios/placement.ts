@@ -1,6 +1,6 @@
 /**
  * placement: what running a parallelism-1 job on one task manager (a worker thread, as `weir run`
- * does since issue 22 so that a stuck user function cannot freeze the control plane) costs against
+ * does by default so that a stuck user function cannot freeze the control plane) costs against
  * running it in the executing thread (`taskManagers: 'in-thread'`). The job is the scaling
  * benchmark's keyed count (bench/lib/scaling-job.ts) at parallelism 1, the two ways interleaved:
  *

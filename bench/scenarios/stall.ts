@@ -1,6 +1,6 @@
 /**
- * stall: how long a full checkpoint of the embedded backend stops record processing (issue 11,
- * goal: the longest stall <= 50 ms at 1M keys x 100 B).
+ * stall: how long a full checkpoint of the embedded backend stops record processing (goal: the
+ * longest stall <= 50 ms at 1M keys x 100 B).
  *
  * The job (bench/lib/stall-job.ts; `stateBackend: 'embedded'`, `incremental: false`) reads an
  * unbounded generator as fast as it can; its process function writes a 100-byte value per key and

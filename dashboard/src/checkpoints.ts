@@ -1,5 +1,5 @@
 /** The checkpoints view: counts and summary, the history, and drill-down per vertex and subtask. */
-import { type CheckpointEntry, getJson, type Update } from './api.ts';
+import { type CheckpointDetails, type CheckpointEntry, getJson, type LiveUpdate, type SubtaskCheckpointDetails, type SummaryFigure } from './api.ts';
 import { bytes, el, millis, table, time } from './dom.ts';
 
 const DISCARDED_TIP = 'completed, then deleted from checkpoint storage by retention (or when the job ended): it can no longer be restored';
@@ -30,13 +30,13 @@ export class CheckpointsView {
     root.replaceChildren(this.top, this.details);
   }
 
-  update(u: Update): void {
+  update(u: LiveUpdate): void {
     this.jobId = u.job.jid;
     this.names = new Map(u.job.vertices.map((v) => [v.id, v.name]));
     const { counts, summary, latest, history } = u.checkpoints;
-    const stat = (name: string, label: string, f: (n: number) => string) => {
+    const stat = (name: SummaryFigure, label: string, f: (n: number) => string) => {
       const s = summary[name];
-      return s === undefined ? [label, '–', '–', '–', '–'] : [label, f(s.min), f(s.avg), f(s.p99), f(s.max)];
+      return [label, f(s.min), f(s.avg), f(s.p99), f(s.max)];
     };
     const rows = history.map((h) => this.historyRow(h));
     this.top.replaceChildren(
@@ -112,21 +112,19 @@ export class CheckpointsView {
   async select(cid: number): Promise<void> {
     this.selected = cid;
     for (const r of this.top.querySelectorAll('tr[data-checkpoint]')) r.classList.toggle('selected', r.getAttribute('data-checkpoint') === String(cid));
-    const d = await getJson<CheckpointEntry & { tasks: Record<string, Record<string, number | string | null>> }>(
-      `/jobs/${this.jobId}/checkpoints/details/${cid}`,
-    );
+    const d = await getJson<CheckpointDetails>(`/jobs/${this.jobId}/checkpoints/details/${cid}`);
     const rows = Object.values(d.tasks).map((t) => {
-      const b = el('button', { class: 'vertex-button', 'data-vertex': String(t.id) }, this.vertexName(String(t.id)));
-      b.addEventListener('click', () => void this.selectVertex(cid, String(t.id)));
+      const b = el('button', { class: 'vertex-button', 'data-vertex': t.id }, this.vertexName(t.id));
+      b.addEventListener('click', () => void this.selectVertex(cid, t.id));
       return [
         b,
-        String(t.status),
+        t.status,
         `${t.num_acknowledged_subtasks}/${t.num_subtasks}`,
-        millis(t.end_to_end_duration as number | null),
-        bytes(Number(t.checkpointed_size)),
-        bytes(Number(t.state_size)),
+        millis(t.end_to_end_duration),
+        bytes(t.checkpointed_size),
+        bytes(t.state_size),
         String(t.processed_data),
-        bytes(Number(t.persisted_data)),
+        bytes(t.persisted_data),
       ];
     });
     this.details.replaceChildren(
@@ -143,19 +141,7 @@ export class CheckpointsView {
   }
 
   private async selectVertex(cid: number, vid: string): Promise<void> {
-    type Sub = {
-      index: number;
-      status: string;
-      ack_timestamp?: number | null;
-      end_to_end_duration?: number | null;
-      checkpoint?: { sync: number; async: number };
-      alignment?: { duration: number; processed: number; persisted: number };
-      state_size?: number;
-      checkpointed_size?: number;
-      unaligned_checkpoint?: boolean;
-      start_delay?: number;
-    };
-    const d = await getJson<{ subtasks: Sub[] }>(`/jobs/${this.jobId}/checkpoints/details/${cid}/subtasks/${vid}`);
+    const d = await getJson<SubtaskCheckpointDetails>(`/jobs/${this.jobId}/checkpoints/details/${cid}/subtasks/${vid}`);
     const rows = d.subtasks.map((s) =>
       s.status !== 'completed'
         ? [String(s.index), s.status, '–', '–', '–', '–', '–', '–', '–', '–']
@@ -164,11 +150,11 @@ export class CheckpointsView {
             s.status,
             millis(s.end_to_end_duration),
             millis(s.start_delay),
-            millis(s.checkpoint?.sync),
-            millis(s.checkpoint?.async),
-            millis(s.alignment?.duration),
-            String(s.alignment?.processed ?? 0),
-            `${bytes(s.checkpointed_size ?? 0)} / ${bytes(s.state_size ?? 0)}`,
+            millis(s.checkpoint.sync),
+            millis(s.checkpoint.async),
+            millis(s.alignment.duration),
+            String(s.alignment.processed),
+            `${bytes(s.checkpointed_size)} / ${bytes(s.state_size)}`,
             s.unaligned_checkpoint ? 'unaligned' : 'aligned',
           ],
     );

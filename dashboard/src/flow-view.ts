@@ -6,7 +6,7 @@
  * storage, acks to the coordinator, completion and notifications. Play, pause, step and speed;
  * "follow live" switches to each new checkpoint as it starts.
  */
-import { type Flow, type FlowEvent, getJson, type Update } from './api.ts';
+import { type Flow, type FlowEvent, getJson, type LiveUpdate } from './api.ts';
 import { bytes, el, millis, svg, svgName } from './dom.ts';
 import { type FlowLayout, key, layoutFlow, NODE_H, NODE_W } from './flow-layout.ts';
 
@@ -88,7 +88,7 @@ export class FlowView {
   }
 
   /** A live update: new checkpoints join the picker; following, the newest is loaded and played. */
-  update(u: Update): void {
+  update(u: LiveUpdate): void {
     this.jobId = u.job.jid;
     if (this.pinned !== null) {
       const cid = this.pinned;

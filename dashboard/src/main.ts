@@ -1,6 +1,6 @@
 /** The dashboard: live updates over server-sent events, five tabs, no network beyond this server. */
 import './style.css';
-import { getJson, type Update } from './api.ts';
+import { type CheckpointConfig, getJson, type LiveUpdate } from './api.ts';
 import { CheckpointsView } from './checkpoints.ts';
 import { bytes, count, el, table, time } from './dom.ts';
 import { FlowView } from './flow-view.ts';
@@ -29,14 +29,14 @@ function showTab(): void {
   if (tab === 'flow' && arg !== null && /^\d+$/.test(arg)) flow.show(Number(arg));
 }
 
-function renderHeader(u: Update): void {
+function renderHeader(u: LiveUpdate): void {
   document.getElementById('job-title')!.textContent = `${u.job.name} (${u.job.jid})`;
   const state = document.getElementById('job-state')!;
   state.textContent = u.job.state;
   state.className = `state state-${u.job.state}`;
 }
 
-function renderExceptions(u: Update): void {
+function renderExceptions(u: LiveUpdate): void {
   const rows = [...u.job.exceptions].reverse().map((e) => [time(e.timestamp), String(e.attempt), e.restarted ? 'restarted' : 'failed for good', e.exception]);
   section('exceptions').replaceChildren(
     el('h2', {}, `Exceptions and restarts (${u.job.restarts} restart${u.job.restarts === 1 ? '' : 's'})`),
@@ -74,10 +74,10 @@ function configValue(key: string, v: unknown): string {
   }
 }
 
-async function renderConfig(u: Update): Promise<void> {
+async function renderConfig(u: LiveUpdate): Promise<void> {
   if (configShownFor === u.job.jid) return;
   configShownFor = u.job.jid;
-  const c = await getJson<Record<string, unknown>>(`/jobs/${u.job.jid}/checkpoints/config`);
+  const c = await getJson<CheckpointConfig>(`/jobs/${u.job.jid}/checkpoints/config`);
   const rows = Object.entries(c).map(([k, v]) => [k, configValue(k, v)]);
   const vertices = u.job.vertices.map((v) => [v.id, v.name, String(v.parallelism), v.operators.map((o) => `${o.name} (uid ${o.uid})`).join(' → ')]);
   section('config').replaceChildren(
@@ -88,7 +88,7 @@ async function renderConfig(u: Update): Promise<void> {
   );
 }
 
-function onUpdate(u: Update): void {
+function onUpdate(u: LiveUpdate): void {
   renderHeader(u);
   renderOverview(section('overview'), u);
   checkpoints.update(u);
@@ -103,7 +103,7 @@ function connect(): void {
   const source = new EventSource('./events');
   source.addEventListener('update', (e) => {
     live.className = 'live on';
-    onUpdate(JSON.parse((e as MessageEvent<string>).data) as Update);
+    onUpdate(JSON.parse((e as MessageEvent<string>).data) as LiveUpdate);
   });
   source.addEventListener('error', () => {
     live.className = 'live off';

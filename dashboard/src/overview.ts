@@ -1,5 +1,5 @@
 /** The overview: the job graph with per-vertex rates and backpressure colours, and the job's figures. */
-import type { Update } from './api.ts';
+import type { LiveUpdate } from './api.ts';
 import { count, el, rate, svg, svgName, table } from './dom.ts';
 import { columnsOf } from './layout.ts';
 
@@ -10,7 +10,7 @@ const GAP_Y = 30;
 /** The vertex name's font (style.css `.vertex .vertex-name`), to fit it in its box. */
 const NAME_FONT = '700 13px system-ui, sans-serif';
 
-export function renderOverview(root: HTMLElement, u: Update): void {
+export function renderOverview(root: HTMLElement, u: LiveUpdate): void {
   const { job, backpressure } = u;
   const inputsOf = new Map(job.plan.nodes.map((n) => [n.id, n.inputs]));
   const cols = columnsOf(job.vertices.map((v) => ({ id: v.id, inputs: (inputsOf.get(v.id) ?? []).map((i) => i.id) })));

@@ -92,7 +92,8 @@ async function runDemo(root: string, web: WebListener | null, temporary: boolean
     restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 200 },
     // In this thread: at 6,000 transfers/s the job takes about 15% of one core (measured 2026-12-01),
     // so worker threads would add only their start-up; and the crash comes from an in-thread fault injector.
-    // It runs Weir's own bank job, no user code, so nothing can get stuck on this thread (issue 22).
+    // Job modules default to worker threads so that a stuck user function cannot freeze the control
+    // plane; this is Weir's own bank job, no user code, so nothing can get stuck on this thread.
     taskManagers: 'in-thread',
   });
   bank.buildJob(env, { outputDir, config });

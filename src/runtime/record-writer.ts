@@ -15,8 +15,8 @@ import { newElementTimestamp, type ElementTimestamp } from './time/element-times
 /**
  * An empty records array whose elements kind is already the generic one. An empty `[]` starts as
  * small integers and its first push of an object or string changes its kind; a push site that
- * sees both kinds stops being inlined, and every record's push went through V8's builtin (~130
- * instructions per record under callgrind, bench/throughput-ir.ts). Starting generic keeps one kind.
+ * sees both kinds stops being inlined, and every record's push went through V8's builtin
+ * (BENCHMARKS.md, "weir_vs_loop after the per-record fixes"). Starting generic keeps one kind.
  */
 function newRecordBuffer(): unknown[] {
   const records: unknown[] = [undefined];

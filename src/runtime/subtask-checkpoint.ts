@@ -244,14 +244,15 @@ export class SubtaskCheckpoint {
       op.operator.snapshotState(id);
       runners.push({
         uid: op.uid,
-        // issue 5: a savepoint must be a full snapshot (incremental backends reuse no files for it)
+        // A savepoint is self-contained (the user owns and moves it), so incremental backends write it
+        // in full and reuse no shared file that checkpoint retention may delete.
         keyed: op.keyedBackend ? op.keyedBackend.snapshot(id, streams, { kind: barrier.options.kind }) : null,
         operator: op.operatorBackend.snapshot(id, streams),
       });
     }
     const asyncStart = clock.now();
-    // The async part yields to this task's mailbox between bounded steps (issue 11: a full embedded
-    // snapshot read and encoded in one go held the record path for seconds).
+    // The async part yields to this task's mailbox between bounded steps: a full embedded snapshot
+    // read and encoded in one go held the record path for seconds.
     const pause = () => new Promise<void>((resolve) => cfg.env.scheduler.execute(resolve));
     const figures: SyncFigures = { syncStartMs, barrierArrivalsMs, syncMs: asyncStart - syncStart, asyncStart, alignmentMs, alignmentRecords, unaligned };
     const channelState = log
@@ -292,7 +293,7 @@ export class SubtaskCheckpoint {
     const { cfg } = this.host;
     this.host.check('async-phase', id);
     const asyncMs = cfg.env.clock.now() - figures.asyncStart;
-    // issue 5: an incremental handle persists only its new files but restores from its whole chain,
+    // An incremental handle persists only its new files but restores from its whole chain,
     // so bytes written by this checkpoint and the full state size are counted separately.
     let persistedBytes = 0;
     let stateBytes = 0;

@@ -162,7 +162,7 @@ export class FaultyStorage implements CheckpointStorage {
     return this.inner.discardCheckpointAt(location);
   }
 
-  // ---- shared files (issue 5) ----
+  // ---- shared files (incremental, reference-counted across checkpoints) ----
 
   get sharedDir(): string {
     return this.inner.sharedDir;

@@ -203,7 +203,7 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
     sourceBatchRecords: 1 + (seed % 8),
     stepCostMsMax: backpressured ? 0.5 : 0.05,
   };
-  // A fifth of the seeds only kill the process, repeatedly (as the SIGKILL trials of issue 9 did): no
+  // A fifth of the seeds only kill the process, repeatedly (as the SIGKILL soak of `weir run` does): no
   // other fault moves the attempt numbers apart, so every process starts at attempt 0.
   const killsOnly = r.next() < 0.2;
   const faults = {

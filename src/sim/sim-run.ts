@@ -359,7 +359,7 @@ export class SimRun {
         this.recovery.rollbacks++;
         return;
       case 'checkpoint-failed':
-        // issue 5: the shared-state registry must never delete a file a later checkpoint still reuses.
+        // The shared-state registry must never delete a file a later checkpoint still reuses: a storage violation.
         if (e.stats.failureReason === 'SHARED_FILE_DELETED')
           this.add('storage', [e.stats.failureMessage ?? `checkpoint ${e.stats.checkpointId} reused a deleted shared file`]);
         if (this.k.backend.kind === 'embedded-incremental' && this.k.checkpointing.maxConcurrent > 1) this.recovery.incrementalConcurrentAborts++;

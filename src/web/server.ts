@@ -18,7 +18,8 @@ import { backpressure, vertexBackpressure } from './rest/backpressure-route.ts';
 import { barrierFlow } from './rest/barrier-flow.ts';
 import { checkpointConfig, checkpointDetails, checkpointsOverview, isDiscarded, statsOf, subtaskDetails, vertexOf } from './rest/checkpoint-routes.ts';
 import { HttpError, NotFound } from './rest/errors.ts';
-import { jobDetails, jobsList } from './rest/job-routes.ts';
+import { jobDetails, jobExceptions, jobsList } from './rest/job-routes.ts';
+import type { LiveUpdate } from './rest/responses.ts';
 import { SavepointOperations } from './rest/savepoint-operations.ts';
 import { dashboardDir, staticFile } from './static-files.ts';
 import type { WebJob } from './web-job.ts';
@@ -108,8 +109,8 @@ interface Route {
 }
 
 /** Live updates for the dashboard: the job, its checkpoints and backpressure. */
-function liveUpdate(job: WebJob): unknown {
-  const checkpoints = checkpointsOverview(job) as { history: unknown[] };
+function liveUpdate(job: WebJob): LiveUpdate {
+  const checkpoints = checkpointsOverview(job);
   return { job: jobDetails(job), checkpoints: { ...checkpoints, history: checkpoints.history.slice(0, 30) }, backpressure: backpressure(job) };
 }
 
@@ -228,7 +229,7 @@ function restRoutes(job: WebJob, operations: SavepointOperations): Route[] {
     }),
     ofJob('GET', '/backpressure', () => backpressure(job)),
     ofJob('GET', `/vertices/${seg}/backpressure`, ([vid]) => vertexBackpressure(job, vertexOf(job, vid!))),
-    ofJob('GET', '/exceptions', () => ({ exceptions: (jobDetails(job) as { exceptions: unknown }).exceptions })),
+    ofJob('GET', '/exceptions', () => jobExceptions(job)),
     ofJob('POST', '/savepoints', (_, body) => operations.trigger(body)),
     ofJob('GET', `/savepoints/${seg}`, ([rid]) => operations.status(rid!)),
     ofJob('POST', '/stop', (_, body) => operations.stop(body)),

@@ -1,5 +1,5 @@
 /**
- * End-to-end SIGKILL test of issue 13 (item 7): `weir run cdc-kill-job.ts` (PostgreSQL CDC source ->
+ * End-to-end SIGKILL test of the PostgreSQL connectors: `weir run cdc-kill-job.ts` (PostgreSQL CDC source ->
  * keyed sums -> two-phase PostgresSink) while the test inserts and updates source rows; each run is
  * killed (SIGKILL to its process group) at a seeded moment — before its first checkpoint, while a
  * checkpoint is half-written, after a completed one, or while a prepared transaction of the sink

@@ -1,5 +1,5 @@
 /**
- * Issue 9, defects 1 and 2, reproduced with real processes and SIGKILL (these tests failed on main
+ * The planted defects 1 and 2 (scripts/plant-bugs/defects/) reproduced with real processes and SIGKILL (these tests failed on main
  * before the fix): resuming twice from the same checkpoint must not overwrite committed FileSink
  * output, and falling back past a corrupt newest checkpoint must not commit output twice.
  */
@@ -15,7 +15,7 @@ import { runCli } from './run-cli.ts';
 
 const PAD = { KILL_PAD_BYTES: '4000' };
 
-describe('issue 9: exactly-once output across SIGKILL of weir run', () => {
+describe('exactly-once output across SIGKILL of weir run', () => {
   let root: string;
   beforeEach(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'weir-kill-defect-'));

@@ -21,7 +21,7 @@ const POLL_MS = 2;
 /**
  * Where a run is killed: at its start before any checkpoint of its own, while a checkpoint is being
  * written (a `chk-N` directory without `_metadata`), right after one completed (its `_metadata`
- * appeared), or — the shape of issue 9's defect 1 — a resumed run with a long checkpoint interval
+ * appeared), or — the shape of planted defect 1 (names per attempt) — a resumed run with a long checkpoint interval
  * once it wrote uncommitted output, so that the next run resumes again from the same checkpoint.
  */
 export type KillMoment = 'before-first' | 'during' | 'after-complete' | 'resumed-no-checkpoint';

@@ -1,5 +1,5 @@
 /**
- * SIGKILL soak (issue 9 item 4): `weir run` killed at seeded moments, resumed with `--from <job dir>`,
+ * SIGKILL soak: `weir run` killed at seeded moments, resumed with `--from <job dir>`,
  * output checked exactly by an engine-independent oracle. `npm test` runs 10 kills;
  * `npm run soak:kill` runs 100 (WEIR_SOAK_KILLS). WEIR_SOAK_SEED picks the first seed; a failing
  * trial prints its seed and moments, and `WEIR_SOAK_SEED=<seed> WEIR_SOAK_KILLS=<n>` replays the plan.

@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 6: a checkpoint directory that cannot be written and a missing embedded local
+ * A checkpoint directory that cannot be written and a missing embedded local
  * directory are configuration errors reported at start (for root too), what dead runs left
  * half-done is removed at start while a live run's is not touched, and the final status line
  * counts every checkpoint.

@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 4 (iii): a checkpoint directory to be created below a read-only mount says EROFS
+ * A checkpoint directory to be created below a read-only mount says EROFS
  * (read-only), naming the directory and where the file system is read-only, not ENOENT. The mount
  * is a read-only bind mount in a mount namespace of the command's own (`unshare -rm`): it goes
  * away with the command, so nothing is left mounted.

@@ -1,5 +1,5 @@
 /**
- * Issue 22 (f): `--from <job dir>` of a first run killed before its first checkpoint completed is
+ * `--from <job dir>` of a first run killed before its first checkpoint completed is
  * refused (exit 2) naming the directory and saying no checkpoint completed yet; a resumed run killed
  * before its own first checkpoint resumes from the checkpoint it started from (its lineage).
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 4 (ii): `--from` a savepoint with a truncated or missing state file is refused up
+ * `--from` a savepoint with a truncated or missing state file is refused up
  * front — exit 2, naming the file and the savepoint, nothing started — as a truncated `_metadata`
  * is, instead of starting the job and failing it with "trying an older retained checkpoint".
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 5: `weir sim --job <module>` tells the truth. A job whose output depends on how two
+ * `weir sim --job <module>` tells the truth. A job whose output depends on how two
  * inputs interleave (bank transfers) is checked by what exactly-once promises (its own simCheck,
  * or record counts when it declares nothing), a module that fixes parallelism 2 runs, and long
  * runs show progress.

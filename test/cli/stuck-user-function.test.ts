@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 3: under `weir run`, a user function that never returns must not freeze the control
+ * Under `weir run`, a user function that never returns must not freeze the control
  * plane, whatever the parallelism. Each case runs the real `weir` command on a job whose map spins
  * for ever, then checks that the REST API answers, that `weir cancel` returns and that the process
  * ends CANCELED. Before the fix, parallelism 1 (and any job checkpointing to memory) ran the map on
@@ -56,7 +56,7 @@ async function cancelWhileSpinning(flags: (chk: string) => string[]): Promise<st
   }
 }
 
-describe('a user function stuck under weir run leaves the control plane answering (issue 22)', () => {
+describe('a user function stuck under weir run leaves the control plane answering', () => {
   it(
     'parallelism 1 (no parallelism option, no flags): the map runs on one worker task manager; REST answers, weir cancel returns, exit 130',
     async () => {

@@ -6,7 +6,7 @@ import { until } from '../support/jobs.ts';
 import { type CliResult, FIXTURES, lines, runCli, startCli } from './run-cli.ts';
 import { startJob, within } from './running-job.ts';
 
-describe('weir run with task managers (issue 11)', () => {
+describe('weir run with task managers', () => {
   it('runs a job module whose options ask for two task managers in worker threads, exactly once', async () => {
     const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
     const r = await runCli(['run', path.join(FIXTURES, 'tm-counts-job.ts'), '--checkpoint-dir', chk], { env: { COUNTS_RATE: '20000' } });
@@ -15,7 +15,7 @@ describe('weir run with task managers (issue 11)', () => {
     expect(r.stdout).toContain('counts: all 8000 lines committed exactly once');
   });
 
-  it('a job module asking for task managers with memory checkpoints runs on them, its state inline in the metadata, exactly once (issue 22)', async () => {
+  it('a job module asking for task managers with memory checkpoints runs on them, its state inline in the metadata, exactly once', async () => {
     // The job writes to <checkpointStorage>/counts-output, here ./memory/counts-output: a fresh working directory.
     const cwd = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
     const r = await runCli(['run', path.join(FIXTURES, 'tm-counts-job.ts')], { cwd, env: { COUNTS_RATE: '20000' } });
@@ -25,7 +25,7 @@ describe('weir run with task managers (issue 11)', () => {
   });
 });
 
-describe('weir run: where subtasks run by default (issues 11, 22)', () => {
+describe('weir run: where subtasks run by default', () => {
   it('one task manager per core up to the parallelism, with memory or directory checkpoints; one with --task-managers 1; in this thread only with --in-thread; the start line says which', async () => {
     const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
     const job = path.join(FIXTURES, 'tiny-job.ts'); // parallelism 2
@@ -47,7 +47,7 @@ describe('weir run: where subtasks run by default (issues 11, 22)', () => {
   });
 });
 
-describe('weir run --task-managers / --slots-per-task-manager (issue 11)', () => {
+describe('weir run --task-managers / --slots-per-task-manager', () => {
   it('runs the counts job on two task managers given by the flag, exactly once', async () => {
     const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
     const r = await runCli(['run', path.join(FIXTURES, 'counts-job.ts'), '--task-managers', '2', '--slots-per-task-manager', '1', '--checkpoint-dir', chk], {
@@ -96,7 +96,7 @@ describe('weir run --task-managers / --slots-per-task-manager (issue 11)', () =>
   });
 });
 
-describe('the cancellation watchdog (issue 11)', () => {
+describe('the cancellation watchdog', () => {
   it('SIGINT cancels a job whose map spins in a worker: the stuck task manager is terminated, exit 130', async () => {
     const chk = mkdtempSync(path.join(os.tmpdir(), 'weir-tm-cli-'));
     const marker = path.join(chk, 'spinning');

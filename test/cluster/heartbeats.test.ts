@@ -1,5 +1,5 @@
 /**
- * Heartbeats between the job master and task managers (issue 11): the monitor on a virtual clock,
+ * Heartbeats between the job master and task managers: the monitor on a virtual clock,
  * and a task manager over the in-memory transport whose answers are lost: it is declared dead,
  * the job fails over and recovers exactly-once from the latest completed checkpoint.
  */
@@ -11,11 +11,11 @@ import type { ToJobMaster, ToTaskManager } from '../../src/cluster/transport/pro
 import type { JobMaster } from '../../src/internal.ts';
 import { yieldToEventLoop } from '../../src/core/adapters.ts';
 import { CollectSink, ConfigError, StreamEnvironment, type JobEvent } from '../../src/index.ts';
-import { SeededRandom } from '../../src/core/time.ts';
 import { SimWorld } from '../../src/sim/sim-world.ts';
 import { checkpointInSteps } from '../support/clients.ts';
 import { SourceGate } from '../support/held-source.ts';
 import { buildKeyedCountJob, expectedRunningCounts, sortedCopy, until } from '../support/jobs.ts';
+import { ManualEnvironment } from '../support/manual-env.ts';
 
 describe('HeartbeatMonitor', () => {
   it('silentTargets names the targets not heard from for longer than the timeout; one never heard from is not watched yet', () => {
@@ -55,61 +55,27 @@ describe('HeartbeatMonitor', () => {
   });
 });
 
-/** A clock that moves only when the test says, and timers that run only when the test lets them. */
-function manualEnvironment() {
-  let now = 0;
-  const timers: Array<{ at: number; fn: () => void; cancelled: boolean }> = [];
-  const env = {
-    clock: { now: () => now, wallNow: () => now },
-    scheduler: {
-      execute: (fn: () => void) => fn(),
-      schedule: (delayMs: number, fn: () => void) => {
-        const t = { at: now + delayMs, fn, cancelled: false };
-        timers.push(t);
-        return { cancel: () => (t.cancelled = true) };
-      },
-    },
-    random: new SeededRandom(1),
-  };
-  /** Runs the timers due up to `t` in order, then sets the clock to `t`. */
-  const runUntil = (t: number): void => {
-    for (;;) {
-      const due = timers.filter((x) => !x.cancelled && x.at <= t).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      timers.splice(timers.indexOf(due), 1);
-      now = Math.max(now, due.at);
-      due.fn();
-    }
-    now = t;
-  };
-  /** The thread stands still: the clock moves, nothing runs. */
-  const stall = (ms: number): void => {
-    now += ms;
-  };
-  return { env, runUntil, stall, now: () => now };
-}
-
 describe('HeartbeatMonitor when its own thread stands still', () => {
   it('a stall of the job master longer than the timeout declares nobody dead; silence afterwards still does', () => {
-    const m = manualEnvironment();
+    const m = new ManualEnvironment();
     let silent1 = false;
     const dead: number[] = [];
     const monitor: HeartbeatMonitor = new HeartbeatMonitor(
       2,
       { intervalMs: 10, timeoutMs: 50 },
-      m.env,
+      m.environment,
       (index) => {
         if (index === 0 || !silent1) monitor.heard(index);
       },
       (index) => dead.push(index),
     );
     monitor.start();
-    m.runUntil(100);
+    m.advanceTo(100);
     m.stall(500); // no tick ran, no answer could be read
-    m.runUntil(700);
+    m.advanceTo(700);
     expect(dead).toEqual([]);
     silent1 = true;
-    m.runUntil(800);
+    m.advanceTo(800);
     expect(dead).toEqual([1]);
     monitor.stop();
   });

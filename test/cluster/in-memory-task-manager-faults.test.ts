@@ -1,5 +1,5 @@
 /**
- * Task managers kept warm across attempts, on the simulator's virtual clock (issue 22 item 9b):
+ * Task managers kept warm across attempts, on the simulator's virtual clock:
  * frames and credits an attempt sent that arrive after it was cancelled reach a task manager the
  * next attempt reuses and must be dropped there, never delivered to the new attempt's channels
  * (channels are numbered per attempt); and a task manager stuck in user code on cancel is ended

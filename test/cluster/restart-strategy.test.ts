@@ -10,20 +10,10 @@ import {
 import { fromWireError, toWireError } from '../../src/cluster/transport/protocol.ts';
 import { isRetryable, SourceRewindError, WeirError } from '../../src/core/errors.ts';
 import type { Clock } from '../../src/core/time.ts';
+import { ManualEnvironment } from '../support/manual-env.ts';
 
-/** A clock a test moves by hand: the decision reads time only through it. */
-class ManualClock implements Clock {
-  private ms = 1_000_000;
-  now(): number {
-    return this.ms;
-  }
-  wallNow(): number {
-    return this.ms;
-  }
-  advance(ms: number): void {
-    this.ms += ms;
-  }
-}
+/** A clock a test moves by hand, far from zero: the decision reads time only through it. */
+const manualClock = () => new ManualEnvironment({ startMs: 1_000_000 });
 
 /** Feeds failures to the pure decision as the job master does: a restart is recorded at the clock's time, the newest few kept. */
 class Restarts {
@@ -48,7 +38,7 @@ describe('restart strategy: failure-rate', () => {
   it('is the default: two database restarts of two failures each (and more) keep the job running', () => {
     const config = StreamEnvironment.create({}).options.restartStrategy;
     expect(config).toEqual({ type: 'failure-rate', maxFailures: 10, intervalMs: 300_000, delayMs: 1000 });
-    const clock = new ManualClock();
+    const clock = manualClock();
     const r = new Restarts(config, clock);
     // A restart of the database: the connection drops, then the first restart finds it still down.
     for (let outage = 0; outage < 4; outage++) {
@@ -60,7 +50,7 @@ describe('restart strategy: failure-rate', () => {
   });
 
   it('fails the job on the failure after maxFailures restarts within the interval, naming the limit', () => {
-    const clock = new ManualClock();
+    const clock = manualClock();
     const r = new Restarts({ type: 'failure-rate', maxFailures: 3, intervalMs: 10_000, delayMs: 50 }, clock);
     for (let i = 0; i < 3; i++) {
       expect(r.fail()).toEqual({ restart: true, delayMs: 50 });
@@ -72,7 +62,7 @@ describe('restart strategy: failure-rate', () => {
   });
 
   it('gives the budget back after a stable period: a restart exactly intervalMs old no longer counts', () => {
-    const clock = new ManualClock();
+    const clock = manualClock();
     const r = new Restarts({ type: 'failure-rate', maxFailures: 2, intervalMs: 10_000, delayMs: 0 }, clock);
     expect(r.fail().restart).toBe(true); // t = 0
     clock.advance(4000);
@@ -89,7 +79,7 @@ describe('restart strategy: failure-rate', () => {
   });
 
   it('maxFailures 0 never restarts; the job keeps only maxFailures restart times', () => {
-    const clock = new ManualClock();
+    const clock = manualClock();
     expect(new Restarts({ type: 'failure-rate', maxFailures: 0, intervalMs: 1000, delayMs: 0 }, clock).fail().restart).toBe(false);
     expect(restartTimesToKeep({ type: 'failure-rate', maxFailures: 7, intervalMs: 1000, delayMs: 0 })).toBe(7);
     expect(restartTimesToKeep({ type: 'fixed-delay', attempts: 3, delayMs: 0 })).toBe(0);
@@ -109,7 +99,7 @@ describe('restart strategy: failure-rate', () => {
 
 describe('restart strategy: counted strategies ignore the clock', () => {
   it('fixed-delay allows exactly its attempts however far apart', () => {
-    const clock = new ManualClock();
+    const clock = manualClock();
     const r = new Restarts({ type: 'fixed-delay', attempts: 2, delayMs: 5 }, clock);
     expect(r.fail().restart).toBe(true);
     clock.advance(1e9);

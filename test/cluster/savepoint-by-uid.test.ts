@@ -1,5 +1,5 @@
 /**
- * Savepoint state is mapped to operators by uid, never by position (issue 22 item 9a, class 2):
+ * Savepoint state is mapped to operators by uid, never by position:
  * a savepoint of `keys -> count -> sink` restores into a changed job that has a new stateful
  * operator ahead of `count` (and a stateless one chained to the source), so every operator after
  * the source sits at another position than in the savepoint. The counts go on exactly.

@@ -1,6 +1,7 @@
 /**
- * Where a job's subtasks run (issue 11: one task manager per core; issue 22: a job module never runs
- * user code on the job master's thread, so at parallelism 1 too it gets one task manager): a pure
+ * Where a job's subtasks run (one task manager per core; a job module never runs user code on the
+ * job master's thread, where a stuck function would freeze the control plane, so at parallelism 1
+ * too it gets one task manager): a pure
  * decision from the option, the cores, the job's highest parallelism, whether workers can load the
  * job, and its in-process sinks.
  */
@@ -26,7 +27,7 @@ describe('decideTaskManagerCount', () => {
     expect(decide({ cores: 4, highestParallelism: 4 }).taskManagers).toBe(4);
   });
 
-  it('a job module gets at least one task manager on a worker thread: at parallelism 1, on one core (issue 22)', () => {
+  it('a job module gets at least one task manager on a worker thread: at parallelism 1, on one core', () => {
     expect(decide({ highestParallelism: 1 })).toEqual({ taskManagers: 1, why: 'parallelism 1', notice: null });
     expect(decide({ highestParallelism: 1, cores: 8 })).toEqual({ taskManagers: 1, why: 'parallelism 1', notice: null });
     expect(decide({ cores: 1, highestParallelism: 4 })).toEqual({ taskManagers: 1, why: 'one core', notice: null });

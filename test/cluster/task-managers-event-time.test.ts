@@ -15,7 +15,7 @@ afterEach(() => {
   for (const v of VARS) delete process.env[v];
 });
 
-describe('event time across worker-thread task managers (issue 11)', () => {
+describe('event time across worker-thread task managers', () => {
   // Sources on both task managers, the timer operator at parallelism 3 spread over both: events and
   // watermarks cross serialized channels in both directions, and the timers restore in another attempt.
   it.each([

@@ -56,7 +56,7 @@ function committed(dir: string): string[] {
   return readdirSync(dir).length === 0 ? [] : [...readCommittedLines(dir)].sort();
 }
 
-describe('task managers on worker threads (issue 11)', () => {
+describe('task managers on worker threads', () => {
   it('a keyed count at parallelism 2 on two task managers commits exactly the expected output', async () => {
     const out = tempDir('weir-tm-out-');
     configure({ TM_RECORDS: 20_000, TM_OUT: out });
@@ -86,7 +86,7 @@ describe('task managers on worker threads (issue 11)', () => {
     expect(committed(out)).toEqual(expectedLines(6_000));
   });
 
-  it("a job module at parallelism 1 with 'memory' checkpoints runs on one worker task manager by default, its state inline in the job master's metadata: exactly-once through its worker exiting (issue 22)", async () => {
+  it("a job module at parallelism 1 with 'memory' checkpoints runs on one worker task manager by default, its state inline in the job master's metadata: exactly-once through its worker exiting", async () => {
     const out = tempDir('weir-tm-out-');
     const marker = join(tempDir('weir-tm-marker-'), 'exited');
     const builds = join(tempDir('weir-tm-builds-'), 'builds');

@@ -1,5 +1,5 @@
 /**
- * The cancellation watchdog with task managers on worker threads (issue 22 item 9b, class 7): on
+ * The cancellation watchdog with task managers on worker threads: on
  * attempt 0 a map throws, and the cancel that follows runs a sink teardown stuck in user code, so
  * neither worker answers. The watchdog terminates them, and the next attempt must run on new
  * workers: a terminated (here: still spinning) one never gets another deploy.

@@ -22,7 +22,7 @@ async function run(sink: FileSink, runId: string, restored: FileCommittable[], l
   return c;
 }
 
-describe('file sink across processes (issue 9, defect 1)', () => {
+describe('file sink across processes (in-progress names unique per process)', () => {
   it("restoring the same checkpoint twice never commits another run's file over committed output", async () => {
     const dir = tempDir();
     const sink = new FileSink({ directory: dir });

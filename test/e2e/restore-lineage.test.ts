@@ -1,5 +1,5 @@
 /**
- * Issue 22 (a): each resume writes a new job directory, so `restoreFrom: <job dir>` whose own
+ * Each resume writes a new job directory, so `restoreFrom: <job dir>` whose own
  * checkpoints do not verify (or whose run completed none) follows the directory's lineage — the
  * checkpoint its run was restored from — under the same sink-aware rule, and names what it chose.
  */

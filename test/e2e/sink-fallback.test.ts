@@ -1,5 +1,5 @@
 /**
- * Issue 9, defect 2: falling back past a checkpoint whose output a sink already committed must not
+ * Falling back past a checkpoint whose output a sink already committed must not
  * commit that output again. The file sink rolls it back (moves it aside), so the visible output
  * stays exactly-once, both for in-process recovery and for `restoreFrom: <job dir>`.
  */

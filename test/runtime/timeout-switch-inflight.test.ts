@@ -1,6 +1,5 @@
 /**
- * Aligned checkpoints with an alignment timeout, on the simulator's virtual clock (issue 22 item
- * 9a, class 3): under backpressure the timeout fires while barriers wait behind full channels, the
+ * Aligned checkpoints with an alignment timeout, on the simulator's virtual clock: under backpressure the timeout fires while barriers wait behind full channels, the
  * subtask switches to unaligned and pulls those barriers forward, and the buffers queued ahead of
  * them become channel state of the checkpoint. The job then restores the first checkpoint that
  * persisted in-flight data: none of those buffers may be lost (or repeated), so the counts are

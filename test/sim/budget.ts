@@ -6,7 +6,7 @@ import type { RecoveryCounts } from '../../src/sim/sim-run.ts';
 export const BUDGET_SEEDS_PER_PART = 110;
 
 /**
- * What each part must reach at least (issue 9 item 4b): recovery really exercised, not only faults
+ * What each part must reach at least: recovery really exercised, not only faults
  * injected. The seeds are fixed, so these fail only when the simulator stops reaching a path.
  */
 const MINIMUMS: Partial<Record<keyof RecoveryCounts, number>> = {
@@ -22,14 +22,14 @@ const MINIMUMS: Partial<Record<keyof RecoveryCounts, number>> = {
   fallbacks: 4,
   rollbacks: 2,
   incrementalConcurrentAborts: 20,
-  // Issue 22 item 9: task managers stuck in user code on cancel, ended by the watchdog (about 40 a
+  // Task managers stuck in user code on cancel, ended by the watchdog (about 40 a
   // part), and frames/credits of a cancelled attempt reaching a reused task manager (hundreds).
   // Seeds 1-330 at 5bdf763: 60/66/68 and 332/160/796 per part, every seed passing. Planted,
   // channels numbered without the attempt fail 71 of seeds 1-1000 and a pool kept after the
   // watchdog fired 223 (seeds that cannot reach the plant were not re-run).
   watchdogTerminations: 8,
   staleDataMessages: 30,
-  // Issue 22 item 9: recoveries whose commit order shows (several pending transactions of one sink
+  // Recoveries whose commit order shows (several pending transactions of one sink
   // subtask committed for the first time), and state-kinds writes and deletions of keys a late
   // async snapshot part had pinned; triggers overtaken on their way to a source. The three parts
   // reached at least 19, 1,653, 512 and 9 (seeds 1-330 run outside vitest on a loaded machine).

@@ -110,37 +110,37 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     bug: 'seed 9673 found it; its trace moved and no longer reaches the path, seed 12 does: same as seed 6692, with a join',
     reaches: stopFailed,
   },
-  // Issue 9 defect 1 (scripts/plant-bugs/defects/defect-1-names-per-attempt.patch puts it back; these seeds then fail):
+  // Planted defect 1 (scripts/plant-bugs/defects/defect-1-names-per-attempt.patch puts it back; these seeds then fail):
   // a process killed and resumed twice from the same checkpoint, whose FileSink pending list names an
   // in-progress file the killed run had created under the same per-attempt name; its commit replaced committed output.
   {
     seed: 2,
     job: 'file-sink',
     mode: 'at-least-once',
-    bug: 'seed 47 found it (issue 9 defect 1); its trace moved and no longer reaches the path, seed 2 does: resuming twice from the same checkpoint overwrote committed part files (kills only)',
+    bug: 'seed 47 found it (defect 1, names per attempt); its trace moved and no longer reaches the path, seed 2 does: resuming twice from the same checkpoint overwrote committed part files (kills only)',
     reaches: resumedTwice,
   },
-  { seed: 60, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 1, parallelism 2: 132 records lost', reaches: resumedTwice },
-  { seed: 67, job: 'file-sink', mode: 'at-least-once', bug: 'issue 9 defect 1 after in-process restarts (attempt 1 in two processes)', reaches: resumedTwice },
-  { seed: 144, job: 'file-sink', mode: 'exactly-once', bug: 'issue 9 defect 1: 23 records duplicated', reaches: resumedTwice },
-  // Issue 9 defect 2 (defect-2-no-sink-aware-fallback.patch puts it back): a checkpoint corrupted at rest, recovery
+  { seed: 60, job: 'file-sink', mode: 'exactly-once', bug: 'defect 1 (names per attempt), parallelism 2: 132 records lost', reaches: resumedTwice },
+  { seed: 67, job: 'file-sink', mode: 'at-least-once', bug: 'defect 1 after in-process restarts (attempt 1 in two processes)', reaches: resumedTwice },
+  { seed: 144, job: 'file-sink', mode: 'exactly-once', bug: 'defect 1 (names per attempt): 23 records duplicated', reaches: resumedTwice },
+  // Planted defect 2 (defect-2-no-sink-aware-fallback.patch puts it back): a checkpoint corrupted at rest, recovery
   // fell back to an older one, and the output the sinks had committed after it was committed a second time.
   {
     seed: 23,
     job: 'file-sink',
     mode: 'exactly-once',
-    bug: 'issue 9 defect 2 with the FileSink (now rolled back into .rolled-back/)',
+    bug: 'defect 2 (fallback not sink-aware) with the FileSink (now rolled back into .rolled-back/)',
     reaches: fellBack,
   },
   {
     seed: 35,
     job: 'keyed-counts',
     mode: 'aligned-timeout',
-    bug: 'issue 9 defect 2: fallback past a committed checkpoint repeated 76 records',
+    bug: 'defect 2: fallback past a committed checkpoint repeated 76 records',
     reaches: fellBack,
   },
-  { seed: 1, job: 'join', mode: 'exactly-once', bug: 'issue 9 defect 2 with a join: 680 records repeated', reaches: fellBack },
-  { seed: 112, job: 'union', mode: 'unaligned', bug: 'issue 9 defect 2 with an unaligned union', reaches: fellBack },
+  { seed: 1, job: 'join', mode: 'exactly-once', bug: 'defect 2 (fallback not sink-aware) with a join: 680 records repeated', reaches: fellBack },
+  { seed: 112, job: 'union', mode: 'unaligned', bug: 'defect 2 (fallback not sink-aware) with an unaligned union', reaches: fellBack },
   // A stop-with-savepoint that failed after every source had ended: the final checkpoint was never taken (liveness).
   {
     seed: 7903,

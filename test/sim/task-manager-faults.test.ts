@@ -1,4 +1,4 @@
-/** The seed's task manager faults (issue 22 item 9b): drawn per seed, described, and off outside the fault window. */
+/** The seed's task manager faults: drawn per seed, described, and off outside the fault window. */
 import { describe, expect, it } from 'vitest';
 import { describeKnobs, drawKnobs } from '../../src/sim/knobs.ts';
 import { drawTaskManagerFaults, SimTaskManagerFaults } from '../../src/sim/task-manager-faults.ts';

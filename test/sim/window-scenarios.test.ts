@@ -7,12 +7,13 @@ import { SimRun } from '../../src/sim/sim-run.ts';
 import type { SeqSourceSpec } from '../../src/sim/sequence-source.ts';
 import { referenceWindowLines } from '../../src/sim/window-reference.ts';
 import { IdlePartitionOpenings, WINDOW_START_DELAY_MS, type WindowScenario, windowSource, windowStage } from '../../src/sim/window-scenarios.ts';
+import { ManualEnvironment } from '../support/manual-env.ts';
 
 const KINDS: readonly WindowScenario[] = ['window-tumbling', 'window-sliding', 'window-session'];
 
 describe("the window scenarios' timed split start", () => {
   it('waits past its delay only for its own barrier of a checkpoint the idle partition emitted before it went idle (seed 198: that trigger was lost)', () => {
-    const clock = { nowMs: 100, now: () => clock.nowMs };
+    const clock = new ManualEnvironment({ startMs: 100 });
     const ctx = (attempt: number) => ({ attempt, clock }) as unknown as RuntimeContext;
     let held = 0;
     const openings = new IdlePartitionOpenings(() => held++);
@@ -21,28 +22,28 @@ describe("the window scenarios' timed split start", () => {
     // Attempt 0: a barrier after the idle partition surely went idle holds nothing.
     expect(start(0)).toBeNull(); // the idle partition has not opened
     openings.idle.opened?.(ctx(0));
-    clock.nowMs += WINDOW_START_DELAY_MS;
+    clock.advance(WINDOW_START_DELAY_MS);
     openings.idle.snapshotted?.(ctx(0), 4);
     expect(start(0)).toBe(100 + WINDOW_START_DELAY_MS);
 
     // Attempt 1: the timed split's barrier of that checkpoint went out first: no wait either.
-    const opened1 = clock.nowMs;
+    const opened1 = clock.now();
     openings.idle.opened?.(ctx(1));
     openings.timed.snapshotted?.(ctx(1), 5);
-    clock.nowMs += 1;
+    clock.advance(1);
     openings.idle.snapshotted?.(ctx(1), 5);
-    clock.nowMs += WINDOW_START_DELAY_MS;
+    clock.advance(WINDOW_START_DELAY_MS);
     expect(start(1)).toBe(opened1 + WINDOW_START_DELAY_MS);
     expect(held).toBe(0);
 
     // Attempt 2: the idle partition's barrier 8 came 1 ms after it opened (the window operator holds
     // its channel, and its idle status behind the barrier, until the timed channel's barrier comes).
-    const opened2 = clock.nowMs;
+    const opened2 = clock.now();
     openings.idle.opened?.(ctx(2));
-    clock.nowMs += 1;
+    clock.advance(1);
     openings.idle.snapshotted?.(ctx(2), 8);
     expect(start(2)).toBe(opened2 + WINDOW_START_DELAY_MS); // not due yet
-    clock.nowMs += WINDOW_START_DELAY_MS;
+    clock.advance(WINDOW_START_DELAY_MS);
     expect(start(2)).toBeNull();
     expect(start(2)).toBeNull();
     expect(held).toBe(1); // once per attempt

@@ -1,7 +1,7 @@
 /**
- * `CheckpointStreamFactory.writeParts` (issue 11): a stream given in parts is persisted exactly as
- * `write` persists the joined bytes (same file bytes, same handle), it reads back verified, and a
- * stream under the inline threshold stays inline.
+ * `CheckpointStreamFactory.writeParts` (a large snapshot written while records flow): a stream
+ * given in parts is persisted exactly as `write` persists the joined bytes (same file bytes, same
+ * handle), it reads back verified, and a stream under the inline threshold stays inline.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';

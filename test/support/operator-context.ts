@@ -4,7 +4,7 @@ import type { OperatorContext, Output } from '../../src/runtime/operator.ts';
 import { newElementTimestamp } from '../../src/runtime/time/element-timestamp.ts';
 import { MailboxProcessingTimeService } from '../../src/runtime/time/processing-time.ts';
 import { HeapOperatorStateBackend } from '../../src/state/heap/heap-operator-backend.ts';
-import { SimWorld } from '../../src/sim/sim-world.ts';
+import { ManualEnvironment } from './manual-env.ts';
 
 export const NO_OUTPUT: Output = { collect: () => {}, sideOutput: () => {}, emitWatermark: () => {}, emitWatermarkStatus: () => {} };
 
@@ -19,7 +19,7 @@ export function operatorContext(
     output?: Output;
   } = {},
 ): OperatorContext {
-  const world = new SimWorld(1, { stepCostMsMax: 0, slowProbability: 0, slowDelayMsMax: 0 });
+  const time = new ManualEnvironment();
   const uid = o.uid ?? 'op';
   return {
     uid,
@@ -32,10 +32,10 @@ export function operatorContext(
     output: o.output ?? NO_OUTPUT,
     keyedBackend: o.keyedBackend ?? null,
     operatorState: o.operatorState ?? new HeapOperatorStateBackend({ uid, subtask: o.subtask ?? 0 }),
-    clock: world,
+    clock: time,
     restored: o.restored ?? false,
     timestamps: newElementTimestamp(),
-    processingTime: new MailboxProcessingTimeService(world, world),
+    processingTime: new MailboxProcessingTimeService(time, time),
     autoWatermarkIntervalMs: 200,
     timeServices: null,
     getInternalTimerService: () => {

@@ -68,7 +68,7 @@ function run(alignment: 'aligned' | 'unaligned', join: Partial<SubtaskCheckpoint
     notifiedAtMs: T0 + 31,
     failedAtMs: null,
   };
-  return barrierFlow(graph(), stats, trace) as { events: Array<Record<string, unknown> & { t: number; type: string }> };
+  return barrierFlow(graph(), stats, trace);
 }
 
 describe('barrier flow (pure)', () => {

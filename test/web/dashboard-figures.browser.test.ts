@@ -1,5 +1,5 @@
 /**
- * What the dashboard shows must not read as loss or lies (issue 22 item 5), in a real browser:
+ * What the dashboard shows must not read as loss or lies, in a real browser:
  * records over every attempt after a restart, a checkpoint without a trace offers no replay, the
  * replay's title names the checkpoint chosen, vertices by name, long names fitting their boxes,
  * configuration values with units, discarded checkpoints marked, and an ended job's clock stopped.
@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Flow } from '../../src/web/rest/responses.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { assertBrowser, BROWSER_SKIPPED, openBrowserPage } from './browser-page.ts';
 import { tempDir } from '../support/jobs.ts';
@@ -139,7 +140,7 @@ describe.skipIf(BROWSER_SKIPPED)('dashboard figures in Chromium', () => {
 
   it('the replay names subtasks by vertex name, fits long names, and steps one event at a time', async () => {
     const traced = ids[1]!;
-    const flow = (await rest.get(`/jobs/${jid}/checkpoints/details/${traced}/flow`)).body as { events: Array<{ t: number; type: string }> };
+    const flow = (await rest.get(`/jobs/${jid}/checkpoints/details/${traced}/flow`)).body as Flow;
     await page.selectOption('#flow-speed', '1000');
     await page.locator(`#flow-svg[data-checkpoint="${traced}"][data-finished="true"]`).waitFor();
     const barrier = await page.locator('#flow-log li[data-type="barrier"]').first().textContent();

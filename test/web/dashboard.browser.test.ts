@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Flow } from '../../src/web/rest/responses.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { assertBrowser, BROWSER_SKIPPED, openBrowserPage } from './browser-page.ts';
 import { startWebJob, type RunningWebJob } from '../support/web-job.ts';
@@ -18,16 +19,6 @@ const ARTEFACTS = path.resolve('test-results');
 /** Waits until the barrier-flow view shows checkpoint `cid` (polls: the page's CSP forbids evaluated strings). */
 async function selected(page: Page, cid: number): Promise<void> {
   while ((await page.inputValue('#flow-checkpoint')) !== String(cid)) await new Promise((r) => setTimeout(r, 20));
-}
-
-interface FlowEvent {
-  t: number;
-  type: string;
-  vertex?: string;
-  subtask?: number;
-  channel?: string;
-  sent?: number;
-  until?: number;
 }
 
 describe.skipIf(BROWSER_SKIPPED)('dashboard in Chromium', () => {
@@ -89,7 +80,7 @@ describe.skipIf(BROWSER_SKIPPED)('dashboard in Chromium', () => {
   it('plays the barrier flow of a checkpoint; every drawn step matches the REST details', async () => {
     const rest = webClient(server.address, '');
     const jid = job.client.jobId;
-    const flow = (await rest.get(`/jobs/${jid}/checkpoints/details/${cid}/flow`)).body as { events: FlowEvent[]; channels: unknown[] };
+    const flow = (await rest.get(`/jobs/${jid}/checkpoints/details/${cid}/flow`)).body as Flow;
     await page.click(`#checkpoint-history button.flow-button[data-checkpoint="${cid}"]`);
     await selected(page, cid);
     await page.selectOption('#flow-speed', '1000');

@@ -50,7 +50,7 @@ export class CheckpointCoordinator {
   private periodic: Cancellable | null = null;
   private running = false;
   private ending: Ending = RUNNING;
-  /** Reference counts and deletion of shared (incremental) files (issue 5). */
+  /** Reference counts of shared (incremental) files: one is deleted only when no checkpoint can refer to it. */
   private readonly sharedState: SharedStateFiles;
 
   constructor(
@@ -78,7 +78,7 @@ export class CheckpointCoordinator {
   start(): void {
     this.running = true;
     this.ending = RUNNING;
-    this.trackShared(this.sharedState.atAttemptStart(this.store.all(), this.nextId)); // issue 5: crash leftovers
+    this.trackShared(this.sharedState.atAttemptStart(this.store.all(), this.nextId)); // deletes what uploads a crash cut off left
     if (this.config.intervalMs !== null) this.schedulePeriodic(this.config.intervalMs);
   }
 
@@ -239,7 +239,7 @@ export class CheckpointCoordinator {
   private complete(p: PendingCheckpoint): void {
     const metadata = p.startFinalizing(this.jobId, this.ctx.operators());
     const target = p.savepointTarget;
-    // issue 5: count its shared files before committing; one already deleted means it cannot restore.
+    // Count its shared files before committing; one already deleted means it cannot restore.
     const reuseProblem = target ? null : this.sharedState.registerCompleting(metadata);
     if (reuseProblem !== null) {
       this.abort(p, 'SHARED_FILE_DELETED', reuseProblem);
@@ -268,9 +268,9 @@ export class CheckpointCoordinator {
       if (completed.kind === 'checkpoint') this.discard(completed.checkpointId);
       return;
     }
-    for (const old of this.store.add(completed)) if (old.kind === 'checkpoint') this.discardCompleted(old);
+    this.retain(completed);
     if (completed.kind === 'checkpoint') {
-      this.trackShared(this.sharedState.afterCompleted(completed.metadata)); // issue 5
+      this.trackShared(this.sharedState.afterCompleted(completed.metadata)); // released files no subtask can reuse now go
     }
     // Older pending checkpoints are subsumed by this one (a savepoint subsumes nothing).
     if (completed.kind === 'checkpoint') {
@@ -327,25 +327,25 @@ export class CheckpointCoordinator {
     }
   }
 
-  private discard(checkpointId: CheckpointId): void {
+  /**
+   * Deletes a checkpoint's files, then releases its shared files. Without a location it is one this
+   * attempt wrote, deleted where the storage puts checkpoint n; a retained one that leaves the
+   * window is deleted at its location, since a claimed checkpoint lives in another job's folder.
+   */
+  private discard(checkpointId: CheckpointId, location: string | null = null): void {
     this.sharedState.discarding(checkpointId);
-    const work = this.storage
-      .discardCheckpoint(checkpointId)
-      .catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${checkpointId}: ${errorMessage(err)}`))
-      .then(() => this.sharedState.afterDiscard(checkpointId, () => this.oldestRetainedId())); // issue 5
-    this.discarding.add(work);
-    void work.finally(() => this.discarding.delete(work));
+    const deleted = location === null ? this.storage.discardCheckpoint(checkpointId) : this.storage.discardCheckpointAt(location);
+    const at = location === null ? '' : ` at ${location}`;
+    this.track(
+      deleted
+        .catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${checkpointId}${at}: ${errorMessage(err)}`))
+        .then(() => this.sharedState.afterDiscard(checkpointId, () => this.oldestRetainedId())),
+    );
   }
 
-  /** Deletes a completed checkpoint that left the retained window, wherever it lives (it may be claimed). */
-  private discardCompleted(c: CompletedCheckpoint): void {
-    this.sharedState.discarding(c.checkpointId);
-    const work = this.storage
-      .discardCheckpointAt(c.location)
-      .catch((err: unknown) => this.ctx.log(`could not delete checkpoint ${c.checkpointId} at ${c.location}: ${errorMessage(err)}`))
-      .then(() => this.sharedState.afterDiscard(c.checkpointId, () => this.oldestRetainedId())); // issue 5
-    this.discarding.add(work);
-    void work.finally(() => this.discarding.delete(work));
+  /** Adds a completed checkpoint to the retained ones and deletes the checkpoints that leave the window (never a savepoint). */
+  private retain(completed: CompletedCheckpoint): void {
+    for (const old of this.store.add(completed)) if (old.kind === 'checkpoint') this.discard(old.checkpointId, old.location);
   }
 
   /**
@@ -353,8 +353,8 @@ export class CheckpointCoordinator {
    * checkpoints and is deleted by retention like the job's own.
    */
   claim(checkpoint: CompletedCheckpoint): void {
-    this.sharedState.registerClaimed(checkpoint); // issue 5
-    for (const old of this.store.add(checkpoint)) if (old.kind === 'checkpoint') this.discardCompleted(old);
+    this.sharedState.registerClaimed(checkpoint); // its shared files are counted as the job's own
+    this.retain(checkpoint);
   }
 
   /** Checkpoint ids continue above every id found in storage (complete or not). */
@@ -366,14 +366,14 @@ export class CheckpointCoordinator {
   async shutdown(retain: boolean): Promise<void> {
     await this.suspend('COORDINATOR_SHUTDOWN');
     await Promise.all([...this.discarding]);
-    if (retain) return this.sharedState.atShutdown(true); // issue 5
+    if (retain) return this.sharedState.atShutdown(true); // only files no retained checkpoint refers to go
     const all = this.store.shutdown().filter((c) => c.kind === 'checkpoint');
     await Promise.all(all.map((c) => this.storage.discardCheckpointAt(c.location).catch(() => {})));
-    await this.sharedState.atShutdown(false); // issue 5
+    await this.sharedState.atShutdown(false); // every own shared file goes
     await this.storage.discardJob().catch(() => {});
   }
 
-  // ---- shared state (issue 5) ----
+  // ---- shared state ----
 
   private oldestRetainedId(): number | undefined {
     return this.store
@@ -384,9 +384,13 @@ export class CheckpointCoordinator {
 
   /** Shared-file work the shutdown waits for, like discards. */
   private trackShared(work: Promise<void>): void {
-    const tracked = work.catch((err: unknown) => this.ctx.log(`shared state cleanup failed: ${errorMessage(err)}`));
-    this.discarding.add(tracked);
-    void tracked.finally(() => this.discarding.delete(tracked));
+    this.track(work.catch((err: unknown) => this.ctx.log(`shared state cleanup failed: ${errorMessage(err)}`)));
+  }
+
+  /** Deletion work (discards, shared files) the shutdown waits for. */
+  private track(work: Promise<void>): void {
+    this.discarding.add(work);
+    void work.finally(() => this.discarding.delete(work));
   }
 
   /** The id the next checkpoint will get (ids never repeat within a job, across restarts). */

@@ -2,26 +2,23 @@
  * The embedded keyed state backend: working state of one operator subtask in a local directory,
  * for state larger than memory, with a bounded JS cache in front and incremental checkpoints.
  *
- * Store: lmdb, chosen by measurement (see local-store.ts): synchronous reads of about 5 µs keep the
- * state API synchronous and identical to the heap backend's. Keys are ordered key group first (see
+ * Store: lmdb (local-store.ts): synchronous reads keep the state API synchronous and identical to
+ * the heap backend's (figures: BENCHMARKS.md, state (f)). Keys are ordered key group first (see
  * store-keys.ts), so a key group is one contiguous range.
  *
  * Cache: per state and key group a map of slots (hot entries, and dirty ones the store has not
  * seen), at most `cacheEntriesMax` slots; past that a CLOCK sweep evicts cold slots and writes the
  * dirty ones to the store in one transaction. A miss reads the store once; absent keys are cached
- * too. Writes go to the store only on eviction: random lmdb puts cost 8-45 µs each here, so a state
- * that fits the cache runs at nearly heap speed and a checkpoint writes nothing to lmdb.
+ * too. Writes go to the store only on eviction, random lmdb puts being costly, so a state that fits
+ * the cache runs at nearly heap speed and a checkpoint writes nothing to lmdb.
  *
- * Map and list state keep one store entry per key (the whole map or list). Measured here: the
- * codec encodes or decodes about 0.1-0.3 µs per map entry, against 4-5 µs per lmdb get and 8-45 µs
- * per put, so loading and storing a whole map of up to ~100 entries costs about what one or two
- * per-entry store operations would, and the cache turns every access in between into a JS `Map`
- * operation. A per-entry layout would win only for maps of thousands of entries read sparsely.
+ * Map and list state keep one store entry per key (the whole map or list): decoding a whole map
+ * of up to ~100 entries costs about one or two store operations (BENCHMARKS.md, state (f)).
  *
  * Snapshots: the sync part is O(states x key groups), whatever the state size: it pins the cache
  * maps (copy-on-write), closes the change epoch, and for a full file opens a store cursor that sees
  * the store as of that moment. It never writes to the store (flushing dirty entries there would make
- * the pause O(dirty entries) at 8-45 µs each). The async part (embedded-snapshot.ts) merges the two
+ * the pause O(dirty entries)). The async part (embedded-snapshot.ts) merges the two
  * views key group by key group into one file.
  *
  * Incremental checkpoints (`incremental`, default): changed keys and deletions are tracked per

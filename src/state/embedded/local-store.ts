@@ -1,16 +1,14 @@
 /**
- * The embedded backend's working state on local disk, in lmdb. Why lmdb (measured on this machine,
- * Node 20): `lmdb` 3.5.6 installs prebuilt and reads synchronously in about 5 µs, so the user-facing
- * state API stays synchronous; its read snapshots stay stable while writes go on. The RocksDB
- * bindings (`rocksdb-native`, `@nxtedition/rocksdb`, `rocksdb`) cost about 50 µs per awaited get,
- * have no synchronous read at all, and expose no Checkpoint API. Working state needs no durability
- * of its own (checkpoints give it), so lmdb runs without fsync or metasync.
+ * The embedded backend's working state on local disk, in lmdb. Why lmdb: it reads synchronously, so
+ * the user-facing state API stays synchronous (RocksDB's Node bindings only await), and its read
+ * snapshots stay stable while writes go on (figures: BENCHMARKS.md, state (f)). Working state needs
+ * no durability of its own (checkpoints give it), so lmdb runs without fsync or metasync.
  *
  * Snapshots use range iterators: an iterator reads from the read transaction it opened at its
  * first step, so opening one and taking that step in the sync phase pins the state of that moment
  * for the whole async phase (lmdb-js's shared `useReadTransaction` gave stale or moving views in
- * our tests, so it is not used). Measured write cost: 8-45 µs per random put inside one write
- * transaction (page copies), which is why the backend writes to lmdb only when it evicts.
+ * our tests, so it is not used). Random puts are costly (page copies), which is why the backend
+ * writes to lmdb only when it evicts.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -172,8 +170,8 @@ export class LocalStore {
 
 /**
  * lmdb-js registers every store it opens in its exported `allDbs` map and never removes it, so a
- * process that opens many (a simulator, restarting subtasks) keeps ~16 KB per closed store; measured
- * 32 MB after 2000 stores. The map is not in lmdb's typings, hence the cast.
+ * process that opens many (a simulator, restarting subtasks) would keep every closed one
+ * (BENCHMARKS.md, state (f)). The map is not in lmdb's typings, hence the cast.
  */
 function forgetClosed(db: RootDatabase<Buffer, Buffer>): void {
   const registry = (lmdb() as unknown as { allDbs?: Map<string, unknown> }).allDbs;

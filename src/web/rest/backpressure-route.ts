@@ -2,18 +2,19 @@
 import { backpressureLevel } from '../rate-sampler.ts';
 import { vertexId, type WebJob } from '../web-job.ts';
 import { round } from './job-routes.ts';
+import type { Backpressure, SubtaskBackpressure, VertexBackpressure } from './responses.ts';
 
 /** `GET /jobs/:id/vertices/:vid/backpressure`: one vertex, in Flink's shape for that route. */
-export function vertexBackpressure(job: WebJob, vertex: number): Record<string, unknown> {
-  const all = backpressure(job) as { status: string; 'end-timestamp': number; vertices: Array<Record<string, unknown>> };
+export function vertexBackpressure(job: WebJob, vertex: number): VertexBackpressure {
+  const all = backpressure(job);
   const v = all.vertices[vertex]!;
   return { status: all.status, backpressureLevel: v.backpressureLevel, 'end-timestamp': all['end-timestamp'], subtasks: v.subtasks };
 }
 
-export function backpressure(job: WebJob): Record<string, unknown> {
+export function backpressure(job: WebJob): Backpressure {
   const { master, sampler } = job;
   const vertices = master.config.graph.vertices.map((v) => {
-    const subtasks = [];
+    const subtasks: SubtaskBackpressure[] = [];
     let max = 0;
     for (let i = 0; i < v.parallelism; i++) {
       const ratio = round(sampler.ratesOf(v.index, i).backpressuredRatio);

@@ -11,13 +11,12 @@ import type { CheckpointTrace } from '../../cluster/checkpoint-traces.ts';
 import { buildExecutionPlan } from '../../graph/execution-plan.ts';
 import type { JobGraph } from '../../graph/job-graph.ts';
 import { vertexId } from '../web-job.ts';
-
-export type FlowEvent = { readonly t: number; readonly type: string } & Record<string, unknown>;
+import type { Flow, FlowEvent, FlowEventType, SubtaskRef } from './responses.ts';
 
 const ms = (x: number): number => Math.round(x * 10) / 10;
-const sub = (vertex: number, subtask: number) => ({ vertex: vertexId(vertex), subtask });
+const sub = (vertex: number, subtask: number): SubtaskRef => ({ vertex: vertexId(vertex), subtask });
 
-export function barrierFlow(graph: JobGraph, stats: CheckpointStats, trace: CheckpointTrace | null, discarded = false): Record<string, unknown> {
+export function barrierFlow(graph: JobGraph, stats: CheckpointStats, trace: CheckpointTrace | null, discarded = false): Flow {
   const plan = buildExecutionPlan(graph);
   const t0 = trace?.triggeredAtMs ?? stats.triggeredAtMs;
   const events: FlowEvent[] = [{ t: 0, type: 'trigger' }];
@@ -105,4 +104,17 @@ export function barrierFlow(graph: JobGraph, stats: CheckpointStats, trace: Chec
 }
 
 /** Same-time events in causal order. */
-const ORDER = ['trigger', 'inject', 'barrier', 'blocked', 'alignment', 'switch-to-unaligned', 'sync', 'async', 'ack', 'complete', 'failed', 'notify'];
+const ORDER: readonly FlowEventType[] = [
+  'trigger',
+  'inject',
+  'barrier',
+  'blocked',
+  'alignment',
+  'switch-to-unaligned',
+  'sync',
+  'async',
+  'ack',
+  'complete',
+  'failed',
+  'notify',
+];

@@ -12,11 +12,19 @@ import type { CheckpointTrace } from '../../cluster/checkpoint-traces.ts';
 import { buildExecutionPlan } from '../../graph/execution-plan.ts';
 import { vertexId, type WebJob } from '../web-job.ts';
 import { NotFound } from './errors.ts';
-
-type Json = Record<string, unknown>;
+import type {
+  CheckpointConfig,
+  CheckpointDetails,
+  CheckpointEntry,
+  CheckpointsOverview,
+  Stat,
+  SubtaskCheckpoint,
+  SubtaskCheckpointDetails,
+  VertexCheckpoint,
+} from './responses.ts';
 
 /** min, max, avg and percentiles of a list of figures (all 0 for none). */
-export function summaryOf(values: readonly number[]): Json {
+export function summaryOf(values: readonly number[]): Stat {
   if (values.length === 0) return { min: 0, max: 0, avg: 0, p50: 0, p90: 0, p99: 0 };
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
@@ -24,7 +32,7 @@ export function summaryOf(values: readonly number[]): Json {
   return { min: sorted[0]!, max: sorted.at(-1)!, avg: Math.round(sum / sorted.length), p50: at(0.5), p90: at(0.9), p99: at(0.99) };
 }
 
-function checkpointType(s: CheckpointStats, trace: CheckpointTrace | null): string {
+function checkpointType(s: CheckpointStats, trace: CheckpointTrace | null): CheckpointEntry['checkpoint_type'] {
   if (s.kind === 'savepoint') return 'SAVEPOINT';
   const unaligned = s.subtasks.some((t) => t.metrics.unaligned) || trace?.options.alignment === 'unaligned';
   return unaligned ? 'UNALIGNED_CHECKPOINT' : 'CHECKPOINT';
@@ -61,7 +69,7 @@ export function triggerOf(s: CheckpointStats, trace: CheckpointTrace | null): nu
 /** `at - trigger` in whole ms: the difference of the two whole-ms timestamps the routes give. */
 const sinceTrigger = (at: number, s: CheckpointStats, trace: CheckpointTrace | null): number => wholeMs(at) - wholeMs(triggerOf(s, trace));
 
-function historyEntry(job: WebJob, s: CheckpointStats): Json {
+function historyEntry(job: WebJob, s: CheckpointStats): CheckpointEntry {
   const trace = job.master.traces.get(s.checkpointId);
   const t0 = triggerOf(s, trace);
   const discarded = isDiscarded(job, s);
@@ -90,7 +98,7 @@ function historyEntry(job: WebJob, s: CheckpointStats): Json {
   };
 }
 
-export function checkpointsOverview(job: WebJob): Json {
+export function checkpointsOverview(job: WebJob): CheckpointsOverview {
   const history = job.master.checkpointCoordinator.history;
   const completed = history.filter((s) => s.status === 'COMPLETED');
   const latestOf = (pred: (s: CheckpointStats) => boolean) => {
@@ -139,7 +147,7 @@ export function vertexOf(job: WebJob, vid: string): number {
   return v.index;
 }
 
-function vertexSummary(job: WebJob, s: CheckpointStats, vertex: number): Json {
+function vertexSummary(job: WebJob, s: CheckpointStats, vertex: number): VertexCheckpoint {
   const mine = s.subtasks.filter((t) => t.task.vertex === vertex);
   const trace = job.master.traces.get(s.checkpointId);
   const all = numSubtasks(job, vertex);
@@ -160,21 +168,21 @@ function vertexSummary(job: WebJob, s: CheckpointStats, vertex: number): Json {
   };
 }
 
-export function checkpointDetails(job: WebJob, cid: string): Json {
+export function checkpointDetails(job: WebJob, cid: string): CheckpointDetails {
   const s = statsOf(job, cid);
-  const tasks: Record<string, Json> = {};
+  const tasks: Record<string, VertexCheckpoint> = {};
   for (const v of job.master.config.graph.vertices) tasks[vertexId(v.index)] = vertexSummary(job, s, v.index);
   return { ...historyEntry(job, s), tasks };
 }
 
-export function subtaskDetails(job: WebJob, cid: string, vid: string): Json {
+export function subtaskDetails(job: WebJob, cid: string, vid: string): SubtaskCheckpointDetails {
   const s = statsOf(job, cid);
   const vertex = vertexOf(job, vid);
   const trace = job.master.traces.get(s.checkpointId);
   const t0 = triggerOf(s, trace);
   const v = job.master.config.graph.vertices[vertex]!;
   const plan = buildExecutionPlan(job.master.config.graph);
-  const subtasks = [];
+  const subtasks: SubtaskCheckpoint[] = [];
   for (let i = 0; i < v.parallelism; i++) {
     const acked = s.subtasks.find((t) => t.task.vertex === vertex && t.task.subtask === i);
     const traced = trace?.subtasks.find((t) => t.vertex === vertex && t.subtask === i) ?? null;
@@ -213,7 +221,7 @@ export function subtaskDetails(job: WebJob, cid: string, vid: string): Json {
   return { ...vertexSummary(job, s, vertex), checkpoint_id: s.checkpointId, subtasks };
 }
 
-export function checkpointConfig(job: WebJob): Json {
+export function checkpointConfig(job: WebJob): CheckpointConfig {
   const c = job.master.config.checkpointing;
   return {
     mode: c.mode === 'exactly-once' ? 'exactly_once' : 'at_least_once',

@@ -2,8 +2,9 @@
 import type { TaskStatus } from '../../runtime/stream-task.ts';
 import { vertexRecords } from '../record-counts.ts';
 import { vertexId, type WebJob } from '../web-job.ts';
+import type { JobDetails, JobExceptions, JobsList, JobVertex } from './responses.ts';
 
-export function jobsList(job: WebJob): Record<string, unknown> {
+export function jobsList(job: WebJob): JobsList {
   return { jobs: [{ id: job.master.config.jobId, status: job.master.metrics().status }] };
 }
 
@@ -14,12 +15,12 @@ function vertexStatus(statuses: readonly TaskStatus[], jobStatus: string): strin
   return 'FINISHED';
 }
 
-export function jobDetails(job: WebJob): Record<string, unknown> {
+export function jobDetails(job: WebJob): JobDetails {
   const { master } = job;
   const { graph, jobId, name } = master.config;
   const m = master.metrics();
   const now = job.now();
-  const vertices = graph.vertices.map((v) => {
+  const vertices = graph.vertices.map((v): JobVertex => {
     const tasks = master.tasks.filter((t) => t.id.vertex === v.index);
     const total = { in: 0, out: 0 };
     const attempt = { in: 0, out: 0 };
@@ -91,6 +92,11 @@ export function jobDetails(job: WebJob): Record<string, unknown> {
     },
     exceptions: master.exceptions.map((e) => ({ timestamp: e.atMs, attempt: e.attempt, exception: e.message, restarted: e.restarted })),
   };
+}
+
+/** `GET /jobs/:id/exceptions`: the failures of every attempt, oldest first. */
+export function jobExceptions(job: WebJob): JobExceptions {
+  return { exceptions: jobDetails(job).exceptions };
 }
 
 export const round = (x: number): number => Math.round(x * 1000) / 1000;

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { errorMessage } from '../../core/errors.ts';
 import type { WebJob } from '../web-job.ts';
 import { HttpError, NotFound } from './errors.ts';
+import type { SavepointStatus, SavepointTriggered } from './responses.ts';
 
 type Operation = { status: 'IN_PROGRESS' } | { status: 'COMPLETED'; location: string } | { status: 'FAILED'; message: string };
 
@@ -24,7 +25,7 @@ export class SavepointOperations {
   ) {}
 
   /** `POST /jobs/:id/savepoints {"target-directory", "cancel-job"?}` */
-  trigger(body: Record<string, unknown>): Record<string, unknown> {
+  trigger(body: Record<string, unknown>): SavepointTriggered {
     const dir = targetDirectory(body, 'target-directory');
     const cancel = body['cancel-job'] ?? false;
     if (typeof cancel !== 'boolean') throw new HttpError(400, "'cancel-job' must be true or false");
@@ -34,7 +35,7 @@ export class SavepointOperations {
   }
 
   /** `POST /jobs/:id/stop {"targetDirectory"}` */
-  stop(body: Record<string, unknown>): Record<string, unknown> {
+  stop(body: Record<string, unknown>): SavepointTriggered {
     const dir = targetDirectory(body, 'targetDirectory');
     if (body.drain !== undefined && body.drain !== false) throw new HttpError(400, "'drain' is not supported: sources stop at the savepoint's barrier");
     this.ensureRunning('stop it with a savepoint');
@@ -47,7 +48,7 @@ export class SavepointOperations {
   }
 
   /** `GET /jobs/:id/savepoints/:requestId` */
-  status(requestId: string): Record<string, unknown> {
+  status(requestId: string): SavepointStatus {
     const op = this.operations.get(requestId);
     if (op === undefined) throw new NotFound(`no savepoint request '${requestId}'`);
     if (op.status === 'IN_PROGRESS') return { status: { id: 'IN_PROGRESS' } };
@@ -55,7 +56,7 @@ export class SavepointOperations {
     return { status: { id: 'COMPLETED' }, operation: { 'failure-cause': { class: 'CheckpointFailedError', 'stack-trace': op.message } } };
   }
 
-  private start(work: Promise<string>): Record<string, unknown> {
+  private start(work: Promise<string>): SavepointTriggered {
     const id = `sp-${this.next++}`;
     this.operations.set(id, { status: 'IN_PROGRESS' });
     work.then(

@@ -4,41 +4,10 @@ import { CheckpointCoordinator, type CoordinatorContext } from '../../../src/che
 import type { CheckpointingConfig } from '../../../src/checkpoint/coordinator/config.ts';
 import { CompletedCheckpointStore } from '../../../src/checkpoint/coordinator/completed-checkpoint-store.ts';
 import { checkpointId, jobId } from '../../../src/core/ids.ts';
-import { SeededRandom, type Cancellable, type Environment } from '../../../src/core/time.ts';
 import type { CheckpointBarrier } from '../../../src/checkpoint/barrier/barrier.ts';
 import type { TaskId } from '../../../src/core/ids.ts';
 import { MemoryCheckpointStorage } from '../../../src/storage/memory-storage.ts';
-
-/** A manual clock and timer queue: time moves only when the test says so. */
-function manualEnv() {
-  let now = 0;
-  const timers: Array<{ at: number; fn: () => void; cancelled: boolean }> = [];
-  const env: Environment = {
-    clock: { now: () => now, wallNow: () => 1_700_000_000_000 + now },
-    scheduler: {
-      execute: (fn) => timers.push({ at: now, fn, cancelled: false }),
-      schedule: (delayMs, fn): Cancellable => {
-        const t = { at: now + delayMs, fn, cancelled: false };
-        timers.push(t);
-        return { cancel: () => (t.cancelled = true) };
-      },
-    },
-    random: new SeededRandom(1),
-  };
-  const advance = (ms: number) => {
-    const until = now + ms;
-    for (;;) {
-      timers.sort((a, b) => a.at - b.at);
-      const next = timers.find((t) => !t.cancelled && t.at <= until);
-      if (!next) break;
-      timers.splice(timers.indexOf(next), 1);
-      now = next.at;
-      next.fn();
-    }
-    now = until;
-  };
-  return { env, advance };
-}
+import { ManualEnvironment } from '../../support/manual-env.ts';
 
 const config = (over: Partial<CheckpointingConfig> = {}): CheckpointingConfig => ({
   intervalMs: 100,
@@ -60,7 +29,8 @@ const TASKS: TaskId[] = [
 ];
 
 function setup(over: Partial<CheckpointingConfig> = {}) {
-  const { env, advance } = manualEnv();
+  const time = new ManualEnvironment();
+  const advance = (ms: number) => time.advance(ms);
   const triggered: CheckpointBarrier[] = [];
   const completed: number[] = [];
   const aborted: number[] = [];
@@ -79,7 +49,7 @@ function setup(over: Partial<CheckpointingConfig> = {}) {
     log: () => {},
   };
   const storage = new MemoryCheckpointStorage(jobId('j'));
-  const coordinator = new CheckpointCoordinator(jobId('j'), config(over), storage, env, ctx);
+  const coordinator = new CheckpointCoordinator(jobId('j'), config(over), storage, time.environment, ctx);
   const ack = (id: number, task: TaskId, uid: string) =>
     coordinator.receiveAck({
       task,
@@ -282,7 +252,7 @@ describe('CompletedCheckpointStore', () => {
 
 describe('CheckpointCoordinator with maxConcurrent 2 (found by the simulator)', () => {
   it('an older checkpoint whose metadata lands after a newer one is subsumed, not retained', async () => {
-    const { env, advance } = manualEnv();
+    const time = new ManualEnvironment();
     const completed: number[] = [];
     const ctx: CoordinatorContext = {
       allTasksRunning: () => true,
@@ -305,7 +275,7 @@ describe('CheckpointCoordinator with maxConcurrent 2 (found by the simulator)', 
       await new Promise<void>((resolve) => gates.set(id, resolve));
       return inner.commitMetadata(id, bytes);
     };
-    const coordinator = new CheckpointCoordinator(jobId('j'), config({ maxConcurrent: 2, intervalMs: 10 }), storage, env, ctx);
+    const coordinator = new CheckpointCoordinator(jobId('j'), config({ maxConcurrent: 2, intervalMs: 10 }), storage, time.environment, ctx);
     const ackAll = (id: number) => {
       for (const [task, uid] of [
         [TASKS[0]!, 'src'],
@@ -332,7 +302,7 @@ describe('CheckpointCoordinator with maxConcurrent 2 (found by the simulator)', 
       }
     };
     coordinator.start();
-    advance(20);
+    time.advance(20);
     ackAll(1);
     ackAll(2);
     await flush();

@@ -4,11 +4,11 @@ import type { CheckpointingConfig } from '../../../src/checkpoint/coordinator/co
 import { minKnownCompleted, SharedStateFiles, SharedStateLedger } from '../../../src/checkpoint/coordinator/shared-state.ts';
 import type { CheckpointMetadata } from '../../../src/checkpoint/metadata/metadata.ts';
 import { checkpointId, jobId } from '../../../src/core/ids.ts';
-import { SeededRandom, type Cancellable, type Environment } from '../../../src/core/time.ts';
 import type { TaskId } from '../../../src/core/ids.ts';
 import type { IncrementalKeyGroupsStateHandle, IncrementalStateFile, StreamStateHandle } from '../../../src/storage/handles.ts';
 import { MemoryCheckpointStorage } from '../../../src/storage/memory-storage.ts';
 import { sharedStateFileHint } from '../../../src/storage/paths.ts';
+import { ManualEnvironment } from '../../support/manual-env.ts';
 
 const c = checkpointId;
 const flush = async () => {
@@ -86,25 +86,6 @@ describe('SharedStateLedger', () => {
   });
 });
 
-/** A manual clock: time moves only when the test says so. */
-function manualEnv() {
-  const now = 0;
-  const timers: Array<{ at: number; fn: () => void; cancelled: boolean }> = [];
-  const env: Environment = {
-    clock: { now: () => now, wallNow: () => 1_700_000_000_000 + now },
-    scheduler: {
-      execute: (fn) => timers.push({ at: now, fn, cancelled: false }),
-      schedule: (delayMs, fn): Cancellable => {
-        const t = { at: now + delayMs, fn, cancelled: false };
-        timers.push(t);
-        return { cancel: () => (t.cancelled = true) };
-      },
-    },
-    random: new SeededRandom(1),
-  };
-  return env;
-}
-
 const config: CheckpointingConfig = {
   intervalMs: null,
   mode: 'exactly-once',
@@ -134,7 +115,7 @@ function harness(files = new Map<string, Uint8Array>()) {
     failJob: () => {},
     log: (m) => logs.push(m),
   };
-  const coordinator = new CheckpointCoordinator(jobId('j'), config, storage, manualEnv(), ctx);
+  const coordinator = new CheckpointCoordinator(jobId('j'), config, storage, new ManualEnvironment().environment, ctx);
   const upload = async (id: number, kind: 'base' | 'delta'): Promise<IncrementalStateFile> => {
     const stream: StreamStateHandle = await storage.streamFactory(c(id)).write('shared', sharedStateFileHint(id, `${kind}-op-0`), new Uint8Array([id]));
     return { kind, checkpointId: id, offsets: [], stream };

@@ -1,5 +1,5 @@
 /**
- * Issue 22 item 4 (i): a wrong or missing Redis password names its cause (WRONGPASS, NOAUTH), as the
+ * A wrong or missing Redis password names its cause (WRONGPASS, NOAUTH), as the
  * PostgreSQL and NATS connectors name theirs, instead of "cannot connect … Connection is closed".
  * Runs its own redis-server with --requirepass on a free loopback port, removed afterwards.
  */

@@ -1,6 +1,5 @@
 /**
- * The two-phase-commit sink operator on its own, snapshot by snapshot (issue 22 item 9a, classes 1
- * and 4): a transaction is committed once, plus once more only by the writer that restored it; and
+ * The two-phase-commit sink operator on its own, snapshot by snapshot: a transaction is committed once, plus once more only by the writer that restored it; and
  * a checkpoint's notification commits every pre-commit up to it, those of earlier checkpoints
  * whose notification was lost or subsumed included.
  */

@@ -3,19 +3,16 @@ import { type KeyGroup, keyGroup } from '../../../src/core/ids.ts';
 import { SeededRandom } from '../../../src/core/time.ts';
 import { newElementTimestamp } from '../../../src/runtime/time/element-timestamp.ts';
 import { KeyedTimeServiceManager, TIMER_STATE_PREFIX } from '../../../src/runtime/time/keyed-timer-service.ts';
-import type { ProcessingTimeService } from '../../../src/runtime/time/processing-time.ts';
 import type { Triggerable } from '../../../src/runtime/time/timer-service.ts';
 import { HeapKeyedStateBackend } from '../../../src/state/heap/heap-keyed-backend.ts';
 import { assignToKeyGroup, type Key } from '../../../src/state/key-groups.ts';
+import { ManualEnvironment } from '../../support/manual-env.ts';
 
 const MAX_PARALLELISM = 128;
 const SERVICE = 'test-timers';
 
-/** Event time only: processing time stands still and nothing is scheduled. */
-const noProcessingTime: ProcessingTimeService = {
-  now: () => 0,
-  scheduleAt: () => ({ cancel() {} }),
-};
+/** Event time only: processing time stands still (the test never advances it), so nothing scheduled runs. */
+const noProcessingTime = new ManualEnvironment();
 
 function recorder(fired: string[]): Triggerable {
   return {

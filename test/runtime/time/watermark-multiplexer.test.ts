@@ -5,36 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AssertionError } from '../../../src/core/assert.ts';
-import type { Cancellable } from '../../../src/core/time.ts';
 import { WatermarkStrategy } from '../../../src/index.ts';
 import type { Output } from '../../../src/runtime/operator.ts';
 import { newElementTimestamp } from '../../../src/runtime/time/element-timestamp.ts';
-import type { ProcessingTimeService } from '../../../src/runtime/time/processing-time.ts';
 import { WatermarkMultiplexer } from '../../../src/runtime/time/watermark-multiplexer.ts';
-
-/** Processing time that moves only when the test says so; due callbacks run in time order. */
-class ManualTime implements ProcessingTimeService {
-  nowMs = 0;
-  private timers: Array<{ atMs: number; fn: () => void; cancelled: boolean }> = [];
-  now(): number {
-    return this.nowMs;
-  }
-  scheduleAt(timeMs: number, fn: () => void): Cancellable {
-    const timer = { atMs: timeMs, fn, cancelled: false };
-    this.timers.push(timer);
-    return { cancel: () => (timer.cancelled = true) };
-  }
-  advanceTo(timeMs: number): void {
-    for (;;) {
-      const due = this.timers.filter((t) => !t.cancelled && t.atMs <= timeMs).sort((a, b) => a.atMs - b.atMs)[0];
-      if (due === undefined) break;
-      this.timers.splice(this.timers.indexOf(due), 1);
-      this.nowMs = Math.max(this.nowMs, due.atMs);
-      due.fn();
-    }
-    this.nowMs = timeMs;
-  }
-}
+import { ManualEnvironment } from '../../support/manual-env.ts';
 
 interface Event {
   readonly ts: number;
@@ -42,7 +17,7 @@ interface Event {
 
 /** A multiplexer whose downstream logs `r<ts>`, `wm<ms>`, `idle` and `active` in order. */
 function setup(strategy: WatermarkStrategy<Event>, intervalMs = 10) {
-  const time = new ManualTime();
+  const time = new ManualEnvironment(); // processing time: due callbacks run in time order
   const log: string[] = [];
   const timestamps = newElementTimestamp();
   const output: Output = {

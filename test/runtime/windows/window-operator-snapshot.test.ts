@@ -1,5 +1,5 @@
 /**
- * The window operator's watermark is part of its snapshot (issue 22 item 9a, class 5): restored
+ * The window operator's watermark is part of its snapshot: restored
  * from a snapshot taken at watermark 1,000, an element of time 150 is late at once, before any
  * new watermark arrives, as it was before the failure. Without the watermark in the snapshot the
  * restored operator starts at the minimum watermark and takes the element into a window.

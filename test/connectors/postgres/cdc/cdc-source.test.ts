@@ -13,6 +13,7 @@ import type { ListState, Source, SourceReader } from '../../../../src/index.ts';
 import type { ChangeRecord, PostgresCdcSourceOptions } from '../../../../src/connectors/postgres/index.ts';
 import { whenRunning } from '../../../support/clients.ts';
 import { tempDir, until } from '../../../support/jobs.ts';
+import { ManualEnvironment } from '../../../support/manual-env.ts';
 import { CONNECTION } from '../pg-support.ts';
 import { cdcSchema, confirmedLsn, show } from './cdc-support.ts';
 import { formatLsn, parseLsn } from '../../../../src/connectors/postgres/cdc/lsn.ts';
@@ -419,7 +420,7 @@ describe('PostgresCdcSource', () => {
       subtaskIndex: 0,
       parallelism: 1,
       restored: false,
-      clock: { now: () => Date.now() },
+      clock: new ManualEnvironment(),
       getUnionListState: () => ({ get: () => [], update: () => {}, add: () => {}, clear: () => {} }),
     } as unknown as import('../../../../src/index.ts').RuntimeContext;
     const err = await Promise.resolve(reader.open(ctx)).catch((e: unknown) => e);
