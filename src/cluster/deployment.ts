@@ -21,6 +21,7 @@ import type { CheckpointStorage, CheckpointStreamFactory } from '../storage/stor
 import type { Environment } from '../core/time.ts';
 import type { FaultInjector } from '../runtime/faults.ts';
 import type { TaskGateway } from '../runtime/task-gateway.ts';
+import type { Epoch } from './epoch.ts';
 import { assert } from '../core/assert.ts';
 import { WATERMARK_ACTIVE, WATERMARK_IDLE } from '../core/watermark.ts';
 import { newElementTimestamp } from '../runtime/time/element-timestamp.ts';
@@ -29,7 +30,8 @@ import { KeyedTimeServiceManager } from '../runtime/time/keyed-timer-service.ts'
 
 export interface DeploymentSpec {
   readonly graph: JobGraph;
-  readonly attempt: number;
+  /** The attempt's epoch: the job master's leader epoch and the attempt number. */
+  readonly epoch: Epoch;
   /** Unique across processes and attempts; handed to operators as `runId`. */
   readonly runId: string;
   readonly backends: StateBackendFactory;
@@ -41,6 +43,8 @@ export interface DeploymentSpec {
   readonly gateway: TaskGateway;
   /** Says something about the attempt in the job's events (a task manager terminated by the watchdog). */
   readonly log?: (message: string) => void;
+  /** Told of each control message of another epoch that reached the job master's side of the attempt (and was dropped). */
+  readonly onStaleControl?: () => void;
   readonly bufferRecords: number;
   readonly channelCapacity: number;
   readonly elementsPerStep: number;
@@ -275,7 +279,7 @@ async function deploySubtask(
       subtaskIndex: i,
       parallelism: v.parallelism,
       maxParallelism: v.maxParallelism,
-      attempt: spec.attempt,
+      attempt: spec.epoch.attempt,
       runId: spec.runId,
       output: chainOutput(chain[k + 1]?.operator ?? null, writers, v.outputs),
       keyedBackend: op.keyedBackend,
@@ -295,7 +299,7 @@ async function deploySubtask(
   const cfg: StreamTaskConfig = {
     id: { vertex: v.index, subtask: i },
     name: v.name,
-    attempt: spec.attempt,
+    attempt: spec.epoch.attempt,
     chain,
     input: inputs.length > 0 ? new InputGate(inputs) : null,
     writers,

@@ -30,6 +30,8 @@ export interface InMemoryTaskManagerFaults {
   violation?(message: string): void;
   /** A frame or credit of an earlier attempt reached a task manager running a newer one (and was dropped). */
   staleData?(index: number): void;
+  /** A control message not of task manager `index`'s current epoch reached it (and was dropped). */
+  staleControl?(index: number): void;
 }
 
 /** `lose`: a message from task manager n to the job master for which it returns true is dropped (tests of lost heartbeats). */
@@ -72,7 +74,9 @@ export function launchInMemoryTaskManagers(
           manager.onMessage((m) => {
             if (stuck) {
               if (m.type === 'deploy')
-                faults.violation?.(`task manager ${i} was sent the deploy of attempt ${m.attempt} although it has been stuck in user code since a cancel`);
+                faults.violation?.(
+                  `task manager ${i} was sent the deploy of attempt ${m.epoch.attempt} although it has been stuck in user code since a cancel`,
+                );
               return;
             }
             if (m.type === 'cancel') {
@@ -90,7 +94,12 @@ export function launchInMemoryTaskManagers(
         close: () => manager.close(),
       };
       // The same start as in a worker thread: hello first, then the task manager takes the link.
-      managers.push(new TaskManager(context(i), answerHeartbeatsUntilReady(guarded), peers[i]!, () => faults.staleData?.(i)));
+      managers.push(
+        new TaskManager(context(i), answerHeartbeatsUntilReady(guarded), peers[i]!, {
+          staleData: () => faults.staleData?.(i),
+          staleControl: () => faults.staleControl?.(i),
+        }),
+      );
     }
     let down = false;
     return {

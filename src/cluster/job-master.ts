@@ -20,6 +20,7 @@ import type { FaultInjector } from '../runtime/faults.ts';
 import { NO_FAULTS } from '../runtime/faults.ts';
 import { directRpc, type Rpc } from '../runtime/rpc.ts';
 import type { TaskId } from '../core/ids.ts';
+import { assert } from '../core/assert.ts';
 import type { TaskGateway } from '../runtime/task-gateway.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
 import type { RestoreCandidate } from '../checkpoint/restore/restore-candidates.ts';
@@ -30,6 +31,9 @@ import type { DeploymentSpec } from './deployment.ts';
 import { inThreadDeployer, type AttemptDeployment, type Deployer, type TaskHandle } from './attempt-deployment.ts';
 import { decideSinkRecovery, type SinkCommitView, type SkippedCheckpoint } from './sink-recovery.ts';
 import type { JobEvent, JobMetrics, JobResult, JobStatus } from './job-events.ts';
+import { isTerminalStatus, nextJobStatus, type JobStatusEvent } from './job-status.ts';
+import { JobAttempt } from './job-attempt.ts';
+import { epochOf, type Epoch } from './epoch.ts';
 import { decideRestart, type RestartStrategyConfig, restartTimesToKeep } from './restart-strategy.ts';
 import { CheckpointTraces } from './checkpoint-traces.ts';
 import { RecordTotals } from './record-totals.ts';
@@ -71,6 +75,12 @@ export interface JobMasterConfig {
   readonly claim: boolean;
   /** Where subtasks run: in this thread (default) or in task managers (remote-deployment.ts). */
   readonly deployer?: Deployer;
+  /**
+   * This job master's leader epoch (default 0), the first half of every attempt's epoch: task
+   * managers refuse control messages of an older one. A job master that takes over from another
+   * runs with a higher one.
+   */
+  readonly leaderEpoch?: number;
 }
 
 /** Test and simulation hooks; production leaves them unset. */
@@ -85,25 +95,26 @@ export interface ExecutionHooks {
 
 export class JobMaster {
   private status: JobStatus = 'CREATED';
-  private attempt = 0;
+  /** The attempt the job is on: the one running, deploying, stopping after a failure, or scheduled to restart; null before start(). */
+  private current: JobAttempt | null = null;
+  /** The newest attempt that reached running (what the job restored from last). */
+  private lastRunning: JobAttempt | null = null;
+  private readonly leaderEpoch: number;
   private restarts = 0;
   /** `Clock.now()` of the newest restarts, as many as the restart strategy looks at (bounded). */
   private readonly restartTimesMs: number[] = [];
-  private deployment: AttemptDeployment | null = null;
   private readonly deployer: Deployer;
   private readonly coordinator: CheckpointCoordinator;
   private readonly rpc: Rpc;
   private readonly faults: FaultInjector;
-  private endedData = new Set<string>();
-  private finished = new Set<string>();
-  private running = new Set<string>();
   private settle!: { resolve(r: JobResult): void; reject(e: Error): void };
   readonly result: Promise<JobResult>;
   private lastCheckpoint: CheckpointStats | null = null;
   /** The `--from` candidates not yet found unusable; they stay the last resort until the job has checkpoints of its own. */
   private initialCandidates: RestoreCandidate[];
   private claimed = false;
-  private failedAttempt = -1;
+  /** Control messages of another attempt than the current one that reached the job master (dropped). */
+  private staleControl = 0;
   /** Drawn once per JobMaster, i.e. per process: run ids stay unique across processes that restore the same checkpoint. */
   private readonly processTag: string;
   /** Per-checkpoint events for the REST API and the dashboard (bounded). */
@@ -114,9 +125,7 @@ export class JobMaster {
   private endedAt: number | null = null;
   /** Record counts of the attempts torn down so far, per subtask (the figures across attempts). */
   readonly recordTotals = new RecordTotals();
-  /** The checkpoint the running attempt restored from, or null. */
-  private restoredFromId: number | null = null;
-  private restoredAtMs: number | null = null;
+  /** Attempts that ran restored from a checkpoint. */
   private restoreCount = 0;
 
   constructor(
@@ -127,6 +136,8 @@ export class JobMaster {
     this.rpc = hooks.rpc ?? directRpc(env.scheduler);
     this.faults = hooks.faults ?? NO_FAULTS;
     this.deployer = cfg.deployer ?? inThreadDeployer;
+    this.leaderEpoch = cfg.leaderEpoch ?? 0;
+    if (!Number.isInteger(this.leaderEpoch) || this.leaderEpoch < 0) throw new ConfigError('leaderEpoch', `must be an integer >= 0, got ${cfg.leaderEpoch}`);
     this.initialCandidates = [...cfg.restoreCandidates];
     this.processTag = randomTag(env.random);
     this.startedAtMs = env.clock.wallNow();
@@ -157,14 +168,27 @@ export class JobMaster {
 
   /** The checkpoint the current attempt restored from, or null when it started empty. */
   get restoredFrom(): number | null {
-    return this.restoredFromId;
+    return this.lastRunning?.restoredFrom?.checkpointId ?? null;
   }
 
   /** The latest restore: which checkpoint, when (wall-clock ms), and how many attempts restored one; null before any. */
   get latestRestore(): { readonly checkpointId: number; readonly atMs: number; readonly count: number } | null {
-    return this.restoredFromId === null || this.restoredAtMs === null
-      ? null
-      : { checkpointId: this.restoredFromId, atMs: this.restoredAtMs, count: this.restoreCount };
+    const restored = this.lastRunning?.restoredFrom ?? null;
+    const atMs = this.lastRunning?.restoredAtMs ?? null;
+    return restored === null || atMs === null ? null : { checkpointId: restored.checkpointId, atMs, count: this.restoreCount };
+  }
+
+  /** The current attempt's epoch (leader epoch and attempt number); null before the job started. */
+  get epoch(): Epoch | null {
+    return this.current?.epoch ?? null;
+  }
+
+  /**
+   * Control messages the job master dropped because they belong to another attempt than the
+   * current one (a late ack, decline or task failure of an attempt already torn down).
+   */
+  get staleControlMessages(): number {
+    return this.staleControl;
   }
 
   /** The failures of attempts so far, oldest first (the newest 50). */
@@ -178,11 +202,19 @@ export class JobMaster {
   }
 
   get tasks(): readonly TaskHandle[] {
-    return this.deployment?.tasks ?? [];
+    return this.current?.tasks ?? [];
   }
 
   start(): void {
-    void this.runAttempt();
+    assert(this.current === null, () => `job '${this.cfg.name}' was started twice`);
+    const first = new JobAttempt(epochOf(this.leaderEpoch, 0));
+    this.current = first;
+    void this.runAttempt(first);
+  }
+
+  /** The current attempt's number: 0, then one more per restart. */
+  private get attemptNumber(): number {
+    return this.current?.epoch.attempt ?? 0;
   }
 
   metrics(): JobMetrics {
@@ -195,7 +227,7 @@ export class JobMaster {
     const total = this.recordTotals.job(this.tasks);
     return {
       status: this.status,
-      attempt: this.attempt,
+      attempt: this.attemptNumber,
       recordsIn,
       recordsOut,
       recordsInTotal: total.sourceRecordsOut,
@@ -207,7 +239,7 @@ export class JobMaster {
   /** Stops the job; retained checkpoints stay if retention says so. */
   async cancel(): Promise<void> {
     if (this.isTerminal()) return;
-    this.status = 'CANCELED';
+    this.moveStatus('cancel');
     this.endedAt = this.env.clock.wallNow();
     const stopped = this.teardown();
     await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
@@ -222,12 +254,13 @@ export class JobMaster {
    * their files and store handles closed, as the operating system would — and nobody is told.
    */
   abandonAttempt(): void {
-    this.deployment?.abandon();
+    // The process is gone: nothing follows, so the attempt keeps its phase.
+    this.current?.deployment?.abandon();
   }
 
   /** Fails the current attempt from outside (the simulator's "restart the job now"); the restart strategy decides what follows. */
   failGlobal(error: Error): void {
-    if (this.status === 'RUNNING') this.onAttemptFailure(this.attempt, error);
+    if (this.status === 'RUNNING') this.onAttemptFailure(this.current, error);
   }
 
   /** Triggers a checkpoint now; resolves when it completes. */
@@ -246,9 +279,9 @@ export class JobMaster {
    */
   async stopWithSavepoint(savepointRoot: string): Promise<CompletedCheckpoint> {
     const savepoint = await this.coordinator.triggerSavepoint((id) => this.cfg.storage.createSavepointTarget(savepointRoot, id, this.randomSuffix()), true);
-    const attempt = this.attempt;
+    const attempt = this.attemptNumber;
     await this.result;
-    if (this.attempt !== attempt) {
+    if (this.attemptNumber !== attempt) {
       // The job failed before it could finish and recovered (from this savepoint): it ran on.
       throw new WeirError(
         'CHECKPOINT_FAILED',
@@ -263,7 +296,11 @@ export class JobMaster {
   }
 
   private isTerminal(): boolean {
-    return this.status === 'FINISHED' || this.status === 'FAILED' || this.status === 'CANCELED';
+    return isTerminalStatus(this.status);
+  }
+
+  private moveStatus(event: JobStatusEvent): void {
+    this.status = nextJobStatus(this.status, event);
   }
 
   private emit(event: JobEvent): void {
@@ -272,11 +309,10 @@ export class JobMaster {
 
   // ---- attempts ----
 
-  private async runAttempt(): Promise<void> {
-    const attempt = this.attempt;
-    this.endedData = new Set();
-    this.finished = new Set();
-    this.running = new Set();
+  private async runAttempt(attempt: JobAttempt): Promise<void> {
+    // Ended while it waited for its restart delay (the job was cancelled): nothing to deploy.
+    if (attempt !== this.current || !attempt.isIn('scheduled')) return;
+    attempt.deploy();
     let deployment: AttemptDeployment;
     let restoredFrom: CompletedCheckpoint | null;
     try {
@@ -287,28 +323,25 @@ export class JobMaster {
       this.onAttemptFailure(attempt, err);
       return;
     }
-    if (this.isTerminal() || attempt !== this.attempt) {
+    if (this.isTerminal() || !attempt.isIn('deploying')) {
       void deployment.teardown();
       return;
     }
-    this.deployment = deployment;
+    attempt.deployed(deployment, restoredFrom);
     try {
-      await deployment.open();
+      await attempt.open().open();
     } catch (err) {
       this.onAttemptFailure(attempt, err);
       return;
     }
-    if (this.isTerminal() || attempt !== this.attempt) return;
-    this.status = 'RUNNING';
+    if (this.isTerminal() || !attempt.isIn('opening')) return;
+    this.moveStatus('run');
     deployment.start();
-    for (const task of deployment.tasks) this.running.add(taskKey(task.id));
+    attempt.run(this.env.clock.wallNow());
     this.coordinator.start();
-    this.restoredFromId = restoredFrom?.checkpointId ?? null;
-    if (this.restoredFromId !== null) {
-      this.restoredAtMs = this.env.clock.wallNow();
-      this.restoreCount++;
-    }
-    this.emit({ type: 'running', attempt, restoredFrom: this.restoredFromId });
+    this.lastRunning = attempt;
+    if (restoredFrom !== null) this.restoreCount++;
+    this.emit({ type: 'running', attempt: attempt.epoch.attempt, restoredFrom: restoredFrom?.checkpointId ?? null });
   }
 
   /**
@@ -316,7 +349,7 @@ export class JobMaster {
    * reconciles the sinks with the choice (sink-recovery.ts): a restore that would repeat committed
    * output is rolled back by the sink or refused.
    */
-  private async deployFromLatest(attempt: number): Promise<{ deployment: AttemptDeployment; restoredFrom: CompletedCheckpoint | null }> {
+  private async deployFromLatest(attempt: JobAttempt): Promise<{ deployment: AttemptDeployment; restoredFrom: CompletedCheckpoint | null }> {
     const spec = this.deploymentSpec(attempt);
     const skipped: SkippedCheckpoint[] = [];
     for (const candidate of this.restoreCandidates()) {
@@ -414,11 +447,11 @@ export class JobMaster {
     }
   }
 
-  private deploymentSpec(attempt: number): DeploymentSpec {
+  private deploymentSpec(attempt: JobAttempt): DeploymentSpec {
     return {
       graph: this.cfg.graph,
-      attempt,
-      runId: `${this.processTag}-a${attempt}`,
+      epoch: attempt.epoch,
+      runId: `${this.processTag}-a${attempt.epoch.attempt}`,
       backends: this.cfg.backends,
       storage: this.cfg.storage,
       streams: (id: CheckpointId) => this.coordinator.streamFactory(id),
@@ -426,6 +459,7 @@ export class JobMaster {
       faults: this.faults,
       gateway: this.gateway(attempt),
       log: (message) => this.emit({ type: 'log', message }),
+      onStaleControl: () => this.staleControl++,
       bufferRecords: this.cfg.bufferRecords,
       channelCapacity: this.cfg.channelCapacity,
       elementsPerStep: this.hooks.elementsPerStep ?? 64,
@@ -434,11 +468,10 @@ export class JobMaster {
     };
   }
 
-  private onAttemptFailure(attempt: number, err: unknown): void {
+  private onAttemptFailure(attempt: JobAttempt | null, err: unknown): void {
     // One failure per attempt: the first ends it; later ones of the same attempt are its echoes.
-    if (this.isTerminal() || attempt !== this.attempt || this.failedAttempt === attempt) return;
-    this.failedAttempt = attempt;
-    this.status = 'RESTARTING';
+    if (attempt === null || this.isTerminal() || attempt !== this.current || !attempt.endable) return;
+    this.moveStatus('restart');
     // The next attempt starts once every subtask of this one stopped (a stuck one is terminated after cancellationTimeoutMs).
     const stopped = this.teardown();
     const cause = errorMessage(err);
@@ -449,7 +482,7 @@ export class JobMaster {
       const decision = hopeless
         ? { restart: false as const, why: 'this failure would come back on every retry (a job that cannot be built or restored, or a configuration error)' }
         : decideRestart(this.cfg.restartStrategy, { restartsSoFar: this.restarts, restartTimesMs: this.restartTimesMs }, this.env.clock.now(), err);
-      this.recordFailure(attempt, cause, decision.restart);
+      this.recordFailure(attempt.epoch.attempt, cause, decision.restart);
       if (!decision.restart) {
         this.fail(new JobFailedError(`job '${this.cfg.name}' failed: ${decision.why}; last failure: ${cause}`, { cause: err }));
         return;
@@ -457,9 +490,10 @@ export class JobMaster {
       this.restarts++;
       this.restartTimesMs.push(this.env.clock.now());
       while (this.restartTimesMs.length > restartTimesToKeep(this.cfg.restartStrategy)) this.restartTimesMs.shift();
-      this.attempt++;
-      this.emit({ type: 'restarting', attempt: this.attempt, delayMs: decision.delayMs, cause, error: err });
-      this.env.scheduler.schedule(decision.delayMs, () => void this.runAttempt());
+      const next = new JobAttempt(epochOf(this.leaderEpoch, attempt.epoch.attempt + 1));
+      this.current = next;
+      this.emit({ type: 'restarting', attempt: next.epoch.attempt, delayMs: decision.delayMs, cause, error: err });
+      this.env.scheduler.schedule(decision.delayMs, () => void this.runAttempt(next));
     });
   }
 
@@ -476,16 +510,25 @@ export class JobMaster {
     this.traces.prune(keep, (id) => failed.has(id));
   }
 
+  /** Ends the current attempt (if it has not ended yet) and tears its deployment down; its figures move to the totals. */
   private teardown(): Promise<void> {
-    const stopped = this.deployment?.teardown() ?? Promise.resolve();
-    if (this.deployment !== null) this.recordTotals.retire(this.deployment.tasks, stopped);
-    this.deployment = null;
+    return this.endAttempt(false);
+  }
+
+  /** `keep`: the job finished, the attempt's figures stay readable (and are not added to the totals twice). */
+  private endAttempt(keep: boolean): Promise<void> {
+    const attempt = this.current;
+    if (attempt === null || !attempt.endable) return Promise.resolve();
+    const deployment = attempt.end(keep);
+    const stopped = deployment?.teardown() ?? Promise.resolve();
+    if (deployment !== null && !keep) this.recordTotals.retire(deployment.tasks, stopped);
+    void stopped.then(() => attempt.stopped());
     return stopped;
   }
 
   private fail(error: Error): void {
     if (this.isTerminal()) return;
-    this.status = 'FAILED';
+    this.moveStatus('fail');
     this.endedAt = this.env.clock.wallNow();
     const stopped = this.teardown();
     void Promise.all([this.coordinator.shutdown(true), stopped]).finally(() => {
@@ -507,10 +550,14 @@ export class JobMaster {
 
   // ---- messages from tasks ----
 
-  private gateway(attempt: number): TaskGateway {
-    // A message a subtask sent before its attempt was torn down may arrive after: it is dropped.
-    const live = () => attempt === this.attempt && !this.isTerminal() && this.deployment !== null;
-    const send = (kind: Parameters<Rpc['send']>[0], fn: () => void) => this.rpc.send(kind, () => live() && fn());
+  private gateway(attempt: JobAttempt): TaskGateway {
+    // A message a subtask sent before its attempt was torn down may arrive after: it is dropped,
+    // and counted when a newer attempt is on by then.
+    const send = (kind: Parameters<Rpc['send']>[0], fn: () => void) =>
+      this.rpc.send(kind, () => {
+        if (attempt !== this.current) this.staleControl++;
+        else if (attempt.live && !this.isTerminal()) fn();
+      });
     return {
       acknowledgeCheckpoint: (ack) =>
         send('ack', () => {
@@ -522,15 +569,15 @@ export class JobMaster {
       declineCheckpoint: (task, id, reason, cause) => send('decline', () => this.coordinator.receiveDecline(task, id, reason, cause)),
       reachedEndOfData: (task) =>
         send('task-event', () => {
-          this.endedData.add(taskKey(task));
-          if (this.endedData.size === this.deployment!.tasks.length) this.coordinator.allReachedEndOfData();
+          attempt.endedData.add(taskKey(task));
+          if (attempt.endedData.size === attempt.tasks.length) this.coordinator.allReachedEndOfData();
         }),
       taskFinished: (task) =>
         send('task-event', () => {
-          this.finished.add(taskKey(task));
-          if (this.finished.size === this.deployment!.tasks.length) void this.finish();
+          attempt.finished.add(taskKey(task));
+          if (attempt.finished.size === attempt.tasks.length) void this.finish();
         }),
-      taskFailed: (task, error) => send('task-event', () => this.onAttemptFailure(attempt, withTask(task, this.deployment, error))),
+      taskFailed: (task, error) => send('task-event', () => this.onAttemptFailure(attempt, withTask(task, attempt.deployment, error))),
     };
   }
 
@@ -538,10 +585,10 @@ export class JobMaster {
    * Subtasks finish only after hearing that the final checkpoint completed; should that message be
    * lost, they would wait forever. Repeat it until the attempt ends (duplicates are harmless).
    */
-  private resendFinalNotification(id: CheckpointId, attempt: number): void {
+  private resendFinalNotification(id: CheckpointId, attempt: JobAttempt | null): void {
     this.env.scheduler.schedule(FINAL_NOTIFY_RESEND_MS, () => {
-      if (this.status !== 'RUNNING' || this.attempt !== attempt) return;
-      for (const task of this.deployment?.tasks ?? []) {
+      if (this.status !== 'RUNNING' || attempt === null || this.current !== attempt) return;
+      for (const task of attempt.tasks) {
         if (task.status === 'RUNNING') this.rpc.send('notify-complete', () => task.notifyCheckpointComplete(id));
       }
       this.resendFinalNotification(id, attempt);
@@ -550,9 +597,9 @@ export class JobMaster {
 
   private async finish(): Promise<void> {
     if (this.isTerminal()) return;
-    this.status = 'FINISHED';
+    this.moveStatus('finish');
     this.endedAt = this.env.clock.wallNow();
-    void this.deployment?.teardown(); // every subtask finished; task managers, if any, end (their figures stay for metrics())
+    void this.endAttempt(true); // every subtask finished; task managers, if any, end (their figures stay for metrics())
     this.deployer.dispose?.();
     const result = this.resultOf('FINISHED');
     await this.coordinator.shutdown(this.cfg.checkpointing.retainOnCancel);
@@ -562,17 +609,17 @@ export class JobMaster {
 
   private coordinatorContext() {
     return {
-      allTasksRunning: () => this.status === 'RUNNING' && this.deployment !== null && this.running.size === this.deployment.tasks.length,
-      expectedTasks: (): TaskId[] => (this.deployment?.tasks ?? []).map((t) => t.id),
+      allTasksRunning: () => this.status === 'RUNNING' && this.current !== null && this.current.isIn('running'),
+      expectedTasks: (): TaskId[] => this.tasks.map((t) => t.id),
       operators: (): OperatorInfo[] =>
         this.cfg.graph.vertices.flatMap((v) =>
           v.chain.map((n) => ({ uid: n.uid, name: n.name, parallelism: v.parallelism, maxParallelism: v.maxParallelism })),
         ),
       triggerSources: (barrier: Parameters<TaskHandle['triggerCheckpoint']>[0]) => {
-        this.traces.triggered(barrier, this.attempt, preciseWallNow(this.env.clock));
-        for (const task of this.deployment?.tasks ?? []) {
+        this.traces.triggered(barrier, this.attemptNumber, preciseWallNow(this.env.clock));
+        for (const task of this.tasks) {
           if (!task.isSourceTask) continue;
-          const target = `${this.attempt}/${task.id.vertex}/${task.id.subtask}`;
+          const target = `${this.attemptNumber}/${task.id.vertex}/${task.id.subtask}`;
           this.rpc.send('trigger', () => task.triggerCheckpoint(barrier), { checkpointId: barrier.checkpointId, target });
         }
       },
@@ -584,17 +631,17 @@ export class JobMaster {
         }
         this.traces.notified(id, preciseWallNow(this.env.clock));
         this.pruneTraces();
-        for (const task of this.deployment?.tasks ?? []) this.rpc.send('notify-complete', () => task.notifyCheckpointComplete(id));
-        if (stats?.isFinal) this.resendFinalNotification(id, this.attempt);
+        for (const task of this.tasks) this.rpc.send('notify-complete', () => task.notifyCheckpointComplete(id));
+        if (stats?.isFinal) this.resendFinalNotification(id, this.current);
       },
       notifyAborted: (id: CheckpointId) => {
         const stats = this.coordinator.history.find((s) => s.checkpointId === id);
         if (stats) this.emit({ type: 'checkpoint-failed', stats });
         this.traces.failed(id, preciseWallNow(this.env.clock));
         this.pruneTraces();
-        for (const task of this.deployment?.tasks ?? []) this.rpc.send('notify-aborted', () => task.notifyCheckpointAborted(id));
+        for (const task of this.tasks) this.rpc.send('notify-aborted', () => task.notifyCheckpointAborted(id));
       },
-      failJob: (error: Error) => this.onAttemptFailure(this.attempt, error),
+      failJob: (error: Error) => this.onAttemptFailure(this.current, error),
       log: (message: string) => this.emit({ type: 'log', message }),
     };
   }

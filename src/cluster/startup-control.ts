@@ -1,14 +1,10 @@
 /**
- * The control link of a task manager while its thread starts: it says hello (a heartbeat answer
- * nobody asked for) at once and answers heartbeats while the job module loads, holding every other
+ * The control link of a task manager while its thread starts: it says hello at once and answers heartbeats while the job module loads, holding every other
  * message until the task manager takes the link over. So the job master watches the task manager
  * from its first moment of running, and loading a module that hangs is silence like any other.
  */
 import type { Link } from './transport/link.ts';
 import type { ToJobMaster, ToTaskManager } from './transport/protocol.ts';
-
-/** The hello's sequence number: heartbeats the job master sends start at 1. */
-export const HELLO_SEQ = 0;
 
 export function answerHeartbeatsUntilReady(link: Link<ToJobMaster, ToTaskManager>): Link<ToJobMaster, ToTaskManager> {
   // Holds the few control messages sent before the task manager runs (deploy, perhaps cancel).
@@ -16,10 +12,10 @@ export function answerHeartbeatsUntilReady(link: Link<ToJobMaster, ToTaskManager
   let handler: ((message: ToTaskManager) => void) | null = null;
   link.onMessage((m) => {
     if (handler !== null) handler(m);
-    else if (m.type === 'heartbeat') link.send({ type: 'heartbeat', seq: m.seq });
+    else if (m.type === 'heartbeat') link.send({ type: 'heartbeat', epoch: m.epoch, seq: m.seq });
     else held.push(m);
   });
-  link.send({ type: 'heartbeat', seq: HELLO_SEQ });
+  link.send({ type: 'hello' });
   return {
     send: (message, transfer) => link.send(message, transfer),
     onMessage: (h) => {

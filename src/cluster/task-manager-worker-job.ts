@@ -52,9 +52,9 @@ export async function runWorkerTaskManager(data: TaskManagerWorkerData, control:
   } catch (err) {
     const error = toWireError(err);
     control.onMessage((m) => {
-      if (m.type === 'deploy') control.send({ type: 'deploy-failed', attempt: m.attempt, error });
-      else if (m.type === 'cancel') control.send({ type: 'canceled' });
-      else if (m.type === 'heartbeat') control.send({ type: 'heartbeat', seq: m.seq });
+      if (m.type === 'deploy') control.send({ type: 'deploy-failed', epoch: m.epoch, error });
+      else if (m.type === 'cancel') control.send({ type: 'canceled', epoch: m.epoch });
+      else if (m.type === 'heartbeat') control.send({ type: 'heartbeat', epoch: m.epoch, seq: m.seq });
     });
     return;
   }

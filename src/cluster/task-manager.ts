@@ -6,6 +6,7 @@
  * nothing of the transport: the same class runs in a worker thread and in memory.
  */
 import type { CheckpointOptions } from '../checkpoint/barrier/barrier.ts';
+import { assert } from '../core/assert.ts';
 import type { CheckpointId, TaskId } from '../core/ids.ts';
 import type { Cancellable, Environment } from '../core/time.ts';
 import type { ChannelPlan, ExecutionPlan } from '../graph/execution-plan.ts';
@@ -18,6 +19,7 @@ import type { TaskGateway } from '../runtime/task-gateway.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
 import type { CheckpointStorage, CheckpointStreamFactory } from '../storage/storage.ts';
 import { deploy, type Deployment, type DeploymentPart } from './deployment.ts';
+import { admitsControl, type Epoch } from './epoch.ts';
 import { checkFingerprint } from './graph-fingerprint.ts';
 import type { Link } from './transport/link.ts';
 import { toWireError, type DataMessage, type Placement, type ToJobMaster, type ToTaskManager } from './transport/protocol.ts';
@@ -45,10 +47,20 @@ type DeployMessage = Extract<ToTaskManager, { type: 'deploy' }>;
 /** How often a task manager reports its subtasks' figures while they run. */
 const METRICS_INTERVAL_MS = 100;
 
+/** What a task manager tells its host (the simulator counts both); each is optional. */
+export interface TaskManagerObservers {
+  /** A frame or credit of an earlier attempt reached this task manager while it runs a newer one (dropped). */
+  readonly staleData?: () => void;
+  /** A control message not of this task manager's current epoch (an older attempt or job master) arrived and was dropped. */
+  readonly staleControl?: (message: ToTaskManager) => void;
+}
+
 export class TaskManager {
   private deployment: Deployment | null = null;
   /** Counts cancellations: a deploy that finds it changed after an await was cancelled meanwhile. */
-  private epoch = 0;
+  private generation = 0;
+  /** The epoch of the attempt this task manager was last deployed with; null before the first deploy. */
+  private current: Epoch | null = null;
   private readonly remoteInputs = new Map<number, RemoteInputChannel>();
   private readonly remoteOutputs = new Map<number, RemoteOutputChannel>();
   private metricsTimer: Cancellable | null = null;
@@ -58,8 +70,7 @@ export class TaskManager {
     private readonly control: Link<ToJobMaster, ToTaskManager>,
     /** Data links to the other task managers, by their index. */
     private readonly peers: ReadonlyMap<number, Link<DataMessage, DataMessage>>,
-    /** Told of each frame or credit of an earlier attempt that reached this task manager while it runs a newer one (the simulator counts them). */
-    private readonly onStaleData: () => void = () => {},
+    private readonly observers: TaskManagerObservers = {},
   ) {
     control.onMessage((m) => this.onControl(m));
     for (const link of peers.values()) link.onMessage((m) => this.onData(m));
@@ -75,12 +86,17 @@ export class TaskManager {
   }
 
   private onControl(m: ToTaskManager): void {
+    if (!admitsControl(this.current, m)) {
+      this.observers.staleControl?.(m);
+      return;
+    }
     switch (m.type) {
       case 'deploy':
+        this.current = m.epoch;
         void this.deploy(m);
         return;
       case 'open':
-        void this.open(m.attempt);
+        void this.open(m.epoch);
         return;
       case 'start':
         for (const out of this.remoteOutputs.values()) out.open();
@@ -98,10 +114,10 @@ export class TaskManager {
         return;
       case 'cancel':
         this.cancel();
-        this.control.send({ type: 'canceled' });
+        this.control.send({ type: 'canceled', epoch: m.epoch });
         return;
       case 'heartbeat':
-        this.control.send({ type: 'heartbeat', seq: m.seq });
+        this.control.send({ type: 'heartbeat', epoch: m.epoch, seq: m.seq });
         this.sendMetrics();
         return;
     }
@@ -114,18 +130,22 @@ export class TaskManager {
    */
   private reportMetricsEvery(intervalMs: number): void {
     this.metricsTimer?.cancel();
-    const epoch = this.epoch;
+    const generation = this.generation;
     const tick = (): void => {
-      if (epoch !== this.epoch) return;
+      if (generation !== this.generation) return;
       this.sendMetrics();
       this.metricsTimer = this.ctx.env.scheduler.schedule(intervalMs, tick);
     };
     this.metricsTimer = this.ctx.env.scheduler.schedule(intervalMs, tick);
   }
 
+  /** The figures of the subtasks deployed now, under the epoch of the newest deploy. */
   private sendMetrics(): void {
+    const epoch = this.current;
+    assert(epoch !== null, () => `task manager ${this.ctx.index}: figures asked for before any deploy`);
     this.control.send({
       type: 'metrics',
+      epoch,
       tasks: this.tasks.map((t) => ({
         task: t.id,
         sourceRecordsOut: t.sourceRecordsOut,
@@ -151,7 +171,7 @@ export class TaskManager {
 
   /** A frame or credit for no channel here: of an attempt cancelled here (channels are numbered per attempt), never delivered to another. */
   private dropped(): void {
-    if (this.remoteInputs.size + this.remoteOutputs.size > 0) this.onStaleData();
+    if (this.remoteInputs.size + this.remoteOutputs.size > 0) this.observers.staleData?.();
   }
 
   private task(id: TaskId): StreamTask | undefined {
@@ -161,38 +181,38 @@ export class TaskManager {
   /** Builds and restores this task manager's subtasks; they open on `open` and start on `start`. */
   private async deploy(m: DeployMessage): Promise<void> {
     this.cancel();
-    const epoch = this.epoch;
+    const generation = this.generation;
     const ctx = this.ctx;
     try {
       checkFingerprint(ctx.graph, m.fingerprint, `task manager ${ctx.index}`);
       const spec = {
         graph: ctx.graph,
-        attempt: m.attempt,
+        epoch: m.epoch,
         runId: m.runId,
         backends: ctx.backends,
         storage: ctx.storage,
         streams: ctx.streams,
         env: ctx.env,
         faults: ctx.faults,
-        gateway: this.gateway(epoch),
+        gateway: this.gateway(generation, m.epoch),
         bufferRecords: ctx.bufferRecords,
         channelCapacity: ctx.channelCapacity,
         elementsPerStep: ctx.elementsPerStep,
         sourceBatchRecords: ctx.sourceBatchRecords,
         allowNonRestoredState: ctx.allowNonRestoredState,
       };
-      const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement, m.attempt, epoch));
-      if (epoch !== this.epoch) {
+      const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement, m.epoch.attempt, generation));
+      if (generation !== this.generation) {
         // Cancelled while restoring: nobody will start these subtasks; release what they hold.
         for (const task of deployment.tasks) task.cancel();
         return;
       }
       this.deployment = deployment;
-      this.control.send({ type: 'deployed', attempt: m.attempt, tasks: deployment.tasks.map((t) => ({ task: t.id, name: t.name, isSource: t.isSourceTask })) });
+      this.control.send({ type: 'deployed', epoch: m.epoch, tasks: deployment.tasks.map((t) => ({ task: t.id, name: t.name, isSource: t.isSourceTask })) });
     } catch (err) {
-      if (epoch !== this.epoch) return; // cancelled meanwhile: a failure of a deploy nobody waits for (a later one may run)
+      if (generation !== this.generation) return; // cancelled meanwhile: a failure of a deploy nobody waits for (a later one may run)
       this.cancel();
-      this.control.send({ type: 'deploy-failed', attempt: m.attempt, error: toWireError(err) });
+      this.control.send({ type: 'deploy-failed', epoch: m.epoch, error: toWireError(err) });
     }
   }
 
@@ -201,20 +221,20 @@ export class TaskManager {
    * job master first reconciles the sinks with the restored checkpoint (a roll-back of commits
    * newer than it), and only then may a sink re-commit what it recovered.
    */
-  private async open(attempt: number): Promise<void> {
+  private async open(epoch: Epoch): Promise<void> {
     const deployment = this.deployment;
-    const epoch = this.epoch;
+    const generation = this.generation;
     if (deployment === null) return; // cancelled before the job master's open arrived
     try {
       for (const task of deployment.tasks) {
         await task.open();
-        if (epoch !== this.epoch) return; // cancelled meanwhile: cancel() tore this deployment down
+        if (generation !== this.generation) return; // cancelled meanwhile: cancel() tore this deployment down
       }
-      this.control.send({ type: 'opened', attempt });
+      this.control.send({ type: 'opened', epoch });
     } catch (err) {
-      if (epoch !== this.epoch) return; // cancelled meanwhile: nobody waits for this open
+      if (generation !== this.generation) return; // cancelled meanwhile: nobody waits for this open
       this.cancel();
-      this.control.send({ type: 'open-failed', attempt, error: toWireError(err) });
+      this.control.send({ type: 'open-failed', epoch, error: toWireError(err) });
     }
   }
 
@@ -223,7 +243,7 @@ export class TaskManager {
    * Remote channels are numbered per attempt: task managers kept warm across a restart may still
    * receive frames and credits the previous attempt sent, and those find no channel and are dropped.
    */
-  private share(plan: ExecutionPlan, placement: Placement, attempt: number, epoch: number): DeploymentPart {
+  private share(plan: ExecutionPlan, placement: Placement, attempt: number, generation: number): DeploymentPart {
     const tmOf = new Map(plan.subtasks.map((s, i) => [`${s.vertex}.${s.subtask}`, placement.ofSubtask[i]!]));
     const self = this.ctx.index;
     const local = new Map<string, LocalChannel>();
@@ -238,7 +258,7 @@ export class TaskManager {
       const end = new RemoteInputChannel(c.id, capacity, (buffers) => link.send({ type: 'credit', channel: k, buffers }));
       // A deploy cancelled while it restored still runs to its end: its ends must not take the
       // channel numbers of the deploy that replaced it (the same attempt after a restore fallback).
-      if (epoch === this.epoch) this.remoteInputs.set(k, end);
+      if (generation === this.generation) this.remoteInputs.set(k, end);
       ends.push(end);
       return end;
     };
@@ -248,7 +268,7 @@ export class TaskManager {
       const k = channelIndex.get(c.id)!;
       const link = this.peer(consumerTm);
       const end = new RemoteOutputChannel(c.id, capacity, (frame) => link.send({ type: 'frame', channel: k, frame }, [frame.buffer as ArrayBuffer]));
-      if (epoch === this.epoch) this.remoteOutputs.set(k, end);
+      if (generation === this.generation) this.remoteOutputs.set(k, end);
       ends.push(end);
       return end;
     };
@@ -271,27 +291,30 @@ export class TaskManager {
     return link;
   }
 
-  /** What the subtasks of the deploy in `epoch` tell the job master; nothing once they were cancelled (a later attempt may run on this task manager). */
-  private gateway(epoch: number): TaskGateway {
+  /**
+   * What the subtasks of the deploy in `generation` (of attempt `epoch`) tell the job master;
+   * nothing once they were cancelled (a later attempt may run on this task manager).
+   */
+  private gateway(generation: number, epoch: Epoch): TaskGateway {
     const send = (m: ToJobMaster) => {
-      if (epoch === this.epoch) this.control.send(m);
+      if (generation === this.generation) this.control.send(m);
     };
     return {
-      acknowledgeCheckpoint: (ack) => send({ type: 'ack', ack }),
+      acknowledgeCheckpoint: (ack) => send({ type: 'ack', epoch, ack }),
       declineCheckpoint: (task, checkpointId, reason, cause) =>
-        send({ type: 'decline', task, checkpointId, reason, cause: cause === undefined ? null : toWireError(cause) }),
-      reachedEndOfData: (task) => send({ type: 'end-of-data', task }),
+        send({ type: 'decline', epoch, task, checkpointId, reason, cause: cause === undefined ? null : toWireError(cause) }),
+      reachedEndOfData: (task) => send({ type: 'end-of-data', epoch, task }),
       taskFinished: (task) => {
         this.sendMetrics(); // the final figures, before the job master hears the subtask finished
-        send({ type: 'task-finished', task });
+        send({ type: 'task-finished', epoch, task });
       },
-      taskFailed: (task, error) => send({ type: 'task-failed', task, error: toWireError(error) }),
+      taskFailed: (task, error) => send({ type: 'task-failed', epoch, task, error: toWireError(error) }),
     };
   }
 
   /** Tears down the deployed subtasks (the attempt ended); frames still arriving for them are dropped. */
   cancel(): void {
-    this.epoch++;
+    this.generation++;
     this.metricsTimer?.cancel();
     this.metricsTimer = null;
     for (const task of this.deployment?.tasks ?? []) task.cancel();

@@ -83,6 +83,8 @@ export interface RecoveryCounts {
   watchdogTerminations: number;
   /** Frames and credits of an earlier attempt that reached a reused task manager (and were dropped). */
   staleDataMessages: number;
+  /** Control messages of another epoch (an attempt torn down) that reached a task manager or the job master (and were dropped). */
+  staleControlMessages: number;
   /** Recoveries that committed two or more restored transactions of one pre-committing sink subtask for the first time (their order shows). */
   orderedRecoveryCommits: number;
   /** Checkpoint triggers that reached a source subtask after the trigger of a newer checkpoint (delayed on the way). */
@@ -121,6 +123,7 @@ export function noRecovery(): RecoveryCounts {
     splitIdleEndsHeld: 0,
     watchdogTerminations: 0,
     staleDataMessages: 0,
+    staleControlMessages: 0,
     orderedRecoveryCommits: 0,
     staleTriggers: 0,
     pinnedOverwrites: 0,
@@ -604,6 +607,7 @@ export class SimRun {
     // A task manager the cancellation watchdog ended must never run another attempt.
     this.add('task-managers', this.tmFaults.violations);
     this.recovery.staleDataMessages = this.tmFaults.staleMessages;
+    this.recovery.staleControlMessages = this.tmFaults.staleControlMessages + this.procs.reduce((n, p) => n + (p.master?.staleControlMessages ?? 0), 0);
     this.recovery.orderedRecoveryCommits = this.sinks.store.orderedRecoveryCommits;
     this.recovery.staleTriggers = this.procs.reduce((n, p) => n + p.rpc.staleTriggers, 0);
     this.recovery.pinnedOverwrites = this.pinned.reduce((n, c) => n + c.overwrites, 0);

@@ -28,6 +28,8 @@ export class SimTaskManagerFaults implements InMemoryTaskManagerFaults {
   active = false;
   stuck = 0;
   staleMessages = 0;
+  /** Control messages of another epoch than their task manager's current one (dropped there). */
+  staleControlMessages = 0;
   readonly violations: string[] = [];
   private readonly random: SeededRandom;
 
@@ -57,6 +59,10 @@ export class SimTaskManagerFaults implements InMemoryTaskManagerFaults {
 
   staleData(_index: number): void {
     this.staleMessages++;
+  }
+
+  staleControl(_index: number): void {
+    this.staleControlMessages++;
   }
 }
 

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HeartbeatMonitor, silentTargets } from '../../src/cluster/heartbeat-monitor.ts';
-import { answerHeartbeatsUntilReady, HELLO_SEQ } from '../../src/cluster/startup-control.ts';
+import { answerHeartbeatsUntilReady } from '../../src/cluster/startup-control.ts';
+import { epochOf } from '../../src/cluster/epoch.ts';
 import { inMemoryLinkPair } from '../../src/cluster/transport/link.ts';
 import type { ToJobMaster, ToTaskManager } from '../../src/cluster/transport/protocol.ts';
 import type { JobMaster } from '../../src/internal.ts';
@@ -157,21 +158,23 @@ describe('heartbeats while task managers deploy and restore (virtual clock)', ()
         // deliver everything
       }
     };
-    master.send({ type: 'heartbeat', seq: 1 });
-    master.send({ type: 'cancel' });
-    master.send({ type: 'start' });
-    master.send({ type: 'heartbeat', seq: 2 });
+    const epoch = epochOf(0, 4);
+    master.send({ type: 'heartbeat', epoch, seq: 1 });
+    master.send({ type: 'cancel', epoch });
+    master.send({ type: 'start', epoch });
+    master.send({ type: 'heartbeat', epoch, seq: 2 });
     drain();
-    expect(heard).toEqual([
-      { type: 'heartbeat', seq: HELLO_SEQ },
-      { type: 'heartbeat', seq: 1 },
-      { type: 'heartbeat', seq: 2 },
-    ]);
+    // The hello carries no epoch (no attempt named the task manager yet); an answer echoes its heartbeat's.
+    expect(heard).toEqual([{ type: 'hello' }, { type: 'heartbeat', epoch, seq: 1 }, { type: 'heartbeat', epoch, seq: 2 }]);
     const taken: ToTaskManager[] = [];
     control.onMessage((m) => taken.push(m));
-    master.send({ type: 'heartbeat', seq: 3 });
+    master.send({ type: 'heartbeat', epoch, seq: 3 });
     drain();
-    expect(taken).toEqual([{ type: 'cancel' }, { type: 'start' }, { type: 'heartbeat', seq: 3 }]);
+    expect(taken).toEqual([
+      { type: 'cancel', epoch },
+      { type: 'start', epoch },
+      { type: 'heartbeat', epoch, seq: 3 },
+    ]);
     expect(heard).toHaveLength(3); // the task manager answers from now on
   });
 
@@ -205,7 +208,7 @@ describe('heartbeats while task managers deploy and restore (virtual clock)', ()
         if (event.type === 'restarting') silent = event.attempt === 1;
       },
       loseControlMessage: (tm, m) => {
-        const lose = silent && tm === 1 && !(m.type === 'heartbeat' && m.seq === HELLO_SEQ);
+        const lose = silent && tm === 1 && m.type !== 'hello';
         if (lose) lost.push(m.type);
         return lose;
       },

@@ -8,6 +8,7 @@ import type { CheckpointBarrier } from '../../checkpoint/barrier/barrier.ts';
 import type { CheckpointFailureReason } from '../../checkpoint/failure-reason.ts';
 import type { CheckpointMetadata } from '../../checkpoint/metadata/metadata.ts';
 import type { CheckpointId, TaskId } from '../../core/ids.ts';
+import type { Epoch } from '../epoch.ts';
 import { InjectedFault, JobFailedError, RestoreError, StorageError, WeirError, type WeirErrorCode } from '../../core/errors.ts';
 
 /** The operators a job master expects a task manager's job graph to have, vertex by vertex. */
@@ -21,11 +22,16 @@ export interface Placement {
   readonly ofSubtask: readonly number[];
 }
 
-/** Job master -> task manager. */
+/**
+ * Job master -> task manager. Every message names the epoch of the attempt it belongs to (the job
+ * master's leader epoch and the attempt number): a task manager takes a `deploy` of a newer epoch
+ * than its current one as the start of a new attempt (of the same epoch: the same attempt deployed
+ * again from an older checkpoint), and drops and counts any other message not of its current epoch.
+ */
 export type ToTaskManager =
   | {
       readonly type: 'deploy';
-      readonly attempt: number;
+      readonly epoch: Epoch;
       readonly runId: string;
       readonly fingerprint: GraphFingerprint;
       readonly placement: Placement;
@@ -33,13 +39,13 @@ export type ToTaskManager =
       readonly firstCheckpointFull: boolean;
     }
   /** Opens the deployed subtasks' operators (a sink re-commits what it recovered): sent after the job master reconciled the sinks. */
-  | { readonly type: 'open'; readonly attempt: number }
-  | { readonly type: 'start' }
-  | { readonly type: 'trigger'; readonly task: TaskId; readonly barrier: CheckpointBarrier }
-  | { readonly type: 'notify-complete'; readonly task: TaskId; readonly checkpointId: CheckpointId }
-  | { readonly type: 'notify-aborted'; readonly task: TaskId; readonly checkpointId: CheckpointId }
-  | { readonly type: 'cancel' }
-  | { readonly type: 'heartbeat'; readonly seq: number };
+  | { readonly type: 'open'; readonly epoch: Epoch }
+  | { readonly type: 'start'; readonly epoch: Epoch }
+  | { readonly type: 'trigger'; readonly epoch: Epoch; readonly task: TaskId; readonly barrier: CheckpointBarrier }
+  | { readonly type: 'notify-complete'; readonly epoch: Epoch; readonly task: TaskId; readonly checkpointId: CheckpointId }
+  | { readonly type: 'notify-aborted'; readonly epoch: Epoch; readonly task: TaskId; readonly checkpointId: CheckpointId }
+  | { readonly type: 'cancel'; readonly epoch: Epoch }
+  | { readonly type: 'heartbeat'; readonly epoch: Epoch; readonly seq: number };
 
 /** An error as data: enough to name it and rebuild a WeirError of the same code on the other side. */
 export interface WireError {
@@ -66,32 +72,39 @@ export interface TaskFigures {
   readonly backpressuredMs: number;
 }
 
-/** Task manager -> job master. */
+/**
+ * Task manager -> job master. Every message but `hello` names the epoch of the attempt it belongs
+ * to (the one the task manager was deployed with, or that of the message it answers); the job
+ * master drops and counts one of another epoch than the attempt it runs.
+ */
 export type ToJobMaster =
+  /** A task manager's first word, as soon as its thread runs: before any attempt named it, so without an epoch. */
+  | { readonly type: 'hello' }
   | {
       readonly type: 'deployed';
-      readonly attempt: number;
+      readonly epoch: Epoch;
       readonly tasks: ReadonlyArray<{ readonly task: TaskId; readonly name: string; readonly isSource: boolean }>;
     }
-  | { readonly type: 'deploy-failed'; readonly attempt: number; readonly error: WireError }
+  | { readonly type: 'deploy-failed'; readonly epoch: Epoch; readonly error: WireError }
   /** The answer to `open`: every subtask of this task manager opened its operators. */
-  | { readonly type: 'opened'; readonly attempt: number }
-  | { readonly type: 'open-failed'; readonly attempt: number; readonly error: WireError }
-  | { readonly type: 'ack'; readonly ack: CheckpointAck }
+  | { readonly type: 'opened'; readonly epoch: Epoch }
+  | { readonly type: 'open-failed'; readonly epoch: Epoch; readonly error: WireError }
+  | { readonly type: 'ack'; readonly epoch: Epoch; readonly ack: CheckpointAck }
   | {
       readonly type: 'decline';
+      readonly epoch: Epoch;
       readonly task: TaskId;
       readonly checkpointId: CheckpointId;
       readonly reason: CheckpointFailureReason;
       readonly cause: WireError | null;
     }
-  | { readonly type: 'end-of-data'; readonly task: TaskId }
-  | { readonly type: 'task-finished'; readonly task: TaskId }
-  | { readonly type: 'task-failed'; readonly task: TaskId; readonly error: WireError }
-  | { readonly type: 'heartbeat'; readonly seq: number }
-  | { readonly type: 'metrics'; readonly tasks: readonly TaskFigures[] }
+  | { readonly type: 'end-of-data'; readonly epoch: Epoch; readonly task: TaskId }
+  | { readonly type: 'task-finished'; readonly epoch: Epoch; readonly task: TaskId }
+  | { readonly type: 'task-failed'; readonly epoch: Epoch; readonly task: TaskId; readonly error: WireError }
+  | { readonly type: 'heartbeat'; readonly epoch: Epoch; readonly seq: number }
+  | { readonly type: 'metrics'; readonly epoch: Epoch; readonly tasks: readonly TaskFigures[] }
   /** The answer to `cancel`: every subtask of this task manager stopped. */
-  | { readonly type: 'canceled' };
+  | { readonly type: 'canceled'; readonly epoch: Epoch };
 
 /**
  * Task manager <-> task manager, per channel of the execution plan (`channel` is its index in
