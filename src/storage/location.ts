@@ -19,8 +19,9 @@ import type { CheckpointStorage } from './storage.ts';
 /** How a job's checkpoint storage is opened. */
 export interface OpenStorageOptions {
   /**
-   * Keep every state stream inline in its handle (a task manager's storage in a worker thread with
-   * memory storage: the handles travel to the job master, nothing may stay behind in the worker).
+   * The storage is a task manager's in another thread or process: a storage whose files that one
+   * cannot share (memory) keeps every state stream inline in its handle, so the handles that travel
+   * to the job master carry everything and nothing stays behind in the task manager.
    */
   readonly inlineAll?: boolean;
 }
@@ -47,7 +48,8 @@ const MEMORY = MEMORY_SCHEME.slice(0, -1);
 const FILE_SCHEME: StorageScheme = {
   scheme: 'file',
   location: (given) => (given.toLowerCase().startsWith('file:') ? fileURLToPath(given) : given),
-  open: (root, jobId, o) => new FsCheckpointStorage(root, jobId, o.inlineAll === true ? { inlineThresholdBytes: Number.MAX_SAFE_INTEGER } : {}),
+  // Files written by a task manager are read by the job master from the same directory: nothing to inline.
+  open: (root, jobId) => new FsCheckpointStorage(root, jobId),
 };
 
 const MEMORY_STORAGE_SCHEME: StorageScheme = {
