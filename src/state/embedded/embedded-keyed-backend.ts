@@ -36,7 +36,6 @@ import { tmpdir } from 'node:os';
 import { AssertionError, assert, unreachable } from '../../core/assert.ts';
 import { ConfigError, RestoreError, StorageError } from '../../core/errors.ts';
 import type { CheckpointId, KeyGroup } from '../../core/ids.ts';
-import type { KeyedStateHandle } from '../../storage/handles.ts';
 import type { CheckpointStreamFactory } from '../../storage/storage.ts';
 import type { KeyedState, KeyedStateBackend, RestoreOptions, SnapshotOptions, SnapshotRunner, StateChangeListener, StateReader } from '../backend.ts';
 import { decodeValue } from '../codec.ts';
@@ -44,7 +43,8 @@ import type { StateDescriptor, StateKind } from '../descriptors.ts';
 import { MAX_PARALLELISM_LIMIT, rangeSize, type Key, type KeyGroupRange } from '../key-groups.ts';
 import { planSnapshot, restoredChain, type CompletedChain } from '../incremental/chain.ts';
 import { ChangeTracker, changeSlot, type ChangeSet } from '../incremental/change-tracker.ts';
-import { restoreKeyedHandles } from '../incremental/keyed-handle-reader.ts';
+import type { KeyedStateHandle } from '../handles/registry.ts';
+import { restoreKeyedHandles } from '../handles/restore.ts';
 import { toWorkingValue } from '../formats/keyed-stream.ts';
 import { EmbeddedKeyedSnapshot, storedBytes, type SnapshotPlan } from './embedded-snapshot.ts';
 import {

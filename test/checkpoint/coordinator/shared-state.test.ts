@@ -6,7 +6,8 @@ import type { CheckpointMetadata } from '../../../src/checkpoint/metadata/metada
 import { checkpointId, jobId } from '../../../src/core/ids.ts';
 import { SeededRandom, type Cancellable, type Environment } from '../../../src/core/time.ts';
 import type { TaskId } from '../../../src/core/ids.ts';
-import type { IncrementalKeyGroupsStateHandle, IncrementalStateFile, StreamStateHandle } from '../../../src/storage/handles.ts';
+import type { IncrementalKeyGroupsStateHandle, IncrementalStateFile } from '../../../src/state/handles/incremental.ts';
+import type { StreamStateHandle } from '../../../src/storage/handles.ts';
 import { MemoryCheckpointStorage } from '../../../src/storage/memory-storage.ts';
 import { sharedStateFileHint } from '../../../src/storage/paths.ts';
 

@@ -10,8 +10,8 @@ import { ValueStateDescriptor } from '../../../src/state/descriptors.ts';
 import type { KeyedStateBackend } from '../../../src/state/backend.ts';
 import { keyGroupRangeForSubtask, type Key } from '../../../src/state/key-groups.ts';
 import type { ValueState } from '../../../src/state/state.ts';
-import type { IncrementalKeyGroupsStateHandle, KeyedStateHandle } from '../../../src/storage/handles.ts';
-import { keyedHandleSizes } from '../../../src/storage/handles.ts';
+import type { IncrementalKeyGroupsStateHandle } from '../../../src/state/handles/incremental.ts';
+import { keyedHandleSizes, type KeyedStateHandle } from '../../../src/state/handles/registry.ts';
 import { allStates, disposeAll, dump, embedded, fill, heap, keys, M, MapStreams, randomOp, setKey, snapshotNow } from './fixtures.ts';
 
 afterEach(disposeAll);

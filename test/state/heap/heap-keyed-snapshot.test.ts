@@ -7,7 +7,7 @@ import type { HeapKeyedStateBackend } from '../../../src/state/heap/heap-keyed-b
 import { assignToKeyGroup, keyGroupRangeForSubtask, rangeContains, type Key } from '../../../src/state/key-groups.ts';
 import { keyedHandlesForRange } from '../../../src/state/redistribute.ts';
 import type { ListState, ValueState } from '../../../src/state/state.ts';
-import type { KeyGroupsStateHandle } from '../../../src/storage/handles.ts';
+import type { KeyGroupsStateHandle } from '../../../src/state/handles/key-groups.ts';
 import { InlineStreams, inlineReader } from '../helpers.ts';
 import { allStates, dump, fill, keyedBackend, M, setKey, STATE_NAMES } from './fixtures.ts';
 
