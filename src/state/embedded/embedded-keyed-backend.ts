@@ -515,7 +515,10 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
     this.disposed = true;
     for (const s of this.snapshots.values()) s.release();
     this.snapshots.clear();
+    // Like the heap backend's, a disposed backend holds and reports no state.
     this.tables.clear();
+    this.tableList.length = 0;
+    this.counts.length = 1;
     this.states.clear();
     this.listener = null;
     this.store.close();

@@ -112,19 +112,6 @@ export class MapStreams {
     if (bytes === undefined) throw new Error(`missing ${h.path}`);
     return bytes;
   };
-
-  /** Files every handle refers to. */
-  static pathsOf(handles: readonly KeyedStateHandle[]): string[] {
-    const out: string[] = [];
-    for (const h of handles) {
-      if (h.type === 'key-groups') {
-        if (h.stream.type === 'file') out.push(h.stream.path);
-      } else {
-        for (const f of h.files) if (f.stream.type === 'file') out.push(f.stream.path);
-      }
-    }
-    return out;
-  }
 }
 
 export async function snapshotNow(b: KeyedStateBackend, streams: MapStreams, id: number): Promise<KeyedStateHandle[]> {
