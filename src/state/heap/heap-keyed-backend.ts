@@ -134,7 +134,14 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     // Restore writes the maps directly; nothing a state object resolved before may be used after.
     this.ctx.version++;
     const start = this.keyGroupRange.start;
-    const mapOf = (name: string, kind: StateKind, keyGroup: number) => this.tableFor(name, kind, 'restore').writable(keyGroup - start);
+    // Entries arrive state by state within a key group: look the map up once per run of them.
+    let last: { name: string; kind: StateKind; keyGroup: number; map: Map<Key, unknown> } | null = null;
+    const mapOf = (name: string, kind: StateKind, keyGroup: number): Map<Key, unknown> => {
+      if (last === null || last.name !== name || last.kind !== kind || last.keyGroup !== keyGroup) {
+        last = { name, kind, keyGroup, map: this.tableFor(name, kind, 'restore').writable(keyGroup - start) };
+      }
+      return last.map;
+    };
     await restoreKeyedHandles(
       handles,
       this.keyGroupRange,
