@@ -12,7 +12,8 @@
  *   full = { range: [start, end], offsets: [[kg, off, len]], stream, keyCounts: [[name, n]] }
  *   incremental = { type: 'incremental', range: [start, end], checkpointId, knownCompletedCheckpointId: n | null,
  *       files: [{ kind: 'base' | 'delta', checkpointId, offsets: [[kg, off, len]], stream }], keyCounts: [[name, n]] }
- *   (each keyed handle kind writes and reads its own layout: `metadata` of its descriptor in state/handles/)
+ *   (each keyed handle kind writes and reads its own layout: `metadata` of its descriptor in state/handles/;
+ *   test/checkpoint/metadata/keyed-kinds-fixture.test.ts pins both byte for byte)
  *   stream = { type: 'file', path, size, checksum } | { type: 'inline', data, checksum }
  * `path` is relative to the directory holding `_metadata`, with `/` separators.
  */

@@ -4,6 +4,11 @@
  * restores keyed state asks the kind's descriptor instead of switching on `handle.type`, so a new
  * kind is one module and one registry line. Descriptors are used at snapshot, completion, restore
  * and inspection time, never per record.
+ *
+ * Two things are the same for every kind and so are no members: which handles a key-group range
+ * needs on rescale (those whose `range` intersects it, `state/redistribute.ts`; `restore` then
+ * reads only the key groups of the target's range), and which files the shared-state registry
+ * counts (every stream inside the job's `shared/` directory, whatever handle refers to it).
  */
 import type { StreamStateHandle } from '../../storage/handles.ts';
 import type { WireCheck } from '../../storage/wire-check.ts';
@@ -51,10 +56,7 @@ export interface MetadataLayout<H extends KeyedHandleBase> {
 /** One kind of keyed state handle. */
 export interface KeyedHandleKind<H extends KeyedHandleBase> {
   readonly type: H['type'];
-  /**
-   * Every stream the handle refers to, in restore order. Those inside the job's `shared/` directory
-   * are what the shared-state registry counts for a checkpoint holding the handle.
-   */
+  /** Every stream the handle refers to, in restore order. */
   streams(handle: H): StreamStateHandle[];
   sizes(handle: H): KeyedHandleSizes;
   /**
