@@ -27,7 +27,7 @@ import type { KeyedStateBackend } from '../../src/state/backend.ts';
 import { EmbeddedKeyedStateBackend } from '../../src/state/embedded/embedded-keyed-backend.ts';
 import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-backend.ts';
 import { assignToKeyGroup } from '../../src/state/key-groups.ts';
-import { keyedHandleSizes, type KeyedStateHandle } from '../../src/storage/handles.ts';
+import { keyedHandleSizes, type KeyedStateHandle } from '../../src/state/handles/registry.ts';
 import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
 import { buildResult, median, parseScenarioArgs, publishResult, runScenario, seconds, startTimer, type Figures } from '../lib/result.ts';
 

@@ -1,7 +1,8 @@
 /** What a subtask sends the checkpoint coordinator when its part of a checkpoint is persisted. */
 import type { CheckpointId, TaskId } from '../core/ids.ts';
 import type { ChannelStateHandle } from './metadata/metadata.ts';
-import type { KeyedStateHandle, OperatorStateHandle } from '../storage/handles.ts';
+import type { KeyedStateHandle } from '../state/handles/registry.ts';
+import type { OperatorStateHandle } from '../storage/handles.ts';
 
 export interface OperatorSubtaskState {
   readonly uid: string;

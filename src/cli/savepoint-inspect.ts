@@ -7,17 +7,15 @@
 import { resolveStorageLocation } from '../storage/location.ts';
 import type { OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
 import { SUPPORTED_METADATA_VERSIONS } from '../checkpoint/metadata/serializer.ts';
-import { StorageError } from '../core/errors.ts';
-import { decodeValue, encodeValue } from '../state/codec.ts';
+import { encodeValue } from '../state/codec.ts';
 import { readOperatorHandle } from '../state/formats/operator-stream.ts';
-import { KEYED_DELTA_STREAM_VERSION } from '../state/formats/keyed-sections.ts';
-import { KEYED_STREAM_VERSION, readStreamHeader, sectionBytes, streamName } from '../state/formats/stream-format.ts';
+import { keyedHandleKind } from '../state/handles/registry.ts';
 import { decodeEnvelope } from '../storage/file-format.ts';
 import { snapshotSizeBytes } from '../checkpoint/restore/checkpoint-listing.ts';
 import { readCheckpointMetadataAt, resolveCheckpointLocation } from '../checkpoint/restore/locate.ts';
 import { fsSnapshotReader } from '../storage/fs-inspect.ts';
 import { readStateFs } from '../storage/fs-io.ts';
-import { keyedHandleSizes, streamSize, type KeyGroupsStateHandle, type StreamStateHandle } from '../storage/handles.ts';
+import { streamSize } from '../storage/handles.ts';
 import { metadataPath } from '../storage/paths.ts';
 import { EXIT_OK } from './exit.ts';
 import { groupDigits, humanBytes, isoTime, renderTable } from './format.ts';
@@ -90,15 +88,15 @@ async function inspectOperator(op: OperatorStateMeta): Promise<OperatorReport> {
   let inflightBytes = 0;
   for (const st of op.subtasks) {
     for (const handle of st.keyed) {
-      keyedBytes += keyedHandleSizes(handle).stateBytes;
+      const kind = keyedHandleKind(handle);
+      keyedBytes += kind.sizes(handle).stateBytes;
       for (const [name, n] of Object.entries(handle.keyCounts)) {
         const s = keyed.get(name) ?? { kind: null, keys: 0, bytes: 0 };
         s.keys += n;
         keyed.set(name, s);
       }
       // A savepoint is one full stream per handle; an incremental checkpoint's is a chain of files (bytes: all of them).
-      const streams = handle.type === 'key-groups' ? [{ stream: handle.stream, offsets: handle.offsets }] : handle.files;
-      for (const section of (await Promise.all(streams.map((f) => keyedSections(f.stream, f.offsets)))).flat()) {
+      for (const section of await kind.inspect(handle, readStateFs)) {
         const s = keyed.get(section.name) ?? { kind: null, keys: 0, bytes: 0 };
         s.kind ??= section.kind;
         s.bytes += section.bytes;
@@ -121,37 +119,6 @@ async function inspectOperator(op: OperatorStateMeta): Promise<OperatorReport> {
     ...[...operator].map(([name, s]): StateReport => ({ name, scope: 'operator', kind: s.kind, entries: s.entries, bytes: s.bytes })),
   ];
   return { uid: op.uid, name: op.name, parallelism: op.parallelism, maxParallelism: op.maxParallelism, keyedBytes, operatorBytes, inflightBytes, states };
-}
-
-/**
- * Per state and key group of one keyed stream (full layout, or an increment's delta layout whose
- * sections carry deletions as a third element): its kind and the encoded size of its entries.
- */
-async function keyedSections(
-  stream: StreamStateHandle,
-  offsets: KeyGroupsStateHandle['offsets'],
-): Promise<Array<{ name: string; kind: string; bytes: number }>> {
-  const label = streamName(stream);
-  const bytes = await readStateFs(stream);
-  readStreamHeader(bytes, 'keyed', [KEYED_STREAM_VERSION, KEYED_DELTA_STREAM_VERSION], label);
-  const out: Array<{ name: string; kind: string; bytes: number }> = [];
-  for (const [keyGroup, offset, length] of offsets) {
-    const corrupt = (what: string) => new StorageError('CORRUPT_FILE', label, `key group ${keyGroup}: ${what}`);
-    let decoded: unknown;
-    try {
-      decoded = decodeValue(sectionBytes(bytes, offset, length, label));
-    } catch (err) {
-      if (err instanceof StorageError) throw err;
-      throw corrupt('undecodable section');
-    }
-    if (!Array.isArray(decoded) || decoded[0] !== keyGroup || typeof decoded[1] !== 'object' || decoded[1] === null)
-      throw corrupt('section header does not match the offsets');
-    for (const [name, stored] of Object.entries(decoded[1] as Record<string, unknown>)) {
-      if (!Array.isArray(stored) || typeof stored[0] !== 'string' || !Array.isArray(stored[1])) throw corrupt(`state "${name}" is malformed`);
-      out.push({ name, kind: stored[0], bytes: encodeValue(stored[1]).byteLength });
-    }
-  }
-  return out;
 }
 
 export function formatReport(r: SnapshotReport): string {

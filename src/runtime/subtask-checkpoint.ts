@@ -17,8 +17,9 @@ import { InflightAborted, InflightLog } from '../checkpoint/channel/inflight-log
 import type { CheckpointFailureReason } from '../checkpoint/failure-reason.ts';
 import type { ChannelStateHandle } from '../checkpoint/metadata/metadata.ts';
 import type { SnapshotRunner } from '../state/backend.ts';
-import type { KeyedStateHandle, OperatorStateHandle } from '../storage/handles.ts';
-import { keyedHandleSizes, streamSize } from '../storage/handles.ts';
+import { keyedHandleSizes, type KeyedStateHandle } from '../state/handles/registry.ts';
+import type { OperatorStateHandle } from '../storage/handles.ts';
+import { streamSize } from '../storage/handles.ts';
 import type { FaultSite } from './faults.ts';
 import type { InputGate } from './input-gate.ts';
 import type { ChainedOperator, StreamTaskConfig } from './stream-task.ts';

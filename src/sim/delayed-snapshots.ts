@@ -6,7 +6,7 @@
  */
 import type { CheckpointId } from '../core/ids.ts';
 import type { Random, Scheduler } from '../core/time.ts';
-import type { KeyedStateHandle } from '../storage/handles.ts';
+import type { KeyedStateHandle } from '../state/handles/registry.ts';
 import type { CheckpointStreamFactory } from '../storage/storage.ts';
 import type { KeyedStateBackend, SnapshotOptions, SnapshotRunner, StateBackendFactory } from '../state/backend.ts';
 

@@ -5,7 +5,8 @@
  */
 import type { CheckpointId, KeyGroup } from '../core/ids.ts';
 import type { CheckpointStreamFactory } from '../storage/storage.ts';
-import type { KeyedStateHandle, OperatorStateHandle, StreamStateHandle } from '../storage/handles.ts';
+import type { OperatorStateHandle, StreamStateHandle } from '../storage/handles.ts';
+import type { KeyedStateHandle } from './handles/registry.ts';
 import type { Key, KeyGroupRange } from './key-groups.ts';
 import type { StateDescriptor } from './descriptors.ts';
 import type { ListStateDescriptor } from './descriptors.ts';

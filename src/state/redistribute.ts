@@ -3,7 +3,8 @@
  * which keyed handles a key-group range needs, and how operator list entries are dealt out.
  */
 import { assert } from '../core/assert.ts';
-import type { KeyedStateHandle, OperatorStateMode } from '../storage/handles.ts';
+import type { OperatorStateMode } from '../storage/handles.ts';
+import type { KeyedStateHandle } from './handles/registry.ts';
 import { rangesIntersect, type KeyGroupRange } from './key-groups.ts';
 
 /** The keyed handles (of any old parallelism) that hold key groups of `range`. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { keyedHandlesForRange, redistributeListEntries } from '../../src/state/redistribute.ts';
-import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
+import type { KeyGroupsStateHandle } from '../../src/state/handles/key-groups.ts';
 
 const handle = (start: number, end: number): KeyGroupsStateHandle => ({
   type: 'key-groups',

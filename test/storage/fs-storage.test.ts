@@ -10,7 +10,7 @@ import { readCheckpointMetadataAt } from '../../src/checkpoint/restore/locate.ts
 import { FsCheckpointStorage, incompleteCheckpointDirs } from '../../src/storage/fs-storage.ts';
 import type { StreamStateHandle } from '../../src/storage/handles.ts';
 import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
-import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
+import type { KeyGroupsStateHandle } from '../../src/state/handles/key-groups.ts';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());

@@ -7,7 +7,7 @@ import { checkpointId, jobId } from '../../src/core/ids.ts';
 import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
 import { MemoryCheckpointStorage } from '../../src/storage/memory-storage.ts';
 import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
-import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
+import type { KeyGroupsStateHandle } from '../../src/state/handles/key-groups.ts';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());

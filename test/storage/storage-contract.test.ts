@@ -20,7 +20,7 @@ import { isInside, joinPath, metadataPath } from '../../src/storage/paths.ts';
 import { SharedStateRegistry } from '../../src/storage/shared-registry.ts';
 import type { CheckpointStorage } from '../../src/storage/storage.ts';
 import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
-import type { KeyGroupsStateHandle } from '../../src/storage/handles.ts';
+import type { KeyGroupsStateHandle } from '../../src/state/handles/key-groups.ts';
 
 interface Harness {
   storage: CheckpointStorage & { readonly jobDir: string; readonly sharedDir: string; checkpointDir(id: number): string };

@@ -24,6 +24,7 @@
  */
 import { errorMessage } from '../../core/errors.ts';
 import type { CheckpointId } from '../../core/ids.ts';
+import { keyedHandleKind } from '../../state/handles/registry.ts';
 import { SharedStateRegistry } from '../../storage/shared-registry.ts';
 import { baseName, checkpointIdOfSharedFile, isInside } from '../../storage/paths.ts';
 import type { CheckpointStorage } from '../../storage/storage.ts';
@@ -41,18 +42,15 @@ function remember<T>(set: Set<T>, value: T): void {
 }
 
 /**
- * The lowest "newest completed checkpoint known" over the subtasks whose state in `meta` is
- * incremental: how far back any of them may still reuse files. +Infinity when none reuses files,
- * -Infinity when one knows of no completed checkpoint.
+ * The lowest "newest completed checkpoint known" over the subtasks whose keyed state in `meta`
+ * reuses files (incremental): how far back any of them may still reuse files. +Infinity when none
+ * reuses files, -Infinity when one knows of no completed checkpoint.
  */
 export function minKnownCompleted(meta: CheckpointMetadata): number {
   let min = Infinity;
   for (const op of meta.operators) {
     for (const st of op.subtasks) {
-      for (const h of st.keyed) {
-        if (h.type !== 'incremental-key-groups') continue;
-        min = Math.min(min, h.knownCompletedCheckpointId ?? -Infinity);
-      }
+      for (const h of st.keyed) min = Math.min(min, keyedHandleKind(h).reusesFilesFrom(h));
     }
   }
   return min;

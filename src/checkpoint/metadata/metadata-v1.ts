@@ -12,23 +12,18 @@
  *   full = { range: [start, end], offsets: [[kg, off, len]], stream, keyCounts: [[name, n]] }
  *   incremental = { type: 'incremental', range: [start, end], checkpointId, knownCompletedCheckpointId: n | null,
  *       files: [{ kind: 'base' | 'delta', checkpointId, offsets: [[kg, off, len]], stream }], keyCounts: [[name, n]] }
+ *   (each keyed handle kind writes and reads its own layout: `metadata` of its descriptor in state/handles/;
+ *   test/checkpoint/metadata/keyed-kinds-fixture.test.ts pins both byte for byte)
  *   stream = { type: 'file', path, size, checksum } | { type: 'inline', data, checksum }
  * `path` is relative to the directory holding `_metadata`, with `/` separators.
  */
 import { assert } from '../../core/assert.ts';
 import { checkpointId, jobId } from '../../core/ids.ts';
-import type {
-  IncrementalKeyGroupsStateHandle,
-  IncrementalStateFile,
-  KeyedStateHandle,
-  KeyGroupsStateHandle,
-  OperatorStateEntry,
-  OperatorStateHandle,
-  StreamStateHandle,
-} from '../../storage/handles.ts';
+import { keyedHandleKind, keyedHandleKindOfTag, METADATA_TAGS, type KeyedStateHandle } from '../../state/handles/registry.ts';
+import type { OperatorStateEntry, OperatorStateHandle, StreamStateHandle } from '../../storage/handles.ts';
 import { relativePath, resolveRelative } from '../../storage/paths.ts';
+import { WireCheck } from '../../storage/wire-check.ts';
 import type { ChannelStateHandle, CheckpointMetadata, CheckpointSummary, OperatorStateMeta, SubtaskStateMeta } from './metadata.ts';
-import { WireCheck } from './wire-check.ts';
 
 const U32_MAX = 0xffff_ffff;
 
@@ -75,18 +70,7 @@ function writeSubtask(st: SubtaskStateMeta, dir: string): unknown {
 }
 
 function writeKeyed(k: KeyedStateHandle, dir: string): unknown {
-  const offsetsOf = (offsets: ReadonlyArray<readonly [number, number, number]>) => offsets.map(([kg, off, len]) => [kg, off, len]);
-  if (k.type === 'key-groups') {
-    return { range: [k.range.start, k.range.end], offsets: offsetsOf(k.offsets), stream: writeStream(k.stream, dir), keyCounts: Object.entries(k.keyCounts) };
-  }
-  return {
-    type: 'incremental',
-    range: [k.range.start, k.range.end],
-    checkpointId: k.checkpointId,
-    knownCompletedCheckpointId: k.knownCompletedCheckpointId,
-    files: k.files.map((f) => ({ kind: f.kind, checkpointId: f.checkpointId, offsets: offsetsOf(f.offsets), stream: writeStream(f.stream, dir) })),
-    keyCounts: Object.entries(k.keyCounts),
-  };
+  return keyedHandleKind(k).metadata.write(k, (h) => writeStream(h, dir));
 }
 
 function writeStream(h: StreamStateHandle, dir: string): unknown {
@@ -146,70 +130,8 @@ function readSubtask(c: WireCheck, v: unknown, at: string, dir: string): Subtask
 
 function readKeyed(c: WireCheck, v: unknown, at: string, dir: string): KeyedStateHandle {
   const o = c.object(v, at);
-  if (o.type === undefined) return readFullKeyed(c, o, at, dir);
-  c.oneOf(o.type, `${at}.type`, ['incremental'] as const);
-  return readIncrementalKeyed(c, o, at, dir);
-}
-
-function readRange(c: WireCheck, v: unknown, at: string): { start: number; end: number } {
-  const range = c.array(v, at);
-  if (range.length !== 2) c.fail(at, '[start, end]');
-  // end < start is a valid empty range, so it is not rejected; -1 allows [0, -1].
-  return { start: c.int(range[0], `${at}[0]`), end: c.int(range[1], `${at}[1]`, -1) };
-}
-
-function readOffsets(c: WireCheck, v: unknown, at: string): Array<readonly [number, number, number]> {
-  return c.array(v, at).map((t, i) => {
-    const triple = c.array(t, `${at}[${i}]`);
-    if (triple.length !== 3) c.fail(`${at}[${i}]`, '[keyGroup, offset, length]');
-    return [c.int(triple[0], `${at}[${i}][0]`), c.int(triple[1], `${at}[${i}][1]`), c.int(triple[2], `${at}[${i}][2]`)] as const;
-  });
-}
-
-function readIncrementalKeyed(c: WireCheck, o: Record<string, unknown>, at: string, dir: string): IncrementalKeyGroupsStateHandle {
-  const files = c.array(o.files, `${at}.files`).map((v, i): IncrementalStateFile => {
-    const f = c.object(v, `${at}.files[${i}]`);
-    return {
-      kind: c.oneOf(f.kind, `${at}.files[${i}].kind`, ['base', 'delta'] as const),
-      checkpointId: c.int(f.checkpointId, `${at}.files[${i}].checkpointId`),
-      offsets: readOffsets(c, f.offsets, `${at}.files[${i}].offsets`),
-      stream: readStream(c, f.stream, `${at}.files[${i}].stream`, dir),
-    };
-  });
-  return {
-    type: 'incremental-key-groups',
-    range: readRange(c, o.range, `${at}.range`),
-    checkpointId: c.int(o.checkpointId, `${at}.checkpointId`),
-    knownCompletedCheckpointId: o.knownCompletedCheckpointId === null ? null : c.int(o.knownCompletedCheckpointId, `${at}.knownCompletedCheckpointId`),
-    files,
-    keyCounts: readKeyCounts(c, o.keyCounts, `${at}.keyCounts`),
-  };
-}
-
-function readFullKeyed(c: WireCheck, o: Record<string, unknown>, at: string, dir: string): KeyGroupsStateHandle {
-  return {
-    type: 'key-groups',
-    range: readRange(c, o.range, `${at}.range`),
-    offsets: readOffsets(c, o.offsets, `${at}.offsets`),
-    stream: readStream(c, o.stream, `${at}.stream`, dir),
-    keyCounts: readKeyCounts(c, o.keyCounts, `${at}.keyCounts`),
-  };
-}
-
-function readKeyCounts(c: WireCheck, v: unknown, at: string): Record<string, number> {
-  const keyCounts: Record<string, number> = {};
-  c.array(v, at).forEach((p, i) => {
-    const pair = c.array(p, `${at}[${i}]`);
-    if (pair.length !== 2) c.fail(`${at}[${i}]`, '[name, count]');
-    // defineProperty, not assignment, so a state named "__proto__" stays an ordinary entry.
-    Object.defineProperty(keyCounts, c.string(pair[0], `${at}[${i}][0]`), {
-      value: c.int(pair[1], `${at}[${i}][1]`),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  });
-  return keyCounts;
+  const tag = o.type === undefined ? undefined : c.oneOf(o.type, `${at}.type`, METADATA_TAGS);
+  return keyedHandleKindOfTag(tag).metadata.read(c, o, at, (s, streamAt) => readStream(c, s, streamAt, dir));
 }
 
 function readOperatorState(c: WireCheck, v: unknown, at: string, dir: string): OperatorStateHandle {

@@ -4,7 +4,8 @@
  * read into.
  */
 import type { CheckpointId, JobId } from '../../core/ids.ts';
-import type { KeyedStateHandle, OperatorStateHandle, StreamStateHandle } from '../../storage/handles.ts';
+import type { KeyedStateHandle } from '../../state/handles/registry.ts';
+import type { OperatorStateHandle, StreamStateHandle } from '../../storage/handles.ts';
 
 export type SnapshotKind = 'checkpoint' | 'savepoint';
 

@@ -2,7 +2,8 @@
  * Visits every state stream a checkpoint's metadata refers to: for sizes, for the shared-state
  * registry, and for checks that a snapshot directory is self-contained.
  */
-import { keyedStreamsOf, type StreamStateHandle } from '../../storage/handles.ts';
+import { keyedStreamsOf } from '../../state/handles/registry.ts';
+import type { StreamStateHandle } from '../../storage/handles.ts';
 import { isInside } from '../../storage/paths.ts';
 import type { CheckpointMetadata } from './metadata.ts';
 

@@ -33,7 +33,6 @@ import { tmpdir } from 'node:os';
 import { AssertionError, assert, unreachable } from '../../core/assert.ts';
 import { ConfigError, RestoreError, StorageError } from '../../core/errors.ts';
 import type { CheckpointId, KeyGroup } from '../../core/ids.ts';
-import type { KeyedStateHandle } from '../../storage/handles.ts';
 import type { CheckpointStreamFactory } from '../../storage/storage.ts';
 import type { KeyedState, KeyedStateBackend, RestoreOptions, SnapshotOptions, SnapshotRunner, StateChangeListener, StateReader } from '../backend.ts';
 import { decodeValue } from '../codec.ts';
@@ -41,7 +40,8 @@ import type { StateDescriptor, StateKind } from '../descriptors.ts';
 import { MAX_PARALLELISM_LIMIT, rangeSize, type Key, type KeyGroupRange } from '../key-groups.ts';
 import { planSnapshot, restoredChain, type CompletedChain } from '../incremental/chain.ts';
 import { ChangeTracker, changeSlot, type ChangeSet } from '../incremental/change-tracker.ts';
-import { restoreKeyedHandles } from '../incremental/keyed-handle-reader.ts';
+import type { KeyedStateHandle } from '../handles/registry.ts';
+import { restoreKeyedHandles } from '../handles/restore.ts';
 import { toWorkingValue } from '../formats/keyed-stream.ts';
 import { EmbeddedKeyedSnapshot, storedBytes, type SnapshotPlan } from './embedded-snapshot.ts';
 import {
@@ -512,7 +512,10 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
     this.disposed = true;
     for (const s of this.snapshots.values()) s.release();
     this.snapshots.clear();
+    // Like the heap backend's, a disposed backend holds and reports no state.
     this.tables.clear();
+    this.tableList.length = 0;
+    this.counts.length = 1;
     this.states.clear();
     this.listener = null;
     this.store.close();

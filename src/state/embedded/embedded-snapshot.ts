@@ -14,11 +14,13 @@
 import { assert } from '../../core/assert.ts';
 import { WeirError } from '../../core/errors.ts';
 import type { CheckpointId } from '../../core/ids.ts';
-import type { IncrementalStateFile, KeyedStateHandle, StreamStateHandle } from '../../storage/handles.ts';
+import type { StreamStateHandle } from '../../storage/handles.ts';
 import { streamSize } from '../../storage/handles.ts';
 import { sharedStateFileHint } from '../../storage/paths.ts';
 import { writeStreamParts, type CheckpointStreamFactory } from '../../storage/storage.ts';
 import type { Pause, SnapshotRunner } from '../backend.ts';
+import type { IncrementalStateFile } from '../handles/incremental.ts';
+import type { KeyedStateHandle } from '../handles/registry.ts';
 import { encodeValue } from '../codec.ts';
 import type { StateKind } from '../descriptors.ts';
 import type { Key, KeyGroupRange } from '../key-groups.ts';

@@ -5,22 +5,21 @@
  */
 import { registeredState, type StateRegistry } from '../state-registry.ts';
 import { AssertionError, assert, unreachable } from '../../core/assert.ts';
-import { ConfigError, RestoreError, StorageError } from '../../core/errors.ts';
+import { ConfigError, RestoreError } from '../../core/errors.ts';
 import type { CheckpointId, KeyGroup } from '../../core/ids.ts';
-import type { IncrementalKeyGroupsStateHandle, KeyedStateHandle, KeyGroupsStateHandle } from '../../storage/handles.ts';
 import type { CheckpointStreamFactory } from '../../storage/storage.ts';
 import type { KeyedState, KeyedStateBackend, SnapshotRunner, StateChangeListener, StateReader } from '../backend.ts';
 import type { StateDescriptor, StateKind } from '../descriptors.ts';
-import { rangeContains, rangeSize, rangesIntersect, MAX_PARALLELISM_LIMIT, type Key, type KeyGroupRange } from '../key-groups.ts';
-import { KEYED_STREAM_VERSION, readStreamHeader, streamName } from '../formats/stream-format.ts';
+import { rangeSize, MAX_PARALLELISM_LIMIT, type Key, type KeyGroupRange } from '../key-groups.ts';
 import { HeapAggregatingState, HeapReducingState, HeapValueState } from './heap-value-states.ts';
 import { HeapKeyedSnapshot } from './heap-keyed-snapshot.ts';
 import { HeapListState } from './heap-list-state.ts';
 import { HeapMapState } from './heap-map-state.ts';
 import { KeyContext } from './key-context.ts';
 import { StateTable } from './state-table.ts';
-import { decodeKeyedSection } from '../formats/keyed-stream.ts';
-import { restoreKeyedHandles } from '../incremental/keyed-handle-reader.ts';
+import type { KeyGroupsStateHandle } from '../handles/key-groups.ts';
+import type { KeyedStateHandle } from '../handles/registry.ts';
+import { restoreKeyedHandles } from '../handles/restore.ts';
 
 /** A rough size per stored entry, for the sync-phase estimate only. */
 const ESTIMATED_BYTES_PER_ENTRY = 64;
@@ -134,56 +133,27 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
   async restore(handles: readonly KeyedStateHandle[], read: StateReader): Promise<void> {
     // Restore writes the maps directly; nothing a state object resolved before may be used after.
     this.ctx.version++;
-    for (const handle of handles) {
-      if (handle.type === 'incremental-key-groups') {
-        await this.restoreIncremental(handle, read);
-        continue;
-      }
-      if (!rangesIntersect(handle.range, this.keyGroupRange)) continue;
-      if (handle.range.end >= this.maxParallelism) {
-        throw new RestoreError(`${this.uid}/${this.subtask}: snapshot covers key group ${handle.range.end}, beyond maxParallelism ${this.maxParallelism}`);
-      }
-      const label = streamName(handle.stream);
-      const bytes = await read(handle.stream);
-      readStreamHeader(bytes, 'keyed', [KEYED_STREAM_VERSION], label);
-      for (const [keyGroup, offset, length] of handle.offsets) {
-        if (!rangeContains(handle.range, keyGroup)) {
-          throw new StorageError(
-            'CORRUPT_FILE',
-            label,
-            `offsets name key group ${keyGroup}, outside the handle's range [${handle.range.start}, ${handle.range.end}]`,
-          );
-        }
-        if (!rangeContains(this.keyGroupRange, keyGroup)) continue;
-        for (const state of decodeKeyedSection(bytes, keyGroup, offset, length, this.maxParallelism, label)) {
-          const map = this.tableFor(state.name, state.kind, 'restore').writable(keyGroup - this.keyGroupRange.start);
-          for (const [key, value] of state.entries) map.set(key, value);
-        }
-      }
-    }
-    this.ctx.version++;
-  }
-
-  /** An incremental chain (from the embedded backend): base, then increments with deletions. */
-  private async restoreIncremental(handle: IncrementalKeyGroupsStateHandle, read: StateReader): Promise<void> {
     const start = this.keyGroupRange.start;
+    // Entries arrive state by state within a key group: look the map up once per run of them.
+    let last: { name: string; kind: StateKind; keyGroup: number; map: Map<Key, unknown> } | null = null;
+    const mapOf = (name: string, kind: StateKind, keyGroup: number): Map<Key, unknown> => {
+      if (last === null || last.name !== name || last.kind !== kind || last.keyGroup !== keyGroup) {
+        last = { name, kind, keyGroup, map: this.tableFor(name, kind, 'restore').writable(keyGroup - start) };
+      }
+      return last.map;
+    };
     await restoreKeyedHandles(
-      [handle],
+      handles,
       this.keyGroupRange,
       this.maxParallelism,
       read,
       {
-        put: (name, kind, keyGroup, key, value) =>
-          void this.tableFor(name, kind, 'restore')
-            .writable(keyGroup - start)
-            .set(key, value),
-        remove: (name, kind, keyGroup, key) =>
-          void this.tableFor(name, kind, 'restore')
-            .writable(keyGroup - start)
-            .delete(key),
+        put: (name, kind, keyGroup, key, value) => void mapOf(name, kind, keyGroup).set(key, value),
+        remove: (name, kind, keyGroup, key) => void mapOf(name, kind, keyGroup).delete(key),
       },
       `${this.uid}/${this.subtask}`,
     );
+    this.ctx.version++;
   }
 
   notifyCheckpointComplete(checkpointId: CheckpointId): void {

@@ -5,7 +5,7 @@
 import { assert } from '../../core/assert.ts';
 import type { CheckpointId } from '../../core/ids.ts';
 import { WeirError } from '../../core/errors.ts';
-import type { KeyGroupsStateHandle } from '../../storage/handles.ts';
+import type { KeyGroupsStateHandle } from '../handles/key-groups.ts';
 import type { CheckpointStreamFactory } from '../../storage/storage.ts';
 import type { SnapshotRunner } from '../backend.ts';
 import type { KeyGroupRange } from '../key-groups.ts';

@@ -2,8 +2,9 @@
  * Decisions about incremental chains, pure: whether a snapshot writes a new base or a delta on the
  * chain of the last completed checkpoint, and whether a restored chain can be extended.
  */
-import type { IncrementalKeyGroupsStateHandle, IncrementalStateFile, KeyedStateHandle } from '../../storage/handles.ts';
 import { streamSize } from '../../storage/handles.ts';
+import { incrementalHandleKind, type IncrementalKeyGroupsStateHandle, type IncrementalStateFile } from '../handles/incremental.ts';
+import { isKeyedHandleOf, type KeyedStateHandle } from '../handles/registry.ts';
 import type { KeyGroupRange } from '../key-groups.ts';
 import { rangesIntersect } from '../key-groups.ts';
 
@@ -68,6 +69,6 @@ export function restoredChain(handles: readonly KeyedStateHandle[], range: KeyGr
   const overlapping = handles.filter((h) => rangesIntersect(h.range, range));
   if (overlapping.length !== 1) return null;
   const h = overlapping[0]!;
-  if (h.type !== 'incremental-key-groups' || h.range.start !== range.start || h.range.end !== range.end) return null;
+  if (!isKeyedHandleOf(h, incrementalHandleKind) || h.range.start !== range.start || h.range.end !== range.end) return null;
   return chainOf(h);
 }

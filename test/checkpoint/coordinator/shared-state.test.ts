@@ -5,7 +5,8 @@ import { minKnownCompleted, SharedStateFiles, SharedStateLedger } from '../../..
 import type { CheckpointMetadata } from '../../../src/checkpoint/metadata/metadata.ts';
 import { checkpointId, jobId } from '../../../src/core/ids.ts';
 import type { TaskId } from '../../../src/core/ids.ts';
-import type { IncrementalKeyGroupsStateHandle, IncrementalStateFile, StreamStateHandle } from '../../../src/storage/handles.ts';
+import type { IncrementalKeyGroupsStateHandle, IncrementalStateFile } from '../../../src/state/handles/incremental.ts';
+import type { StreamStateHandle } from '../../../src/storage/handles.ts';
 import { MemoryCheckpointStorage } from '../../../src/storage/memory-storage.ts';
 import { sharedStateFileHint } from '../../../src/storage/paths.ts';
 import { ManualEnvironment } from '../../support/manual-env.ts';

@@ -13,7 +13,7 @@ import type { StreamStateHandle } from '../../../src/storage/handles.ts';
 import { checkpointDir, jobDir, metadataPath, sharedFilePath } from '../../../src/storage/paths.ts';
 import { inlineHandleFor } from '../../../src/storage/state-file.ts';
 import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from '../../storage/fixtures.ts';
-import type { KeyGroupsStateHandle } from '../../../src/storage/handles.ts';
+import type { KeyGroupsStateHandle } from '../../../src/state/handles/key-groups.ts';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());

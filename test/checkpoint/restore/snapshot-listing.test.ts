@@ -11,7 +11,7 @@ import { listCheckpointsIn } from '../../../src/checkpoint/restore/snapshot-list
 import { FsCheckpointStorage, FsSavepointWriter } from '../../../src/storage/fs-storage.ts';
 import { savepointDir } from '../../../src/storage/paths.ts';
 import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from '../../storage/fixtures.ts';
-import type { KeyGroupsStateHandle } from '../../../src/storage/handles.ts';
+import type { KeyGroupsStateHandle } from '../../../src/state/handles/key-groups.ts';
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());

@@ -5,7 +5,8 @@ import type { KeyedStateBackend, StateReader } from '../../../src/state/backend.
 import { EmbeddedKeyedStateBackend, type EmbeddedBackendOptions } from '../../../src/state/embedded/embedded-keyed-backend.ts';
 import { HeapKeyedStateBackend } from '../../../src/state/heap/heap-keyed-backend.ts';
 import { assignToKeyGroup, type Key, type KeyGroupRange } from '../../../src/state/key-groups.ts';
-import type { KeyedStateHandle, StreamStateHandle } from '../../../src/storage/handles.ts';
+import type { KeyedStateHandle } from '../../../src/state/handles/registry.ts';
+import type { StreamStateHandle } from '../../../src/storage/handles.ts';
 import type { CheckpointStreamFactory, StateScope } from '../../../src/storage/storage.ts';
 import type { AggregatingState, ListState, MapState, ReducingState, ValueState } from '../../../src/state/state.ts';
 import { descriptors } from '../heap/fixtures.ts';
@@ -111,19 +112,6 @@ export class MapStreams {
     if (bytes === undefined) throw new Error(`missing ${h.path}`);
     return bytes;
   };
-
-  /** Files every handle refers to. */
-  static pathsOf(handles: readonly KeyedStateHandle[]): string[] {
-    const out: string[] = [];
-    for (const h of handles) {
-      if (h.type === 'key-groups') {
-        if (h.stream.type === 'file') out.push(h.stream.path);
-      } else {
-        for (const f of h.files) if (f.stream.type === 'file') out.push(f.stream.path);
-      }
-    }
-    return out;
-  }
 }
 
 export async function snapshotNow(b: KeyedStateBackend, streams: MapStreams, id: number): Promise<KeyedStateHandle[]> {

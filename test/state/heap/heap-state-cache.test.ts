@@ -9,7 +9,7 @@ import { checkpointId } from '../../../src/core/ids.ts';
 import { MapStateDescriptor } from '../../../src/state/descriptors.ts';
 import type { StateChangeListener } from '../../../src/state/backend.ts';
 import type { MapState } from '../../../src/state/state.ts';
-import type { KeyGroupsStateHandle } from '../../../src/storage/handles.ts';
+import type { KeyGroupsStateHandle } from '../../../src/state/handles/key-groups.ts';
 import { InlineStreams, inlineReader } from '../helpers.ts';
 import { assignToKeyGroup } from '../../../src/state/key-groups.ts';
 import { allStates, keyedBackend, M, setKey } from './fixtures.ts';

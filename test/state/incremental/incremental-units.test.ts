@@ -6,7 +6,7 @@ import { ChangeTracker, changeSlot } from '../../../src/state/incremental/change
 import { decodeDeltaSection, KeyedStreamBuilder } from '../../../src/state/formats/keyed-sections.ts';
 import { decodeKeyedSection } from '../../../src/state/formats/keyed-stream.ts';
 import { assignToKeyGroup } from '../../../src/state/key-groups.ts';
-import type { IncrementalKeyGroupsStateHandle } from '../../../src/storage/handles.ts';
+import type { IncrementalKeyGroupsStateHandle } from '../../../src/state/handles/incremental.ts';
 
 const M = 128;
 const keyIn = (kg: number, n: number): string[] => {

@@ -1,9 +1,10 @@
 /**
- * Checks the shape of a decoded metadata body field by field. The envelope checksum already rules
+ * Checks the shape of a decoded metadata body field by field (the metadata readers and the keyed
+ * handle kinds' layouts in `state/handles/` use it). The envelope checksum already rules
  * out random corruption; this catches a body that decodes but is not what a writer of its version
  * writes, and reports it as a corrupt file naming the field, never as a crash deep in restore.
  */
-import { StorageError } from '../../core/errors.ts';
+import { StorageError } from '../core/errors.ts';
 
 export class WireCheck {
   constructor(private readonly file: string) {}
