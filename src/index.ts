@@ -24,7 +24,7 @@ export type {
   StreamEnvironmentOptions,
 } from './api/options.ts';
 export type { CheckpointingConfig } from './checkpoint/coordinator/config.ts';
-export type { RestartStrategyConfig } from './cluster/restart-strategy.ts';
+export type { RestartStrategyConfig } from './cluster/job-master/restart-strategy.ts';
 export { DataStream, DataStreamSink, KeyedStream, ConnectedStreams } from './api/data-stream.ts';
 export type {
   Collector,
@@ -88,7 +88,7 @@ export type { CollectTransaction } from './connectors/collect/collect-sink.ts';
 export { FileSink, readCommittedLines } from './connectors/files/file-sink.ts';
 export type { FileCommittable, FileSinkOptions } from './connectors/files/file-sink.ts';
 export { uniformAt } from './connectors/generator/indexed-source.ts';
-export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-events.ts';
+export type { JobEvent, JobMetrics, JobResult, JobStatus } from './cluster/job-master/job-events.ts';
 export type { JobFinishedContext, JobModule, OnFinished, SimCheck } from './api/job-module.ts';
 export type { CheckpointStats, CheckpointStatus } from './checkpoint/coordinator/checkpoint-stats.ts';
 export { CHECKPOINT_FAILURE_MESSAGES } from './checkpoint/failure-reason.ts';

@@ -5,4 +5,4 @@
  * @internal
  */
 export type { InternalRunOptions } from './api/environment.ts';
-export type { ExecutionHooks, JobMaster } from './cluster/job-master.ts';
+export type { ExecutionHooks, JobMaster } from './cluster/job-master/job-master.ts';

@@ -4,7 +4,7 @@
  * each sequence number stored in its slot 0 by storing it in slot 1 (Atomics.waitAsync/notify).
  */
 import { parentPort } from 'node:worker_threads';
-import { decodeElement } from '../../src/runtime/wire/element-codec.ts';
+import { decodeElement } from '../../src/runtime/network/element-codec.ts';
 import { waitAsync } from './wait-async.ts';
 
 function answerShared(slots: Int32Array): void {

@@ -14,7 +14,7 @@
  * SharedArrayBuffer and answered with Atomics.notify/waitAsync (what a shared-memory ring would do).
  */
 import { Worker } from 'node:worker_threads';
-import { decodeElement, encodeElement } from '../../src/runtime/wire/element-codec.ts';
+import { decodeElement, encodeElement } from '../../src/runtime/network/element-codec.ts';
 import type { StreamElement } from '../../src/runtime/elements.ts';
 import { buildResult, median, parseScenarioArgs, printResult, startTimer, writeResult } from '../lib/result.ts';
 import { zipfKeys } from '../lib/zipf.ts';

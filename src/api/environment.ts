@@ -4,12 +4,12 @@
  * (`executor.ts`), which runs it in this process until it finishes, fails or is cancelled.
  */
 import type { ToJobMaster } from '../cluster/transport/protocol.ts';
-import type { InMemoryTaskManagerFaults } from '../cluster/in-memory-task-managers.ts';
-import type { TaskManagerCount } from '../cluster/task-manager-count.ts';
+import type { InMemoryTaskManagerFaults } from '../cluster/launchers/in-memory-task-managers.ts';
+import type { TaskManagerCount } from '../cluster/launchers/task-manager-count.ts';
 import { ConfigError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
-import type { ExecutionHooks, JobMaster } from '../cluster/job-master.ts';
-import type { JobEvent, JobMetrics, JobResult } from '../cluster/job-events.ts';
+import type { ExecutionHooks, JobMaster } from '../cluster/job-master/job-master.ts';
+import type { JobEvent, JobMetrics, JobResult } from '../cluster/job-master/job-events.ts';
 import { IndexedSource } from '../connectors/generator/indexed-source.ts';
 import { TextFileSource } from '../connectors/files/text-file-source.ts';
 import { buildJobGraph, type JobGraph } from '../graph/job-graph.ts';

@@ -3,7 +3,7 @@
  * load: its default export builds the job, the other exports are optional. Check a module against
  * it with `import * as job from './job.ts'; job satisfies JobModule;` (or annotate single exports).
  */
-import type { JobResult } from '../cluster/job-events.ts';
+import type { JobResult } from '../cluster/job-master/job-events.ts';
 import type { StreamEnvironment } from './environment.ts';
 import type { StreamEnvironmentOptions } from './options.ts';
 

@@ -5,7 +5,7 @@
  * option at fault.
  */
 import type { CheckpointingConfig } from '../checkpoint/coordinator/config.ts';
-import type { RestartStrategyConfig } from '../cluster/restart-strategy.ts';
+import type { RestartStrategyConfig } from '../cluster/job-master/restart-strategy.ts';
 import type { ClusterOptions, HeartbeatOptions, ResolvedClusterOptions } from './options/cluster.ts';
 import type { GivenOf, GivenUnion, ResolvedOf, ResolvedUnion } from './options/fields.ts';
 import type {

@@ -12,7 +12,7 @@ import { loadJobModule, type JobFinishedContext, type LoadedJobModule } from './
 import { ensureRegistryDir } from './registry-dir.ts';
 import { openRunControl, type RunControl } from './run-control.ts';
 import type { JobMaster } from '../internal.ts';
-import type { TaskManagerCount } from '../cluster/task-manager-count.ts';
+import type { TaskManagerCount } from '../cluster/launchers/task-manager-count.ts';
 import { failureLine, finalStatusLine, superviseJob } from './supervise.ts';
 import { bindWebPort, webPortChoice } from './web-port.ts';
 import type { WebListener } from '../web/server.ts';

@@ -4,7 +4,7 @@
  * closed, taking channels in turn so that no input starves.
  */
 import { assert } from '../core/assert.ts';
-import type { InputChannel } from './channel.ts';
+import type { InputChannel } from './network/channel.ts';
 import type { StreamElement } from './elements.ts';
 
 export interface InputChannelSpec {

@@ -6,7 +6,7 @@
 import { assert } from '../core/assert.ts';
 import { assignToKeyGroup, subtaskForKeyGroup } from '../state/key-groups.ts';
 import type { Key } from '../state/key-groups.ts';
-import type { OutputChannel } from './channel.ts';
+import type { OutputChannel } from './network/channel.ts';
 import type { StreamElement } from './elements.ts';
 import type { PartitionerSpec } from './partitioner.ts';
 import { NO_TIMESTAMP } from '../core/watermark.ts';

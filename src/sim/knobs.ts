@@ -5,10 +5,10 @@
  */
 import { SeededRandom } from '../core/time.ts';
 import type { StreamEnvironmentOptions } from '../api/options.ts';
-import type { FaultProbabilities } from './random-faults.ts';
-import type { StorageFaultOptions } from './faulty-storage.ts';
-import type { SimRpcOptions } from './sim-rpc.ts';
-import { drawTaskManagerFaults, NO_TASK_MANAGER_FAULTS, type TaskManagerFaultKnobs } from './task-manager-faults.ts';
+import type { FaultProbabilities } from './world/random-faults.ts';
+import type { StorageFaultOptions } from './world/faulty-storage.ts';
+import type { SimRpcOptions } from './world/sim-rpc.ts';
+import { drawTaskManagerFaults, NO_TASK_MANAGER_FAULTS, type TaskManagerFaultKnobs } from './world/task-manager-faults.ts';
 
 /** Checkpointing modes the simulator runs: aligned exactly-once, at-least-once, unaligned, aligned with a timeout. */
 export type SimMode = 'exactly-once' | 'at-least-once' | 'unaligned' | 'aligned-timeout';

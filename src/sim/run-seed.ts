@@ -5,12 +5,12 @@
 import { errorMessage } from '../core/errors.ts';
 import { checkRun, type SeedOutcome } from './check-run.ts';
 import { drawKnobs, type SeedKnobs, type SimMode } from './knobs.ts';
-import { jobName, type SimJob } from './sim-job.ts';
-import { scenarioOutputRule } from './scenarios.ts';
+import { jobName, type SimJob } from './scenarios/sim-job.ts';
+import { scenarioOutputRule } from './scenarios/scenarios.ts';
 import { SimRun } from './sim-run.ts';
 
 export { guarantee, SIM_MODES, type SimBackend, type SimMode } from './knobs.ts';
-export { jobName, type SimJob, type SimJobModule } from './sim-job.ts';
+export { jobName, type SimJob, type SimJobModule } from './scenarios/sim-job.ts';
 export type { OutcomeKind, SeedOutcome } from './check-run.ts';
 
 /** The knobs a seed runs with. */

@@ -4,7 +4,7 @@
  */
 import { describeKnobs } from './knobs.ts';
 import { jobName, knobsFor, runSeed, SIM_MODES, type OutcomeKind, type SeedOutcome, type SimJob, type SimMode } from './run-seed.ts';
-import { SCENARIOS } from './scenarios.ts';
+import { SCENARIOS } from './scenarios/scenarios.ts';
 import { noRecovery, type RecoveryCounts } from './sim-run.ts';
 
 export interface SimRunOptions {

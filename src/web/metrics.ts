@@ -5,7 +5,7 @@
  * Histograms observe each checkpoint once, when a scrape or a sample first sees it finished.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { JobStatus } from '../cluster/job-events.ts';
+import type { JobStatus } from '../cluster/job-master/job-events.ts';
 import { vertexRecords } from './record-counts.ts';
 import { vertexId, type WebJob } from './web-job.ts';
 

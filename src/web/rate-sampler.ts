@@ -4,7 +4,7 @@
  * and keeps records per second and the share of the interval spent backpressured. A subtask whose
  * counters went down was restarted: it is measured from zero.
  */
-import type { TaskHandle } from '../cluster/attempt-deployment.ts';
+import type { TaskHandle } from '../cluster/job-master/attempt-deployment.ts';
 
 /** The rates of one subtask over the last sampling interval. */
 export interface SubtaskRates {

@@ -3,8 +3,8 @@
  * every attempt (the job master's totals) and in the running attempt. A source's records in are the
  * records it read from outside; everyone else's are the records taken from input channels.
  */
-import type { TaskHandle } from '../cluster/attempt-deployment.ts';
-import type { SubtaskRecordCounts } from '../cluster/record-totals.ts';
+import type { TaskHandle } from '../cluster/job-master/attempt-deployment.ts';
+import type { SubtaskRecordCounts } from '../cluster/job-master/record-totals.ts';
 import type { TaskId } from '../core/ids.ts';
 import type { WebJob } from './web-job.ts';
 

@@ -8,7 +8,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JobClient } from '../api/environment.ts';
-import type { JobMaster } from '../cluster/job-master.ts';
+import type { JobMaster } from '../cluster/job-master/job-master.ts';
 import { everyUnref, systemClock } from '../core/adapters.ts';
 import { errorMessage } from '../core/errors.ts';
 import { checkHost, checkToken, readJsonBody, sendJson } from './http-util.ts';

@@ -1,6 +1,6 @@
 /** The job a web server shows: its job master (figures), its client (actions) and its rate sampler. */
 import type { JobClient } from '../api/environment.ts';
-import type { JobMaster } from '../cluster/job-master.ts';
+import type { JobMaster } from '../cluster/job-master/job-master.ts';
 import type { RateSampler } from './rate-sampler.ts';
 
 export interface WebJob {

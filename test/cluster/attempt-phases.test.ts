@@ -5,12 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AssertionError } from '../../src/core/assert.ts';
-import { JOB_ATTEMPT_EVENTS, JOB_ATTEMPT_PHASES, JobAttempt, nextJobAttemptPhase } from '../../src/cluster/job-attempt.ts';
-import { REMOTE_ATTEMPT_EVENTS, REMOTE_ATTEMPT_PHASES, nextRemoteAttemptPhase } from '../../src/cluster/remote-attempt-phase.ts';
-import { JOB_STATUS_EVENTS, isTerminalStatus, nextJobStatus } from '../../src/cluster/job-status.ts';
-import type { AttemptDeployment } from '../../src/cluster/attempt-deployment.ts';
+import { JOB_ATTEMPT_EVENTS, JOB_ATTEMPT_PHASES, JobAttempt, nextJobAttemptPhase } from '../../src/cluster/job-master/job-attempt.ts';
+import { REMOTE_ATTEMPT_EVENTS, REMOTE_ATTEMPT_PHASES, nextRemoteAttemptPhase } from '../../src/cluster/job-master/remote-attempt-phase.ts';
+import { JOB_STATUS_EVENTS, isTerminalStatus, nextJobStatus } from '../../src/cluster/job-master/job-status.ts';
+import type { AttemptDeployment } from '../../src/cluster/job-master/attempt-deployment.ts';
 import type { JobStatus } from '../../src/index.ts';
-import { epochOf } from '../../src/cluster/epoch.ts';
+import { epochOf } from '../../src/cluster/transport/epoch.ts';
 
 /** Every (phase, event) pair: the phase it leads to, or null where it is illegal (a programmer error). */
 function outcomes<P extends string, E extends string>(phases: readonly P[], events: readonly E[], next: (p: P, e: E) => P): Record<string, P | null> {

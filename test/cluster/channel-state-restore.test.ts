@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { InflightLog } from '../../src/checkpoint/channel/inflight-log.ts';
 import { writeChannelState } from '../../src/checkpoint/channel/channel-state.ts';
 import type { OperatorStateMeta } from '../../src/checkpoint/metadata/metadata.ts';
-import { restoreChannelState } from '../../src/cluster/deployment.ts';
+import { restoreChannelState } from '../../src/cluster/task-manager/deployment.ts';
 import { checkpointId, jobId } from '../../src/core/ids.ts';
-import { LocalChannel } from '../../src/runtime/channel.ts';
+import { LocalChannel } from '../../src/runtime/network/channel.ts';
 import type { DataBuffer } from '../../src/checkpoint/channel/buffer.ts';
 import { MemoryCheckpointStorage } from '../../src/storage/memory-storage.ts';
 

@@ -1,6 +1,6 @@
 /** The epoch of an attempt (issue 23 item 2): ordering, naming, and which control messages a task manager takes. */
 import { describe, expect, it } from 'vitest';
-import { admitsControl, compareEpochs, epochOf, formatEpoch, sameEpoch } from '../../src/cluster/epoch.ts';
+import { admitsControl, compareEpochs, epochOf, formatEpoch, sameEpoch } from '../../src/cluster/transport/epoch.ts';
 import { AssertionError } from '../../src/core/assert.ts';
 
 describe('Epoch', () => {

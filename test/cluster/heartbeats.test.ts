@@ -4,15 +4,15 @@
  * the job fails over and recovers exactly-once from the latest completed checkpoint.
  */
 import { describe, expect, it } from 'vitest';
-import { HeartbeatMonitor, silentTargets } from '../../src/cluster/heartbeat-monitor.ts';
-import { answerHeartbeatsUntilReady } from '../../src/cluster/startup-control.ts';
-import { epochOf } from '../../src/cluster/epoch.ts';
-import { inMemoryLinkPair } from '../../src/cluster/transport/link.ts';
+import { HeartbeatMonitor, silentTargets } from '../../src/cluster/job-master/heartbeat-monitor.ts';
+import { answerHeartbeatsUntilReady } from '../../src/cluster/task-manager/startup-control.ts';
+import { epochOf } from '../../src/cluster/transport/epoch.ts';
+import { inMemoryLinkPair } from '../../src/runtime/network/link.ts';
 import type { ToJobMaster, ToTaskManager } from '../../src/cluster/transport/protocol.ts';
 import type { JobMaster } from '../../src/internal.ts';
 import { yieldToEventLoop } from '../../src/core/adapters.ts';
 import { CollectSink, ConfigError, StreamEnvironment, type JobEvent } from '../../src/index.ts';
-import { SimWorld } from '../../src/sim/sim-world.ts';
+import { SimWorld } from '../../src/sim/world/sim-world.ts';
 import { checkpointInSteps } from '../support/clients.ts';
 import { SourceGate } from '../support/held-source.ts';
 import { buildKeyedCountJob, expectedRunningCounts, sortedCopy, until } from '../support/jobs.ts';

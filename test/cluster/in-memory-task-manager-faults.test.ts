@@ -6,11 +6,11 @@
  * by the cancellation watchdog and never deployed to again.
  */
 import { describe, expect, it } from 'vitest';
-import type { InMemoryTaskManagerFaults } from '../../src/cluster/in-memory-task-managers.ts';
+import type { InMemoryTaskManagerFaults } from '../../src/cluster/launchers/in-memory-task-managers.ts';
 import { yieldToEventLoop } from '../../src/core/adapters.ts';
 import { CollectSink, StreamEnvironment, type JobEvent } from '../../src/index.ts';
 import type { JobMaster } from '../../src/internal.ts';
-import { SimWorld } from '../../src/sim/sim-world.ts';
+import { SimWorld } from '../../src/sim/world/sim-world.ts';
 import { buildKeyedCountJob, expectedRunningCounts, sortedCopy } from '../support/jobs.ts';
 
 const COUNT = 3_000;

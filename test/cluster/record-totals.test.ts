@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskHandle } from '../../src/cluster/attempt-deployment.ts';
-import { RecordTotals } from '../../src/cluster/record-totals.ts';
+import type { TaskHandle } from '../../src/cluster/job-master/attempt-deployment.ts';
+import { RecordTotals } from '../../src/cluster/job-master/record-totals.ts';
 
 /** A subtask's figures as the job master reads them (only the counters matter here). */
 function task(vertex: number, subtask: number, n: number): TaskHandle & { n: number } {

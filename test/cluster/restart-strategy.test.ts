@@ -6,7 +6,7 @@ import {
   type RestartDecision,
   type RestartStrategyConfig,
   restartTimesToKeep,
-} from '../../src/cluster/restart-strategy.ts';
+} from '../../src/cluster/job-master/restart-strategy.ts';
 import { fromWireError, toWireError } from '../../src/cluster/transport/protocol.ts';
 import { isRetryable, SourceRewindError, WeirError } from '../../src/core/errors.ts';
 import type { Clock } from '../../src/core/time.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideSinkRecovery, type SinkCommitView } from '../../src/cluster/sink-recovery.ts';
+import { decideSinkRecovery, type SinkCommitView } from '../../src/cluster/job-master/sink-recovery.ts';
 
 const files = (newestCommitted: number | null): SinkCommitView => ({ uid: 'out', name: 'file-sink', newestCommitted, canRollBack: true });
 const pg = (newestCommitted: number | null): SinkCommitView => ({ uid: 'db', name: 'postgres', newestCommitted, canRollBack: false });

@@ -5,14 +5,14 @@
  * (on a FIFO link they cannot arrive late today; over TCP or from a stale job master they can).
  */
 import { describe, expect, it } from 'vitest';
-import type { AttemptDeployment, Deployer, TaskHandle } from '../../src/cluster/attempt-deployment.ts';
-import type { DeploymentSpec } from '../../src/cluster/deployment.ts';
-import { epochOf, sameEpoch, type Epoch } from '../../src/cluster/epoch.ts';
-import { fingerprintOf } from '../../src/cluster/graph-fingerprint.ts';
-import { JobMaster, type JobMasterConfig } from '../../src/cluster/job-master.ts';
-import { remoteDeployer, type TaskManagerPool } from '../../src/cluster/remote-deployment.ts';
-import { TaskManager, type TaskManagerContext } from '../../src/cluster/task-manager.ts';
-import { inMemoryLinkPair, type Link } from '../../src/cluster/transport/link.ts';
+import type { AttemptDeployment, Deployer, TaskHandle } from '../../src/cluster/job-master/attempt-deployment.ts';
+import type { DeploymentSpec } from '../../src/cluster/task-manager/deployment.ts';
+import { epochOf, sameEpoch, type Epoch } from '../../src/cluster/transport/epoch.ts';
+import { fingerprintOf } from '../../src/cluster/job-master/graph-fingerprint.ts';
+import { JobMaster, type JobMasterConfig } from '../../src/cluster/job-master/job-master.ts';
+import { remoteDeployer, type TaskManagerPool } from '../../src/cluster/job-master/remote-deployment.ts';
+import { TaskManager, type TaskManagerContext } from '../../src/cluster/task-manager/task-manager.ts';
+import { inMemoryLinkPair, type Link } from '../../src/runtime/network/link.ts';
 import type { ToJobMaster, ToTaskManager } from '../../src/cluster/transport/protocol.ts';
 import type { CheckpointAck } from '../../src/checkpoint/ack.ts';
 import { yieldToEventLoop } from '../../src/core/adapters.ts';
@@ -21,7 +21,7 @@ import { buildExecutionPlan } from '../../src/graph/execution-plan.ts';
 import { CollectSink, StreamEnvironment, type JobEvent } from '../../src/index.ts';
 import { NO_FAULTS } from '../../src/runtime/faults.ts';
 import type { TaskGateway } from '../../src/runtime/task-gateway.ts';
-import { SimWorld } from '../../src/sim/sim-world.ts';
+import { SimWorld } from '../../src/sim/world/sim-world.ts';
 import { SourceGate } from '../support/held-source.ts';
 import { buildKeyedCountJob } from '../support/jobs.ts';
 

@@ -6,7 +6,7 @@
  * job, and its in-process sinks.
  */
 import { describe, expect, it } from 'vitest';
-import { decideTaskManagerCount, type TaskManagerCountInputs } from '../../src/cluster/task-manager-count.ts';
+import { decideTaskManagerCount, type TaskManagerCountInputs } from '../../src/cluster/launchers/task-manager-count.ts';
 
 const MODULE: TaskManagerCountInputs = {
   requested: null,

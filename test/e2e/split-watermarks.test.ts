@@ -12,7 +12,7 @@ import { CollectSink, OutputTag, SplitSourceReader, StreamEnvironment, TumblingE
 import type { JobEvent, RuntimeContext, SourceReader, SourceSplit, SplitBatch, SplitReader, SplitSource, StreamEnvironmentOptions } from '../../src/index.ts';
 import { InjectedFault } from '../../src/core/errors.ts';
 import type { FaultInjector, FaultSite } from '../../src/runtime/faults.ts';
-import { SimWorld } from '../../src/sim/sim-world.ts';
+import { SimWorld } from '../../src/sim/world/sim-world.ts';
 import { FaultPlan, type PlannedFault } from '../support/fault-plan.ts';
 
 interface Rec {

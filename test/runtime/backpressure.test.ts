@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { LocalChannel } from '../../src/runtime/channel.ts';
+import { LocalChannel } from '../../src/runtime/network/channel.ts';
 import { RecordWriter } from '../../src/runtime/record-writer.ts';
-import type { JobMaster } from '../../src/cluster/job-master.ts';
+import type { JobMaster } from '../../src/cluster/job-master/job-master.ts';
 import { CollectSink, StreamEnvironment } from '../../src/index.ts';
 
 describe('credit-based channels', () => {

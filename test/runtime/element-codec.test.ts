@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeElement, encodeElement } from '../../src/runtime/wire/element-codec.ts';
+import { decodeElement, encodeElement } from '../../src/runtime/network/element-codec.ts';
 import { checkpointId } from '../../src/core/ids.ts';
 import type { StreamElement } from '../../src/runtime/elements.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LocalChannel } from '../../src/runtime/channel.ts';
+import { LocalChannel } from '../../src/runtime/network/channel.ts';
 import { NO_TIMESTAMP } from '../../src/core/watermark.ts';
 import type { StreamElement } from '../../src/runtime/elements.ts';
 import { RecordWriter } from '../../src/runtime/record-writer.ts';

@@ -3,7 +3,7 @@ import type { CheckpointBarrier } from '../../src/checkpoint/barrier/barrier.ts'
 import { checkpointId } from '../../src/core/ids.ts';
 import type { StreamElement } from '../../src/runtime/elements.ts';
 import { END_OF_DATA } from '../../src/runtime/elements.ts';
-import { RemoteInputChannel, RemoteOutputChannel } from '../../src/runtime/remote-channel.ts';
+import { RemoteInputChannel, RemoteOutputChannel } from '../../src/runtime/network/remote-channel.ts';
 
 const buffer = (...records: number[]): StreamElement => ({ kind: 'buffer', records, keyGroups: Int32Array.from(records.map((r) => r % 7)), timestamps: null });
 const barrier = (id: number, alignment: 'aligned' | 'unaligned'): CheckpointBarrier => ({

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { yieldToEventLoop } from '../../src/core/adapters.ts';
 import { CollectSink, StreamEnvironment, type JobEvent } from '../../src/index.ts';
 import type { JobMaster } from '../../src/internal.ts';
-import { SimWorld } from '../../src/sim/sim-world.ts';
+import { SimWorld } from '../../src/sim/world/sim-world.ts';
 import { buildKeyedCountJob, expectedRunningCounts, sortedCopy } from '../support/jobs.ts';
 
 const COUNT = 2_000;

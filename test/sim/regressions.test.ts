@@ -3,7 +3,7 @@ import type { SeedKnobs } from '../../src/sim/knobs.ts';
 import { describeRecovery, replayCommand } from '../../src/sim/runner.ts';
 import type { RecoveryCounts } from '../../src/sim/sim-run.ts';
 import { runSeed, type SimMode } from '../../src/sim/run-seed.ts';
-import type { ScenarioName } from '../../src/sim/scenarios.ts';
+import type { ScenarioName } from '../../src/sim/scenarios/scenarios.ts';
 
 /** What a regression seed's run must reach, from its recovery counters and knobs: the path the bug was on. */
 interface Reach {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { BarrierOrder, checkBarrierOrder } from '../../src/sim/checkers/barrier-order.ts';
 import { CommitLedger, RecoveryCommits } from '../../src/sim/checkers/commit-once.ts';
-import { completedOnDisk, corruptAtRest, newestDurableId } from '../../src/sim/corruption.ts';
-import { ExternalTransactionStore, ExternalTransactionalSink } from '../../src/sim/external-sink.ts';
+import { completedOnDisk, corruptAtRest, newestDurableId } from '../../src/sim/world/corruption.ts';
+import { ExternalTransactionStore, ExternalTransactionalSink } from '../../src/sim/world/external-sink.ts';
 import { describeKnobs, drawKnobs } from '../../src/sim/knobs.ts';
-import { SimProcess } from '../../src/sim/sim-process.ts';
-import { SimWorld } from '../../src/sim/sim-world.ts';
+import { SimProcess } from '../../src/sim/world/sim-process.ts';
+import { SimWorld } from '../../src/sim/world/sim-world.ts';
 import type { RuntimeContext } from '../../src/runtime/functions.ts';
 
 const ctx = (subtaskIndex: number, runId: string) => ({ subtaskIndex, parallelism: 2, runId }) as unknown as RuntimeContext;

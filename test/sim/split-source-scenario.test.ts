@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { knobsFor, runSeed } from '../../src/sim/run-seed.ts';
 import { replayCommand, runSeeds } from '../../src/sim/runner.ts';
-import { type ScenarioSinks, SequenceLog } from '../../src/sim/scenarios.ts';
+import { type ScenarioSinks, SequenceLog } from '../../src/sim/scenarios/scenarios.ts';
 import { SimRun } from '../../src/sim/sim-run.ts';
-import { IDLE_SPLIT, LANES, SPLIT_WINDOW_MS, SplitLogs } from '../../src/sim/split-source-scenario.ts';
+import { IDLE_SPLIT, LANES, SPLIT_WINDOW_MS, SplitLogs } from '../../src/sim/scenarios/split-source-scenario.ts';
 
 /** Every window of the logs' records, each record in its one window (nothing is late by design). */
 function expectedWindows(count: number, keysPerSplit: number): string[] {

@@ -1,7 +1,7 @@
 /** The seed's task manager faults: drawn per seed, described, and off outside the fault window. */
 import { describe, expect, it } from 'vitest';
 import { describeKnobs, drawKnobs } from '../../src/sim/knobs.ts';
-import { drawTaskManagerFaults, SimTaskManagerFaults } from '../../src/sim/task-manager-faults.ts';
+import { drawTaskManagerFaults, SimTaskManagerFaults } from '../../src/sim/world/task-manager-faults.ts';
 
 describe('simulator task manager faults', () => {
   it('are drawn from the seed alone: about half the seeds stall data links, about a third get stuck on cancel', () => {

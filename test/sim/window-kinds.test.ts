@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { knobsFor } from '../../src/sim/run-seed.ts';
 import { runSeeds } from '../../src/sim/runner.ts';
-import { finalCounts } from '../../src/sim/sequence-source.ts';
+import { finalCounts } from '../../src/sim/scenarios/sequence-source.ts';
 import { SimRun } from '../../src/sim/sim-run.ts';
-import { COUNT_SLIDING, COUNT_TUMBLING, GLOBAL_FIRE_EVERY, GLOBAL_PURGE_EVERY } from '../../src/sim/window-count-scenario.ts';
-import { checkProcessingWindows, processingDone, PT_SLIDING_MS, PT_TUMBLING_MS } from '../../src/sim/window-processing-scenario.ts';
+import { COUNT_SLIDING, COUNT_TUMBLING, GLOBAL_FIRE_EVERY, GLOBAL_PURGE_EVERY } from '../../src/sim/scenarios/window-count-scenario.ts';
+import { checkProcessingWindows, processingDone, PT_SLIDING_MS, PT_TUMBLING_MS } from '../../src/sim/scenarios/window-processing-scenario.ts';
 
 const sumRange = (a: number, b: number) => ((a + b) * (b - a + 1)) / 2;
 

@@ -4,9 +4,9 @@ import { knobsFor } from '../../src/sim/run-seed.ts';
 import { runSeeds } from '../../src/sim/runner.ts';
 import type { RuntimeContext } from '../../src/runtime/functions.ts';
 import { SimRun } from '../../src/sim/sim-run.ts';
-import type { SeqSourceSpec } from '../../src/sim/sequence-source.ts';
-import { referenceWindowLines } from '../../src/sim/window-reference.ts';
-import { IdlePartitionOpenings, WINDOW_START_DELAY_MS, type WindowScenario, windowSource, windowStage } from '../../src/sim/window-scenarios.ts';
+import type { SeqSourceSpec } from '../../src/sim/scenarios/sequence-source.ts';
+import { referenceWindowLines } from '../../src/sim/checkers/window-reference.ts';
+import { IdlePartitionOpenings, WINDOW_START_DELAY_MS, type WindowScenario, windowSource, windowStage } from '../../src/sim/scenarios/window-scenarios.ts';
 import { ManualEnvironment } from '../support/manual-env.ts';
 
 const KINDS: readonly WindowScenario[] = ['window-tumbling', 'window-sliding', 'window-session'];

@@ -3,7 +3,7 @@
  * connected into a two-input counting operator (so barriers align there), into a sink. It runs
  * until the test cancels it; the test lets records through with the gate and triggers checkpoints.
  */
-import type { JobMaster } from '../../src/cluster/job-master.ts';
+import type { JobMaster } from '../../src/cluster/job-master/job-master.ts';
 import { CollectSink, type JobClient, type KeyedCoProcessFunction, StreamEnvironment, type ValueState, ValueStateDescriptor } from '../../src/index.ts';
 import { heldGenerate, SourceGate } from './held-source.ts';
 

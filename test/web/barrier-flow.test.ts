@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SubtaskCheckpointMetrics } from '../../src/checkpoint/ack.ts';
 import type { CheckpointStats } from '../../src/checkpoint/coordinator/checkpoint-stats.ts';
-import type { CheckpointTrace } from '../../src/cluster/checkpoint-traces.ts';
+import type { CheckpointTrace } from '../../src/cluster/job-master/checkpoint-traces.ts';
 import { checkpointId, type TaskId } from '../../src/core/ids.ts';
 import type { JobGraph, JobVertex } from '../../src/graph/job-graph.ts';
 import { barrierFlow } from '../../src/web/rest/barrier-flow.ts';

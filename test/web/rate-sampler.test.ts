@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskHandle } from '../../src/cluster/attempt-deployment.ts';
+import type { TaskHandle } from '../../src/cluster/job-master/attempt-deployment.ts';
 import { BackpressureMeter } from '../../src/runtime/backpressure-meter.ts';
 import { backpressureLevel, RateSampler } from '../../src/web/rate-sampler.ts';
 import { summaryOf } from '../../src/web/rest/checkpoint-routes.ts';

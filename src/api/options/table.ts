@@ -4,7 +4,7 @@
  * from here; `options.ts` checks at compile time that its documented interfaces agree with it.
  */
 import { ConfigError } from '../../core/errors.ts';
-import { DEFAULT_RESTART_STRATEGY } from '../../cluster/restart-strategy.ts';
+import { DEFAULT_RESTART_STRATEGY } from '../../cluster/job-master/restart-strategy.ts';
 import { DEFAULT_MAX_PARALLELISM, MAX_PARALLELISM_LIMIT } from '../../state/key-groups.ts';
 import { resolveStorageRoot } from '../../storage/location.ts';
 import { CLUSTER_GROUP, CLUSTER_TABLE } from './cluster.ts';

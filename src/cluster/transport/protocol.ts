@@ -8,7 +8,7 @@ import type { CheckpointBarrier } from '../../checkpoint/barrier/barrier.ts';
 import type { CheckpointFailureReason } from '../../checkpoint/failure-reason.ts';
 import type { CheckpointMetadata } from '../../checkpoint/metadata/metadata.ts';
 import type { CheckpointId, TaskId } from '../../core/ids.ts';
-import type { Epoch } from '../epoch.ts';
+import type { Epoch } from './epoch.ts';
 import { InjectedFault, JobFailedError, RestoreError, StorageError, WeirError, type WeirErrorCode } from '../../core/errors.ts';
 
 /** The operators a job master expects a task manager's job graph to have, vertex by vertex. */

@@ -10,9 +10,9 @@ import { ListStateDescriptor } from '../../state/descriptors.ts';
 import { HeapKeyedStateBackend } from '../../state/heap/heap-keyed-backend.ts';
 import { HeapOperatorStateBackend } from '../../state/heap/heap-operator-backend.ts';
 import type { StateReader } from '../../state/backend.ts';
-import { countsAtPositions, type SeqRecord } from '../sequence-source.ts';
+import { countsAtPositions, type SeqRecord } from '../scenarios/sequence-source.ts';
 import { decodeBuffers } from '../../checkpoint/channel/channel-state.ts';
-import type { BuiltScenario } from '../scenarios.ts';
+import type { BuiltScenario } from '../scenarios/scenarios.ts';
 
 /** Sequences of in-flight records per origin and key, from the channel state of every subtask. */
 async function inflightSequences(meta: CheckpointMetadata, read: StateReader): Promise<Map<string, number[]>> {

@@ -7,7 +7,7 @@
  * milliseconds since the trigger (to 0.1 ms), the trigger's timestamp whole wall-clock milliseconds.
  */
 import type { CheckpointStats } from '../../checkpoint/coordinator/checkpoint-stats.ts';
-import type { CheckpointTrace } from '../../cluster/checkpoint-traces.ts';
+import type { CheckpointTrace } from '../../cluster/job-master/checkpoint-traces.ts';
 import { buildExecutionPlan } from '../../graph/execution-plan.ts';
 import type { JobGraph } from '../../graph/job-graph.ts';
 import { vertexId } from '../web-job.ts';

@@ -8,7 +8,7 @@
  */
 import type { SubtaskCheckpointMetrics } from '../../checkpoint/ack.ts';
 import type { CheckpointStats } from '../../checkpoint/coordinator/checkpoint-stats.ts';
-import type { CheckpointTrace } from '../../cluster/checkpoint-traces.ts';
+import type { CheckpointTrace } from '../../cluster/job-master/checkpoint-traces.ts';
 import { buildExecutionPlan } from '../../graph/execution-plan.ts';
 import { vertexId, type WebJob } from '../web-job.ts';
 import { NotFound } from './errors.ts';

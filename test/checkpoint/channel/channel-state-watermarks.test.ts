@@ -3,7 +3,7 @@ import { decodeBuffers, writeChannelState } from '../../../src/checkpoint/channe
 import { InflightLog } from '../../../src/checkpoint/channel/inflight-log.ts';
 import type { InflightElement } from '../../../src/checkpoint/channel/buffer.ts';
 import { checkpointId, jobId } from '../../../src/core/ids.ts';
-import { LocalChannel } from '../../../src/runtime/channel.ts';
+import { LocalChannel } from '../../../src/runtime/network/channel.ts';
 import { encodeValue } from '../../../src/state/codec.ts';
 import { MemoryCheckpointStorage } from '../../../src/storage/memory-storage.ts';
 

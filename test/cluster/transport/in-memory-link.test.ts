@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { inMemoryLinkPair } from '../../../src/cluster/transport/link.ts';
+import { inMemoryLinkPair } from '../../../src/runtime/network/link.ts';
 import { fromWireError, toWireError } from '../../../src/cluster/transport/protocol.ts';
 import { InjectedFault, StorageError } from '../../../src/core/errors.ts';
-import { isExpectedFailure } from '../../../src/sim/events.ts';
-import { SimWorld } from '../../../src/sim/sim-world.ts';
+import { isExpectedFailure } from '../../../src/sim/world/events.ts';
+import { SimWorld } from '../../../src/sim/world/sim-world.ts';
 
 describe('the in-memory link', () => {
   it('is FIFO in each direction on the simulator, whose scheduler runs ready events in any order and holds some back', () => {

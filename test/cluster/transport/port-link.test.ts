@@ -1,6 +1,6 @@
 import { MessageChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { portLink } from '../../../src/cluster/transport/link.ts';
+import { portLink } from '../../../src/runtime/network/link.ts';
 import type { DataMessage } from '../../../src/cluster/transport/protocol.ts';
 
 /** Resolves once `count` messages arrived at `received`. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { yieldToEventLoop } from '../../../src/core/adapters.ts';
 import { CollectSink, POLL_END, POLL_MORE, StreamEnvironment } from '../../../src/index.ts';
 import type { Clock, KeyedProcessFunction, Source, SourceReader } from '../../../src/index.ts';
-import { SimWorld } from '../../../src/sim/sim-world.ts';
+import { SimWorld } from '../../../src/sim/world/sim-world.ts';
 
 const KEYS = 5;
 const END_MS = 5_000;

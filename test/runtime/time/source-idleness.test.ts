@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { yieldToEventLoop } from '../../../src/core/adapters.ts';
 import { CollectSink, POLL_END, POLL_MORE, StreamEnvironment, WatermarkStrategy } from '../../../src/index.ts';
 import type { Clock, KeyedProcessFunction, Source, SourceReader } from '../../../src/index.ts';
-import { SimWorld } from '../../../src/sim/sim-world.ts';
+import { SimWorld } from '../../../src/sim/world/sim-world.ts';
 
 const RECORDS = 200;
 const END_MS = 3_000;

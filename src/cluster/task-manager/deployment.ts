@@ -1,0 +1,353 @@
+/**
+ * Builds one attempt of a job: channels between subtasks, operator chains with their state
+ * backends, restored state, and StreamTasks. Restoring reads and verifies every state file before
+ * any task starts, so a corrupt checkpoint never leaves a half-restored job running.
+ */
+import { RestoreError } from '../../core/errors.ts';
+import { decodeBuffers } from '../../checkpoint/channel/channel-state.ts';
+import type { InflightElement } from '../../checkpoint/channel/buffer.ts';
+import type { CheckpointId } from '../../core/ids.ts';
+import type { CheckpointOptions } from '../../checkpoint/barrier/barrier.ts';
+import type { CheckpointMetadata, OperatorStateMeta } from '../../checkpoint/metadata/metadata.ts';
+import { buildExecutionPlan, type ChannelPlan, type ExecutionPlan, type SubtaskPlan } from '../../graph/execution-plan.ts';
+import { DEFAULT_AUTO_WATERMARK_INTERVAL_MS, type JobEdge, type JobGraph, type JobVertex } from '../../graph/job-graph.ts';
+import { LocalChannel, type InputChannel, type OutputChannel } from '../../runtime/network/channel.ts';
+import { InputGate, type InputChannelSpec } from '../../runtime/input-gate.ts';
+import type { Output, StreamOperator } from '../../runtime/operator.ts';
+import { RecordWriter } from '../../runtime/record-writer.ts';
+import { StreamTask, type ChainedOperator, type StreamTaskConfig } from '../../runtime/stream-task.ts';
+import type { StateBackendFactory } from '../../state/backend.ts';
+import type { CheckpointStorage, CheckpointStreamFactory } from '../../storage/storage.ts';
+import type { Environment } from '../../core/time.ts';
+import type { FaultInjector } from '../../runtime/faults.ts';
+import type { TaskGateway } from '../../runtime/task-gateway.ts';
+import type { Epoch } from '../transport/epoch.ts';
+import { assert } from '../../core/assert.ts';
+import { WATERMARK_ACTIVE, WATERMARK_IDLE } from '../../core/watermark.ts';
+import { newElementTimestamp } from '../../runtime/time/element-timestamp.ts';
+import { MailboxProcessingTimeService } from '../../runtime/time/processing-time.ts';
+import { KeyedTimeServiceManager } from '../../runtime/time/keyed-timer-service.ts';
+
+export interface DeploymentSpec {
+  readonly graph: JobGraph;
+  /** The attempt's epoch: the job master's leader epoch and the attempt number. */
+  readonly epoch: Epoch;
+  /** Unique across processes and attempts; handed to operators as `runId`. */
+  readonly runId: string;
+  readonly backends: StateBackendFactory;
+  readonly storage: CheckpointStorage;
+  /** Where subtasks write the state of checkpoint or savepoint n. */
+  readonly streams: (checkpointId: CheckpointId, options: CheckpointOptions) => CheckpointStreamFactory;
+  readonly env: Environment;
+  readonly faults: FaultInjector;
+  readonly gateway: TaskGateway;
+  /** Says something about the attempt in the job's events (a task manager terminated by the watchdog). */
+  readonly log?: (message: string) => void;
+  /** Told of each control message of another epoch that reached the job master's side of the attempt (and was dropped). */
+  readonly onStaleControl?: () => void;
+  readonly bufferRecords: number;
+  readonly channelCapacity: number;
+  readonly elementsPerStep: number;
+  readonly sourceBatchRecords: number;
+  /** Accept snapshot state whose uid no operator of the job has. */
+  readonly allowNonRestoredState: boolean;
+}
+
+export interface Deployment {
+  readonly tasks: StreamTask[];
+  /** Every channel end the deployment built, cleared when it is torn down. */
+  readonly channels: ReadonlyArray<InputChannel | OutputChannel>;
+}
+
+/**
+ * Which subtasks of the plan one deployment builds, and where the ends of their channels come
+ * from: all of them with local channels (one task manager in this thread), or a task manager's
+ * share with remote ends for the channels that cross to another task manager.
+ */
+export interface DeploymentPart {
+  readonly includes: (subtask: SubtaskPlan, index: number) => boolean;
+  readonly input: (channel: ChannelPlan) => InputChannel;
+  readonly output: (channel: ChannelPlan) => OutputChannel;
+  readonly channels: () => ReadonlyArray<InputChannel | OutputChannel>;
+}
+
+/** Every subtask, every channel a LocalChannel. */
+function wholeJob(plan: ExecutionPlan, capacity: number): DeploymentPart {
+  const channels = new Map(plan.channels.map((c) => [c.id, new LocalChannel(c.id, capacity)]));
+  return { includes: () => true, input: (c) => channels.get(c.id)!, output: (c) => channels.get(c.id)!, channels: () => [...channels.values()] };
+}
+
+/** Checks that a snapshot fits the job (uids, maxParallelism) before anything is read. */
+export function checkSnapshotCompatible(graph: JobGraph, metadata: CheckpointMetadata, allowNonRestoredState: boolean): void {
+  const uids = new Map<string, JobVertex>();
+  for (const v of graph.vertices) for (const node of v.chain) uids.set(node.uid, v);
+  for (const op of metadata.operators) {
+    const vertex = uids.get(op.uid);
+    if (!vertex) {
+      const hasState = op.subtasks.some((s) => s.keyed.length > 0 || (s.operator?.states.some((st) => st.count > 0) ?? false));
+      if (hasState && !allowNonRestoredState) {
+        throw new RestoreError(
+          `snapshot ${metadata.checkpointId} has state for uid '${op.uid}' (${op.name}) but the job has no operator with that uid; pass --allow-non-restored-state to drop it`,
+        );
+      }
+      continue;
+    }
+    if (op.maxParallelism !== vertex.maxParallelism) {
+      throw new RestoreError(
+        `uid '${op.uid}': the snapshot was taken with maxParallelism ${op.maxParallelism}, the job has ${vertex.maxParallelism}; maxParallelism cannot change`,
+      );
+    }
+  }
+}
+
+function chainOutput(next: StreamOperator | null, writers: RecordWriter[], edges: readonly JobEdge[]): Output {
+  // Only the last operator of a chain has side outputs downstream: a node read through a side
+  // output is never chained into its consumer, and a node with two consumers ends its chain.
+  const main: RecordWriter[] = [];
+  const side = new Map<string, RecordWriter[]>();
+  writers.forEach((w, e) => {
+    const tag = edges[e]!.sideOutput;
+    if (tag === null) main.push(w);
+    else side.set(tag, [...(side.get(tag) ?? []), w]);
+  });
+  const sideOutput =
+    next || side.size === 0
+      ? () => {}
+      : (tagId: string, record: unknown) => {
+          const targets = side.get(tagId);
+          if (targets) for (const w of targets) w.emit(record);
+        };
+  // A status skips chained operators: it describes the subtask's output channels.
+  const emitWatermarkStatus = (idle: boolean) => {
+    for (const w of writers) w.broadcastEvent(idle ? WATERMARK_IDLE : WATERMARK_ACTIVE);
+  };
+  // Watermarks go to every output, side outputs included: they are event time of the operator.
+  const emitWatermark =
+    writers.length === 1
+      ? (ms: number) => writers[0]!.emitWatermark(ms)
+      : (ms: number) => {
+          for (const w of writers) w.emitWatermark(ms);
+        };
+  if (next) return { collect: (r) => next.processElement(r, -1, 0), sideOutput, emitWatermark: (ms) => next.processWatermark(ms), emitWatermarkStatus };
+  if (main.length === 1) {
+    const w = main[0]!;
+    return { collect: (r) => w.emit(r), sideOutput, emitWatermark, emitWatermarkStatus };
+  }
+  if (main.length === 0) return { collect: () => {}, sideOutput, emitWatermark, emitWatermarkStatus };
+  return {
+    collect: (r) => {
+      for (const w of main) w.emit(r);
+    },
+    sideOutput,
+    emitWatermark,
+    emitWatermarkStatus,
+  };
+}
+
+/** Where each subtask's channel state goes back: its input channels and its writers' channels. */
+export interface ChannelTargets {
+  readonly headUid: string;
+  readonly subtask: number;
+  readonly inputs: readonly InputChannel[];
+  readonly outputs: ReadonlyArray<readonly OutputChannel[]>;
+}
+
+/**
+ * Puts the in-flight data of an unaligned checkpoint back into the channels before any new data:
+ * per channel, the buffers the consumer had recorded (older) and then those the producer's
+ * barrier overtook (newer), each in its original order.
+ */
+export async function restoreChannelState(
+  targets: readonly ChannelTargets[],
+  restored: Map<string, OperatorStateMeta>,
+  storage: CheckpointStorage,
+): Promise<void> {
+  const fill = new Map<InputChannel | OutputChannel, { input: InflightElement[]; output: InflightElement[] }>();
+  const slot = (ch: InputChannel | OutputChannel) => {
+    let f = fill.get(ch);
+    if (!f) fill.set(ch, (f = { input: [], output: [] }));
+    return f;
+  };
+  for (const t of targets) {
+    const handles = restored.get(t.headUid)?.subtasks.find((s) => s.subtask === t.subtask)?.channels ?? [];
+    for (const h of handles) {
+      const what = h.stream.type === 'file' ? h.stream.path : `channel state of ${t.headUid}#${t.subtask}`;
+      const buffers = decodeBuffers(await storage.readState(h.stream), what);
+      const target = h.direction === 'input' ? t.inputs[h.channel] : t.outputs[h.gate]?.[h.channel];
+      if (!target)
+        throw new RestoreError(
+          `channel state of uid '${t.headUid}' subtask ${t.subtask} names ${h.direction} channel ${h.gate}/${h.channel}, which this job does not have; restore unaligned checkpoints into the same job graph`,
+        );
+      slot(target)[h.direction].push(...buffers);
+    }
+  }
+  for (const [channel, f] of fill) for (const b of [...f.input, ...f.output]) channel.push(b);
+}
+
+/** Unaligned checkpoints hold in-flight data per channel, which only maps back onto the same parallelism. */
+function checkChannelStateRescale(graph: JobGraph, metadata: CheckpointMetadata): void {
+  for (const v of graph.vertices) {
+    const op = metadata.operators.find((o) => o.uid === v.chain[0]!.uid);
+    if (op && op.parallelism !== v.parallelism && op.subtasks.some((s) => s.channels.length > 0)) {
+      throw new RestoreError(
+        `checkpoint ${metadata.checkpointId} is unaligned and holds in-flight data of uid '${op.uid}' at parallelism ${op.parallelism}; restore it at that parallelism (not ${v.parallelism}), or rescale from a savepoint`,
+      );
+    }
+  }
+}
+
+/**
+ * `firstCheckpointFull`: the snapshot restored from is not the job's own (no-claim, or a savepoint),
+ * so incremental backends must not build on its files: their first checkpoint is a full base.
+ */
+export async function deploy(
+  spec: DeploymentSpec,
+  restore: CheckpointMetadata | null,
+  firstCheckpointFull = false,
+  part?: (plan: ExecutionPlan) => DeploymentPart,
+): Promise<Deployment> {
+  const { graph } = spec;
+  if (restore) {
+    checkSnapshotCompatible(graph, restore, spec.allowNonRestoredState);
+    checkChannelStateRescale(graph, restore);
+  }
+  const restored = new Map<string, OperatorStateMeta>((restore?.operators ?? []).map((o) => [o.uid, o]));
+  const plan = buildExecutionPlan(graph);
+  const share = part ? part(plan) : wholeJob(plan, spec.channelCapacity);
+  const byId = new Map(plan.channels.map((c) => [c.id, c]));
+  const built: BuiltSubtask[] = [];
+  try {
+    for (const [index, sub] of plan.subtasks.entries()) {
+      if (!share.includes(sub, index)) continue;
+      const inputs: InputChannelSpec[] = sub.inputs.map((x) => ({ channel: share.input(byId.get(x.channel)!), input: x.input }));
+      const outputs = sub.outputs.map((ids) => ids.map((id) => share.output(byId.get(id)!)));
+      built.push(await deploySubtask(spec, sub, inputs, outputs, restored, firstCheckpointFull));
+    }
+    if (restore)
+      await restoreChannelState(
+        built.map((b) => b.target),
+        restored,
+        spec.storage,
+      );
+  } catch (err) {
+    for (const b of built) disposeChain(b.chain);
+    throw err;
+  }
+  return { tasks: built.map((b) => b.task), channels: share.channels() };
+}
+
+interface BuiltSubtask {
+  readonly task: StreamTask;
+  readonly chain: ChainedOperator[];
+  readonly target: ChannelTargets;
+}
+
+/** One subtask: its operator chain with restored state backends, record writers and task. */
+async function deploySubtask(
+  spec: DeploymentSpec,
+  sub: SubtaskPlan,
+  inputs: InputChannelSpec[],
+  outputs: OutputChannel[][],
+  restored: Map<string, OperatorStateMeta>,
+  firstCheckpointFull: boolean,
+): Promise<BuiltSubtask> {
+  const v = spec.graph.vertices[sub.vertex]!;
+  const i = sub.subtask;
+  const timestamps = newElementTimestamp();
+  const processingTime = new MailboxProcessingTimeService(spec.env.clock, spec.env.scheduler);
+  const writers = v.outputs.map((edge, e) => new RecordWriter(outputs[e]!, edge.partitioner, spec.bufferRecords, v.maxParallelism, i, timestamps));
+  const chain: ChainedOperator[] = v.chain.map((node) => ({
+    uid: node.uid,
+    name: node.name,
+    operator: node.createOperator(),
+    keyedBackend: node.keySelectors.some((k) => k !== null)
+      ? spec.backends.createKeyedBackend({ uid: node.uid, subtask: i, keyGroupRange: sub.keyGroupRange, maxParallelism: v.maxParallelism })
+      : null,
+    operatorBackend: spec.backends.createOperatorBackend({ uid: node.uid, subtask: i }),
+  }));
+  try {
+    await restoreChain(chain, restored, spec, i, v.parallelism, firstCheckpointFull);
+  } catch (err) {
+    disposeChain(chain);
+    throw err;
+  }
+  chain.forEach((op, k) => {
+    const timeServices = op.keyedBackend ? new KeyedTimeServiceManager(op.keyedBackend, processingTime, timestamps) : null;
+    op.operator.setup({
+      uid: op.uid,
+      name: op.name,
+      subtaskIndex: i,
+      parallelism: v.parallelism,
+      maxParallelism: v.maxParallelism,
+      attempt: spec.epoch.attempt,
+      runId: spec.runId,
+      output: chainOutput(chain[k + 1]?.operator ?? null, writers, v.outputs),
+      keyedBackend: op.keyedBackend,
+      operatorState: op.operatorBackend,
+      clock: spec.env.clock,
+      restored: restored.has(op.uid),
+      timestamps,
+      processingTime,
+      autoWatermarkIntervalMs: spec.graph.autoWatermarkIntervalMs ?? DEFAULT_AUTO_WATERMARK_INTERVAL_MS,
+      timeServices,
+      getInternalTimerService: (name, triggerable) => {
+        assert(timeServices !== null, () => `operator ${op.uid}: timer services exist on keyed operators only`);
+        return timeServices.getInternalTimerService(name, triggerable);
+      },
+    });
+  });
+  const cfg: StreamTaskConfig = {
+    id: { vertex: v.index, subtask: i },
+    name: v.name,
+    attempt: spec.epoch.attempt,
+    chain,
+    input: inputs.length > 0 ? new InputGate(inputs) : null,
+    writers,
+    env: spec.env,
+    faults: spec.faults,
+    gateway: spec.gateway,
+    streams: spec.streams,
+    elementsPerStep: spec.elementsPerStep,
+    sourceBatchRecords: spec.sourceBatchRecords,
+    processingTime,
+    timestamps,
+  };
+  const target = { headUid: v.chain[0]!.uid, subtask: i, inputs: inputs.map((x) => x.channel), outputs: writers.map((w) => w.channels) };
+  return { task: new StreamTask(cfg), chain, target };
+}
+
+async function restoreChain(
+  chain: ChainedOperator[],
+  restored: Map<string, OperatorStateMeta>,
+  spec: DeploymentSpec,
+  subtask: number,
+  parallelism: number,
+  firstCheckpointFull: boolean,
+): Promise<void> {
+  const read = (h: Parameters<CheckpointStorage['readState']>[0]) => spec.storage.readState(h);
+  for (const op of chain) {
+    const meta = restored.get(op.uid);
+    if (!meta) continue;
+    if (op.keyedBackend) {
+      await op.keyedBackend.restore(
+        meta.subtasks.flatMap((s) => s.keyed),
+        read,
+        { firstCheckpointFull },
+      );
+    }
+    const operatorHandles = meta.subtasks.map((s) => s.operator);
+    await op.operatorBackend.restoreRedistributed(operatorHandles, read, subtask, parallelism);
+  }
+}
+
+function disposeChain(chain: ChainedOperator[]): void {
+  for (const op of chain) {
+    try {
+      op.operator.dispose();
+      op.keyedBackend?.dispose();
+      op.operatorBackend.dispose();
+    } catch {
+      // teardown must not throw
+    }
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * What a worker thread runs once it answers heartbeats: loads the job module, builds the job graph
+ * from it with the options the job master ran with, and runs a TaskManager on the worker's control
+ * link. If the job cannot be built here, every deploy is answered with a JobFailedError saying why
+ * (not retried: it would fail again).
+ */
+import { StreamEnvironment } from '../../api/environment.ts';
+import { loadJobModule } from '../../cli/load-job-module.ts';
+import { realEnvironment } from '../../core/adapters.ts';
+import { errorMessage, JobFailedError } from '../../core/errors.ts';
+import { jobId } from '../../core/ids.ts';
+import { NO_FAULTS } from '../../runtime/faults.ts';
+import { TaskManager, type TaskManagerContext } from './task-manager.ts';
+import { portLink, type Link } from '../../runtime/network/link.ts';
+import { toWireError, type DataMessage, type ToJobMaster, type ToTaskManager } from '../transport/protocol.ts';
+import type { TaskManagerWorkerData } from '../launchers/worker-task-managers.ts';
+
+async function buildContext(data: TaskManagerWorkerData): Promise<TaskManagerContext> {
+  const { job } = data;
+  try {
+    const module = await loadJobModule(job.modulePath);
+    const env = StreamEnvironment.create(job.options);
+    await module.build(env);
+    const parts = env.taskManagerParts(jobId(job.jobId));
+    return {
+      index: data.index,
+      graph: parts.graph,
+      env: realEnvironment(),
+      backends: parts.backends,
+      storage: parts.storage,
+      // A savepoint's barrier names its directory: the job master created it, this thread writes into it.
+      streams: (id, options) =>
+        options.targetLocation === undefined ? parts.storage.streamFactory(id) : parts.storage.savepointTargetAt(options.targetLocation).streamFactory(id),
+      faults: NO_FAULTS,
+      bufferRecords: env.options.bufferRecords,
+      channelCapacity: env.options.channelCapacity,
+      remoteChannelCapacity: env.options.remoteChannelCapacity,
+      elementsPerStep: job.elementsPerStep,
+      sourceBatchRecords: job.sourceBatchRecords,
+      allowNonRestoredState: job.allowNonRestoredState,
+    };
+  } catch (err) {
+    throw new JobFailedError(`task manager ${data.index} cannot build the job from ${job.modulePath}: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+/** `control` answers heartbeats and holds other messages until this takes it over, so none is lost while the module loads. */
+export async function runWorkerTaskManager(data: TaskManagerWorkerData, control: Link<ToJobMaster, ToTaskManager>): Promise<void> {
+  let ctx: TaskManagerContext;
+  try {
+    ctx = await buildContext(data);
+  } catch (err) {
+    const error = toWireError(err);
+    control.onMessage((m) => {
+      if (m.type === 'deploy') control.send({ type: 'deploy-failed', epoch: m.epoch, error });
+      else if (m.type === 'cancel') control.send({ type: 'canceled', epoch: m.epoch });
+      else if (m.type === 'heartbeat') control.send({ type: 'heartbeat', epoch: m.epoch, seq: m.seq });
+    });
+    return;
+  }
+  const peers = new Map(data.peers.map(([index, port]) => [index, portLink<DataMessage, DataMessage>(port)]));
+  new TaskManager(ctx, control, peers);
+}

@@ -1,0 +1,205 @@
+/**
+ * Checkpoint storage for the simulation: in-memory, with completions delayed through the world's
+ * scheduler and faults drawn by the seed (a write fails, a write is torn, the metadata rename
+ * fails). It also checks on every delete that no retained checkpoint loses a file (checker d).
+ */
+import { StorageError } from '../../core/errors.ts';
+import type { CheckpointId, JobId } from '../../core/ids.ts';
+import { readMetadataAt } from '../../checkpoint/metadata/read.ts';
+import { filePathsOf } from '../../checkpoint/metadata/walk.ts';
+import type { StreamStateHandle } from '../../storage/handles.ts';
+import { MemoryCheckpointStorage } from '../../storage/memory-storage.ts';
+import type { CheckpointDirEntry, CheckpointStorage, CheckpointStreamFactory, SnapshotPathProbe } from '../../storage/storage.ts';
+import type { SavepointTarget } from '../../storage/savepoint-target.ts';
+import type { RestoredFrom } from '../../storage/restored-from.ts';
+import type { Random, Scheduler } from '../../core/time.ts';
+
+export interface StorageFaultOptions {
+  readonly writeFailProbability: number;
+  readonly tornWriteProbability: number;
+  readonly renameFailProbability: number;
+  readonly latencyMsMax: number;
+}
+
+/** Moments a process kill may strike inside storage; the hook returns true when the process just died. */
+export type StorageKillSite = 'upload' | 'metadata-before' | 'metadata-after';
+
+/** A promise that never settles: the continuation of a process that died. */
+function never<T>(): Promise<T> {
+  return new Promise<T>(() => {});
+}
+
+export class FaultyStorage implements CheckpointStorage {
+  readonly inner: MemoryCheckpointStorage;
+  active = true;
+  readonly injected = { writeFail: 0, torn: 0, renameFail: 0 };
+  /** Violations of "no file referenced by a retained checkpoint is deleted". */
+  readonly violations: string[] = [];
+  /** Ids of the checkpoints the coordinator retains right now; set by the runner. */
+  retained: () => ReadonlySet<number> = () => new Set();
+  /** Where the run may kill the process (set by the run). */
+  kill: (site: StorageKillSite) => boolean = () => false;
+
+  constructor(
+    jobId: JobId,
+    /** The process's scheduler: when the process dies, its storage calls never complete. */
+    private readonly scheduler: Scheduler,
+    private readonly random: Random,
+    private readonly options: StorageFaultOptions,
+    /** The disk: shared by every process and run of the seed. */
+    files?: Map<string, Uint8Array>,
+  ) {
+    this.inner = new MemoryCheckpointStorage(jobId, { inlineThresholdBytes: 64, files });
+  }
+
+  get description(): string {
+    return this.inner.description;
+  }
+
+  get jobId(): JobId {
+    return this.inner.jobId;
+  }
+
+  private latency(): Promise<void> {
+    return new Promise((resolve) => this.scheduler.schedule(this.random.next() * this.options.latencyMsMax, resolve));
+  }
+
+  private roll(p: number): boolean {
+    return this.active && this.random.next() < p;
+  }
+
+  initialize(): Promise<{ highestCheckpointId: number }> {
+    return this.inner.initialize();
+  }
+
+  streamFactory(checkpointId: CheckpointId): CheckpointStreamFactory {
+    const inner = this.inner.streamFactory(checkpointId);
+    return {
+      checkpointId,
+      write: async (scope, nameHint, data) => {
+        await this.latency();
+        if (this.kill('upload')) return never();
+        if (this.roll(this.options.writeFailProbability)) {
+          this.injected.writeFail++;
+          throw new StorageError('STORAGE_IO', `memory:${nameHint}`, 'injected write failure');
+        }
+        const handle = await inner.write(scope, nameHint, data);
+        if (handle.type === 'file' && this.roll(this.options.tornWriteProbability)) {
+          this.injected.torn++;
+          const raw = this.inner.rawFiles();
+          const bytes = raw.get(handle.path)!;
+          raw.set(handle.path, bytes.subarray(0, Math.floor(bytes.length / 2)));
+          throw new StorageError('STORAGE_IO', handle.path, 'injected torn write (the process died mid-write)');
+        }
+        return handle;
+      },
+    };
+  }
+
+  async readState(handle: StreamStateHandle): Promise<Uint8Array> {
+    await this.latency();
+    return this.inner.readState(handle);
+  }
+
+  checkpointLocation(checkpointId: CheckpointId): string {
+    return this.inner.checkpointLocation(checkpointId);
+  }
+
+  async commitMetadata(checkpointId: CheckpointId, bytes: Uint8Array): Promise<string> {
+    await this.latency();
+    if (this.roll(this.options.renameFailProbability)) {
+      this.injected.renameFail++;
+      // The temporary file was written; the rename never happened.
+      this.inner.rawFiles().set(`${this.inner.checkpointDir(checkpointId)}/_metadata.tmp-sim`, new Uint8Array(8));
+      throw new StorageError('STORAGE_IO', `${this.inner.checkpointDir(checkpointId)}/_metadata`, 'injected rename failure');
+    }
+    if (this.kill('metadata-before')) return never();
+    const location = await this.inner.commitMetadata(checkpointId, bytes);
+    if (this.kill('metadata-after')) return never();
+    return location;
+  }
+
+  readMetadataBytes(location: string): Promise<Uint8Array> {
+    return this.inner.readMetadataBytes(location);
+  }
+
+  probe(p: string): Promise<SnapshotPathProbe> {
+    return this.inner.probe(p);
+  }
+
+  dirSizeBytes(location: string): Promise<number> {
+    return this.inner.dirSizeBytes(location);
+  }
+
+  checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
+    return this.inner.checkStateFile(handle);
+  }
+
+  readRestoredFrom(jobDir: string): Promise<RestoredFrom | null> {
+    return this.inner.readRestoredFrom(jobDir);
+  }
+
+  recordRestoredFrom(r: RestoredFrom): Promise<void> {
+    return this.inner.recordRestoredFrom(r);
+  }
+
+  listCheckpointDirs(): Promise<CheckpointDirEntry[]> {
+    return this.inner.listCheckpointDirs();
+  }
+
+  async discardCheckpoint(checkpointId: CheckpointId): Promise<void> {
+    if (this.retained().has(checkpointId)) this.violations.push(`checkpoint ${checkpointId} was deleted while retained`);
+    await this.latency();
+    return this.inner.discardCheckpoint(checkpointId);
+  }
+
+  /** Locations of the checkpoints the coordinator retains right now; set by the runner. */
+  retainedLocations: () => ReadonlySet<string> = () => new Set();
+
+  async discardCheckpointAt(location: string): Promise<void> {
+    if (this.retainedLocations().has(location)) this.violations.push(`checkpoint at ${location} was deleted while retained`);
+    await this.latency();
+    return this.inner.discardCheckpointAt(location);
+  }
+
+  // ---- shared files (incremental, reference-counted across checkpoints) ----
+
+  get sharedDir(): string {
+    return this.inner.sharedDir;
+  }
+
+  listSharedFiles(): Promise<string[]> {
+    return this.inner.listSharedFiles();
+  }
+
+  /** Checker (d) for shared files: no retained checkpoint may refer to a shared file being deleted. */
+  async discardShared(handle: StreamStateHandle): Promise<void> {
+    if (handle.type === 'file') {
+      for (const location of this.retainedLocations()) {
+        const meta = await readMetadataAt(this.inner, location).catch(() => null);
+        if (meta !== null && filePathsOf(meta).includes(handle.path)) {
+          this.violations.push(`shared file ${handle.path} was deleted while retained checkpoint ${meta.checkpointId} refers to it`);
+        }
+      }
+    }
+    await this.latency();
+    return this.inner.discardShared(handle);
+  }
+
+  discardJob(): Promise<void> {
+    return this.inner.discardJob();
+  }
+
+  createSavepointTarget(savepointRoot: string, checkpointId: CheckpointId, rand: string): SavepointTarget {
+    return this.inner.createSavepointTarget(savepointRoot, checkpointId, rand);
+  }
+
+  savepointTargetAt(location: string): SavepointTarget {
+    return this.inner.savepointTargetAt(location);
+  }
+
+  /** Paths of every stored file of this job (savepoints are the user's, not the job's). */
+  files(): string[] {
+    return [...this.inner.rawFiles().keys()].filter((f) => !f.startsWith('memory:savepoints/'));
+  }
+}
