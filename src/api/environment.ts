@@ -13,7 +13,6 @@ import type { ToJobMaster } from '../cluster/transport/protocol.ts';
 import { launchWorkerTaskManagers } from '../cluster/worker-task-managers.ts';
 import { launchInMemoryTaskManagers, type InMemoryTaskManagerFaults } from '../cluster/in-memory-task-managers.ts';
 import { decideTaskManagerCount, type TaskManagerCount } from '../cluster/task-manager-count.ts';
-import type { TaskManagerContext } from '../cluster/task-manager.ts';
 import { NO_FAULTS } from '../runtime/faults.ts';
 import { buildExecutionPlan } from '../graph/execution-plan.ts';
 import { ConfigError } from '../core/errors.ts';
@@ -39,6 +38,8 @@ import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
 import { resolveStorageLocation } from '../storage/location.ts';
 import { DataStream } from './data-stream.ts';
+import { buildInMemoryTaskManagerContext, type InMemoryTaskManagerJob } from './in-memory-task-manager-job.ts';
+import { memoryStoreUrl } from '../storage/memory-stores.ts';
 import { refuseExecuteDuringImport } from './job-module-import.ts';
 import { preflight } from './preflight.ts';
 import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
@@ -121,8 +122,20 @@ export interface InternalRunOptions extends RunOptions, ExecutionHooks {
    * which this returns true is lost on the way (lost heartbeats, in tests).
    */
   readonly loseControlMessage?: (taskManager: number, message: ToJobMaster) => boolean;
-  /** With `inMemoryTaskManagers`: stalled data links and task managers stuck on cancel (the simulator's faults). */
+  /** With `inMemoryTaskManagers`: stalled data links, task managers stuck on cancel or dying alone (the simulator's faults). */
   readonly taskManagerFaults?: InMemoryTaskManagerFaults;
+  /**
+   * With `inMemoryTaskManagers`: what each task manager builds its own job graph with, as a job
+   * module's default export (the simulator rebuilds its scenario). Default: this environment's job
+   * definition, compiled again for each task manager.
+   */
+  readonly taskManagerJob?: (env: StreamEnvironment) => void | Promise<void>;
+  /**
+   * With `inMemoryTaskManagers`: the URL of the checkpoint storage task managers open their own
+   * client of (`memory://<store>`), and how they open it (the simulator: with its storage faults).
+   * Default: the job master's memory store, or its checkpoint directory, opened plainly.
+   */
+  readonly taskManagerStorage?: { readonly url: string; readonly open?: (url: string, index: number) => CheckpointStorage };
   /** Wraps the state backends the options name (the simulator delays when async snapshot parts start). */
   readonly wrapBackends?: (backends: StateBackendFactory) => StateBackendFactory;
 }
@@ -175,7 +188,8 @@ export interface JobClient {
 export class StreamEnvironment {
   /** The validated options, with defaults applied. */
   readonly options: ResolvedOptions;
-  private readonly graph = new LogicalGraph();
+  /** The job's definition; an in-memory task manager without a builder of its own takes the job master's (see inMemoryDeployer). */
+  private graph = new LogicalGraph();
   /** The job module this environment's job comes from (set by `weir run`), or null for a plain script. */
   private jobModulePath: string | null = null;
 
@@ -352,7 +366,7 @@ export class StreamEnvironment {
         claim: run.claim ?? false,
         ...(run.inMemoryTaskManagers === undefined
           ? this.taskManagerDeployer(id, graph, env, run)
-          : this.inMemoryDeployer(run.inMemoryTaskManagers, graph, env, run, storage, backends, () => master)),
+          : this.inMemoryDeployer(run.inMemoryTaskManagers, graph, env, run, storage, id)),
       },
       env,
       run,
@@ -378,34 +392,33 @@ export class StreamEnvironment {
     };
   }
 
-  /** Task managers in this thread over in-memory links, sharing the graph, backends, storage and fault injector. */
+  /** Task managers in this thread over in-memory links; each builds its own graph, storage client and stream factory from data. */
   private inMemoryDeployer(
     count: number,
     graph: JobGraph,
     env: Environment,
     run: InternalRunOptions,
     storage: CheckpointStorage,
-    backends: StateBackendFactory,
-    master: () => JobMaster,
+    id: ReturnType<typeof toJobId>,
   ): { deployer: Deployer } {
     if (!Number.isInteger(count) || count < 1) throw new ConfigError('inMemoryTaskManagers', `must be an integer >= 1, got ${count}`);
     const slots = this.options.slotsPerTaskManager;
     placeSubtasks(buildExecutionPlan(graph), count, slots);
-    const context = (index: number): TaskManagerContext => ({
-      index,
-      graph,
+    const job: InMemoryTaskManagerJob = {
+      // A script has no module to run again: its definition (sources and sinks included) is compiled again.
+      build: run.taskManagerJob ?? ((tmEnv) => void (tmEnv.graph = this.graph)),
+      options: this.given,
+      jobId: id,
+      storageUrl: run.taskManagerStorage?.url ?? (storage instanceof MemoryCheckpointStorage ? memoryStoreUrl(storage) : storage.description),
+      ...(run.taskManagerStorage?.open ? { openStorage: run.taskManagerStorage.open } : {}),
+      ...(run.wrapBackends ? { wrapBackends: run.wrapBackends } : {}),
       env,
-      backends,
-      storage,
-      streams: (id) => master().checkpointCoordinator.streamFactory(id),
       faults: run.faults ?? NO_FAULTS,
-      bufferRecords: this.options.bufferRecords,
-      channelCapacity: this.options.channelCapacity,
-      remoteChannelCapacity: this.options.remoteChannelCapacity,
+      allowNonRestoredState: run.allowNonRestoredState ?? false,
       elementsPerStep: run.elementsPerStep ?? 64,
       sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
-      allowNonRestoredState: run.allowNonRestoredState ?? false,
-    });
+    };
+    const context = (index: number) => buildInMemoryTaskManagerContext(index, job);
     const launch = launchInMemoryTaskManagers(count, context, env.scheduler, run.loseControlMessage, run.taskManagerFaults);
     return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
   }
