@@ -104,8 +104,20 @@ export interface InternalRunOptions extends RunOptions, ExecutionHooks {
    * which this returns true is lost on the way (lost heartbeats, in tests).
    */
   readonly loseControlMessage?: (taskManager: number, message: ToJobMaster) => boolean;
-  /** With `inMemoryTaskManagers`: stalled data links and task managers stuck on cancel (the simulator's faults). */
+  /** With `inMemoryTaskManagers`: stalled data links, task managers stuck on cancel or dying alone (the simulator's faults). */
   readonly taskManagerFaults?: InMemoryTaskManagerFaults;
+  /**
+   * With `inMemoryTaskManagers`: what each task manager builds its own job graph with, as a job
+   * module's default export (the simulator rebuilds its scenario). Default: this environment's job
+   * definition, compiled again for each task manager.
+   */
+  readonly taskManagerJob?: (env: StreamEnvironment) => void | Promise<void>;
+  /**
+   * With `inMemoryTaskManagers`: the URL of the checkpoint storage task managers open their own
+   * client of (`memory://<store>`), and how they open it (the simulator: with its storage faults).
+   * Default: the job master's memory store, or its checkpoint directory, opened plainly.
+   */
+  readonly taskManagerStorage?: { readonly url: string; readonly open?: (url: string, index: number) => CheckpointStorage };
   /** Wraps the state backends the options name (the simulator delays when async snapshot parts start). */
   readonly wrapBackends?: (backends: StateBackendFactory) => StateBackendFactory;
 }
@@ -158,7 +170,8 @@ export interface JobClient {
 export class StreamEnvironment {
   /** The validated options, with defaults applied. */
   readonly options: ResolvedOptions;
-  private readonly graph = new LogicalGraph();
+  /** The job's definition; an in-memory task manager without a builder of its own takes the job master's (see inMemoryDeployer). */
+  private graph = new LogicalGraph();
   /** The job module this environment's job comes from (set by `weir run`), or null for a plain script. */
   private jobModulePath: string | null = null;
 
@@ -305,7 +318,13 @@ export class StreamEnvironment {
   }
 
   private async start(name: string, run: InternalRunOptions): Promise<JobClient> {
-    const job = { graph: this.jobGraph(), options: this.options, given: this.given, modulePath: this.jobModulePath };
+    const job = {
+      graph: this.jobGraph(),
+      options: this.options,
+      given: this.given,
+      modulePath: this.jobModulePath,
+      rebuild: (tmEnv: StreamEnvironment) => void (tmEnv.graph = this.graph),
+    };
     return new LocalExecutor(job, this.options.cluster).execute(name, run);
   }
 

@@ -14,7 +14,6 @@ import { remoteDeployer, type TaskManagerWatch } from '../cluster/job-master/rem
 import { launchWorkerTaskManagers } from '../cluster/launchers/worker-task-managers.ts';
 import { launchInMemoryTaskManagers } from '../cluster/launchers/in-memory-task-managers.ts';
 import { decideTaskManagerCount, type TaskManagerCount } from '../cluster/launchers/task-manager-count.ts';
-import type { TaskManagerContext } from '../cluster/task-manager/task-manager.ts';
 import { NO_FAULTS } from '../runtime/faults.ts';
 import { buildExecutionPlan } from '../graph/execution-plan.ts';
 import { ConfigError } from '../core/errors.ts';
@@ -29,7 +28,10 @@ import { restoreCandidates as findRestoreCandidates } from '../checkpoint/restor
 import { FsCheckpointStorage } from '../storage/fs-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
 import { openCheckpointStorage, resolveStorageLocation } from '../storage/location.ts';
-import type { InternalRunOptions, JobClient } from './environment.ts';
+import type { InternalRunOptions, JobClient, StreamEnvironment } from './environment.ts';
+import { buildInMemoryTaskManagerContext, type InMemoryTaskManagerJob } from './in-memory-task-manager-job.ts';
+import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
+import { memoryStoreUrl } from '../storage/memory-stores.ts';
 import { preflight } from './preflight.ts';
 import type { ResolvedClusterOptions, ResolvedOptions, ResolvedStateBackend, StreamEnvironmentOptions } from './options.ts';
 
@@ -42,6 +44,8 @@ export interface ExecutableJob {
   readonly given: StreamEnvironmentOptions;
   /** The job module this job comes from (task managers in worker threads load it), or null for a plain script. */
   readonly modulePath: string | null;
+  /** Defines this job again on another environment: what an in-memory task manager builds its own graph from. */
+  readonly rebuild: (env: StreamEnvironment) => void;
 }
 
 /** The settings deployment reads: the cluster settings and the job's channel sizes. */
@@ -100,7 +104,7 @@ export class LocalExecutor {
         claim: run.claim ?? false,
         ...(run.inMemoryTaskManagers === undefined
           ? this.taskManagerDeployer(id, graph, env, run)
-          : this.inMemoryDeployer(run.inMemoryTaskManagers, graph, env, run, storage, backends, () => master)),
+          : this.inMemoryDeployer(run.inMemoryTaskManagers, graph, env, run, storage, id)),
       },
       env,
       run,
@@ -110,34 +114,33 @@ export class LocalExecutor {
     return clientOf(id, master);
   }
 
-  /** Task managers in this thread over in-memory links, sharing the graph, backends, storage and fault injector. */
+  /** Task managers in this thread over in-memory links; each builds its own graph, storage client and stream factory from data. */
   private inMemoryDeployer(
     count: number,
     graph: JobGraph,
     env: Environment,
     run: InternalRunOptions,
     storage: CheckpointStorage,
-    backends: StateBackendFactory,
-    master: () => JobMaster,
+    id: JobId,
   ): { deployer: Deployer } {
     if (!Number.isInteger(count) || count < 1) throw new ConfigError('inMemoryTaskManagers', `must be an integer >= 1, got ${count}`);
     const slots = this.options.slotsPerTaskManager;
     placeSubtasks(buildExecutionPlan(graph), count, slots);
-    const context = (index: number): TaskManagerContext => ({
-      index,
-      graph,
+    const job: InMemoryTaskManagerJob = {
+      // A script has no module to run again: its definition (sources and sinks included) is compiled again.
+      build: run.taskManagerJob ?? this.job.rebuild,
+      options: this.given,
+      jobId: id,
+      storageUrl: run.taskManagerStorage?.url ?? (storage instanceof MemoryCheckpointStorage ? memoryStoreUrl(storage) : storage.description),
+      ...(run.taskManagerStorage?.open ? { openStorage: run.taskManagerStorage.open } : {}),
+      ...(run.wrapBackends ? { wrapBackends: run.wrapBackends } : {}),
       env,
-      backends,
-      storage,
-      streams: (id) => master().checkpointCoordinator.streamFactory(id),
       faults: run.faults ?? NO_FAULTS,
-      bufferRecords: this.options.bufferRecords,
-      channelCapacity: this.options.channelCapacity,
-      remoteChannelCapacity: this.options.remoteChannelCapacity,
+      allowNonRestoredState: run.allowNonRestoredState ?? false,
       elementsPerStep: run.elementsPerStep ?? 64,
       sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
-      allowNonRestoredState: run.allowNonRestoredState ?? false,
-    });
+    };
+    const context = (index: number) => buildInMemoryTaskManagerContext(index, job);
     const launch = launchInMemoryTaskManagers(count, context, env.scheduler, run.loseControlMessage, run.taskManagerFaults);
     return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
   }

@@ -162,6 +162,30 @@ export class InjectedFault extends WeirError {
   }
 }
 
+/**
+ * Bytes on a link that are not a message of this protocol: another magic byte (not a Weir message
+ * at all) or another protocol version (a peer of another release). Names what was found and what
+ * was expected.
+ */
+export class ProtocolError extends WeirError {
+  /** Which header byte did not match. */
+  readonly field: 'magic' | 'version' | 'body';
+  /** The byte found (null: the bytes ended before it). */
+  readonly found: number | null;
+  /** The byte this build expects. */
+  readonly expected: number | null;
+  /**
+   * Creates the error.
+   * @param message what was wrong, naming found and expected.
+   */
+  constructor(field: 'magic' | 'version' | 'body', found: number | null, expected: number | null, message: string, options?: { cause?: unknown }) {
+    super('CORRUPT_FRAME', message, options);
+    this.field = field;
+    this.found = found;
+    this.expected = expected;
+  }
+}
+
 /** The message of anything thrown. */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

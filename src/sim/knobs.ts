@@ -214,7 +214,7 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
     storage: { writeFailProbability: 0.04, tornWriteProbability: 0.04, renameFailProbability: 0.05, latencyMsMax: 2 },
     rpc: { delayProbability: 0.1, delayMsMax: 20, lossProbability: 0.04 },
     slowProbability: 0.05,
-    taskManagers: killsOnly ? NO_TASK_MANAGER_FAULTS : drawTaskManagerFaults(seed),
+    taskManagers: killsOnly ? NO_TASK_MANAGER_FAULTS : drawTaskManagerFaults(seed, durationMs, drawTaskManagers(seed)),
     untilCheckpoints: 2 + r.int(5),
     maxWindowMs: 300 + durationMs * 2,
   };
@@ -279,7 +279,8 @@ function describeTaskManagerFaults(k: SeedKnobs): string {
     t.stallProbability > 0
       ? `data links stall up to ${t.stallMsMax}ms (${t.stallProbability} per message, ${t.cancelStallProbability} per cancel)`
       : 'no stalls';
-  return `${stalls}; ${t.stuckOnCancelProbability > 0 ? `stuck on cancel with ${t.stuckOnCancelProbability}` : 'never stuck on cancel'}`;
+  const deaths = t.deathsAtMs.length > 0 ? `one dies alone at ${t.deathsAtMs.map((ms) => `+${ms.toFixed(1)}ms`).join(', ')}` : 'none dies alone';
+  return `${stalls}; ${t.stuckOnCancelProbability > 0 ? `stuck on cancel with ${t.stuckOnCancelProbability}` : 'never stuck on cancel'}; ${deaths}`;
 }
 
 /** The knobs in a few lines, for failure reports. */

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { JobClient } from '../api/environment.ts';
+import type { JobClient, StreamEnvironment } from '../api/environment.ts';
 import type { JobMaster } from '../cluster/job-master/job-master.ts';
 import type { JobEvent, JobResult } from '../cluster/job-master/job-events.ts';
 import { yieldToEventLoop } from '../core/adapters.ts';
@@ -16,6 +16,7 @@ import { type CheckpointId, checkpointId as toCheckpointId, jobId } from '../cor
 import { readMetadataAt } from '../checkpoint/metadata/read.ts';
 import { filePathsOf } from '../checkpoint/metadata/walk.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
+import { memoryStoreUrl, openMemoryStore } from '../storage/memory-stores.ts';
 import { baseName, checkpointDir, memoryJobDir, metadataPath, parseSavepointDirName } from '../storage/paths.ts';
 import { BarrierOrder } from './checkers/barrier-order.ts';
 import { checkCommits } from './checkers/commit-once.ts';
@@ -29,8 +30,8 @@ import { describeEvent, isExpectedFailure } from './world/events.ts';
 import { FaultyStorage, type StorageKillSite } from './world/faulty-storage.ts';
 import { guarantee, type KillPlan, type SeedKnobs } from './knobs.ts';
 import { RandomFaults } from './world/random-faults.ts';
-import { ScenarioSinks, SequenceLog, type BuiltScenario, type JobVariant } from './scenarios/scenarios.ts';
-import { buildJob, environmentFor, type SimJob } from './scenarios/sim-job.ts';
+import { ScenarioSinks, SequenceLog, type BuiltScenario, type JobVariant, type ProcessShared } from './scenarios/scenarios.ts';
+import { buildJob, buildScenarioJob, environmentFor, type SimJob } from './scenarios/sim-job.ts';
 import { SimProcess } from './world/sim-process.ts';
 import { SimRpc } from './world/sim-rpc.ts';
 import { SimWorld } from './world/sim-world.ts';
@@ -100,6 +101,8 @@ export interface RecoveryCounts {
   sameCheckpointResumes: number;
   /** Processes killed while deleting their checkpoints after the job's final one. */
   deathsShuttingDown: number;
+  /** In-memory task managers that died alone (the job master found them by missed heartbeats). */
+  taskManagerDeaths: number;
 }
 
 export function noRecovery(): RecoveryCounts {
@@ -132,6 +135,7 @@ export function noRecovery(): RecoveryCounts {
     finalCheckpointsDuringStop: 0,
     sameCheckpointResumes: 0,
     deathsShuttingDown: 0,
+    taskManagerDeaths: 0,
   };
 }
 
@@ -314,7 +318,8 @@ export class SimRun {
     );
     try {
       const env = environmentFor(this.k, this.job, spec.parallelism);
-      const scenario = await buildJob(this.job, env, this.k, this.log, this.sinks, spec.variant, process);
+      const shared: ProcessShared = {};
+      const scenario = await buildJob(this.job, env, { k: this.k, log: this.log, sinks: this.sinks, variant: spec.variant, scheduler: process, shared });
       const client = await env.executeAsync('sim', {
         env: process.environment,
         faults: this.barrierOrder.observe(process.pid, this.taskFaults),
@@ -325,9 +330,18 @@ export class SimRun {
         allowNonRestoredState: spec.variant === 'changed',
         elementsPerStep: this.k.elementsPerStep,
         sourceBatchRecords: this.k.sourceBatchRecords,
-        ...(this.k.taskManagers > 1 ? { inMemoryTaskManagers: this.k.taskManagers, ...(this.withFaults ? { taskManagerFaults: this.tmFaults } : {}) } : {}),
+        ...(this.k.taskManagers > 1
+          ? {
+              inMemoryTaskManagers: this.k.taskManagers,
+              ...(this.withFaults ? { taskManagerFaults: this.tmFaults } : {}),
+              // Each task manager builds the job again (the scenario or the user's module) and opens
+              // its own client of the seed's disk, with this process's storage faults.
+              taskManagerJob: (tmEnv: StreamEnvironment) => this.buildForTaskManager(tmEnv, spec.variant, process, shared),
+              taskManagerStorage: { url: memoryStoreUrl(storage.inner), open: (url: string) => storage.client(openMemoryStore(url)) },
+            }
+          : {}),
         ...(this.k.asyncStartDelayMsMax > 0 ? { wrapBackends: (b) => this.delayedSnapshots(process).wrap(b) } : {}),
-        onJobMaster: (m) => {
+        onJobMaster: (m: JobMaster) => {
           proc.master = m;
           storage.retained = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.checkpointId));
           storage.retainedLocations = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.location));
@@ -353,7 +367,8 @@ export class SimRun {
         return;
       case 'restarting':
         this.counts.restarts++;
-        if (!isExpectedFailure(e.error)) this.unexpected.push(`restart caused by an error no fault explains: ${errorMessage(e.error)}`);
+        if (!isExpectedFailure(e.error) && !this.tmFaults.explains(e.error))
+          this.unexpected.push(`restart caused by an error no fault explains: ${errorMessage(e.error)}`);
         return;
       case 'restore-fallback':
         this.recovery.fallbacks++;
@@ -464,10 +479,25 @@ export class SimRun {
     w.schedule(this.k.faults.maxWindowMs, () => this.setFaults(false));
     for (const at of this.k.restartsAtMs)
       w.schedule(at, () => this.faultsActive && this.current?.master?.failGlobal(new InjectedFault('coordinator restarts the job')));
+    for (const at of this.k.faults.taskManagers.deathsAtMs) w.schedule(at, () => this.killTaskManager());
     for (const plan of this.armed)
       if (plan.point.at === 'time') w.schedule(plan.point.afterMs, () => this.current && this.killBy(this.current, plan, 'at a drawn moment'));
     if (this.k.corruption) w.schedule(this.k.corruption.afterMs, () => void this.tryCorrupt());
     if (this.k.rescale) w.schedule(this.k.rescale.atMs, () => this.stopWithSavepoint(STOP_TRIES));
+  }
+
+  /** What an in-memory task manager runs to build the job: the scenario again (at once), or the user's module. */
+  private buildForTaskManager(env: StreamEnvironment, variant: JobVariant, process: SimProcess, shared: ProcessShared): void | Promise<void> {
+    const b = { k: this.k, log: this.log, sinks: this.sinks, variant, scheduler: process, shared };
+    if (typeof this.job === 'string') buildScenarioJob(this.job, env, b);
+    else return buildJob(this.job, env, b).then(() => {});
+  }
+
+  /** One task manager of the running attempt dies alone; nothing tells the job master. */
+  private killTaskManager(): void {
+    if (!this.faultsActive) return;
+    const index = this.tmFaults.killOne();
+    if (index !== null) this.trace?.(`${this.world.now().toFixed(1)}ms task manager ${index} died alone`);
   }
 
   /** The user stops the job with a savepoint; when a fault makes the stop fail, the job goes on and the user tries again. */
@@ -608,6 +638,7 @@ export class SimRun {
     this.add('task-managers', this.tmFaults.violations);
     this.recovery.staleDataMessages = this.tmFaults.staleMessages;
     this.recovery.staleControlMessages = this.tmFaults.staleControlMessages + this.procs.reduce((n, p) => n + (p.master?.staleControlMessages ?? 0), 0);
+    this.recovery.taskManagerDeaths = this.tmFaults.deaths;
     this.recovery.orderedRecoveryCommits = this.sinks.store.orderedRecoveryCommits;
     this.recovery.staleTriggers = this.procs.reduce((n, p) => n + p.rpc.staleTriggers, 0);
     this.recovery.pinnedOverwrites = this.pinned.reduce((n, c) => n + c.overwrites, 0);

@@ -48,6 +48,17 @@ export interface MemoryCheckpointStorageOptions {
   readonly fileSuffix?: () => string;
   /** The Map holding the files; pass the Map of an earlier instance to model a process restart. */
   readonly files?: Map<string, Uint8Array>;
+  /**
+   * Checkpoints discarded in the store, shared with the storage that discarded them (a client
+   * opened from its store URL, memory-stores.ts); default a set of this instance's own.
+   */
+  readonly discarded?: Set<number>;
+}
+
+/** What a memory store is: its files, and the checkpoints discarded in it (writes for them are refused). */
+export interface MemoryStore {
+  readonly files: Map<string, Uint8Array>;
+  readonly discarded: Set<number>;
 }
 
 /** Checkpoint storage of one job kept in a Map keyed by `memory:<job>/...` paths. */
@@ -57,8 +68,8 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
   /** Where shared (incremental) files go; the coordinator counts references to them (`SharedStateRegistry`). */
   readonly sharedDir: string;
   private readonly files: Map<string, Uint8Array>;
-  /** Checkpoints discarded in this process: writes for them are refused. */
-  private readonly discarded = new Set<number>();
+  /** Checkpoints discarded in this process (by this instance or the one whose store it opened): writes for them are refused. */
+  private readonly discarded: Set<number>;
   private readonly inlineThresholdBytes: number;
   private readonly nextSuffix: () => string;
 
@@ -69,9 +80,15 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     this.jobDir = memoryJobDir(jobId);
     this.sharedDir = sharedDir(this.jobDir);
     this.files = options.files ?? new Map();
+    this.discarded = options.discarded ?? new Set();
     this.inlineThresholdBytes = options.inlineThresholdBytes ?? DEFAULT_INLINE_THRESHOLD_BYTES;
     assert(Number.isInteger(this.inlineThresholdBytes) && this.inlineThresholdBytes >= 0, () => `invalid inlineThresholdBytes ${options.inlineThresholdBytes}`);
     this.nextSuffix = options.fileSuffix ?? counterSuffixes();
+  }
+
+  /** The store clients of this storage share (memory-stores.ts): its files and what it discarded. */
+  store(): MemoryStore {
+    return { files: this.files, discarded: this.discarded };
   }
 
   /** The stored bytes by path, envelope included; tests read and overwrite entries to model corruption. */

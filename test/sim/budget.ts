@@ -37,6 +37,9 @@ const MINIMUMS: Partial<Record<keyof RecoveryCounts, number>> = {
   pinnedOverwrites: 200,
   pinnedDeletions: 50,
   staleTriggers: 3,
+  // Issue 23 item 1: in-memory task managers that die alone, found by missed heartbeats (a quarter
+  // of the seeds with task managers draw one or two deaths; some strike after the fault window).
+  taskManagerDeaths: 5,
 };
 
 export function budgetPart(part: number): void {

@@ -2,13 +2,16 @@
  * Task managers in this thread, connected to the job master and to each other by in-memory links:
  * the same protocol, placement and serialized credit-based channels as worker threads, on the job
  * master's scheduler, so a seeded environment (the simulator) runs them deterministically, and a
- * FaultInjector reaches into their subtasks. They share the job master's graph and storage.
+ * FaultInjector reaches into their subtasks. Every message crosses the links as bytes (the codec
+ * a TCP link uses), and each task manager runs with the context `context` builds for it: its own
+ * graph, storage client and stream factory, as a remote one builds them (api/in-memory-task-manager-job.ts).
  */
 import type { Scheduler } from '../../core/time.ts';
 import type { LaunchTaskManagers, TaskManagerPool } from '../job-master/remote-deployment.ts';
 import { answerHeartbeatsUntilReady } from '../task-manager/startup-control.ts';
 import { TaskManager, type TaskManagerContext } from '../task-manager/task-manager.ts';
-import { inMemoryLinkPair, type Link } from '../../runtime/network/link.ts';
+import { inMemoryEncodedLinkPair } from '../transport/encoded-link.ts';
+import type { Link } from '../../runtime/network/link.ts';
 import type { DataMessage, ToJobMaster, ToTaskManager } from '../transport/protocol.ts';
 
 /**
@@ -32,24 +35,52 @@ export interface InMemoryTaskManagerFaults {
   staleData?(index: number): void;
   /** A control message not of task manager `index`'s current epoch reached it (and was dropped). */
   staleControl?(index: number): void;
+  /** Task managers were launched (an attempt's pool): `pool` kills one of them alone, while it runs. */
+  launched?(pool: InMemoryPoolFaults): void;
+}
+
+/** What a fault may do to a launched pool of in-memory task managers. */
+export interface InMemoryPoolFaults {
+  readonly count: number;
+  /** Whether the pool was shut down (its attempts ended). */
+  readonly down: boolean;
+  /**
+   * Task manager `index` dies alone, as a process does: its subtasks stop without a word, its
+   * links drop what is in flight and deliver nothing more, in both directions, and nothing calls
+   * the job master back (it learns it from missed heartbeats). False when it was dead already or
+   * the pool is down.
+   */
+  kill(index: number): boolean;
 }
 
 /** `lose`: a message from task manager n to the job master for which it returns true is dropped (tests of lost heartbeats). */
 export function launchInMemoryTaskManagers(
   count: number,
-  context: (index: number) => TaskManagerContext,
+  /** What task manager `index` runs with, built the way a remote task manager builds it (not shared with the job master). */
+  context: (index: number) => TaskManagerContext | Promise<TaskManagerContext>,
   scheduler: Scheduler,
   lose?: (taskManager: number, message: ToJobMaster) => boolean,
   faults: InMemoryTaskManagerFaults = {},
 ): LaunchTaskManagers {
   return async (): Promise<TaskManagerPool> => {
+    // Built first, one after the other, before any link exists: a task manager that cannot build
+    // the job fails the launch, as a worker's failing start does.
+    // Without an await when every context is built at once: a seeded run's order of events must
+    // not depend on how many turns the launch takes.
+    const contexts: TaskManagerContext[] = [];
+    for (let i = 0; i < count; i++) {
+      const built = context(i);
+      contexts.push(built instanceof Promise ? await built : built);
+    }
     const peers = Array.from({ length: count }, () => new Map<number, Link<DataMessage, DataMessage>>());
     const incoming = Array.from({ length: count }, () => [] as StallableLink<DataMessage>[]);
+    /** Every link end of each task manager (its control link and both ends of its data links), to cut when it dies. */
+    const endsOf = Array.from({ length: count }, () => [] as Array<{ close(): void }>);
     const all: Array<{ close(): void }> = [];
     const stallMs = (to: number) => (cause: 'message' | 'cancel') => faults.dataStallMs?.(to, cause) ?? 0;
     for (let i = 0; i < count; i++) {
       for (let j = i + 1; j < count; j++) {
-        const [a, b] = inMemoryLinkPair<DataMessage, DataMessage>(scheduler);
+        const [a, b] = inMemoryEncodedLinkPair<DataMessage, DataMessage>(scheduler);
         const atI = new StallableLink(a, scheduler, stallMs(i));
         const atJ = new StallableLink(b, scheduler, stallMs(j));
         peers[i]!.set(j, atI);
@@ -57,14 +88,17 @@ export function launchInMemoryTaskManagers(
         incoming[i]!.push(atI);
         incoming[j]!.push(atJ);
         all.push(atI, atJ);
+        endsOf[i]!.push(atI, atJ);
+        endsOf[j]!.push(atI, atJ);
       }
     }
     const links: Array<Link<ToTaskManager, ToJobMaster>> = [];
     const managers: TaskManager[] = [];
     for (let i = 0; i < count; i++) {
-      const [master, manager] = inMemoryLinkPair<ToTaskManager, ToJobMaster>(scheduler);
+      const [master, manager] = inMemoryEncodedLinkPair<ToTaskManager, ToJobMaster>(scheduler);
       links.push(master);
       all.push(master);
+      endsOf[i]!.push(master);
       let stuck = false;
       const guarded: Link<ToJobMaster, ToTaskManager> = {
         send: (message, transfer) => {
@@ -95,17 +129,31 @@ export function launchInMemoryTaskManagers(
       };
       // The same start as in a worker thread: hello first, then the task manager takes the link.
       managers.push(
-        new TaskManager(context(i), answerHeartbeatsUntilReady(guarded), peers[i]!, {
+        new TaskManager(contexts[i]!, answerHeartbeatsUntilReady(guarded), peers[i]!, {
           staleData: () => faults.staleData?.(i),
           staleControl: () => faults.staleControl?.(i),
         }),
       );
     }
     let down = false;
+    const dead = new Set<number>();
+    faults.launched?.({
+      count,
+      get down() {
+        return down;
+      },
+      kill: (index) => {
+        if (down || dead.has(index) || index < 0 || index >= count) return false;
+        dead.add(index);
+        for (const end of endsOf[index]!) end.close();
+        managers[index]!.cancel();
+        return true;
+      },
+    });
     return {
       links,
       onFailure: () => {
-        // In this thread a task manager cannot die on its own: its subtasks fail through the protocol.
+        // Nothing reports a task manager's death in this thread: the job master's heartbeats find it.
       },
       shutdown: () => {
         if (down) return;

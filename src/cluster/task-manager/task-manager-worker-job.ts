@@ -11,6 +11,7 @@ import { errorMessage, JobFailedError } from '../../core/errors.ts';
 import { jobId } from '../../core/ids.ts';
 import { NO_FAULTS } from '../../runtime/faults.ts';
 import { TaskManager, type TaskManagerContext } from './task-manager.ts';
+import { taskManagerContext } from './task-manager-context.ts';
 import { portLink, type Link } from '../../runtime/network/link.ts';
 import { toWireError, type DataMessage, type ToJobMaster, type ToTaskManager } from '../transport/protocol.ts';
 import type { TaskManagerWorkerData } from '../launchers/worker-task-managers.ts';
@@ -22,23 +23,8 @@ async function buildContext(data: TaskManagerWorkerData): Promise<TaskManagerCon
     const env = StreamEnvironment.create(job.options);
     await module.build(env);
     const parts = env.taskManagerParts(jobId(job.jobId));
-    return {
-      index: data.index,
-      graph: parts.graph,
-      env: realEnvironment(),
-      backends: parts.backends,
-      storage: parts.storage,
-      // A savepoint's barrier names its directory: the job master created it, this thread writes into it.
-      streams: (id, options) =>
-        options.targetLocation === undefined ? parts.storage.streamFactory(id) : parts.storage.savepointTargetAt(options.targetLocation).streamFactory(id),
-      faults: NO_FAULTS,
-      bufferRecords: env.options.bufferRecords,
-      channelCapacity: env.options.channelCapacity,
-      remoteChannelCapacity: env.options.remoteChannelCapacity,
-      elementsPerStep: job.elementsPerStep,
-      sourceBatchRecords: job.sourceBatchRecords,
-      allowNonRestoredState: job.allowNonRestoredState,
-    };
+    const run = { env: realEnvironment(), faults: NO_FAULTS, ...job };
+    return taskManagerContext(data.index, parts, env.options, run);
   } catch (err) {
     throw new JobFailedError(`task manager ${data.index} cannot build the job from ${job.modulePath}: ${errorMessage(err)}`, { cause: err });
   }

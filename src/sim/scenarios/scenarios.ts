@@ -243,6 +243,24 @@ export interface ScenarioContext {
   readonly scheduler?: Scheduler;
   /** The seed's checkpointing mode. */
   readonly checkpointMode: SimMode;
+  /**
+   * What the job master's and the task managers' builds of one process share: the simulated
+   * world's side channels between subtasks that may run in different task managers (an external
+   * system, not state of the job).
+   */
+  readonly shared?: ProcessShared;
+}
+
+/** Side channels of the simulated world, one per process, shared by every build of the job in it. */
+export interface ProcessShared {
+  openings?: IdlePartitionOpenings;
+}
+
+/** The idle partition's openings of this process, created by its first build. */
+function newOpenings(c: ScenarioContext, onHeld: () => void): IdlePartitionOpenings {
+  const openings = new IdlePartitionOpenings(onHeld);
+  if (c.shared) c.shared.openings = openings;
+  return openings;
 }
 
 export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: ScenarioContext): BuiltScenario {
@@ -267,7 +285,7 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: Sce
       // back once idle (window-scenarios.ts says why not in the other modes).
       const idle: SeqSourceSpec = { src: IDLE_PARTITION_SRC, splits: 1, keysPerSplit: 1, count: IDLE_PARTITION_RECORDS };
       const withIdle = c.checkpointMode === 'exactly-once';
-      const openings = withIdle ? new IdlePartitionOpenings(() => sinks.windowStartsHeld++) : undefined;
+      const openings = withIdle ? (c.shared?.openings ?? newOpenings(c, () => sinks.windowStartsHeld++)) : undefined;
       const timed = tagStage(windowSource(env, w, spec.ratePerSec, openings), 'w', c.variant, log, 1);
       const input = openings ? timed.union(idlePartitionSource(env, idle, spec.idleAfterMs / 2, openings)) : timed;
       const { results, late } = windowStage(name, input, spec.keysPerSplit, KEYED_UID);

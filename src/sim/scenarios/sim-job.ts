@@ -8,7 +8,16 @@ import type { Scheduler } from '../../core/time.ts';
 import type { StreamEnvironmentOptions } from '../../api/options.ts';
 import type { OutputRule } from '../checkers/exactly-once.ts';
 import { guarantee, type SeedKnobs, type SimBackend, type SimMode } from '../knobs.ts';
-import { buildScenario, type BuiltScenario, type JobVariant, type ScenarioName, type ScenarioSinks, type SequenceLog } from './scenarios.ts';
+import { DEATH_HEARTBEAT } from '../world/task-manager-faults.ts';
+import {
+  buildScenario,
+  type BuiltScenario,
+  type JobVariant,
+  type ProcessShared,
+  type ScenarioName,
+  type ScenarioSinks,
+  type SequenceLog,
+} from './scenarios.ts';
 
 /** A user's job module to simulate: its default export builds the job; its sinks are observed. */
 export interface SimJobModule {
@@ -67,25 +76,35 @@ export function environmentFor(k: SeedKnobs, job: SimJob, parallelism: number): 
     autoWatermarkIntervalMs: user?.options.autoWatermarkIntervalMs ?? 1 + (k.seed % 7),
     // A task manager stuck in user code on cancel is ended after this many virtual ms (the watchdog).
     cancellationTimeoutMs: user?.options.cancellationTimeoutMs ?? 50,
+    // Seeds whose task managers die alone find them within a few checkpoint intervals.
+    ...(k.faults.taskManagers.deathsAtMs.length > 0 ? { heartbeat: DEATH_HEARTBEAT } : {}),
     jobId: 'sim',
   });
 }
 
+/** What a build of the seed's job needs besides the job and the environment. */
+export interface SimBuild {
+  readonly k: SeedKnobs;
+  readonly log: SequenceLog;
+  readonly sinks: ScenarioSinks;
+  readonly variant: JobVariant;
+  readonly scheduler?: Scheduler;
+  /** What the builds of one process share (the job master's and its task managers'). */
+  readonly shared?: ProcessShared;
+}
+
 /** Builds the seed's job on `env`; sinks write to the seed's external side. */
-export async function buildJob(
-  job: SimJob,
-  env: StreamEnvironment,
-  k: SeedKnobs,
-  log: SequenceLog,
-  sinks: ScenarioSinks,
-  variant: JobVariant,
-  scheduler?: Scheduler,
-): Promise<BuiltScenario> {
+export async function buildJob(job: SimJob, env: StreamEnvironment, b: SimBuild): Promise<BuiltScenario> {
   if (typeof job !== 'string') {
     await job.build(env);
-    env.replaceSinks((uid) => sinks.forUid(uid));
-    return { sources: [], keyed: null, committed: () => sinks.committed(true) };
+    env.replaceSinks((uid) => b.sinks.forUid(uid));
+    return { sources: [], keyed: null, committed: () => b.sinks.committed(true) };
   }
+  return buildScenarioJob(job, env, b);
+}
+
+/** Builds a built-in scenario on `env`, at once (an in-memory task manager's build takes no turn of the event loop). */
+export function buildScenarioJob(job: ScenarioName, env: StreamEnvironment, { k, log, sinks, variant, scheduler, shared }: SimBuild): BuiltScenario {
   sinks.commitLatency = k.commitLatencyMs > 0 && scheduler ? { ms: k.commitLatencyMs, scheduler } : null;
   const spec = {
     parallelism: k.parallelism,
@@ -102,5 +121,6 @@ export async function buildJob(
     variant,
     scheduler,
     checkpointMode: k.mode,
+    shared,
   });
 }

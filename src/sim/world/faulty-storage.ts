@@ -8,7 +8,7 @@ import type { CheckpointId, JobId } from '../../core/ids.ts';
 import { readMetadataAt } from '../../checkpoint/metadata/read.ts';
 import { filePathsOf } from '../../checkpoint/metadata/walk.ts';
 import type { StreamStateHandle } from '../../storage/handles.ts';
-import { MemoryCheckpointStorage } from '../../storage/memory-storage.ts';
+import { MemoryCheckpointStorage, type MemoryStore } from '../../storage/memory-storage.ts';
 import type { CheckpointDirEntry, CheckpointStorage, CheckpointStreamFactory, SnapshotPathProbe } from '../../storage/storage.ts';
 import type { SavepointTarget } from '../../storage/savepoint-target.ts';
 import type { RestoredFrom } from '../../storage/restored-from.ts';
@@ -31,10 +31,10 @@ function never<T>(): Promise<T> {
 
 export class FaultyStorage implements CheckpointStorage {
   readonly inner: MemoryCheckpointStorage;
-  active = true;
-  readonly injected = { writeFail: 0, torn: 0, renameFail: 0 };
+  private activeHere = true;
+  readonly injected: { writeFail: number; torn: number; renameFail: number };
   /** Violations of "no file referenced by a retained checkpoint is deleted". */
-  readonly violations: string[] = [];
+  readonly violations: string[];
   /** Ids of the checkpoints the coordinator retains right now; set by the runner. */
   retained: () => ReadonlySet<number> = () => new Set();
   /** Where the run may kill the process (set by the run). */
@@ -48,8 +48,37 @@ export class FaultyStorage implements CheckpointStorage {
     private readonly options: StorageFaultOptions,
     /** The disk: shared by every process and run of the seed. */
     files?: Map<string, Uint8Array>,
+    /** What was discarded in the store this client opened (the job master's storage's); default its own. */
+    discarded?: Set<number>,
+    /** The job master's storage of the same process, when this is a task manager's client: its faults, counts and kill hooks are this one's. */
+    private readonly owner: FaultyStorage | null = null,
   ) {
-    this.inner = new MemoryCheckpointStorage(jobId, { inlineThresholdBytes: 64, files });
+    this.inner = new MemoryCheckpointStorage(jobId, { inlineThresholdBytes: 64, files, ...(discarded ? { discarded } : {}) });
+    this.injected = owner?.injected ?? { writeFail: 0, torn: 0, renameFail: 0 };
+    this.violations = owner?.violations ?? [];
+    if (owner !== null) {
+      this.kill = (site) => owner.kill(site);
+      this.retained = () => owner.retained();
+      this.retainedLocations = () => owner.retainedLocations();
+    }
+  }
+
+  /** Whether faults strike now (a task manager's client follows the job master's storage). */
+  get active(): boolean {
+    return this.owner?.active ?? this.activeHere;
+  }
+
+  set active(on: boolean) {
+    this.activeHere = on;
+  }
+
+  /**
+   * A client of its own of `store` (what a task manager opened from the storage URL), with this
+   * storage's faults, drawn from the same seeded stream as they would be here: what a second S3
+   * client of the same bucket is, in the same flaky network.
+   */
+  client(store: MemoryStore): FaultyStorage {
+    return new FaultyStorage(this.jobId, this.scheduler, this.random, this.options, store.files, store.discarded, this);
   }
 
   get description(): string {

@@ -1,0 +1,64 @@
+/**
+ * An in-memory task manager that dies alone (issue 23 item 1), on the simulator's virtual clock:
+ * its subtasks stop, its links drop what is in flight and deliver nothing more, and nothing calls
+ * the job master back. The job master finds it only by missed heartbeats (after timeoutMs), fails
+ * the attempt and restarts it on new task managers, exactly-once.
+ */
+import { describe, expect, it } from 'vitest';
+import type { InMemoryPoolFaults } from '../../src/cluster/launchers/in-memory-task-managers.ts';
+import { CollectSink, StreamEnvironment, type JobEvent } from '../../src/index.ts';
+import { SimWorld } from '../../src/sim/world/sim-world.ts';
+import { driveUntilSettled } from '../support/drive.ts';
+import { buildKeyedCountJob, expectedRunningCounts, sortedCopy } from '../support/jobs.ts';
+
+const COUNT = 3_000;
+const KEYS = 20;
+const HEARTBEAT = { intervalMs: 10, timeoutMs: 100 };
+
+describe('an in-memory task manager that dies alone', () => {
+  it.each([1, 2])('seed %i: is found by missed heartbeats only; the attempt restarts on new task managers, exactly-once', async (seed) => {
+    console.log(`seed ${seed}`);
+    const world = new SimWorld(seed, { stepCostMsMax: 0.2, slowProbability: 0, slowDelayMsMax: 0 });
+    const sink = new CollectSink<string>();
+    const env = StreamEnvironment.create({
+      parallelism: 2,
+      checkpointing: { intervalMs: 20 },
+      restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 5 },
+      heartbeat: HEARTBEAT,
+      bufferRecords: 8,
+      channelCapacity: 2,
+    });
+    buildKeyedCountJob(env, sink, { count: COUNT, keys: KEYS, ratePerSec: 20_000 });
+    const pools: InMemoryPoolFaults[] = [];
+    const events: Array<{ at: number; event: JobEvent }> = [];
+    let killedAt: number | null = null;
+    const client = await env.executeAsync('task-manager-death', {
+      env: world.environment,
+      inMemoryTaskManagers: 2,
+      taskManagerFaults: { launched: (pool) => pools.push(pool) },
+      onEvent: (event) => {
+        events.push({ at: world.now(), event });
+        if (event.type === 'checkpoint-completed' && killedAt === null) {
+          killedAt = world.now();
+          expect(pools[0]!.kill(1)).toBe(true);
+          expect(pools[0]!.kill(1)).toBe(false); // dead already
+        }
+      },
+    });
+    const settled = await driveUntilSettled(world, client.result);
+    expect(settled, `the job neither finished nor failed by ${world.now().toFixed(0)} virtual ms`).toBe(true);
+    const result = await client.result;
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(1);
+    expect(sortedCopy(sink.results())).toEqual(expectedRunningCounts(COUNT, KEYS));
+    const restart = events.find((e) => e.event.type === 'restarting')!;
+    const cause = restart.event.type === 'restarting' ? restart.event.cause : '';
+    expect(cause).toMatch(/task manager 1 died: no heartbeat answered for \d+ ms \(heartbeat\.timeoutMs 100\)/);
+    // Nothing called back: the job master noticed no sooner than the heartbeat timeout after the death.
+    expect(restart.at - killedAt!).toBeGreaterThanOrEqual(HEARTBEAT.timeoutMs);
+    expect(restart.at - killedAt!).toBeLessThan(HEARTBEAT.timeoutMs + 3 * HEARTBEAT.intervalMs);
+    // The next attempt ran on new task managers; the pool with the dead one was shut down.
+    expect(pools).toHaveLength(2);
+    expect(pools[0]!.down).toBe(true);
+  });
+});
