@@ -40,10 +40,6 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 
 /** Today's imports against the table, `file -> imported file` (both relative to src/), each with why it is there. */
 const EXCEPTIONS: Record<string, string> = {
-  'cluster/task-manager/task-manager-worker-job.ts -> api/environment.ts':
-    'a worker rebuilds the job graph by running the job module against a StreamEnvironment',
-  'cluster/task-manager/task-manager-worker-job.ts -> cli/load-job-module.ts': 'a worker loads the job module with the CLI loader; it belongs below cli',
-  'cluster/launchers/worker-task-managers.ts -> api/options.ts': 'the worker data carries the StreamEnvironmentOptions type (type only)',
   'cli/demo-command.ts -> ../examples/bank-transfers.ts': '`weir demo` runs the example job (tsconfig.build compiles it into dist/)',
   'cli/verify-ledger.ts -> ../examples/bank-transfers.ts': 'the ledger check reads the example job types (type only)',
 };

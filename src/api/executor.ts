@@ -55,6 +55,9 @@ interface DeploySettings extends ResolvedClusterOptions {
   readonly remoteChannelCapacity: number;
 }
 
+/** The job's side of a task manager in a worker thread (compiled next to this file, or run from the sources under tsx). */
+const WORKER_JOB_SIDE = new URL(import.meta.url.endsWith('.ts') ? './task-manager-worker-job.ts' : './task-manager-worker-job.js', import.meta.url).href;
+
 /** Runs one job in this process: picks where its subtasks run and starts its job master. */
 export class LocalExecutor {
   private readonly options: DeploySettings;
@@ -163,8 +166,9 @@ export class LocalExecutor {
     const slots = this.options.slotsPerTaskManager;
     placeSubtasks(buildExecutionPlan(graph), count, slots); // a ConfigError now rather than at the first deploy
     const launch = launchWorkerTaskManagers(count, {
+      entry: WORKER_JOB_SIDE,
       modulePath,
-      options: this.given,
+      options: { ...this.given },
       jobId: id,
       allowNonRestoredState: run.allowNonRestoredState ?? false,
       elementsPerStep: run.elementsPerStep ?? 64,

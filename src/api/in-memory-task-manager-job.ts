@@ -4,7 +4,7 @@
  * and the checkpoint storage's URL), never the job master's objects. Each builds its own job graph
  * by running the job's builder against a new StreamEnvironment, opens its own storage client from
  * the URL, and writes each checkpoint through its own stream factory (a savepoint into the target
- * its barrier names), as `cluster/task-manager/task-manager-worker-job.ts` does in a worker thread. What stays
+ * its barrier names), as `api/task-manager-worker-job.ts` does in a worker thread. What stays
  * shared is the thread's world: the clock and scheduler, and the simulator's fault injector.
  */
 import type { TaskManagerContext } from '../cluster/task-manager/task-manager.ts';

@@ -40,9 +40,7 @@ export function isoTime(ms: number | null): string {
 }
 
 /** Any error or message squeezed onto one line (the CLI's error rule: one line per error). */
-export function oneLine(message: string): string {
-  return message.replace(/\s*\n\s*/g, ' | ').trim();
-}
+export { oneLine } from '../core/errors.ts';
 
 /** A left-aligned text table with a header row; the last column is not padded. */
 export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {

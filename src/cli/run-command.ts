@@ -8,7 +8,7 @@ import { errorMessage } from '../core/errors.ts';
 import { resolveStorageLocation, resolveStorageRoot } from '../storage/location.ts';
 import { EXIT_CANCELED, EXIT_JOB_FAILED, EXIT_OK, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
-import { loadJobModule, type JobFinishedContext, type LoadedJobModule } from './load-job-module.ts';
+import { loadJobModule, type JobFinishedContext, type LoadedJobModule } from '../api/load-job-module.ts';
 import { ensureRegistryDir } from './registry-dir.ts';
 import { openRunControl, type RunControl } from './run-control.ts';
 import type { JobMaster } from '../internal.ts';

@@ -8,7 +8,7 @@ import { SIM_MODES, type SimJob, type SimMode } from '../sim/run-seed.ts';
 import { describeRecovery, describeTaskManagerShares, exitCodeFor, runSeeds } from '../sim/runner.ts';
 import { JOB_ONLY_SCENARIOS, SCENARIOS, type ScenarioName } from '../sim/scenarios/scenarios.ts';
 import { UsageError } from './exit.ts';
-import { loadJobModule, type LoadedJobModule } from './load-job-module.ts';
+import { loadJobModule, type LoadedJobModule } from '../api/load-job-module.ts';
 import { systemClock } from '../core/adapters.ts';
 import { SimProgress } from './sim-progress.ts';
 

@@ -190,3 +190,8 @@ export class ProtocolError extends WeirError {
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** `message` on one line: its line breaks as ` | ` (a log line, an error a task manager sends). */
+export function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, ' | ').trim();
+}

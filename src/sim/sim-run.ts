@@ -103,6 +103,8 @@ export interface RecoveryCounts {
   deathsShuttingDown: number;
   /** In-memory task managers that died alone (the job master found them by missed heartbeats). */
   taskManagerDeaths: number;
+  /** Resumes of a killed run that passed over checkpoints an earlier run left in the job directory (older than the run's savepoint). */
+  earlierRunCheckpointsPassed: number;
 }
 
 export function noRecovery(): RecoveryCounts {
@@ -136,6 +138,7 @@ export function noRecovery(): RecoveryCounts {
     sameCheckpointResumes: 0,
     deathsShuttingDown: 0,
     taskManagerDeaths: 0,
+    earlierRunCheckpointsPassed: 0,
   };
 }
 
@@ -584,6 +587,7 @@ export class SimRun {
     // The job's checkpoint directory, as `weir run --from <job dir>`; before its first checkpoint,
     // the newest savepoint the user took, or the one the run started from.
     const onDisk = this.completedByRun(dead.startedFrom);
+    if (completedOnDisk(this.files, JOB_DIR).length > onDisk.length) this.recovery.earlierRunCheckpointsPassed++;
     const fromDisk = onDisk.length > 0;
     if (!fromDisk && dead.finalCompleted) {
       // It died while shutting down after its final checkpoint (commits done, checkpoints being

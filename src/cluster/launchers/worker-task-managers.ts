@@ -9,15 +9,21 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import type { StreamEnvironmentOptions } from '../../api/options.ts';
 import { portLink } from '../../runtime/network/link.ts';
 import type { ToJobMaster, ToTaskManager } from '../transport/protocol.ts';
 import type { LaunchTaskManagers, TaskManagerPool } from '../job-master/remote-deployment.ts';
 
 /** What every worker needs to build the job: the module, the options it ran with, and the settings. */
 export interface WorkerJob {
+  /**
+   * URL of the module the worker imports once it answers heartbeats: the job's side, exporting
+   * `runWorkerTaskManager(data, control)` (`api/task-manager-worker-job.ts`, which runs the job
+   * module against a StreamEnvironment; cluster code does not reach up to it).
+   */
+  readonly entry: string;
   readonly modulePath: string;
-  readonly options: StreamEnvironmentOptions;
+  /** The options the job master's environment was created with, as given (plain data; the job side reads them). */
+  readonly options: Readonly<Record<string, unknown>>;
   readonly jobId: string;
   readonly allowNonRestoredState: boolean;
   readonly elementsPerStep: number;

@@ -4,23 +4,24 @@
  * link. If the job cannot be built here, every deploy is answered with a JobFailedError saying why
  * (not retried: it would fail again).
  */
-import { StreamEnvironment } from '../../api/environment.ts';
-import { loadJobModule } from '../../cli/load-job-module.ts';
-import { realEnvironment } from '../../core/adapters.ts';
-import { errorMessage, JobFailedError } from '../../core/errors.ts';
-import { jobId } from '../../core/ids.ts';
-import { NO_FAULTS } from '../../runtime/faults.ts';
-import { TaskManager, type TaskManagerContext } from './task-manager.ts';
-import { taskManagerContext } from './task-manager-context.ts';
-import { portLink, type Link } from '../../runtime/network/link.ts';
-import { toWireError, type DataMessage, type ToJobMaster, type ToTaskManager } from '../transport/protocol.ts';
-import type { TaskManagerWorkerData } from '../launchers/worker-task-managers.ts';
+import { StreamEnvironment } from './environment.ts';
+import type { StreamEnvironmentOptions } from './options.ts';
+import { loadJobModule } from './load-job-module.ts';
+import { realEnvironment } from '../core/adapters.ts';
+import { errorMessage, JobFailedError } from '../core/errors.ts';
+import { jobId } from '../core/ids.ts';
+import { NO_FAULTS } from '../runtime/faults.ts';
+import { TaskManager, type TaskManagerContext } from '../cluster/task-manager/task-manager.ts';
+import { taskManagerContext } from '../cluster/task-manager/task-manager-context.ts';
+import { portLink, type Link } from '../runtime/network/link.ts';
+import { toWireError, type DataMessage, type ToJobMaster, type ToTaskManager } from '../cluster/transport/protocol.ts';
+import type { TaskManagerWorkerData } from '../cluster/launchers/worker-task-managers.ts';
 
 async function buildContext(data: TaskManagerWorkerData): Promise<TaskManagerContext> {
   const { job } = data;
   try {
     const module = await loadJobModule(job.modulePath);
-    const env = StreamEnvironment.create(job.options);
+    const env = StreamEnvironment.create(job.options as StreamEnvironmentOptions);
     await module.build(env);
     const parts = env.taskManagerParts(jobId(job.jobId));
     const run = { env: realEnvironment(), faults: NO_FAULTS, ...job };

@@ -7,12 +7,11 @@
 import { stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { StreamEnvironment, StreamEnvironmentOptions } from '../index.ts';
-import type { JobFinishedContext, OnFinished, SimCheck } from '../api/job-module.ts';
-import { importingJobModule, runsAtImportMessage } from '../api/job-module-import.ts';
-import { errorMessage } from '../core/errors.ts';
-import { oneLine } from './format.ts';
-import { UsageError } from './exit.ts';
+import type { StreamEnvironment } from './environment.ts';
+import type { StreamEnvironmentOptions } from './options.ts';
+import type { JobFinishedContext, OnFinished, SimCheck } from './job-module.ts';
+import { importingJobModule, runsAtImportMessage } from './job-module-import.ts';
+import { errorMessage, JobDefinitionError, oneLine } from '../core/errors.ts';
 
 export type { JobFinishedContext, OnFinished };
 
@@ -56,35 +55,35 @@ function exportsOf(loaded: Record<string, unknown>): Record<string, unknown> {
 export async function loadJobModule(file: string, cwd = process.cwd()): Promise<LoadedJobModule> {
   const abs = path.resolve(cwd, file);
   const info = await stat(abs).catch(() => null);
-  if (info === null) throw new UsageError(`job module not found: ${abs}`);
-  if (!info.isFile()) throw new UsageError(`job module is not a file: ${abs}`);
+  if (info === null) throw new JobDefinitionError(`job module not found: ${abs}`);
+  if (!info.isFile()) throw new JobDefinitionError(`job module is not a file: ${abs}`);
   const imported = await importingJobModule(abs, async () => {
     if (TS_MODULE_RE.test(abs)) await registerTypeScript();
     return (await import(pathToFileURL(abs).href)) as Record<string, unknown>;
   });
   // Also when the script did not await execute() or caught its error: none of its job ran.
-  if (imported.executedAtImport) throw new UsageError(runsAtImportMessage(abs), imported.ok ? undefined : { cause: imported.error });
-  if (!imported.ok) throw new UsageError(`cannot load job module ${abs}: ${oneLine(errorMessage(imported.error))}`, { cause: imported.error });
+  if (imported.executedAtImport) throw new JobDefinitionError(runsAtImportMessage(abs), imported.ok ? undefined : { cause: imported.error });
+  if (!imported.ok) throw new JobDefinitionError(`cannot load job module ${abs}: ${oneLine(errorMessage(imported.error))}`, { cause: imported.error });
   const mod = exportsOf(imported.value);
   const build = mod.default;
   if (typeof build !== 'function') {
-    throw new UsageError(`job module ${abs} has no default export function: expected \`export default (env: StreamEnvironment) => { ... }\``);
+    throw new JobDefinitionError(`job module ${abs} has no default export function: expected \`export default (env: StreamEnvironment) => { ... }\``);
   }
   const options = mod.options ?? {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new UsageError(`job module ${abs}: export 'options' must be a StreamEnvironmentOptions object`);
+    throw new JobDefinitionError(`job module ${abs}: export 'options' must be a StreamEnvironmentOptions object`);
   }
   const name = mod.name ?? path.basename(abs).replace(/\.[cm]?[jt]s$/, '');
-  if (typeof name !== 'string' || name.length === 0) throw new UsageError(`job module ${abs}: export 'name' must be a non-empty string`);
+  if (typeof name !== 'string' || name.length === 0) throw new JobDefinitionError(`job module ${abs}: export 'name' must be a non-empty string`);
   const onFinished = mod.onFinished;
-  if (onFinished !== undefined && typeof onFinished !== 'function') throw new UsageError(`job module ${abs}: export 'onFinished' must be a function`);
+  if (onFinished !== undefined && typeof onFinished !== 'function') throw new JobDefinitionError(`job module ${abs}: export 'onFinished' must be a function`);
   const simCheck = mod.simCheck;
   if (simCheck !== undefined && typeof simCheck !== 'function')
-    throw new UsageError(`job module ${abs}: export 'simCheck' must be a function (committed, oracle, guarantee) => string[]`);
+    throw new JobDefinitionError(`job module ${abs}: export 'simCheck' must be a function (committed, oracle, guarantee) => string[]`);
   const simOutput = mod.simOutput;
   if (simOutput !== undefined && simOutput !== 'order-independent')
-    throw new UsageError(`job module ${abs}: export 'simOutput' must be 'order-independent', got ${JSON.stringify(simOutput)}`);
-  if (simCheck !== undefined && simOutput !== undefined) throw new UsageError(`job module ${abs}: export either 'simCheck' or 'simOutput', not both`);
+    throw new JobDefinitionError(`job module ${abs}: export 'simOutput' must be 'order-independent', got ${JSON.stringify(simOutput)}`);
+  if (simCheck !== undefined && simOutput !== undefined) throw new JobDefinitionError(`job module ${abs}: export either 'simCheck' or 'simOutput', not both`);
   return {
     path: abs,
     name,
