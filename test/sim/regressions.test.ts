@@ -120,8 +120,20 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     bug: 'seed 47 found it (defect 1, names per attempt); its trace moved and no longer reaches the path, seed 2 does: resuming twice from the same checkpoint overwrote committed part files (kills only)',
     reaches: resumedTwice,
   },
-  { seed: 60, job: 'file-sink', mode: 'exactly-once', bug: 'defect 1 (names per attempt), parallelism 2: 132 records lost', reaches: resumedTwice },
-  { seed: 67, job: 'file-sink', mode: 'at-least-once', bug: 'defect 1 after in-process restarts (attempt 1 in two processes)', reaches: resumedTwice },
+  {
+    seed: 71,
+    job: 'file-sink',
+    mode: 'exactly-once',
+    bug: 'defect 1 (names per attempt), found by seed 60 at parallelism 2 (132 records lost); seed 60 draws a task manager death since task managers die alone and no longer reaches the path, seed 71 does',
+    reaches: resumedTwice,
+  },
+  {
+    seed: 67,
+    job: 'file-sink',
+    mode: 'at-least-once',
+    bug: 'defect 1 (names per attempt) after in-process restarts (attempt 1 in two processes)',
+    reaches: resumedTwice,
+  },
   { seed: 144, job: 'file-sink', mode: 'exactly-once', bug: 'defect 1 (names per attempt): 23 records duplicated', reaches: resumedTwice },
   // Planted defect 2 (defect-2-no-sink-aware-fallback.patch puts it back): a checkpoint corrupted at rest, recovery
   // fell back to an older one, and the output the sinks had committed after it was committed a second time.
@@ -228,10 +240,10 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     reaches: SEED_198_REACHES,
   },
   {
-    seed: 3276,
+    seed: 3544,
     job: 'window-tumbling',
     mode: 'exactly-once',
-    bug: 'seed 198 found it (46 of 57 lines committed), as in window-sliding; seed 3599 reached the path, and seed 3276 does since the restored watermark records key groups',
+    bug: 'seed 198 found it (46 of 57 lines committed), as in window-sliding; seed 3599 reached the path, then seed 3276 (since the restored watermark records key groups), and seed 3544 since task managers die alone (seed 3276 draws a death)',
     reaches: SEED_198_REACHES,
   },
   {
@@ -283,8 +295,10 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     mode: 'aligned-timeout',
     bug: "found by the fresh-seed sweep (100000..101999); simulator: checkpoint 7, corrupted at rest, stayed in the job directory after its run stopped with savepoint 8; the run resumed from the savepoint was killed before its first checkpoint, and the simulator resumed it from the job directory, where only the earlier run's corrupted checkpoint was left: nothing to restore (crash). A run owns only checkpoints numbered above the savepoint it started from; the engine now applies the same rule to a job directory whose restored-from record names its origin",
     reaches: {
-      what: 'a checkpoint corrupted at rest, then a resume from a savepoint and a kill of the resumed run',
-      test: (r) => r.corruptions > 0 && r.changedJobResumes + r.rescales > 0 && r.kills >= 2,
+      what: 'a resume of a killed run passing over checkpoints an earlier run left in the job directory',
+      test: (r) => r.earlierRunCheckpointsPassed > 0,
+      // Seed 101766 draws a task manager death since task managers die alone and is not killed after its savepoint resume any more; a search of file-sink aligned-timeout seeds is under way (the engine rule has its own test in restore-candidates.test.ts).
+      unreached: true,
     },
   },
 ];
