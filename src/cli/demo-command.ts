@@ -125,9 +125,12 @@ async function runDemo(root: string, web: WebListener | null, temporary: boolean
 async function keepDashboardOpen(dashboard: WebServer | null): Promise<void> {
   if (dashboard === null) return;
   if (process.stderr.isTTY === true && process.stdin.isTTY === true) {
+    // The terminal goes raw before the line invites Ctrl-C: a key pressed at once must not reach
+    // the terminal as SIGINT to npm's process group (npm start would exit 130).
+    const pressed = ctrlC();
     process.stderr.write(`weir demo: the dashboard stays open at ${dashboard.address}/ to replay the checkpoints; press Ctrl-C to exit\n`);
     dashboard.hold();
-    await ctrlC();
+    await pressed;
   }
   await dashboard.close();
 }
