@@ -37,9 +37,10 @@ const MINIMUMS: Partial<Record<keyof RecoveryCounts, number>> = {
   pinnedOverwrites: 200,
   pinnedDeletions: 50,
   staleTriggers: 3,
-  // Issue 23 item 1: in-memory task managers that die alone, found by missed heartbeats (a quarter
-  // of the seeds with task managers draw one or two deaths; some strike after the fault window).
-  taskManagerDeaths: 5,
+  // Issue 23 item 1: in-memory task managers that die alone, found by missed heartbeats only (a
+  // quarter of the seeds with task managers draw one or two deaths). Seeds 1-110, 111-220 and
+  // 221-300 reached 17, 25 and 18 at f445610 (weir sim --verbose, every one of them passing).
+  taskManagerDeaths: 8,
 };
 
 export function budgetPart(part: number): void {
