@@ -41,7 +41,7 @@ const MINIMUMS: Partial<Record<keyof RecoveryCounts, number>> = {
   // with task managers draw one or two deaths; some strike after the fault window): 17/25/25 per
   // part. Control messages of an attempt already torn down (late triggers, acks, failures),
   // dropped by their epoch on either side: 88/86/104 per part (both at 5c931d5).
-  taskManagerDeaths: 5,
+  taskManagerDeaths: 8,
   staleControlMessages: 30,
 };
 
