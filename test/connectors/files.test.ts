@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FileSink, readCommittedLines, StreamEnvironment } from '../../src/index.ts';
+import { ConfigError, FileSink, readCommittedLines, StreamEnvironment } from '../../src/index.ts';
 import { TextFileSource } from '../../src/connectors/files/text-file-source.ts';
 import { FaultPlan } from '../support/fault-plan.ts';
 import { HeldSource } from '../support/held-source.ts';
@@ -78,5 +78,21 @@ describe('text file source and exactly-once file sink', () => {
     const error = await env.execute('missing').catch((e: unknown) => e);
     expect((error as Error).message).toContain(missing);
     expect(existsSync(join(root, 'out'))).toBe(true);
+  });
+
+  it('a FileSink without its directory, or with a format that is no function, is refused where the job is defined, naming the option', () => {
+    const refused = (options: unknown): ConfigError => {
+      try {
+        new FileSink(options as ConstructorParameters<typeof FileSink>[0]);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return err as ConfigError;
+      }
+      throw new Error('accepted');
+    };
+    expect(refused({ dir: './out' }).option).toBe('FileSink.directory');
+    expect(refused({ directory: '' }).message).toContain('FileSink.directory');
+    expect(refused({ directory: './out', format: 'json' }).option).toBe('FileSink.format');
+    expect(() => new FileSink({ directory: './out' })).not.toThrow();
   });
 });

@@ -17,7 +17,7 @@
  */
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { StorageError } from '../../core/errors.ts';
+import { ConfigError, StorageError } from '../../core/errors.ts';
 import type { RuntimeContext } from '../../runtime/functions.ts';
 import type { TwoPhaseCommitSink, TwoPhaseCommitWriter } from '../../runtime/sink.ts';
 
@@ -202,8 +202,17 @@ export class FileSink implements TwoPhaseCommitSink<unknown, FileCommittable> {
   /**
    * A sink writing into `options.directory`.
    * @param options the output directory and line format.
+   * @throws ConfigError naming `FileSink.directory` when it is not a non-empty string, or `FileSink.format` when it is not a function.
    */
-  constructor(private readonly options: FileSinkOptions) {}
+  constructor(private readonly options: FileSinkOptions) {
+    // Checked here, where the job is defined: a job module in JavaScript has no types to stop
+    // `{ dir: ... }`, and an undefined path would only fail in each attempt's writer.
+    const given = options as Partial<Record<keyof FileSinkOptions, unknown>> | null;
+    if (typeof given?.directory !== 'string' || given.directory === '') {
+      throw new ConfigError('FileSink.directory', `must be the output directory (a non-empty string), got ${JSON.stringify(given?.directory)}`);
+    }
+    if (given.format !== undefined && typeof given.format !== 'function') throw new ConfigError('FileSink.format', 'must be a function (record) => string');
+  }
 
   /** A writer for one subtask and attempt. */
   createWriter(): TwoPhaseCommitWriter<unknown, FileCommittable> {
