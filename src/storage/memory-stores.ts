@@ -10,9 +10,9 @@
  * needs orphan cleanup by listing (docs/design.md, "Storage without rename").
  * The registry holds stores weakly: a store nobody uses any more is collected with its files.
  *
- * A storage URL registry (scheme -> client factory, beside `location.ts`'s scheme resolvers) would
- * register `memory:` with `openMemoryStorageClient` and `file:` with FsCheckpointStorage; this
- * module is then its memory entry, unchanged.
+ * The scheme registry (`location.ts`) opens the job master's storage from `checkpointStorage`
+ * (`memory:` included); a store URL is what that storage hands its task managers, and it names a
+ * store only inside this process, so the registry does not resolve it from user options.
  */
 import { ConfigError } from '../core/errors.ts';
 import type { JobId } from '../core/ids.ts';
