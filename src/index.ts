@@ -98,6 +98,7 @@ export type { Brand, CheckpointId, TaskId } from './core/ids.ts';
 export type { Clock } from './core/time.ts';
 export { CheckpointFailedError } from './checkpoint/coordinator/coordinator.ts';
 export {
+  ClusterError,
   ConfigError,
   ConnectorError,
   InjectedFault,

@@ -18,7 +18,11 @@ export type WeirErrorCode =
   | 'CORRUPT_FRAME'
   | 'CONNECTOR_UNREACHABLE'
   | 'CONNECTOR_FAILED'
-  | 'SOURCE_CANNOT_REWIND';
+  | 'SOURCE_CANNOT_REWIND'
+  | 'CLUSTER_UNREACHABLE'
+  | 'CLUSTER_REFUSED'
+  | 'CLUSTER_CONNECTION_LOST'
+  | 'CLUSTER_SLOT_SHORTAGE';
 
 /**
  * Codes of failures that come back on every retry of the same restore: the restart strategy does
@@ -194,4 +198,31 @@ export function errorMessage(err: unknown): string {
 /** `message` on one line: its line breaks as ` | ` (a log line, an error a task manager sends). */
 export function oneLine(message: string): string {
   return message.replace(/\s*\n\s*/g, ' | ').trim();
+}
+
+/**
+ * A job master or task manager over the network: `CLUSTER_UNREACHABLE` (no connection to `peer`,
+ * or the handshake did not finish in time), `CLUSTER_REFUSED` (the peer refused the handshake or
+ * the registration: a wrong token, another protocol or Weir version, another job module; the
+ * message says which), `CLUSTER_CONNECTION_LOST` (an established connection closed or broke),
+ * `CLUSTER_SLOT_SHORTAGE` (not enough task manager slots registered in time). `peer` names the
+ * address (`host:port`) or the task manager.
+ */
+export class ClusterError extends WeirError {
+  /** The address or task manager at the other end. */
+  readonly peer: string;
+  /**
+   * Creates the error.
+   * @param peer the address (`host:port`) or task manager at fault (prefixed to the message).
+   * @param message what went wrong.
+   */
+  constructor(
+    code: 'CLUSTER_UNREACHABLE' | 'CLUSTER_REFUSED' | 'CLUSTER_CONNECTION_LOST' | 'CLUSTER_SLOT_SHORTAGE',
+    peer: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(code, `${peer}: ${message}`, options);
+    this.peer = peer;
+  }
 }
