@@ -80,6 +80,40 @@ export interface RunOptions {
   readonly claim?: boolean;
   /** Called with every event of the job (attempts, restarts, checkpoints, the end), on the job's own loop: keep it quick. */
   readonly onEvent?: (event: JobEvent) => void;
+  /**
+   * Run the subtasks on task manager processes that join over TCP (`weir taskmanager --connect`,
+   * on this host or others) instead of worker threads: the job master listens at this address and
+   * deploys once the task managers registered. Needs a job module (`setJobModule`).
+   */
+  readonly listen?: ClusterListenOptions;
+}
+
+/** TLS for the connections of a cluster (PEM contents): every side presents a certificate of the shared CA (mutual TLS). */
+export interface ClusterTls {
+  readonly cert: string | Buffer;
+  readonly key: string | Buffer;
+  readonly ca: string | Buffer;
+}
+
+/** Where and how a job master accepts task managers over TCP ({@link RunOptions.listen}). */
+export interface ClusterListenOptions {
+  /** The address to listen at (port 0: any free port, reported through `onListening`). */
+  readonly host: string;
+  readonly port: number;
+  /** Task managers to wait for before the first deploy (at least 1). */
+  readonly taskManagers: number;
+  /** The join secret every task manager must know (at least 16 characters); never sent on the wire. */
+  readonly token: string;
+  /** Certificates for mutual TLS; without them only a loopback address is allowed, unless `insecure`. */
+  readonly tls?: ClusterTls;
+  /** Listen on a non-loopback address without TLS (a network you trust). Default false. */
+  readonly insecure?: boolean;
+  /** Milliseconds a deploy waits for enough task manager slots before the attempt fails; default 60000. */
+  readonly registrationTimeoutMs?: number;
+  /** `'ship'` (default): task managers get the job module bundled from here; `'same-path'`: each loads its own copy at the same path, checked by hash. */
+  readonly code?: 'ship' | 'same-path';
+  /** Called once the job master listens, with the bound address. */
+  readonly onListening?: (address: { readonly host: string; readonly port: number }) => void;
 }
 
 /**

@@ -28,7 +28,8 @@ import { restoreCandidates as findRestoreCandidates } from '../checkpoint/restor
 import { FsCheckpointStorage } from '../storage/fs-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
 import { openCheckpointStorage, resolveStorageLocation } from '../storage/location.ts';
-import type { InternalRunOptions, JobClient, StreamEnvironment } from './environment.ts';
+import type { ClusterListenOptions, InternalRunOptions, JobClient, StreamEnvironment } from './environment.ts';
+import { tcpDeployer } from './tcp-deployment.ts';
 import { buildInMemoryTaskManagerContext, type InMemoryTaskManagerJob } from './in-memory-task-manager-job.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import { memoryStoreUrl } from '../storage/memory-stores.ts';
@@ -105,9 +106,11 @@ export class LocalExecutor {
         allowNonRestoredState: run.allowNonRestoredState ?? false,
         acceptDuplicates: run.acceptDuplicates ?? false,
         claim: run.claim ?? false,
-        ...(run.inMemoryTaskManagers === undefined
-          ? this.taskManagerDeployer(id, graph, env, run)
-          : this.inMemoryDeployer(run.inMemoryTaskManagers, graph, env, run, storage, id)),
+        ...(run.listen !== undefined
+          ? { deployer: await this.tcpDeployer(run.listen, id, graph, env, run, storage) }
+          : run.inMemoryTaskManagers === undefined
+            ? this.taskManagerDeployer(id, graph, env, run)
+            : this.inMemoryDeployer(run.inMemoryTaskManagers, graph, env, run, storage, id)),
       },
       env,
       run,
@@ -175,6 +178,21 @@ export class LocalExecutor {
       sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
     });
     return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
+  }
+
+  /** Task manager processes that join over TCP at `listen` (tcp-deployment.ts). */
+  private tcpDeployer(listen: ClusterListenOptions, id: JobId, graph: JobGraph, env: Environment, run: InternalRunOptions, storage: CheckpointStorage): Promise<Deployer> {
+    const job = {
+      jobId: id,
+      graph,
+      modulePath: this.jobModulePath,
+      options: { ...this.given },
+      storage,
+      allowNonRestoredState: run.allowNonRestoredState ?? false,
+      elementsPerStep: run.elementsPerStep ?? 64,
+      sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
+    };
+    return tcpDeployer(listen, job, env, this.watch(), (message) => run.onEvent?.({ type: 'log', message }));
   }
 
   private watch(): TaskManagerWatch {

@@ -17,18 +17,37 @@ import { portLink, type Link } from '../runtime/network/link.ts';
 import { toWireError, type DataMessage, type ToJobMaster, type ToTaskManager } from '../cluster/transport/protocol.ts';
 import type { TaskManagerWorkerData } from '../cluster/launchers/worker-task-managers.ts';
 
-async function buildContext(data: TaskManagerWorkerData): Promise<TaskManagerContext> {
-  const { job } = data;
+/** What a task manager builds a job from, wherever it runs (a worker thread, another process). */
+export interface TaskManagerJobData {
+  readonly modulePath: string;
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly jobId: string;
+  readonly allowNonRestoredState: boolean;
+  readonly elementsPerStep: number;
+  readonly sourceBatchRecords: number;
+}
+
+/**
+ * Loads the job module and builds the job graph, backends and storage client once; the result gives
+ * the context of the task manager at each index (a process serves pool after pool with one build).
+ * @throws JobFailedError when the job cannot be built here (`who` names the task manager).
+ */
+export async function prepareTaskManagerJob(job: TaskManagerJobData, who: string): Promise<(index: number) => TaskManagerContext> {
   try {
     const module = await loadJobModule(job.modulePath);
     const env = StreamEnvironment.create(job.options as StreamEnvironmentOptions);
     await module.build(env);
     const parts = env.taskManagerParts(jobId(job.jobId));
     const run = { env: realEnvironment(), faults: NO_FAULTS, ...job };
-    return taskManagerContext(data.index, parts, env.options, run);
+    return (index) => taskManagerContext(index, parts, env.options, run);
   } catch (err) {
-    throw new JobFailedError(`task manager ${data.index} cannot build the job from ${job.modulePath}: ${errorMessage(err)}`, { cause: err });
+    throw new JobFailedError(`${who} cannot build the job from ${job.modulePath}: ${errorMessage(err)}`, { cause: err });
   }
+}
+
+async function buildContext(data: TaskManagerWorkerData): Promise<TaskManagerContext> {
+  const context = await prepareTaskManagerJob(data.job, `task manager ${data.index}`);
+  return context(data.index);
 }
 
 /** `control` answers heartbeats and holds other messages until this takes it over, so none is lost while the module loads. */

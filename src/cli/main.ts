@@ -19,11 +19,12 @@ import { demoCommand, type DemoFlags } from './demo-command.ts';
 import { EXIT_CODE_HELP, EXIT_JOB_FAILED, EXIT_OK, EXIT_USAGE, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
 import { listCommand } from './list-command.ts';
-import { packageVersion } from './package-version.ts';
+import { packageVersion } from '../core/package-version.ts';
 import { runCommand, type RunFlags } from './run-command.ts';
 import { disposeCommand } from './savepoint-dispose.ts';
 import { inspectCommand } from './savepoint-inspect.ts';
 import { simCommand, type SimFlags } from './sim-command.ts';
+import { taskManagerCommand, type TaskManagerFlags } from './taskmanager-command.ts';
 import { portArgument, WEB_PORT_ENV } from './web-port.ts';
 
 function positiveInt(what: string): (value: string) => number {
@@ -89,7 +90,34 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
       `serve the dashboard, REST API and metrics on this port of 127.0.0.1 (default: $${WEB_PORT_ENV}, else an ephemeral port)`,
       portArgument,
     )
+    .option('--listen <host:port>', 'accept task manager processes (weir taskmanager --connect) at this address instead of starting worker threads; --task-managers n waits for n')
+    .option('--task-manager-processes <n>', 'start n task manager processes on this host (over TCP on 127.0.0.1)', positiveInt('the number of task manager processes'))
+    .option('--registration-timeout <ms>', 'with --listen: how long a deploy waits for task managers (default 60000)', positiveInt('registration timeout'))
+    .option('--same-path', 'with --listen: task managers load the job module at the same path (checked by hash) instead of getting it shipped')
+    .option('--token-file <file>', 'the cluster token task managers must present (default: $WEIR_CLUSTER_TOKEN, else one made in your weir directory)')
+    .option('--tls-cert <file>', 'PEM certificate for mutual TLS with task managers (with --tls-key and --tls-ca)')
+    .option('--tls-key <file>', 'PEM private key of --tls-cert')
+    .option('--tls-ca <file>', 'PEM certificate of the CA every side of the cluster trusts')
+    .option('--insecure', 'listen on a non-loopback address without TLS (a network you trust)')
     .action(async (modulePath: string, flags: RunFlags) => setExit(await runCommand(modulePath, flags)));
+
+  program
+    .command('taskmanager')
+    .description('run a task manager process that joins a job master over TCP and runs the subtasks it is given')
+    .requiredOption('--connect <host:port>', "the job master's --listen address")
+    .option('--slots <n>', 'slots offered, each holding subtask i of every operator (default: one per core)', positiveInt('slots'))
+    .option('--token-file <file>', "the cluster token (default: $WEIR_CLUSTER_TOKEN, else the one 'weir run' made in your weir directory on this host)")
+    .option('--tls-cert <file>', 'PEM certificate for mutual TLS (with --tls-key and --tls-ca)')
+    .option('--tls-key <file>', 'PEM private key of --tls-cert')
+    .option('--tls-ca <file>', 'PEM certificate of the CA every side of the cluster trusts')
+    .option('--insecure', 'accept data connections on a non-loopback address without TLS')
+    .option('--data-host <host>', 'the address peers reach this task manager at (default: the address the job master sees it connect from)')
+    .option('--data-port <port>', 'the port of its data listener (default: any free port)', portArgument)
+    .option('--bind <host>', 'the address its data listener binds (default: --data-host, else all interfaces)')
+    .option('--retry', 'wait for a job master (again) instead of exiting when none answers')
+    .option('--cache-dir <dir>', 'where shipped job modules are kept (default: ~/.cache/weir/job-code)')
+    .option('-q, --quiet', 'print errors only')
+    .action(async (flags: TaskManagerFlags) => setExit(await taskManagerCommand(flags)));
 
   addSavepointCommands(program, setExit);
 

@@ -16,8 +16,19 @@ import type { TaskManagerCount } from '../cluster/launchers/task-manager-count.t
 import { failureLine, finalStatusLine, superviseJob } from './supervise.ts';
 import { bindWebPort, webPortChoice } from './web-port.ts';
 import type { WebListener } from '../web/server.ts';
+import type { ClusterListenOptions } from '../api/environment.ts';
+import { clusterToken, parseAddress, tlsOf, type ClusterFlags } from './cluster-flags.ts';
+import { startLocalTaskManagers, type LocalTaskManagers } from './local-task-managers.ts';
 
-export interface RunFlags {
+export interface RunFlags extends ClusterFlags {
+  /** Accept task manager processes (`weir taskmanager --connect`) at this host:port instead of starting worker threads. */
+  readonly listen?: string;
+  /** Start this many task manager processes on this host (`weir taskmanager` children). */
+  readonly taskManagerProcesses?: number;
+  /** Milliseconds a deploy waits for task managers to register. */
+  readonly registrationTimeout?: number;
+  /** Task managers load the job module at the same path instead of getting it shipped (checked by hash). */
+  readonly samePath?: boolean;
   readonly parallelism?: number;
   readonly checkpointDir?: string;
   readonly checkpointInterval?: number;
@@ -45,7 +56,8 @@ export function mergeOptions(module: StreamEnvironmentOptions, flags: RunFlags):
   const checkpointing: CheckpointingOptions = typeof moduleCheckpointing === 'object' && moduleCheckpointing !== null ? { ...moduleCheckpointing } : {};
   let touched = false;
   if (flags.parallelism !== undefined) merged.parallelism = flags.parallelism;
-  if (flags.taskManagers !== undefined) merged.taskManagers = flags.taskManagers;
+  // With --listen or --task-manager-processes, --task-managers counts processes, not worker threads.
+  if (flags.taskManagers !== undefined && flags.listen === undefined && flags.taskManagerProcesses === undefined) merged.taskManagers = flags.taskManagers;
   if (flags.inThread === true) merged.taskManagers = 'in-thread';
   if (flags.slotsPerTaskManager !== undefined) merged.slotsPerTaskManager = flags.slotsPerTaskManager;
   if (flags.checkpointDir !== undefined) {
@@ -84,6 +96,7 @@ export async function runCommand(modulePath: string, given: RunFlags): Promise<n
   if (flags.inThread === true && flags.taskManagers !== undefined) {
     throw new UsageError(`--in-thread runs every subtask in this thread: it cannot be given with --task-managers ${flags.taskManagers}`);
   }
+  checkClusterFlags(flags);
   const env = StreamEnvironment.create(options);
   env.setJobModule(job.path);
   try {
@@ -103,7 +116,8 @@ export async function runCommand(modulePath: string, given: RunFlags): Promise<n
 
 async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModule, env: StreamEnvironment, web: WebListener | null): Promise<number> {
   const quiet = flags.quiet === true;
-  const started: { control?: Promise<RunControl>; master?: JobMaster } = {};
+  const started: { control?: Promise<RunControl>; master?: JobMaster; local?: LocalTaskManagers } = {};
+  const listen = clusterListen(flags, env, (local) => (started.local = local));
   const outcome = await superviseJob(
     env,
     job.name,
@@ -113,17 +127,19 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
       ...(flags.claim === true ? { claim: true } : {}),
       ...(flags.acceptDuplicates === true ? { acceptDuplicates: true } : {}),
       onJobMaster: (master) => (started.master = master),
+      ...(listen === null ? {} : { listen }),
     },
     {
       quiet,
       onStarted: (client, log) => {
-        if (!quiet) log(describeStart(job.name, client.jobId, env));
+        if (!quiet) log(describeStart(job.name, client.jobId, env, listen));
         started.control = openRunControl(client, job, log, started.master ?? null, web);
       },
     },
   );
   const control = started.control === undefined ? null : await started.control;
   await control?.close();
+  started.local?.stop();
   process.stderr.write(`${finalStatusLine(outcome)}\n`);
   if (outcome.status === 'FAILED') {
     process.stderr.write(`${failureLine(outcome.error)}\n`);
@@ -154,11 +170,61 @@ async function reportFinished(job: LoadedJobModule, ctx: JobFinishedContext): Pr
   return EXIT_OK;
 }
 
-function describeStart(name: string, jobId: string, env: StreamEnvironment): string {
+/** Usage errors of the cluster flags, before anything starts. */
+function checkClusterFlags(flags: RunFlags): void {
+  const tcp = flags.listen !== undefined || flags.taskManagerProcesses !== undefined;
+  if (tcp && flags.inThread === true) throw new UsageError('--in-thread runs every subtask in this thread: it cannot be given with --listen or --task-manager-processes');
+  if (!tcp) {
+    for (const [flag, given] of [
+      ['--token-file', flags.tokenFile],
+      ['--tls-cert', flags.tlsCert],
+      ['--insecure', flags.insecure],
+      ['--registration-timeout', flags.registrationTimeout],
+      ['--same-path', flags.samePath],
+    ] as const) {
+      if (given !== undefined) throw new UsageError(`${flag} belongs to task managers over TCP: give --listen <host:port> or --task-manager-processes <n> too`);
+    }
+  }
+  if (flags.listen !== undefined) parseAddress(flags.listen, '--listen');
+  if (flags.taskManagerProcesses !== undefined && flags.taskManagers !== undefined && flags.taskManagers !== flags.taskManagerProcesses) {
+    throw new UsageError(`--task-manager-processes ${flags.taskManagerProcesses} starts that many task managers: --task-managers ${flags.taskManagers} contradicts it`);
+  }
+}
+
+/** The run's `listen` option from the flags (null: worker threads as before); local task manager processes start once it listens. */
+function clusterListen(flags: RunFlags, env: StreamEnvironment, started: (local: LocalTaskManagers) => void): ClusterListenOptions | null {
+  const processes = flags.taskManagerProcesses;
+  if (flags.listen === undefined && processes === undefined) return null;
+  const address = flags.listen === undefined ? { host: '127.0.0.1', port: 0 } : parseAddress(flags.listen, '--listen');
+  const { token, source } = clusterToken(flags, true);
+  const tls = tlsOf(flags);
+  const count = processes ?? flags.taskManagers ?? 1;
+  return {
+    host: address.host,
+    port: address.port,
+    taskManagers: count,
+    token,
+    ...(tls === null ? {} : { tls }),
+    ...(flags.insecure === true ? { insecure: true } : {}),
+    ...(flags.registrationTimeout === undefined ? {} : { registrationTimeoutMs: flags.registrationTimeout }),
+    ...(flags.samePath === true ? { code: 'same-path' as const } : {}),
+    onListening: (bound) => {
+      if (processes !== undefined) {
+        const slots = flags.slotsPerTaskManager ?? Math.max(env.options.parallelism, 1);
+        started(startLocalTaskManagers(processes, bound, slots, token));
+      } else if (flags.quiet !== true) {
+        const tokenHint = source.startsWith('$') ? '' : ` --token-file ${source}`;
+        process.stderr.write(`job master listening at ${bound.host}:${bound.port}; join with: weir taskmanager --connect ${bound.host}:${bound.port}${tokenHint}\n`);
+      }
+    },
+  };
+}
+
+function describeStart(name: string, jobId: string, env: StreamEnvironment, listen: ClusterListenOptions | null): string {
   const o = env.options;
   const every = o.checkpointing.intervalMs === null ? 'final checkpoint only' : `checkpoints every ${o.checkpointing.intervalMs} ms`;
   const where = o.checkpointStorage === 'memory' ? 'in memory' : `in ${o.checkpointStorage}`;
-  return `running job '${name}' as ${jobId}: parallelism ${o.parallelism}, ${describePlacement(env.taskManagerCount())}, ${every} ${where}`;
+  return `running job '${name}' as ${jobId}: parallelism ${o.parallelism}, ${listen === null ? describePlacement(env.taskManagerCount()) : `on ${listen.taskManagers} task manager process${listen.taskManagers === 1 ? '' : 'es'} over TCP`}, ${every} ${where}`;
 }
 
 /**

@@ -40,7 +40,13 @@ export interface TaskManagerWatch {
  * module: seconds); one that died or was terminated by the watchdog makes the next attempt start
  * fresh ones. `dispose` ends the kept ones once the job ended.
  */
-export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: ExecutionPlan) => Placement, env: Environment, watch: TaskManagerWatch): Deployer {
+export function remoteDeployer(
+  launch: LaunchTaskManagers,
+  /** Where each subtask runs on the pool an attempt got (task managers over TCP differ in slots). */
+  place: (plan: ExecutionPlan, pool: TaskManagerPool) => Placement,
+  env: Environment,
+  watch: TaskManagerWatch,
+): Deployer {
   let kept: TaskManagerPool | null = null;
   let disposed = false;
   const keep = (pool: TaskManagerPool): void => {
@@ -59,7 +65,13 @@ export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: Executi
     const warm = kept;
     kept = null;
     const pool = warm ?? (await launch());
-    const placement = place(buildExecutionPlan(spec.graph));
+    let placement: Placement;
+    try {
+      placement = place(buildExecutionPlan(spec.graph), pool);
+    } catch (err) {
+      pool.shutdown();
+      throw err;
+    }
     const attempt = new RemoteAttempt(pool, spec, env, watch, warm !== null, keep, placement, restore, firstCheckpointFull);
     try {
       await attempt.deploy();

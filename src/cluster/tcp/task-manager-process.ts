@@ -1,0 +1,271 @@
+/**
+ * A task manager process (`weir taskmanager --connect host:port`): it joins a job master over TCP,
+ * gets the job's code (shipped, or its own copy at the same path, checked by hash), builds the job,
+ * says it is ready, and serves each pool it is assigned to: its control connection carries the
+ * attempt protocol to a `TaskManager`, its data connections link it with its peers. When the control
+ * connection closes (the job master released the pool, failed over, or is gone) it stops every
+ * subtask at once (`controlLost`: nothing it ran commits afterwards) and dials again; a job master
+ * that no longer answers ends the process, or, with `retry`, is waited for.
+ *
+ * What runs the job (loading the module, building the graph) is given by the caller (`api/`), as
+ * for task managers in worker threads; this file knows the cluster, not the job API.
+ */
+import { hostname } from 'node:os';
+import { ClusterError, errorMessage, WeirError } from '../../core/errors.ts';
+import { dialPeer, type DialedPeer } from '../transport/handshake.ts';
+import type { FramedSocket } from '../transport/framing.ts';
+import { toWireError, type ToJobMaster, type ToTaskManager } from '../transport/protocol.ts';
+import { socketLink } from '../transport/socket-link.ts';
+import type { TlsSettings } from '../transport/tls-settings.ts';
+import { answerHeartbeatsUntilReady } from '../task-manager/startup-control.ts';
+import { TaskManager, type TaskManagerContext } from '../task-manager/task-manager.ts';
+import { DataMesh } from './data-mesh.ts';
+import {
+  decodeSessionMessage,
+  encodeSessionMessage,
+  type JobSubmission,
+  type JoinWelcome,
+  type TaskManagerRegistration,
+  type ToJoiningTaskManager,
+} from './session-messages.ts';
+
+/** How a task manager process joins. */
+export interface JoinSettings {
+  readonly host: string;
+  readonly port: number;
+  readonly token: string;
+  readonly tls: TlsSettings | null;
+  readonly insecure: boolean;
+  readonly slots: number;
+  /** The address its peers reach its data listener at; null: the local address of its control connection. */
+  readonly dataHost: string | null;
+  /** Its data listener's port (0: any free one). */
+  readonly dataPort: number;
+  /** Where the data listener binds (default: every interface when dataHost is null, else dataHost). */
+  readonly dataBind: string | null;
+  /** Wait for a job master (again) instead of ending when none answers. */
+  readonly retry: boolean;
+  readonly retryIntervalMs: number;
+  readonly connectTimeoutMs: number;
+  readonly weirVersion: string;
+  readonly log: (line: string) => void;
+}
+
+/** What the job's side provides: the module from the code reference, and a built job per pool index. */
+export interface JobRunner {
+  /**
+   * The job module file to load for `job` (materialized from shipped bytes, or the local file whose
+   * hash was checked); `fetch` asks the job master for the bytes.
+   * @throws ClusterError (CLUSTER_REFUSED) when the local module's hash differs from the job master's.
+   */
+  moduleOf(job: JobSubmission, fetch: () => Promise<Uint8Array>): Promise<string>;
+  /** Builds the job from the module once; the result gives a context per index. */
+  prepare(job: JobSubmission, modulePath: string): Promise<(index: number) => TaskManagerContext>;
+}
+
+/** Why the process ends. */
+export type ProcessEnd = { readonly kind: 'stopped' } | { readonly kind: 'job-master-gone'; readonly address: string } | { readonly kind: 'refused'; readonly error: Error };
+
+/** Runs until `stop` resolves, the job master is gone (without `retry`), or the job master refuses this task manager. */
+export async function runTaskManagerProcess(settings: JoinSettings, runner: JobRunner, stop: Promise<void>): Promise<ProcessEnd> {
+  const address = `${settings.host}:${settings.port}`;
+  const bindHost = settings.dataBind ?? settings.dataHost ?? (isLoopback(settings.host) ? '127.0.0.1' : '0.0.0.0');
+  const mesh = await DataMesh.listen({
+    host: bindHost,
+    port: settings.dataPort,
+    token: settings.token,
+    tls: settings.tls,
+    insecure: settings.insecure || isLoopback(bindHost),
+    handshakeTimeoutMs: settings.connectTimeoutMs,
+    weirVersion: settings.weirVersion,
+    log: settings.log,
+  });
+  let stopped = false;
+  let current: Session | null = null;
+  void stop.then(() => {
+    stopped = true;
+    current?.end(null);
+  });
+  const prepared = new Map<string, Promise<(index: number) => TaskManagerContext>>();
+  let everJoined = false;
+  try {
+    while (!stopped) {
+      let dialed: DialedPeer;
+      try {
+        dialed = await dialPeer({
+          host: settings.host,
+          port: settings.port,
+          token: settings.token,
+          tls: settings.tls,
+          role: 'control',
+          body: registration(settings, mesh.port) as unknown as Record<string, unknown>,
+          weirVersion: settings.weirVersion,
+          timeoutMs: settings.connectTimeoutMs,
+        });
+      } catch (err) {
+        if (stopped) break;
+        if (err instanceof ClusterError && err.code === 'CLUSTER_REFUSED') return { kind: 'refused', error: err };
+        if (!settings.retry) {
+          if (everJoined) return { kind: 'job-master-gone', address };
+          throw err;
+        }
+        settings.log(`no job master at ${address} (${errorMessage(err)}); trying again in ${settings.retryIntervalMs} ms`);
+        await sleep(settings.retryIntervalMs, stop);
+        continue;
+      }
+      everJoined = true;
+      const welcome = dialed.welcome as unknown as JoinWelcome;
+      const session = new Session(dialed.framed, welcome, mesh, runner, prepared, settings);
+      current = session;
+      const end = await session.run();
+      current = null;
+      if (end !== null) return { kind: 'refused', error: end };
+    }
+    return { kind: 'stopped' };
+  } finally {
+    await mesh.close();
+  }
+}
+
+/** One control connection: registration, code, readiness, then the pools it serves. */
+class Session {
+  private taskManager: TaskManager | null = null;
+  private resolveEnd: ((refusal: Error | null) => void) | null = null;
+
+  constructor(
+    private readonly framed: FramedSocket,
+    private readonly welcome: JoinWelcome,
+    private readonly mesh: DataMesh,
+    private readonly runner: JobRunner,
+    private readonly prepared: Map<string, Promise<(index: number) => TaskManagerContext>>,
+    private readonly settings: JoinSettings,
+  ) {}
+
+  /** Resolves when the connection closed (null) or the job master refused this task manager (the error). */
+  run(): Promise<Error | null> {
+    const ended = new Promise<Error | null>((resolve) => (this.resolveEnd = resolve));
+    const { framed } = this;
+    const code = new Pending<Uint8Array>();
+    let context: ((index: number) => TaskManagerContext) | null = null;
+    framed.onClose((error) => {
+      code.fail(error ?? new ClusterError('CLUSTER_CONNECTION_LOST', framed.remote, 'the job master closed the connection'));
+      const lost = new ClusterError('CLUSTER_CONNECTION_LOST', `job master ${framed.remote}`, `control connection closed${error ? `: ${error.message}` : ''}`, {
+        cause: error,
+      });
+      this.taskManager?.controlLost(lost);
+      this.taskManager = null;
+      this.end(null);
+    });
+    framed.onFrame((bytes) => {
+      let m: ToJoiningTaskManager;
+      try {
+        m = decodeSessionMessage<ToJoiningTaskManager>(bytes, `job master ${framed.remote}`);
+      } catch (err) {
+        framed.close(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      if (m.type === 'code') code.resolve(m.bytes);
+      else if (context === null) framed.close(new Error('assigned to a pool before it was ready'));
+      else this.serve(m, context);
+    });
+    const { job } = this.welcome;
+    const key = `${job.jobId}/${job.code.hash}`;
+    void (async () => {
+      try {
+        let prepared = this.prepared.get(key);
+        if (prepared === undefined) {
+          const modulePath = await this.runner.moduleOf(job, () => {
+            framed.write(encodeSessionMessage({ type: 'fetch-code' }));
+            return code.promise;
+          });
+          prepared = this.runner.prepare(job, modulePath);
+          this.prepared.set(key, prepared);
+          prepared.catch(() => this.prepared.delete(key));
+        }
+        context = await prepared;
+        framed.write(encodeSessionMessage({ type: 'ready' }));
+        this.settings.log(`joined job ${job.jobId} at ${framed.remote} as ${this.welcome.registration}; ready`);
+      } catch (err) {
+        if (err instanceof ClusterError && err.code === 'CLUSTER_CONNECTION_LOST') return;
+        framed.write(encodeSessionMessage({ type: 'load-failed', error: toWireError(err) }));
+        const refusal = err instanceof WeirError ? err : new ClusterError('CLUSTER_REFUSED', framed.remote, `cannot run job ${job.jobId}: ${errorMessage(err)}`, { cause: err });
+        this.end(refusal);
+      }
+    })();
+    return ended;
+  }
+
+  /** Ends the session once: closes the connection, and says whether the job master refused this task manager. */
+  end(refusal: Error | null): void {
+    const resolve = this.resolveEnd;
+    if (resolve === null) return;
+    this.resolveEnd = null;
+    this.framed.close();
+    resolve(refusal);
+  }
+
+  /** The assignment: the connection switches to the attempt protocol; the data links come up; a TaskManager serves the pool. */
+  private serve(m: Extract<ToJoiningTaskManager, { type: 'assign' }>, context: (index: number) => TaskManagerContext): void {
+    const control = answerHeartbeatsUntilReady(socketLink<ToJobMaster, ToTaskManager>(this.framed));
+    this.settings.log(`pool ${m.pool}: task manager ${m.index} of ${m.peers.length + 1}`);
+    this.mesh.connect(m.pool, m.index, m.peers, this.settings.connectTimeoutMs).then(
+      (peers) => {
+        if (this.resolveEnd === null) {
+          for (const link of peers.values()) link.close();
+          return;
+        }
+        const tm = new TaskManager(context(m.index), control, peers);
+        this.taskManager = tm;
+        for (const [peer, link] of peers) {
+          link.onClose((error) => {
+            if (this.taskManager !== tm) return;
+            tm.peerLost(peer, new ClusterError('CLUSTER_CONNECTION_LOST', `task manager ${peer}`, `data connection lost${error ? `: ${error.message}` : ''}`, { cause: error }));
+          });
+        }
+      },
+      (err: unknown) => {
+        this.settings.log(`pool ${m.pool}: ${errorMessage(err)}`);
+        this.framed.close(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  }
+}
+
+/** A value one side waits for and the other resolves or fails. */
+class Pending<T> {
+  readonly promise: Promise<T>;
+  resolve!: (value: T) => void;
+  fail!: (error: Error) => void;
+  constructor() {
+    this.promise = new Promise<T>((resolve, reject) => {
+      this.resolve = resolve;
+      this.fail = reject;
+    });
+    this.promise.catch(() => {});
+  }
+}
+
+function registration(settings: JoinSettings, dataPort: number): TaskManagerRegistration {
+  return {
+    slots: settings.slots,
+    // Empty: the job master takes the address it sees this connection come from.
+    dataHost: settings.dataHost ?? '',
+    dataPort,
+    host: hostname(),
+    pid: process.pid,
+  };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+function sleep(ms: number, stop: Promise<void>): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void stop.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
