@@ -8,8 +8,8 @@
  * (`task-manager-worker-job.ts`), with the options the job master sent as data.
  */
 import { ClusterError } from '../core/errors.ts';
-import { hashOfLocalModule } from '../cluster/job-code/code-cache.ts';
-import { materializeJobCode, registerJobCodeResolution } from '../cluster/job-code/code-cache.ts';
+import { hashOfLocalModule, materializeJobCode } from '../cluster/job-code/code-cache.ts';
+import { registerJobCodeResolution } from '../cluster/job-code/resolve-hook.ts';
 import type { JobRunner } from '../cluster/tcp/task-manager-process.ts';
 import { prepareTaskManagerJob } from './task-manager-worker-job.ts';
 

@@ -206,22 +206,17 @@ class Session {
 
   /** The assignment: the connection switches to the attempt protocol; the data links come up; a TaskManager serves the pool. */
   private serve(m: Extract<ToJoiningTaskManager, { type: 'assign' }>, context: (index: number) => TaskManagerContext): void {
-    const control = answerHeartbeatsUntilReady(socketLink<ToJobMaster, ToTaskManager>(this.framed));
+    const link = socketLink<ToJobMaster, ToTaskManager>(this.framed);
+    // The session keeps the connection's one close handler (it must redial); it calls controlLost itself.
+    const control = answerHeartbeatsUntilReady({ send: link.send, onMessage: link.onMessage, close: link.close });
     this.settings.log(`pool ${m.pool}: task manager ${m.index} of ${m.peers.length + 1}`);
     this.mesh.connect(m.pool, m.index, m.peers, this.settings.connectTimeoutMs).then(
       (peers) => {
         if (this.resolveEnd === null) {
-          for (const link of peers.values()) link.close();
+          for (const l of peers.values()) l.close();
           return;
         }
-        const tm = new TaskManager(context(m.index), control, peers);
-        this.taskManager = tm;
-        for (const [peer, link] of peers) {
-          link.onClose((error) => {
-            if (this.taskManager !== tm) return;
-            tm.peerLost(peer, new ClusterError('CLUSTER_CONNECTION_LOST', `task manager ${peer}`, `data connection lost${error ? `: ${error.message}` : ''}`, { cause: error }));
-          });
-        }
+        this.taskManager = new TaskManager(context(m.index), control, peers);
       },
       (err: unknown) => {
         this.settings.log(`pool ${m.pool}: ${errorMessage(err)}`);

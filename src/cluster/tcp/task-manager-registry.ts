@@ -12,7 +12,8 @@ import { ClusterError, WeirError } from '../../core/errors.ts';
 import { fromWireError, type ToJobMaster, type ToTaskManager } from '../transport/protocol.ts';
 import type { FramedSocket } from '../transport/framing.ts';
 import { listenPeers, type PeerHello, type PeerListener } from '../transport/handshake.ts';
-import { socketLink, type SocketLink } from '../transport/socket-link.ts';
+import { socketLink } from '../transport/socket-link.ts';
+import type { Link } from '../../runtime/network/link.ts';
 import type { TlsSettings } from '../transport/tls-settings.ts';
 import {
   decodeSessionMessage,
@@ -68,7 +69,7 @@ interface Entry {
 export interface AssignedPool {
   readonly pool: number;
   readonly members: readonly Registration[];
-  readonly links: ReadonlyArray<SocketLink<ToTaskManager, ToJobMaster>>;
+  readonly links: ReadonlyArray<Link<ToTaskManager, ToJobMaster>>;
   /** Called once per member whose connection closes (not after `release`). */
   onLost(handler: (index: number, error: Error) => void): void;
   /** Closes every member's connection (they register again); idempotent. */
@@ -151,7 +152,9 @@ export class TaskManagerRegistry {
         if (lost) lost(index, error);
         else early.push([index, error]);
       };
-      return socketLink<ToTaskManager, ToJobMaster>(e.framed);
+      // The registry keeps the connection's one close handler (it reports the loss through onLost).
+      const link = socketLink<ToTaskManager, ToJobMaster>(e.framed);
+      return { send: link.send, onMessage: link.onMessage, close: link.close };
     });
     this.changed();
     return {
