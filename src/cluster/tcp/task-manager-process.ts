@@ -200,7 +200,9 @@ class Session {
     const resolve = this.resolveEnd;
     if (resolve === null) return;
     this.resolveEnd = null;
-    this.framed.close();
+    // A refusal was just written (load-failed): send it before closing.
+    if (refusal === null) this.framed.close();
+    else this.framed.end();
     resolve(refusal);
   }
 

@@ -12,10 +12,11 @@ export interface SocketLink<Out, In> extends Link<Out, In> {
   /** The peer's address, `host:port`. */
   readonly remote: string;
   /**
-   * THE handler of the end of the connection, called once: null after this side's close(), else
-   * why (ClusterError CLUSTER_CONNECTION_LOST, or a ProtocolError for bytes that are not a message).
+   * THE handler of the end of the connection when this side did not end it (`Link.onClose`), called
+   * once with why: ClusterError CLUSTER_CONNECTION_LOST, or a ProtocolError for bytes that are not a
+   * message. Not called after this side's own close().
    */
-  onClose(handler: ((error: Error | null) => void) | null): void;
+  onClose(handler: (error: Error) => void): void;
   /** Bytes sent and received so far, framing included. */
   traffic(): { bytesSent: number; bytesReceived: number };
 }
@@ -48,7 +49,10 @@ export function socketLink<Out extends ProtocolMessage, In extends ProtocolMessa
       closed = true;
       framed.close();
     },
-    onClose: (handler) => framed.onClose(handler),
+    onClose: (handler) =>
+      framed.onClose((error) => {
+        if (error !== null) handler(error);
+      }),
     traffic: () => ({ bytesSent: framed.bytesSent, bytesReceived: framed.bytesReceived }),
   };
 }

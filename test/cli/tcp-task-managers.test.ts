@@ -1,0 +1,121 @@
+/**
+ * Task managers as processes over TCP on this host (loopback): `weir run --task-manager-processes`,
+ * `weir run --listen` with `weir taskmanager --connect` processes that join, one joining late, one
+ * SIGKILLed while a checkpoint is being written (the job recovers on the survivor and a replacement),
+ * a wrong token and a changed module refused, task managers that end when their job master is gone.
+ * Outputs are checked with the kill oracle (every line exactly once, in order per key). The same
+ * scenarios across network namespaces: test/cli/tcp-hosts.test.ts.
+ */
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkpointMoment, KILL_JOB } from './kill-harness.ts';
+import { checkKillOutput } from './kill-oracle.ts';
+import { KEYS, outputDirOf } from './fixtures/kill-job.ts';
+import { CLI_TEST_TIMEOUT_MS, FIXTURES, REPO, runCli, startCli, type CliRun } from './run-cli.ts';
+import { waitForMatch, within } from './running-job.ts';
+
+const started: CliRun[] = [];
+afterEach(() => {
+  for (const c of started.splice(0)) if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill('SIGKILL');
+});
+
+function start(args: readonly string[], env: Readonly<Record<string, string>> = {}, cwd?: string): CliRun {
+  const cli = startCli(args, { env, ...(cwd === undefined ? {} : { cwd }) });
+  started.push(cli);
+  return cli;
+}
+
+/** The address a `weir run --listen host:0` job master printed. */
+async function listening(jm: CliRun): Promise<string> {
+  const m = await waitForMatch(jm, /job master listening at (\S+); join with/, 60_000, 'the listening line');
+  return m[1]!;
+}
+
+describe('weir run on task manager processes over TCP (loopback)', () => {
+  it(
+    '--task-manager-processes 2 runs the kill job on two processes it starts, exactly once',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-tcp-'));
+      const r = await runCli(['run', KILL_JOB, '--task-manager-processes', '2', '--checkpoint-dir', root], { env: { KILL_RATE: '20000' } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain('parallelism 2, on 2 task manager processes over TCP');
+      expect(r.stderr).toMatch(/task manager tm-\d \(.*pid \d+.*\) joined with 2 slots/);
+      expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'waits for task managers that join (one late), survives one SIGKILLed while a checkpoint is written, and its task managers exit once it is gone',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-tcp-'));
+      const env = { KILL_RATE: '3000', KILL_PAD_BYTES: '20000', KILL_INTERVAL_MS: '100' };
+      const jm = start(['run', KILL_JOB, '--listen', '127.0.0.1:0', '--task-managers', '2', '--checkpoint-dir', root], env);
+      const address = await listening(jm);
+      await jm.waitForStderr('waiting for task managers: 0 of 2 registered');
+      const first = start(['taskmanager', '--connect', address, '--slots', '2'], env);
+      await within(60_000, jm.waitForStderr('waiting for task managers: 1 of 2 registered'), () => jm.output().stderr);
+      // The job waits for the second: nothing deployed yet.
+      expect(jm.output().stderr).not.toContain('pool 1');
+      const late = start(['taskmanager', '--connect', address, '--slots', '2'], env);
+      const jobDir = path.join(root, (await waitForMatch(jm, /^control: \S+ \(job ([A-Za-z0-9._-]+)\)$/m, 60_000, 'the control line'))[1]!);
+      expect(await checkpointMoment(jm, jobDir, 'during', 3, 60_000)).toBe(true);
+      late.child.kill('SIGKILL');
+      // A replacement joins; the survivor registers again after its pool was released.
+      const replacement = start(['taskmanager', '--connect', address, '--slots', '2'], env);
+      const done = await within(120_000, jm.done, () => `the job did not finish; stderr:\n${jm.output().stderr}`);
+      expect(done.code, done.stderr).toBe(0);
+      // The job master hears of the death from the closed control connection, or first from the
+      // survivor, whose subtasks fail as their data connection to the dead one breaks.
+      expect(done.stderr).toMatch(/restarting: attempt 1 .*(task manager tm-2 .*connection closed|data connection to task manager \d lost)/);
+      expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
+      // The job master is gone: the task managers that still run end by themselves.
+      for (const tm of [first, replacement]) {
+        const end = await within(30_000, tm.done, () => `a task manager did not exit; stderr:\n${tm.output().stderr}`);
+        expect(end.code, end.stderr).toBe(0);
+        expect(end.stderr).toContain('is gone; exiting');
+      }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses a task manager with a wrong token, and one whose copy of the job module differs (--same-path); both say why and exit 1',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-tcp-'));
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-tcp-module-'));
+      const module = path.join(dir, 'tiny-job.ts');
+      copyFileSync(path.join(FIXTURES, 'tiny-job.ts'), module);
+      // Outside the repository, 'weir-stream' resolves through node_modules as in a user's project.
+      mkdirSync(path.join(dir, 'node_modules'));
+      symlinkSync(REPO, path.join(dir, 'node_modules', 'weir-stream'));
+      const jm = start(['run', module, '--listen', '127.0.0.1:0', '--same-path', '--registration-timeout', '60000', '--checkpoint-dir', root]);
+      const address = await listening(jm);
+      const wrong = await runCli(['taskmanager', '--connect', address], { env: { WEIR_CLUSTER_TOKEN: 'not-the-token-of-this-cluster' } });
+      expect(wrong.code).toBe(1);
+      expect(wrong.stderr).toContain('wrong cluster token');
+      // The module's code changes after the job master hashed it (a comment would not: the hash is of
+      // the bundled code): a task manager loading it here is refused.
+      appendFileSync(module, '\nexport const changedAfterTheJobMasterStarted = true;\n');
+      const changed = await runCli(['taskmanager', '--connect', address]);
+      expect(changed.code).toBe(1);
+      expect(changed.stderr).toContain(`job module ${module} differs from the job master's`);
+      await within(30_000, jm.waitForStderr('cannot run this job'), () => jm.output().stderr);
+      jm.child.kill('SIGINT');
+      await jm.done;
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses memory checkpoint storage with task managers over TCP, naming the option',
+    async () => {
+      const r = await runCli(['run', KILL_JOB, '--task-manager-processes', '1']);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain("checkpointStorage: 'memory' checkpoint storage lives in the job master's process");
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
