@@ -38,7 +38,8 @@ export function tcpTaskManagers(registry: TaskManagerRegistry, env: Environment,
   const launch: LaunchTaskManagers = () =>
     new Promise<TaskManagerPool>((resolve, reject) => {
       const first = launches++ === 0;
-      const startedAt = env.clock.now();
+      // Set by the settle timer itself: comparing clocks when it fires can come out a hair short.
+      let settled = false;
       let said = '';
       let done = false;
       const finish = (outcome: () => void): void => {
@@ -53,7 +54,6 @@ export function tcpTaskManagers(registry: TaskManagerRegistry, env: Environment,
         if (done) return;
         const ready = registry.ready;
         const slots = ready.reduce((sum, r) => sum + r.registration.slots, 0);
-        const settled = !first && env.clock.now() - startedAt >= s.settleMs;
         if (slots >= s.slotsNeeded && (ready.length >= s.expected || settled)) {
           finish(() => resolve(poolOf(ready)));
           return;
@@ -78,7 +78,12 @@ export function tcpTaskManagers(registry: TaskManagerRegistry, env: Environment,
         return pool;
       };
       const unwatch = registry.watch(check);
-      const settle = first ? null : env.scheduler.schedule(s.settleMs, check);
+      const settle = first
+        ? null
+        : env.scheduler.schedule(s.settleMs, () => {
+            settled = true;
+            check();
+          });
       const timeout = env.scheduler.schedule(s.registrationTimeoutMs, () =>
         finish(() => {
           const ready = registry.ready;

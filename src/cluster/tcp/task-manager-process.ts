@@ -130,6 +130,8 @@ export async function runTaskManagerProcess(settings: JoinSettings, runner: JobR
 /** One control connection: registration, code, readiness, then the pools it serves. */
 class Session {
   private taskManager: TaskManager | null = null;
+  /** The data links of the pool it serves: closed with the control connection. */
+  private peers: Array<{ close(): void }> = [];
   private resolveEnd: ((refusal: Error | null) => void) | null = null;
 
   constructor(
@@ -154,6 +156,8 @@ class Session {
       });
       this.taskManager?.controlLost(lost);
       this.taskManager = null;
+      for (const link of this.peers) link.close();
+      this.peers = [];
       this.end(null);
     });
     framed.onFrame((bytes) => {
@@ -218,6 +222,7 @@ class Session {
           for (const l of peers.values()) l.close();
           return;
         }
+        this.peers = [...peers.values()];
         this.taskManager = new TaskManager(context(m.index), control, peers);
       },
       (err: unknown) => {
