@@ -4,17 +4,34 @@
  * attempt when it ended cleanly. A task manager that dies fails the attempt through the gateway, so
  * the restart strategy decides what follows exactly as for a failing subtask in this thread.
  */
+import { assert } from '../../core/assert.ts';
 import type { Environment } from '../../core/time.ts';
 import { buildExecutionPlan, type ExecutionPlan } from '../../graph/execution-plan.ts';
 import type { Deployer } from './attempt-deployment.ts';
 import type { HeartbeatSettings } from './heartbeat-monitor.ts';
 import { RemoteAttempt } from './remote-attempt.ts';
+import { TaskManagerRoster } from './task-manager-roster.ts';
 import type { Link } from '../../runtime/network/link.ts';
 import type { Placement, ToJobMaster, ToTaskManager } from '../transport/protocol.ts';
+
+/** Where a task manager runs and what it offers, as its launcher knows it (the REST API and dashboard show it). */
+export interface TaskManagerDescription {
+  /** Host name of the machine it runs on. */
+  readonly host: string;
+  /** The operating-system process it runs in (a worker thread's is the job master's); null where it stands for one (in memory). */
+  readonly pid: number | null;
+  /** Slots it offers; null: as many as the placement gives it (launchers in this process without `slotsPerTaskManager`). */
+  readonly slots: number | null;
+  readonly transport: 'in-memory' | 'worker-thread' | 'tcp';
+  /** Where other task managers reach its data plane (`host:port`); null without an address (MessagePorts, in memory). */
+  readonly dataAddress: string | null;
+}
 
 /** The task managers of one attempt. */
 export interface TaskManagerPool {
   readonly links: ReadonlyArray<Link<ToTaskManager, ToJobMaster>>;
+  /** One per link, in the same order: filled in by every launcher. */
+  readonly taskManagers: readonly TaskManagerDescription[];
   /** Called when a task manager dies (throws, exits) before shutdown. */
   onFailure(handler: (index: number, error: Error) => void): void;
   /** Ends every task manager (terminates worker threads); idempotent. */
@@ -43,6 +60,10 @@ export interface TaskManagerWatch {
 export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: ExecutionPlan) => Placement, env: Environment, watch: TaskManagerWatch): Deployer {
   let kept: TaskManagerPool | null = null;
   let disposed = false;
+  /** The roster of each pool launched, while it may still be used or shown. */
+  const rosters = new WeakMap<TaskManagerPool, TaskManagerRoster>();
+  /** The pool of the newest attempt: what the job master shows (its task managers stay listed, stopped or dead, after it). */
+  let shown: TaskManagerRoster | null = null;
   const keep = (pool: TaskManagerPool): void => {
     if (disposed || kept !== null) {
       pool.shutdown();
@@ -50,7 +71,8 @@ export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: Executi
     }
     kept = pool;
     // One that dies while kept is no use to the next attempt.
-    pool.onFailure(() => {
+    pool.onFailure((index) => {
+      rosters.get(pool)?.died(index);
       if (kept === pool) kept = null;
       pool.shutdown();
     });
@@ -58,9 +80,13 @@ export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: Executi
   const deployer: Deployer = async (spec, restore, firstCheckpointFull) => {
     const warm = kept;
     kept = null;
-    const pool = warm ?? (await launch());
-    const placement = place(buildExecutionPlan(spec.graph));
-    const attempt = new RemoteAttempt(pool, spec, env, watch, warm !== null, keep, placement, restore, firstCheckpointFull);
+    const pool = warm ?? withRoster(await launch(), env, rosters);
+    const roster = rosters.get(pool)!;
+    shown = roster;
+    const plan = buildExecutionPlan(spec.graph);
+    const placement = place(plan);
+    roster.deployed(placement, plan);
+    const attempt = new RemoteAttempt(pool, roster, spec, env, watch, warm !== null, keep, placement, restore, firstCheckpointFull);
     try {
       await attempt.deploy();
     } catch (err) {
@@ -74,5 +100,26 @@ export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: Executi
     kept?.shutdown();
     kept = null;
   };
+  deployer.taskManagers = () => shown?.statuses() ?? [];
   return deployer;
+}
+
+/** The pool with a roster of its task managers, which learns when the pool is shut down. */
+function withRoster(launched: TaskManagerPool, env: Environment, rosters: WeakMap<TaskManagerPool, TaskManagerRoster>): TaskManagerPool {
+  assert(
+    launched.taskManagers.length === launched.links.length,
+    () => `a pool of ${launched.links.length} task managers describes ${launched.taskManagers.length}`,
+  );
+  const roster = new TaskManagerRoster(launched.taskManagers, env.clock);
+  const pool: TaskManagerPool = {
+    links: launched.links,
+    taskManagers: launched.taskManagers,
+    onFailure: (handler) => launched.onFailure(handler),
+    shutdown: () => {
+      roster.shutDown();
+      launched.shutdown();
+    },
+  };
+  rosters.set(pool, roster);
+  return pool;
 }
