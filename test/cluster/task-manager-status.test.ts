@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import type { CheckpointTrace } from '../../src/cluster/job-master/checkpoint-traces.ts';
+import type { InMemoryPoolFaults } from '../../src/cluster/launchers/in-memory-task-managers.ts';
 import { CollectSink, StreamEnvironment } from '../../src/index.ts';
 import type { JobMaster } from '../../src/internal.ts';
 import { whenRunning } from '../support/clients.ts';
@@ -100,6 +101,45 @@ describe('task managers as the job master sees them', () => {
       });
       for (let i = 1; i < seen.length; i++) for (const tm of [0, 1]) expect(seen[i]![tm]!).toBeGreaterThanOrEqual(seen[i - 1]![tm]!);
       expect(master.taskManagers().map((t) => t.state)).toEqual(['running', 'running']);
+    } finally {
+      gate.open();
+      await client.cancel();
+    }
+  });
+
+  it('one that dies alone is listed dead until the next attempt runs on new task managers, whose totals start from 0', async () => {
+    const gate = new SourceGate(0);
+    const env = StreamEnvironment.create({
+      parallelism: 2,
+      heartbeat: { intervalMs: 20, timeoutMs: 200 },
+      restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 1_000 },
+    });
+    buildKeyedCountJob(env, new CollectSink<string>(), { count: 1_000_000, keys: 20, gate });
+    const pools: InMemoryPoolFaults[] = [];
+    let master: JobMaster | null = null;
+    const client = await env.executeAsync('tm-death', {
+      inMemoryTaskManagers: 2,
+      taskManagerFaults: { launched: (pool) => pools.push(pool) },
+      onJobMaster: (m) => (master = m),
+    });
+    try {
+      await whenRunning(client);
+      gate.allowUpTo(1_000);
+      await gate.reached(2);
+      // Restored from here, with the gate where it is, the next attempt's sources emit nothing more.
+      await client.triggerCheckpoint();
+      await until('bytes reported', () => master!.taskManagers().every((t) => t.data.bytesSent > 0));
+      const before = master!.taskManagers().map((t) => t.data.bytesSent);
+      expect(pools[0]!.kill(1)).toBe(true);
+      // Found by missed heartbeats; the restart waits a second, meanwhile the list shows it.
+      await until('task manager 1 listed dead', () => master!.taskManagers()[1]?.state === 'dead');
+      // The other one stops its subtasks; its pool is then shut down with the failed attempt.
+      await until('task manager 0 stopped', () => master!.taskManagers()[0]?.state === 'stopped');
+      expect(master!.taskManagers()[1]!.state).toBe('dead');
+      await until('the next attempt runs on a new pool', () => pools.length === 2 && master!.metrics().attempt === 1 && master!.metrics().status === 'RUNNING');
+      const fresh = master!.taskManagers();
+      expect(fresh.map((t) => t.state)).toEqual(['running', 'running']);
+      expect(fresh.every((t, i) => t.data.bytesSent < before[i]!)).toBe(true);
     } finally {
       gate.open();
       await client.cancel();

@@ -331,6 +331,7 @@ export class RemoteAttempt implements AttemptDeployment {
     if (phase.name === 'opening') phase.reject(new Error('the attempt was abandoned while its subtasks opened'));
     this.heartbeats.stop();
     this.cancelTasks();
+    this.roster.shutDown();
     this.pool.shutdown();
   }
 
@@ -358,7 +359,10 @@ export class RemoteAttempt implements AttemptDeployment {
       watchdog?.cancel();
       // Every task manager alive and its subtasks stopped: warm for the next attempt.
       if (pending.size === 0 && this.dead.size === 0) this.keep(pool);
-      else pool.shutdown();
+      else {
+        this.roster.shutDown();
+        pool.shutdown();
+      }
       if (this.phase === ending) this.enter('stopped', { name: 'ended', stopped });
       resolve();
     };

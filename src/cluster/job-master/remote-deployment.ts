@@ -64,9 +64,14 @@ export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: Executi
   const rosters = new WeakMap<TaskManagerPool, TaskManagerRoster>();
   /** The pool of the newest attempt: what the job master shows (its task managers stay listed, stopped or dead, after it). */
   let shown: TaskManagerRoster | null = null;
+  /** Shuts a pool down and says so in its roster (the pool stays the launcher's own object: a launcher may key data by it). */
+  const shutDown = (pool: TaskManagerPool): void => {
+    rosters.get(pool)?.shutDown();
+    pool.shutdown();
+  };
   const keep = (pool: TaskManagerPool): void => {
     if (disposed || kept !== null) {
-      pool.shutdown();
+      shutDown(pool);
       return;
     }
     kept = pool;
@@ -74,14 +79,15 @@ export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: Executi
     pool.onFailure((index) => {
       rosters.get(pool)?.died(index);
       if (kept === pool) kept = null;
-      pool.shutdown();
+      shutDown(pool);
     });
   };
   const deployer: Deployer = async (spec, restore, firstCheckpointFull) => {
     const warm = kept;
     kept = null;
-    const pool = warm ?? withRoster(await launch(), env, rosters);
-    const roster = rosters.get(pool)!;
+    const pool = warm ?? (await launch());
+    const roster = rosters.get(pool) ?? rosterOf(pool, env);
+    rosters.set(pool, roster);
     shown = roster;
     const plan = buildExecutionPlan(spec.graph);
     const placement = place(plan);
@@ -97,29 +103,15 @@ export function remoteDeployer(launch: LaunchTaskManagers, place: (plan: Executi
   };
   deployer.dispose = () => {
     disposed = true;
-    kept?.shutdown();
+    if (kept !== null) shutDown(kept);
     kept = null;
   };
   deployer.taskManagers = () => shown?.statuses() ?? [];
   return deployer;
 }
 
-/** The pool with a roster of its task managers, which learns when the pool is shut down. */
-function withRoster(launched: TaskManagerPool, env: Environment, rosters: WeakMap<TaskManagerPool, TaskManagerRoster>): TaskManagerPool {
-  assert(
-    launched.taskManagers.length === launched.links.length,
-    () => `a pool of ${launched.links.length} task managers describes ${launched.taskManagers.length}`,
-  );
-  const roster = new TaskManagerRoster(launched.taskManagers, env.clock);
-  const pool: TaskManagerPool = {
-    links: launched.links,
-    taskManagers: launched.taskManagers,
-    onFailure: (handler) => launched.onFailure(handler),
-    shutdown: () => {
-      roster.shutDown();
-      launched.shutdown();
-    },
-  };
-  rosters.set(pool, roster);
-  return pool;
+/** A new roster for a pool just launched: one description per task manager. */
+function rosterOf(pool: TaskManagerPool, env: Environment): TaskManagerRoster {
+  assert(pool.taskManagers.length === pool.links.length, () => `a pool of ${pool.links.length} task managers describes ${pool.taskManagers.length}`);
+  return new TaskManagerRoster(pool.taskManagers, env.clock);
 }
