@@ -1,7 +1,8 @@
-/** The overview: the job graph with per-vertex rates and backpressure colours, and the job's figures. */
+/** The overview: the job graph with per-vertex rates and backpressure colours, the job's figures and its task managers. */
 import type { LiveUpdate } from './api.ts';
 import { count, el, rate, svg, svgName, table } from './dom.ts';
 import { columnsOf } from './layout.ts';
+import { taskManagersPanel } from './task-managers.ts';
 
 const W = 210;
 const H = 86;
@@ -117,5 +118,6 @@ export function renderOverview(root: HTMLElement, u: LiveUpdate): void {
     figures,
     el('h3', {}, 'Backpressure per subtask (share of time blocked on output)'),
     table(['vertex', 'subtask', 'blocked', 'level'], bpRows, { id: 'backpressure-table' }),
+    ...taskManagersPanel(u),
   );
 }

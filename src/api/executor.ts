@@ -141,13 +141,14 @@ export class LocalExecutor {
       ...(run.taskManagerStorage?.open ? { openStorage: run.taskManagerStorage.open } : {}),
       ...(run.wrapBackends ? { wrapBackends: run.wrapBackends } : {}),
       env,
+      ...(run.taskManagerClockSkewMs ? { clockSkewMs: run.taskManagerClockSkewMs } : {}),
       faults: run.faults ?? NO_FAULTS,
       allowNonRestoredState: run.allowNonRestoredState ?? false,
       elementsPerStep: run.elementsPerStep ?? 64,
       sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
     };
     const context = (index: number) => buildInMemoryTaskManagerContext(index, job);
-    const launch = launchInMemoryTaskManagers(count, context, env.scheduler, run.loseControlMessage, run.taskManagerFaults);
+    const launch = launchInMemoryTaskManagers(count, context, env.scheduler, run.loseControlMessage, run.taskManagerFaults, slots);
     return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
   }
 
@@ -168,15 +169,19 @@ export class LocalExecutor {
     if (count === 0 || modulePath === null) return {};
     const slots = this.options.slotsPerTaskManager;
     placeSubtasks(buildExecutionPlan(graph), count, slots); // a ConfigError now rather than at the first deploy
-    const launch = launchWorkerTaskManagers(count, {
-      entry: WORKER_JOB_SIDE,
-      modulePath,
-      options: { ...this.given },
-      jobId: id,
-      allowNonRestoredState: run.allowNonRestoredState ?? false,
-      elementsPerStep: run.elementsPerStep ?? 64,
-      sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
-    });
+    const launch = launchWorkerTaskManagers(
+      count,
+      {
+        entry: WORKER_JOB_SIDE,
+        modulePath,
+        options: { ...this.given },
+        jobId: id,
+        allowNonRestoredState: run.allowNonRestoredState ?? false,
+        elementsPerStep: run.elementsPerStep ?? 64,
+        sourceBatchRecords: run.sourceBatchRecords ?? this.options.bufferRecords,
+      },
+      slots,
+    );
     return { deployer: remoteDeployer(launch, (plan) => placeSubtasks(plan, count, slots), env, this.watch()) };
   }
 

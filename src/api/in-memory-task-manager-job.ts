@@ -33,6 +33,13 @@ export interface InMemoryTaskManagerJob {
   /** Wraps the state backends the options name (the simulator's late async snapshot parts). */
   readonly wrapBackends?: (backends: StateBackendFactory) => StateBackendFactory;
   readonly env: Environment;
+  /**
+   * Ms task manager `index`'s wall clock runs ahead of the job master's (negative: behind), as on
+   * another host: its stamps (barrier arrivals, sync starts, heartbeat answers) read `wallNow` of a
+   * clock shifted by that much; its monotonic time and scheduler stay the thread's. Tests and the
+   * simulator only. Default: none.
+   */
+  readonly clockSkewMs?: (index: number) => number;
   readonly faults: FaultInjector;
   readonly allowNonRestoredState: boolean;
   readonly elementsPerStep: number;
@@ -72,5 +79,13 @@ function contextOf(index: number, job: InMemoryTaskManagerJob, env: StreamEnviro
       ? openMemoryStorageClient(job.storageUrl, job.jobId)
       : parts.storage;
   const backends = job.wrapBackends ? job.wrapBackends(parts.backends) : parts.backends;
-  return taskManagerContext(index, { graph: parts.graph, backends, storage }, env.options, job);
+  const skewMs = job.clockSkewMs?.(index) ?? 0;
+  const run = skewMs === 0 ? job : { ...job, env: skewed(job.env, skewMs) };
+  return taskManagerContext(index, { graph: parts.graph, backends, storage }, env.options, run);
+}
+
+/** The environment with a wall clock `skewMs` ahead; the same monotonic time, scheduler and random. */
+function skewed(env: Environment, skewMs: number): Environment {
+  const { clock } = env;
+  return { clock: { now: () => clock.now(), wallNow: () => clock.wallNow() + skewMs }, scheduler: env.scheduler, random: env.random };
 }

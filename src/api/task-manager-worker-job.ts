@@ -7,7 +7,8 @@
 import { StreamEnvironment } from './environment.ts';
 import type { StreamEnvironmentOptions } from './options.ts';
 import { loadJobModule } from './load-job-module.ts';
-import { realEnvironment } from '../core/adapters.ts';
+import { realEnvironment, systemClock } from '../core/adapters.ts';
+import { preciseWallNow } from '../core/wall-time.ts';
 import { errorMessage, JobFailedError } from '../core/errors.ts';
 import { jobId } from '../core/ids.ts';
 import { NO_FAULTS } from '../runtime/faults.ts';
@@ -60,7 +61,7 @@ export async function runWorkerTaskManager(data: TaskManagerWorkerData, control:
     control.onMessage((m) => {
       if (m.type === 'deploy') control.send({ type: 'deploy-failed', epoch: m.epoch, error });
       else if (m.type === 'cancel') control.send({ type: 'canceled', epoch: m.epoch });
-      else if (m.type === 'heartbeat') control.send({ type: 'heartbeat', epoch: m.epoch, seq: m.seq });
+      else if (m.type === 'heartbeat') control.send({ type: 'heartbeat', epoch: m.epoch, seq: m.seq, at: preciseWallNow(systemClock) });
     });
     return;
   }

@@ -11,7 +11,12 @@ export interface OperatorSubtaskState {
   readonly channels: readonly ChannelStateHandle[];
 }
 
-/** Per-subtask figures of one checkpoint. */
+/**
+ * Per-subtask figures of one checkpoint. Two are wall-clock stamps of the clock the subtask ran
+ * on (`barrierArrivalsMs`, `syncStartMs`): from a task manager, the job master moves them onto its
+ * own clock by that task manager's estimated offset (cluster/job-master/clock-offsets.ts). The rest
+ * are durations on one clock, counts or sizes.
+ */
 export interface SubtaskCheckpointMetrics {
   /** Milliseconds of the sync phase (the pause that captured a consistent view of state). */
   readonly syncMs: number;

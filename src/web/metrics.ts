@@ -3,13 +3,21 @@
  * own (never the library's global one). Record counters are the job master's totals over every
  * attempt (a restarted subtask counts from zero; the master keeps what ended attempts counted).
  * Histograms observe each checkpoint once, when a scrape or a sample first sees it finished.
+ * Task managers' data bytes are counters over each task manager's life: one replaced by a new
+ * process starts from zero again, which Prometheus reads as a counter reset.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { JobStatus } from '../cluster/job-master/job-events.ts';
+import type { TaskManagerState, TaskManagerStatus } from '../cluster/job-master/task-manager-roster.ts';
 import { vertexRecords } from './record-counts.ts';
 import { vertexId, type WebJob } from './web-job.ts';
 
 const STATUSES: readonly JobStatus[] = ['CREATED', 'RUNNING', 'RESTARTING', 'FINISHED', 'FAILED', 'CANCELED'];
+const TM_STATES: readonly TaskManagerState[] = ['starting', 'running', 'stopping', 'dead', 'stopped'];
+const TM_LABELS = ['taskmanager', 'host'] as const;
+type TmLabel = (typeof TM_LABELS)[number];
+
+const tmLabels = (t: TaskManagerStatus): Record<TmLabel, string> => ({ taskmanager: String(t.index), host: t.description.host });
 
 export class JobMetricsExporter {
   readonly registry = new Registry();
@@ -24,6 +32,10 @@ export class JobMetricsExporter {
   private readonly duration: Histogram;
   private readonly size: Histogram;
   private readonly alignment: Histogram;
+  private readonly tmBytesSent: Counter<TmLabel>;
+  private readonly tmBytesReceived: Counter<TmLabel>;
+  /** The bytes each task manager reported at the last update, by its labels. */
+  private readonly lastTmBytes = new Map<string, { sent: number; received: number }>();
 
   constructor(private readonly job: WebJob) {
     const registers = [this.registry];
@@ -56,6 +68,19 @@ export class JobMetricsExporter {
       buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
       registers,
     });
+    this.tmBytesSent = new Counter({
+      name: 'weir_taskmanager_data_sent_bytes_total',
+      help: 'Payload bytes of the data frames a task manager sent to other task managers, over its life.',
+      labelNames: TM_LABELS,
+      registers,
+    });
+    this.tmBytesReceived = new Counter({
+      name: 'weir_taskmanager_data_received_bytes_total',
+      help: 'Payload bytes of the data frames a task manager received from other task managers, over its life.',
+      labelNames: TM_LABELS,
+      registers,
+    });
+    this.taskManagerGauges(registers);
     const rateLabels = ['vertex', 'vertex_name'] as const;
     new Gauge({
       name: 'weir_records_in_per_second',
@@ -149,6 +174,74 @@ export class JobMetricsExporter {
       for (const t of s.subtasks) this.alignment.observe(t.metrics.alignmentMs / 1000);
     }
     this.observed = observed;
+    this.updateTaskManagerBytes();
+  }
+
+  /** The counters follow each task manager's totals; a total that went down is a new process: a reset. */
+  private updateTaskManagerBytes(): void {
+    for (const t of this.job.master.taskManagers()) {
+      const labels = tmLabels(t);
+      const key = `${labels.taskmanager}/${labels.host}`;
+      const last = this.lastTmBytes.get(key) ?? { sent: 0, received: 0 };
+      const { bytesSent: sent, bytesReceived: received } = t.data;
+      if (sent < last.sent || received < last.received) {
+        this.tmBytesSent.remove(labels);
+        this.tmBytesReceived.remove(labels);
+        this.tmBytesSent.inc(labels, sent);
+        this.tmBytesReceived.inc(labels, received);
+      } else {
+        this.tmBytesSent.inc(labels, sent - last.sent);
+        this.tmBytesReceived.inc(labels, received - last.received);
+      }
+      this.lastTmBytes.set(key, { sent, received });
+    }
+  }
+
+  /** Per task manager: state, heartbeat age, round trip and clock offset (absent until known). */
+  private taskManagerGauges(registers: Registry[]): void {
+    const exporter = this;
+    const each = (set: (gauge: Gauge<TmLabel>, t: TaskManagerStatus) => void) =>
+      function (this: Gauge<TmLabel>): void {
+        this.reset();
+        for (const t of exporter.job.master.taskManagers()) set(this, t);
+      };
+    new Gauge({
+      name: 'weir_taskmanager_state',
+      help: 'A task manager of the newest attempt: 1 for its current state (starting, running, stopping, dead, stopped).',
+      labelNames: [...TM_LABELS, 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const t of exporter.job.master.taskManagers()) for (const s of TM_STATES) this.set({ ...tmLabels(t), state: s }, s === t.state ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'weir_taskmanager_heartbeat_age_seconds',
+      help: "Seconds since a task manager's last heartbeat answer, on the job master's clock.",
+      labelNames: TM_LABELS,
+      registers,
+      collect: each((g, t) => {
+        if (t.lastHeartbeatAgeMs !== null) g.set(tmLabels(t), t.lastHeartbeatAgeMs / 1000);
+      }),
+    });
+    new Gauge({
+      name: 'weir_taskmanager_round_trip_seconds',
+      help: "A task manager's newest heartbeat round trip.",
+      labelNames: TM_LABELS,
+      registers,
+      collect: each((g, t) => {
+        if (t.roundTripMs !== null) g.set(tmLabels(t), t.roundTripMs / 1000);
+      }),
+    });
+    new Gauge({
+      name: 'weir_taskmanager_clock_offset_seconds',
+      help: "A task manager's wall clock minus the job master's, estimated from heartbeat round trips.",
+      labelNames: TM_LABELS,
+      registers,
+      collect: each((g, t) => {
+        if (t.clockOffset !== null) g.set(tmLabels(t), t.clockOffset.offsetMs / 1000);
+      }),
+    });
   }
 
   async scrape(): Promise<{ contentType: string; text: string }> {

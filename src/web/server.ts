@@ -21,6 +21,7 @@ import { HttpError, NotFound } from './rest/errors.ts';
 import { jobDetails, jobExceptions, jobsList } from './rest/job-routes.ts';
 import type { LiveUpdate } from './rest/responses.ts';
 import { SavepointOperations } from './rest/savepoint-operations.ts';
+import { taskManagers } from './rest/task-manager-route.ts';
 import { dashboardDir, staticFile } from './static-files.ts';
 import type { WebJob } from './web-job.ts';
 
@@ -108,10 +109,15 @@ interface Route {
   readonly handler: Handler;
 }
 
-/** Live updates for the dashboard: the job, its checkpoints and backpressure. */
+/** Live updates for the dashboard: the job, its checkpoints, backpressure and task managers. */
 function liveUpdate(job: WebJob): LiveUpdate {
   const checkpoints = checkpointsOverview(job);
-  return { job: jobDetails(job), checkpoints: { ...checkpoints, history: checkpoints.history.slice(0, 30) }, backpressure: backpressure(job) };
+  return {
+    job: jobDetails(job),
+    checkpoints: { ...checkpoints, history: checkpoints.history.slice(0, 30) },
+    backpressure: backpressure(job),
+    taskmanagers: taskManagers(job),
+  };
 }
 
 export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
@@ -230,6 +236,7 @@ function restRoutes(job: WebJob, operations: SavepointOperations): Route[] {
     ofJob('GET', '/backpressure', () => backpressure(job)),
     ofJob('GET', `/vertices/${seg}/backpressure`, ([vid]) => vertexBackpressure(job, vertexOf(job, vid!))),
     ofJob('GET', '/exceptions', () => jobExceptions(job)),
+    ofJob('GET', '/taskmanagers', () => taskManagers(job)),
     ofJob('POST', '/savepoints', (_, body) => operations.trigger(body)),
     ofJob('GET', `/savepoints/${seg}`, ([rid]) => operations.status(rid!)),
     ofJob('POST', '/stop', (_, body) => operations.stop(body)),

@@ -152,7 +152,9 @@ describe('heartbeats while task managers deploy and restore (virtual clock)', ()
     const [master, manager] = inMemoryLinkPair<ToTaskManager, ToJobMaster>(world);
     const heard: ToJobMaster[] = [];
     master.onMessage((m) => heard.push(m));
-    const control = answerHeartbeatsUntilReady(manager);
+    // The task manager's clock runs 5 s ahead of the job master's (another host): its answers say so.
+    const tmClock = { now: () => world.now(), wallNow: () => world.wallNow() + 5_000 };
+    const control = answerHeartbeatsUntilReady(manager, tmClock);
     const drain = () => {
       while (world.step()) {
         // deliver everything
@@ -164,8 +166,10 @@ describe('heartbeats while task managers deploy and restore (virtual clock)', ()
     master.send({ type: 'start', epoch });
     master.send({ type: 'heartbeat', epoch, seq: 2 });
     drain();
-    // The hello carries no epoch (no attempt named the task manager yet); an answer echoes its heartbeat's.
-    expect(heard).toEqual([{ type: 'hello' }, { type: 'heartbeat', epoch, seq: 1 }, { type: 'heartbeat', epoch, seq: 2 }]);
+    // The hello carries no epoch (no attempt named the task manager yet); an answer echoes its heartbeat's
+    // and carries the task manager's wall clock (steps cost no virtual time here).
+    const at = world.wallNow() + 5_000;
+    expect(heard).toEqual([{ type: 'hello' }, { type: 'heartbeat', epoch, seq: 1, at }, { type: 'heartbeat', epoch, seq: 2, at }]);
     const taken: ToTaskManager[] = [];
     control.onMessage((m) => taken.push(m));
     master.send({ type: 'heartbeat', epoch, seq: 3 });

@@ -133,7 +133,7 @@ describe('a task manager fenced by epoch', () => {
     master.send({ type: 'heartbeat', epoch: E1, seq: 7 });
     master.send({ type: 'open', epoch: E1 });
     await runUntil(world, 'opened in epoch 1', () => answered('opened', E1));
-    expect(heard.filter((m) => m.type === 'heartbeat')).toEqual([{ type: 'heartbeat', epoch: E1, seq: 7 }]);
+    expect(heard.filter((m) => m.type === 'heartbeat')).toEqual([{ type: 'heartbeat', epoch: E1, seq: 7, at: expect.any(Number) }]);
     expect(heard.filter((m) => m.type === 'metrics').every((m) => m.type === 'metrics' && sameEpoch(m.epoch, E1))).toBe(true);
     master.send({ type: 'cancel', epoch: E1 });
     await runUntil(world, 'canceled in epoch 1', () => answered('canceled', E1));
@@ -159,7 +159,12 @@ function scriptedPool() {
     onMessage: (h) => (handler = h),
     close: () => {},
   };
-  const pool: TaskManagerPool = { links: [link], onFailure: () => {}, shutdown: () => (shutdown = true) };
+  const pool: TaskManagerPool = {
+    links: [link],
+    taskManagers: [{ host: 'scripted', pid: null, slots: null, transport: 'in-memory', dataAddress: null }],
+    onFailure: () => {},
+    shutdown: () => (shutdown = true),
+  };
   return { pool, sent, answer: (m: ToJobMaster) => handler!(m), isShutDown: () => shutdown };
 }
 
@@ -246,8 +251,13 @@ describe("the job master's side of an attempt on task managers, fenced by epoch"
       { type: 'end-of-data', epoch: E0, task: TASK },
       { type: 'task-finished', epoch: E0, task: TASK },
       { type: 'task-failed', epoch: E0, task: TASK, error: wire },
-      { type: 'metrics', epoch: E0, tasks: [{ task: TASK, sourceRecordsOut: 99, sinkRecordsIn: 0, recordsIn: 0, recordsWritten: 0, backpressuredMs: 0 }] },
-      { type: 'heartbeat', epoch: E0, seq: 1 },
+      {
+        type: 'metrics',
+        epoch: E0,
+        tasks: [{ task: TASK, sourceRecordsOut: 99, sinkRecordsIn: 0, recordsIn: 0, recordsWritten: 0, backpressuredMs: 0 }],
+        data: { bytesSent: 1, bytesReceived: 1, messagesSent: 1, messagesReceived: 1 },
+      },
+      { type: 'heartbeat', epoch: E0, seq: 1, at: 1_700_000_000_000.25 },
       { type: 'canceled', epoch: E0 },
     ];
     for (const m of late) tm.answer(m);

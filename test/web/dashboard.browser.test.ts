@@ -58,6 +58,8 @@ describe.skipIf(BROWSER_SKIPPED)('dashboard in Chromium', () => {
     expect(await page.locator('#job-state').textContent()).toBe('RUNNING');
     expect(await page.locator('#job-graph .vertex.bp-ok, #job-graph .vertex.bp-low, #job-graph .vertex.bp-high').count()).toBe(3);
     expect(await page.locator('#backpressure-table tbody tr').count()).toBe(6);
+    // A job with a CollectSink runs in this thread: the task managers panel says so.
+    expect(await page.locator('#no-taskmanagers').count()).toBe(1);
     await page.screenshot({ path: path.join(ARTEFACTS, 'dashboard-overview.png'), fullPage: true });
   });
 

@@ -187,6 +187,12 @@ describe('REST API against a running job (contract)', () => {
     expect(none.body.errors[0]).toContain("'7'");
   });
 
+  it('GET /jobs/:id/taskmanagers is empty for a job whose subtasks run in this thread', async () => {
+    const r = await web.get(`/jobs/${jid}/taskmanagers`);
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ taskmanagers: [] });
+  });
+
   it('errors are JSON naming what is wrong', async () => {
     const nojob = await web.get('/jobs/nope');
     expect(nojob.status).toBe(404);

@@ -9,6 +9,7 @@ import type { CheckpointMetadata } from '../../checkpoint/metadata/metadata.ts';
 import type { CheckpointId, TaskId } from '../../core/ids.ts';
 import type { TaskStatus } from '../../runtime/stream-task.ts';
 import { deploy, type DeploymentSpec } from '../task-manager/deployment.ts';
+import type { TaskManagerStatus } from './task-manager-roster.ts';
 
 export interface TaskHandle {
   readonly id: TaskId;
@@ -52,6 +53,8 @@ export interface AttemptDeployment {
  */
 export type Deployer = ((spec: DeploymentSpec, restore: CheckpointMetadata | null, firstCheckpointFull: boolean) => Promise<AttemptDeployment>) & {
   dispose?: () => void;
+  /** The task managers of the newest attempt, as the job master sees them now (none in this thread). */
+  taskManagers?: () => readonly TaskManagerStatus[];
 };
 
 /** Every subtask in this thread, on the job master's scheduler (the default, and what the simulator runs). */

@@ -3,7 +3,8 @@
  * flow: when it was triggered, each subtask's acknowledgement with the figures the subtask sent
  * (barrier arrival per input channel, sync start, sync and async durations, alignment, bytes),
  * and when the notifications went out. Bounded: traces of checkpoints that are neither retained,
- * in progress nor among the few newest failed ones are dropped.
+ * in progress nor among the few newest failed ones are dropped. Every time here is on the job
+ * master's clock: a task manager's stamps were moved by its clock offset before its ack got here.
  */
 import type { CheckpointAck, SubtaskCheckpointMetrics } from '../../checkpoint/ack.ts';
 import type { CheckpointBarrier, CheckpointOptions } from '../../checkpoint/barrier/barrier.ts';

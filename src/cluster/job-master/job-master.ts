@@ -37,6 +37,7 @@ import { epochOf, type Epoch } from '../transport/epoch.ts';
 import { decideRestart, type RestartStrategyConfig, restartTimesToKeep } from './restart-strategy.ts';
 import { CheckpointTraces } from './checkpoint-traces.ts';
 import { RecordTotals } from './record-totals.ts';
+import type { TaskManagerStatus } from './task-manager-roster.ts';
 
 /** A failure of an attempt, as the dashboard's exceptions view lists it. */
 export interface JobException {
@@ -203,6 +204,15 @@ export class JobMaster {
 
   get tasks(): readonly TaskHandle[] {
     return this.current?.tasks ?? [];
+  }
+
+  /**
+   * The task managers of the newest attempt (where it runs, whether each lives, its last heartbeat,
+   * clock offset, data traffic and subtasks); empty when subtasks run in this thread. They stay
+   * listed, stopped or dead, after the attempt until the next one runs on others.
+   */
+  taskManagers(): readonly TaskManagerStatus[] {
+    return this.deployer.taskManagers?.() ?? [];
   }
 
   start(): void {

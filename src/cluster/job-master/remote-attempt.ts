@@ -20,6 +20,8 @@ import { fingerprintOf } from './graph-fingerprint.ts';
 import { HeartbeatMonitor } from './heartbeat-monitor.ts';
 import { nextRemoteAttemptPhase, type RemoteAttemptEvent, type RemoteAttemptPhase } from './remote-attempt-phase.ts';
 import type { TaskManagerPool, TaskManagerWatch } from './remote-deployment.ts';
+import type { TaskManagerRoster } from './task-manager-roster.ts';
+import { ackOnJobMasterClock } from './clock-offsets.ts';
 import type { Link } from '../../runtime/network/link.ts';
 import { fromWireError, type Placement, type ToJobMaster, type ToTaskManager } from '../transport/protocol.ts';
 
@@ -98,6 +100,8 @@ export class RemoteAttempt implements AttemptDeployment {
    */
   constructor(
     private readonly pool: TaskManagerPool,
+    /** What the job master shows of the pool's task managers: this attempt tells it what it hears. */
+    private readonly roster: TaskManagerRoster,
     private readonly spec: DeploymentSpec,
     private readonly env: Environment,
     private readonly watch: TaskManagerWatch,
@@ -114,7 +118,10 @@ export class RemoteAttempt implements AttemptDeployment {
       pool.links.length,
       watch.heartbeat,
       env,
-      (index, seq) => pool.links[index]!.send({ type: 'heartbeat', epoch: spec.epoch, seq }),
+      (index, seq) => {
+        roster.heartbeatSent(index, seq);
+        pool.links[index]!.send({ type: 'heartbeat', epoch: spec.epoch, seq });
+      },
       (index, silentMs) =>
         this.taskManagerFailed(index, new Error(`no heartbeat answered for ${Math.round(silentMs)} ms (heartbeat.timeoutMs ${watch.heartbeat.timeoutMs})`)),
     );
@@ -144,6 +151,7 @@ export class RemoteAttempt implements AttemptDeployment {
   private receive(index: number, link: Link<ToTaskManager, ToJobMaster>, m: ToJobMaster): void {
     if (m.type === 'hello') {
       this.heartbeats.heard(index);
+      this.roster.heard(index);
       return;
     }
     if (!sameEpoch(m.epoch, this.spec.epoch)) {
@@ -155,9 +163,19 @@ export class RemoteAttempt implements AttemptDeployment {
     switch (m.type) {
       case 'heartbeat':
         this.heartbeats.heard(index);
+        this.roster.answered(index, m.seq, m.at);
         return;
       case 'canceled':
+        this.roster.canceled(index);
         this.stoppedOne(index);
+        return;
+      case 'metrics':
+        this.roster.reported(index, m.data);
+        this.onMessage(m);
+        return;
+      case 'ack':
+        // Its barrier arrivals and sync start are stamps of the task manager's clock: read on the job master's from here on.
+        this.onMessage({ ...m, ack: ackOnJobMasterClock(m.ack, this.roster.correctionOf(index)) });
         return;
       case 'opened':
       case 'open-failed':
@@ -236,6 +254,7 @@ export class RemoteAttempt implements AttemptDeployment {
   /** A task manager died (its worker failed or exited, or it stopped answering heartbeats): what that means depends on the phase. */
   private taskManagerFailed(index: number, error: Error): void {
     this.dead.add(index);
+    this.roster.died(index);
     const phase = this.phase;
     switch (phase.name) {
       case 'deploying':
@@ -312,6 +331,7 @@ export class RemoteAttempt implements AttemptDeployment {
     if (phase.name === 'opening') phase.reject(new Error('the attempt was abandoned while its subtasks opened'));
     this.heartbeats.stop();
     this.cancelTasks();
+    this.roster.shutDown();
     this.pool.shutdown();
   }
 
@@ -339,7 +359,10 @@ export class RemoteAttempt implements AttemptDeployment {
       watchdog?.cancel();
       // Every task manager alive and its subtasks stopped: warm for the next attempt.
       if (pending.size === 0 && this.dead.size === 0) this.keep(pool);
-      else pool.shutdown();
+      else {
+        this.roster.shutDown();
+        pool.shutdown();
+      }
       if (this.phase === ending) this.enter('stopped', { name: 'ended', stopped });
       resolve();
     };
@@ -355,6 +378,7 @@ export class RemoteAttempt implements AttemptDeployment {
       );
       done();
     });
+    for (const index of pending) this.roster.stopping(index);
     for (const link of pool.links) link.send({ type: 'cancel', epoch: this.spec.epoch });
     if (pending.size === 0) done();
     return stopped;

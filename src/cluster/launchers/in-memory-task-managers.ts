@@ -6,6 +6,7 @@
  * a TCP link uses), and each task manager runs with the context `context` builds for it: its own
  * graph, storage client and stream factory, as a remote one builds them (api/in-memory-task-manager-job.ts).
  */
+import { hostname } from 'node:os';
 import type { Scheduler } from '../../core/time.ts';
 import type { LaunchTaskManagers, TaskManagerPool } from '../job-master/remote-deployment.ts';
 import { answerHeartbeatsUntilReady } from '../task-manager/startup-control.ts';
@@ -61,6 +62,8 @@ export function launchInMemoryTaskManagers(
   scheduler: Scheduler,
   lose?: (taskManager: number, message: ToJobMaster) => boolean,
   faults: InMemoryTaskManagerFaults = {},
+  /** What each offers (null: as many as the placement gives it), as the REST API shows it. */
+  slotsPerTaskManager: number | null = null,
 ): LaunchTaskManagers {
   return async (): Promise<TaskManagerPool> => {
     // Built first, one after the other, before any link exists: a task manager that cannot build
@@ -129,7 +132,7 @@ export function launchInMemoryTaskManagers(
       };
       // The same start as in a worker thread: hello first, then the task manager takes the link.
       managers.push(
-        new TaskManager(contexts[i]!, answerHeartbeatsUntilReady(guarded), peers[i]!, {
+        new TaskManager(contexts[i]!, answerHeartbeatsUntilReady(guarded, contexts[i]!.env.clock), peers[i]!, {
           staleData: () => faults.staleData?.(i),
           staleControl: () => faults.staleControl?.(i),
         }),
@@ -150,8 +153,10 @@ export function launchInMemoryTaskManagers(
         return true;
       },
     });
+    const host = hostname();
     return {
       links,
+      taskManagers: links.map(() => ({ host, pid: null, slots: slotsPerTaskManager, transport: 'in-memory', dataAddress: null })),
       onFailure: () => {
         // Nothing reports a task manager's death in this thread: the job master's heartbeats find it.
       },

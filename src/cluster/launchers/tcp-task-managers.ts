@@ -12,6 +12,7 @@ import type { ExecutionPlan } from '../../graph/execution-plan.ts';
 import { placeOnSlots } from '../job-master/placement.ts';
 import type { LaunchTaskManagers, TaskManagerPool } from '../job-master/remote-deployment.ts';
 import type { Placement } from '../transport/protocol.ts';
+import { formatAddress } from '../transport/address.ts';
 import type { Registration, TaskManagerRegistry } from '../tcp/task-manager-registry.ts';
 
 export interface TcpLaunchSettings {
@@ -70,6 +71,13 @@ export function tcpTaskManagers(registry: TaskManagerRegistry, env: Environment,
           links: assigned.links,
           onFailure: (handler) => assigned.onLost(handler),
           shutdown: () => assigned.release(),
+          taskManagers: assigned.members.map((m) => ({
+            host: m.registration.host,
+            pid: m.registration.pid,
+            slots: m.registration.slots,
+            transport: 'tcp' as const,
+            dataAddress: formatAddress(m.registration.dataHost, m.registration.dataPort),
+          })),
         };
         slotsOf.set(
           pool,

@@ -6,6 +6,7 @@
  * registers tsx first: Node 20 does not hand a parent's --import hooks to a worker.
  */
 import { createRequire } from 'node:module';
+import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
@@ -38,7 +39,8 @@ export interface TaskManagerWorkerData {
   readonly peers: ReadonlyArray<readonly [number, MessagePort]>;
 }
 
-export function launchWorkerTaskManagers(count: number, job: WorkerJob): LaunchTaskManagers {
+/** `slotsPerTaskManager`: what each offers (null: as many as the placement gives it). */
+export function launchWorkerTaskManagers(count: number, job: WorkerJob, slotsPerTaskManager: number | null = null): LaunchTaskManagers {
   return async (): Promise<TaskManagerPool> => {
     const peers: Array<Array<readonly [number, MessagePort]>> = Array.from({ length: count }, () => []);
     for (let i = 0; i < count; i++) {
@@ -61,8 +63,10 @@ export function launchWorkerTaskManagers(count: number, job: WorkerJob): LaunchT
       w.on('error', (err) => failed(index, err instanceof Error ? err : new Error(String(err))));
       w.on('exit', (code) => failed(index, new Error(`its worker thread exited with code ${code}`)));
     });
+    const host = hostname();
     return {
       links: workers.map((w) => portLink<ToTaskManager, ToJobMaster>(w)),
+      taskManagers: workers.map(() => ({ host, pid: process.pid, slots: slotsPerTaskManager, transport: 'worker-thread', dataAddress: null })),
       onFailure: (h) => {
         handler = h;
         for (const [i, e] of early.splice(0)) h(i, e);

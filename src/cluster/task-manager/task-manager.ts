@@ -9,6 +9,7 @@ import type { CheckpointOptions } from '../../checkpoint/barrier/barrier.ts';
 import { assert } from '../../core/assert.ts';
 import type { CheckpointId, TaskId } from '../../core/ids.ts';
 import type { Cancellable, Environment } from '../../core/time.ts';
+import { preciseWallNow } from '../../core/wall-time.ts';
 import type { ChannelPlan, ExecutionPlan } from '../../graph/execution-plan.ts';
 import type { JobGraph } from '../../graph/job-graph.ts';
 import { LocalChannel, type InputChannel, type OutputChannel } from '../../runtime/network/channel.ts';
@@ -19,6 +20,7 @@ import type { TaskGateway } from '../../runtime/task-gateway.ts';
 import type { StateBackendFactory } from '../../state/backend.ts';
 import type { CheckpointStorage, CheckpointStreamFactory } from '../../storage/storage.ts';
 import { deploy, type Deployment, type DeploymentPart } from './deployment.ts';
+import { DataTraffic } from './data-traffic.ts';
 import { admitsControl, type Epoch } from '../transport/epoch.ts';
 import { checkFingerprint } from '../job-master/graph-fingerprint.ts';
 import type { Link } from '../../runtime/network/link.ts';
@@ -64,6 +66,8 @@ export class TaskManager {
   private readonly remoteInputs = new Map<number, RemoteInputChannel>();
   private readonly remoteOutputs = new Map<number, RemoteOutputChannel>();
   private metricsTimer: Cancellable | null = null;
+  /** Frames and credits on the data links over this task manager's life, reported with its figures. */
+  private readonly traffic = new DataTraffic();
 
   constructor(
     private readonly ctx: TaskManagerContext,
@@ -117,7 +121,7 @@ export class TaskManager {
         this.control.send({ type: 'canceled', epoch: m.epoch });
         return;
       case 'heartbeat':
-        this.control.send({ type: 'heartbeat', epoch: m.epoch, seq: m.seq });
+        this.control.send({ type: 'heartbeat', epoch: m.epoch, seq: m.seq, at: preciseWallNow(this.ctx.env.clock) });
         this.sendMetrics();
         return;
     }
@@ -154,10 +158,12 @@ export class TaskManager {
         recordsWritten: t.recordsWritten,
         backpressuredMs: t.backpressuredMs,
       })),
+      data: this.traffic.figures,
     });
   }
 
   private onData(m: DataMessage): void {
+    this.traffic.received(m);
     if (m.type === 'frame') {
       const input = this.remoteInputs.get(m.channel);
       if (input) input.receive(m.frame);
@@ -288,7 +294,14 @@ export class TaskManager {
   private peer(index: number): Link<DataMessage, DataMessage> {
     const link = this.peers.get(index);
     if (!link) throw new Error(`task manager ${this.ctx.index} has no data link to task manager ${index}`);
-    return link;
+    return {
+      send: (m, transfer) => {
+        this.traffic.sent(m); // before the send: a transferred frame's buffer is empty after it
+        link.send(m, transfer);
+      },
+      onMessage: (handler) => link.onMessage(handler),
+      close: () => link.close(),
+    };
   }
 
   /**

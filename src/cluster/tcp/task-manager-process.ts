@@ -11,6 +11,7 @@
  * for task managers in worker threads; this file knows the cluster, not the job API.
  */
 import { hostname } from 'node:os';
+import { systemClock } from '../../core/adapters.ts';
 import { ClusterError, errorMessage, WeirError } from '../../core/errors.ts';
 import { dialPeer, type DialedPeer } from '../transport/handshake.ts';
 import type { FramedSocket } from '../transport/framing.ts';
@@ -214,7 +215,7 @@ class Session {
   private serve(m: Extract<ToJoiningTaskManager, { type: 'assign' }>, context: (index: number) => TaskManagerContext): void {
     const link = socketLink<ToJobMaster, ToTaskManager>(this.framed);
     // The session keeps the connection's one close handler (it must redial); it calls controlLost itself.
-    const control = answerHeartbeatsUntilReady({ send: link.send, onMessage: link.onMessage, close: link.close });
+    const control = answerHeartbeatsUntilReady({ send: link.send, onMessage: link.onMessage, close: link.close }, systemClock);
     this.settings.log(`pool ${m.pool}: task manager ${m.index} of ${m.peers.length + 1}`);
     this.mesh.connect(m.pool, m.index, m.peers, this.settings.connectTimeoutMs).then(
       (peers) => {

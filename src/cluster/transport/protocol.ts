@@ -73,6 +73,20 @@ export interface TaskFigures {
 }
 
 /**
+ * What a task manager sent and received on its data links (frames and credits), over its whole
+ * life. Bytes are the frames' payload (each encoded element's `byteLength`), whatever the transport
+ * adds around a message; credits carry none and count as messages only.
+ */
+export interface DataTrafficFigures {
+  readonly bytesSent: number;
+  readonly bytesReceived: number;
+  /** Frames and credit messages. */
+  readonly messagesSent: number;
+  /** Frames and credit messages, also those for no channel there (dropped). */
+  readonly messagesReceived: number;
+}
+
+/**
  * Task manager -> job master. Every message but `hello` names the epoch of the attempt it belongs
  * to (the one the task manager was deployed with, or that of the message it answers); the job
  * master drops and counts one of another epoch than the attempt it runs.
@@ -101,8 +115,14 @@ export type ToJobMaster =
   | { readonly type: 'end-of-data'; readonly epoch: Epoch; readonly task: TaskId }
   | { readonly type: 'task-finished'; readonly epoch: Epoch; readonly task: TaskId }
   | { readonly type: 'task-failed'; readonly epoch: Epoch; readonly task: TaskId; readonly error: WireError }
-  | { readonly type: 'heartbeat'; readonly epoch: Epoch; readonly seq: number }
-  | { readonly type: 'metrics'; readonly epoch: Epoch; readonly tasks: readonly TaskFigures[] }
+  /**
+   * The answer to a heartbeat: its seq, and `at`, the task manager's wall-clock ms when it answered
+   * (from its Environment's clock, with sub-millisecond steps), from which the job master estimates
+   * the task manager's clock offset (clock-offsets.ts).
+   */
+  | { readonly type: 'heartbeat'; readonly epoch: Epoch; readonly seq: number; readonly at: number }
+  /** `data`: what the task manager sent and received on its data links over its whole life (not reset per attempt). */
+  | { readonly type: 'metrics'; readonly epoch: Epoch; readonly tasks: readonly TaskFigures[]; readonly data: DataTrafficFigures }
   /** The answer to `cancel`: every subtask of this task manager stopped. */
   | { readonly type: 'canceled'; readonly epoch: Epoch };
 

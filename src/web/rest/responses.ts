@@ -287,11 +287,48 @@ export interface Flow {
   events: FlowEvent[];
 }
 
-/** The `update` event of `GET /events`: the job, its checkpoints (the newest 30) and backpressure. */
+/** One task manager of `GET /jobs/:id/taskmanagers`. */
+export interface TaskManagerEntry {
+  /** Its index in the pool, as a string. */
+  id: string;
+  host: string;
+  /** Its operating-system process (a worker thread's is the job master's); null in memory. */
+  pid: number | null;
+  transport: 'in-memory' | 'worker-thread' | 'tcp';
+  /** `host:port` of its data plane; null without an address (worker threads, in memory). */
+  dataAddress: string | null;
+  /** Slots it offers; null: as many as the placement gives it. */
+  slotsNumber: number | null;
+  /** Slots the subtasks placed on it take. */
+  slotsUsed: number;
+  state: 'starting' | 'running' | 'stopping' | 'dead' | 'stopped';
+  /** Ms since its last heartbeat answer on the job master's clock; null before the first. */
+  heartbeatAge: number | null;
+  /** The newest heartbeat round trip, ms; null before the first. */
+  roundTrip: number | null;
+  /** Its wall clock minus the job master's, ms, and the uncertainty (half the round trip measured); null before a round trip. */
+  clockOffset: { offset: number; uncertainty: number } | null;
+  /** Payload bytes of the frames of its data links over its life (not reset per attempt). */
+  dataBytesSent: number;
+  dataBytesReceived: number;
+  /** Frames and credit messages of its data links over its life. */
+  dataMessagesSent: number;
+  dataMessagesReceived: number;
+  /** The subtasks the newest attempt placed on it. */
+  subtasks: SubtaskRef[];
+}
+
+/** `GET /jobs/:id/taskmanagers` (Weir's own route): empty when every subtask runs in the job master's thread. */
+export interface TaskManagers {
+  taskmanagers: TaskManagerEntry[];
+}
+
+/** The `update` event of `GET /events`: the job, its checkpoints (the newest 30), backpressure and task managers. */
 export interface LiveUpdate {
   job: JobDetails;
   checkpoints: CheckpointsOverview;
   backpressure: Backpressure;
+  taskmanagers: TaskManagers;
 }
 
 /** `POST /jobs/:id/savepoints` and `POST /jobs/:id/stop`. */
