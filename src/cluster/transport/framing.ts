@@ -281,6 +281,7 @@ class FramedConnection implements FramedSocket {
 
   private peerEnded(): void {
     if (this.stopped) return; // our end() or close() came first
+    this.stopped = true; // Node ends this side too (no half-open connections): a write would fail
     const partial = this.parser.partial();
     this.failure ??= new ClusterError(
       'CLUSTER_CONNECTION_LOST',

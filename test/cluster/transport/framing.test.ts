@@ -141,7 +141,12 @@ describe('framedSocket', () => {
   it('tells both ends once when one end closes: null here, CLUSTER_CONNECTION_LOST there', async () => {
     const { a, b } = await pair();
     const calls = { a: [] as Array<Error | null>, b: [] as Array<Error | null> };
-    a.onClose((e) => calls.a.push(e));
+    const closedA = within(30_000, 'a closed', (done: (e: Error | null) => void) =>
+      a.onClose((e) => {
+        calls.a.push(e);
+        done(e);
+      }),
+    );
     b.onFrame(() => {});
     const closedB = within(30_000, 'b closed', (done: (e: Error | null) => void) =>
       b.onClose((e) => {
@@ -152,8 +157,8 @@ describe('framedSocket', () => {
     a.write(Uint8Array.of(1));
     a.close();
     a.close();
-    await closedB;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await Promise.all([closedA, closedB]);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // a second call would come by now
     expect(calls.a).toEqual([null]);
     expect(calls.b).toHaveLength(1);
     expect(calls.b[0]).toBeInstanceOf(ClusterError);
@@ -197,12 +202,15 @@ describe('framedSocket', () => {
         seen.push(`first:${f[0]}`);
         b.onFrame((g) => {
           seen.push(`second:${g[0]}`);
-          if (g[0] === 2) b.onFrame(null); // queue 3, 4, 5
+          if (g[0] === 2) {
+            b.onFrame(null); // queue 3, 4, 5
+            done(null);
+          }
         });
       });
-      setTimeout(() => done(null), 100);
     });
     await rest;
+    await new Promise((resolve) => setTimeout(resolve, 20)); // a frame wrongly delivered would be seen by now
     expect(seen).toEqual(['first:0', 'second:1', 'second:2']);
     const third = receive(b, 3);
     expect((await third).map((f) => f[0])).toEqual([3, 4, 5]);
