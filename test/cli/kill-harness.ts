@@ -59,6 +59,8 @@ export interface TrialOptions {
   readonly steps: readonly KillStep[];
   /** Extra environment for every run (KILL_RECORDS, KILL_PAD_BYTES, ...). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Extra arguments of every run (`--task-manager-processes 2`: its task manager processes are in its group and die with it). */
+  readonly args?: readonly string[];
 }
 
 /** `weir run kill-job.ts` in a process group of its own, once it printed its job id. */
@@ -203,7 +205,7 @@ export async function runKillTrial(o: TrialOptions): Promise<TrialResult> {
   for (const step of o.steps) {
     const before = inProgressFiles(outputDir);
     const longInterval = step.moment === 'resumed-no-checkpoint' ? ['--checkpoint-interval', '600000'] : [];
-    const run = await startKillJob(o.root, latest, slow, longInterval);
+    const run = await startKillJob(o.root, latest, slow, [...longInterval, ...(o.args ?? [])]);
     if (latest !== null) resumes++;
     let reached = false;
     try {
@@ -221,7 +223,7 @@ export async function runKillTrial(o: TrialOptions): Promise<TrialResult> {
     if (seen.completed.length > 0) latest = run.jobDir;
   }
   if (finished === null) {
-    const run = await startKillJob(o.root, latest, { ...o.env, KILL_RATE: '200000' }, ['--quiet']);
+    const run = await startKillJob(o.root, latest, { ...o.env, KILL_RATE: '200000' }, ['--quiet', ...(o.args ?? [])]);
     if (latest !== null) resumes++;
     try {
       finished = await within(FINISH_TIMEOUT_MS, run.cli.done, () => `the last run did not finish; stderr:\n${run.cli.output().stderr}`);

@@ -1,8 +1,11 @@
 /**
  * SIGKILL soak: `weir run` killed at seeded moments, resumed with `--from <job dir>`,
- * output checked exactly by an engine-independent oracle. `npm test` runs 10 kills;
- * `npm run soak:kill` runs 100 (WEIR_SOAK_KILLS). WEIR_SOAK_SEED picks the first seed; a failing
- * trial prints its seed and moments, and `WEIR_SOAK_SEED=<seed> WEIR_SOAK_KILLS=<n>` replays the plan.
+ * output checked exactly by an engine-independent oracle. `npm test` runs 10 kills on worker
+ * thread task managers and 4 with task manager processes over TCP (`--task-manager-processes 2`:
+ * the job master and both task manager processes die together, as a host does); `npm run
+ * soak:kill` runs 100 and 50 (WEIR_SOAK_KILLS, WEIR_SOAK_TCP_KILLS). WEIR_SOAK_SEED picks the first
+ * seed; a failing trial prints its seed and moments, and `WEIR_SOAK_SEED=<seed> WEIR_SOAK_KILLS=<n>`
+ * replays the plan.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import * as os from 'node:os';
@@ -10,11 +13,15 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { drawSteps, runKillTrial, type KillMoment } from './kill-harness.ts';
 
-const KILLS = Number(process.env.WEIR_SOAK_KILLS ?? 10);
 const FIRST_SEED = Number(process.env.WEIR_SOAK_SEED ?? 1);
 const KILLS_PER_TRIAL = 4;
 
-describe('weir run under SIGKILL', () => {
+const VARIANTS = [
+  { name: 'worker-thread task managers', kills: Number(process.env.WEIR_SOAK_KILLS ?? 10), args: [] as string[] },
+  { name: 'task manager processes over TCP', kills: Number(process.env.WEIR_SOAK_TCP_KILLS ?? 4), args: ['--task-manager-processes', '2'] },
+];
+
+describe.each(VARIANTS)('weir run under SIGKILL, $name', ({ name, kills: KILLS, args }) => {
   it(`${KILLS} kills at seeded moments, each resumed from the killed run's job dir, commit every input once in per-key order`, {
     timeout: 120_000 + KILLS * 15_000,
   }, async () => {
@@ -33,7 +40,7 @@ describe('weir run under SIGKILL', () => {
       const steps = drawSteps(seed, Math.min(KILLS_PER_TRIAL, KILLS - kills));
       const root = await mkdtemp(path.join(os.tmpdir(), `weir-kill-soak-${seed}-`));
       try {
-        const trial = await runKillTrial({ root, steps, env: { KILL_PAD_BYTES: '20000' } });
+        const trial = await runKillTrial({ root, steps, env: { KILL_PAD_BYTES: '20000' }, args });
         const where = `seed ${seed}, steps ${steps.map((x) => `${x.moment}#${x.nth}`).join(', ')}; kills: ${JSON.stringify(trial.kills)}`;
         expect(trial.final.code, `${where}\n${trial.final.stderr}`).toBe(0);
         expect(trial.check.problems, where).toEqual([]);
@@ -55,7 +62,7 @@ describe('weir run under SIGKILL', () => {
       .map(([k, n]) => `${k} ${n}`)
       .join(', ');
     process.stdout.write(
-      `kill soak: ${kills} kills, ${resumes} resumes, seeds ${seeds[0]}..${seeds.at(-1)} (${seeds.length} trials): ${by}; every trial's output exact\n`,
+      `kill soak (${name}): ${kills} kills, ${resumes} resumes, seeds ${seeds[0]}..${seeds.at(-1)} (${seeds.length} trials): ${by}; every trial's output exact\n`,
     );
     expect(kills).toBeGreaterThanOrEqual(KILLS);
     expect(seen.during + seen['after-complete'] + seen['resumed-no-checkpoint']).toBeGreaterThan(0);
