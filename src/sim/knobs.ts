@@ -279,8 +279,12 @@ function describeTaskManagerFaults(k: SeedKnobs): string {
     t.stallProbability > 0
       ? `data links stall up to ${t.stallMsMax}ms (${t.stallProbability} per message, ${t.cancelStallProbability} per cancel)`
       : 'no stalls';
-  const deaths = t.deathsAtMs.length > 0 ? `one dies alone at ${t.deathsAtMs.map((ms) => `+${ms.toFixed(1)}ms`).join(', ')}` : 'none dies alone';
-  return `${stalls}; ${t.stuckOnCancelProbability > 0 ? `stuck on cancel with ${t.stuckOnCancelProbability}` : 'never stuck on cancel'}; ${deaths}`;
+  const deaths = t.deathsAtMs.length > 0 ? `one dies silently at ${t.deathsAtMs.map((ms) => `+${ms.toFixed(1)}ms`).join(', ')}` : 'none dies silently';
+  const links =
+    t.links.length > 0
+      ? `connections and processes: ${t.links.map((f) => `${f.kind}${f.kind === 'partition' ? ` healing after ${f.healAfterMs.toFixed(1)}ms` : ''} at +${f.atMs.toFixed(1)}ms`).join(', ')}`
+      : 'no connection drops, partitions or process exits';
+  return `${stalls}; ${t.stuckOnCancelProbability > 0 ? `stuck on cancel with ${t.stuckOnCancelProbability}` : 'never stuck on cancel'}; ${deaths}; ${links}`;
 }
 
 /** The knobs in a few lines, for failure reports. */

@@ -163,7 +163,10 @@ export function describeRecovery(r: RecoveryCounts): string {
     `${r.restoresFromCheckpoint} restores from a checkpoint (${r.restoresWithInflight} with in-flight data), ${r.kills} process kills, ` +
     `${r.corruptions} corruptions at rest / ${r.fallbacks} fallbacks / ${r.rollbacks} sink roll-backs, ${r.timeoutSwitchesWithData} timeout switches with data, ` +
     `${r.rescales} savepoint rescales, ${r.changedJobResumes} changed-job resumes, ${r.savepointsWithOpenWindows} resumed savepoints with open windows / ${r.savepointsWithWindowTimers} with window timers, ${r.incrementalConcurrentAborts} concurrent incremental aborts, ${r.abandonedCheckpoints} checkpoints of dead processes left unclaimed, ${r.windowStartsHeld} window starts held for a barrier, ${r.splitLanesRestoredAtEnd} split lanes restored waiting at their end / ${r.splitIdleEndsHeld} idle split ends held, ${r.watchdogTerminations} watchdog terminations, ${r.staleDataMessages} stale frames/credits dropped, ${r.staleControlMessages} stale control messages dropped, ` +
-    `${r.orderedRecoveryCommits} recoveries committing several pending transactions of one subtask, ${r.staleTriggers} overtaken triggers at sources, task managers died alone: ${r.taskManagerDeaths}, ${r.earlierRunCheckpointsPassed} resumes passing over an earlier run's checkpoints`
+    `${r.orderedRecoveryCommits} recoveries committing several pending transactions of one subtask, ${r.staleTriggers} overtaken triggers at sources, ` +
+    `task managers died silently (found by heartbeats): ${r.taskManagerDeaths} / exited (found by their closed connections): ${r.taskManagerExits}, ` +
+    `connections dropped: ${r.controlConnectionDrops} control / ${r.dataConnectionDrops} data (${r.dataConnectionFailovers} restarts for a lost data connection), ` +
+    `partitions healed: ${r.partitionsHealed} (${r.partitionsOutlived} task managers found their job master gone at the heal and stopped), ${r.earlierRunCheckpointsPassed} resumes passing over an earlier run's checkpoints`
   );
 }
 

@@ -35,7 +35,7 @@ import { buildJob, buildScenarioJob, environmentFor, type SimJob } from './scena
 import { SimProcess } from './world/sim-process.ts';
 import { SimRpc } from './world/sim-rpc.ts';
 import { SimWorld } from './world/sim-world.ts';
-import { SimTaskManagerFaults } from './world/task-manager-faults.ts';
+import { SimTaskManagerFaults, type LinkFault } from './world/task-manager-faults.ts';
 
 const MAX_STEPS = 3_000_000;
 const MAX_VIRTUAL_MS = 120_000;
@@ -101,8 +101,18 @@ export interface RecoveryCounts {
   sameCheckpointResumes: number;
   /** Processes killed while deleting their checkpoints after the job's final one. */
   deathsShuttingDown: number;
-  /** In-memory task managers that died alone (the job master found them by missed heartbeats). */
+  /** In-memory task managers that died silently (the job master found them by missed heartbeats). */
   taskManagerDeaths: number;
+  /** In-memory task managers whose process exited: the job master and their peers learned it at once from the closed connections. */
+  taskManagerExits: number;
+  /** Control connections of in-memory task managers that dropped (the job master and the task manager learned it). */
+  controlConnectionDrops: number;
+  /** Data connections between in-memory task managers that dropped (both learned it), and restarts they caused (a subtask using one failed). */
+  dataConnectionDrops: number;
+  dataConnectionFailovers: number;
+  /** Partitions of an in-memory task manager that healed, and partitioned task managers that learned at the heal that their job master had closed their connection (and stopped). */
+  partitionsHealed: number;
+  partitionsOutlived: number;
   /** Resumes of a killed run that passed over checkpoints an earlier run left in the job directory (older than the run's savepoint). */
   earlierRunCheckpointsPassed: number;
 }
@@ -138,6 +148,12 @@ export function noRecovery(): RecoveryCounts {
     sameCheckpointResumes: 0,
     deathsShuttingDown: 0,
     taskManagerDeaths: 0,
+    taskManagerExits: 0,
+    controlConnectionDrops: 0,
+    dataConnectionDrops: 0,
+    dataConnectionFailovers: 0,
+    partitionsHealed: 0,
+    partitionsOutlived: 0,
     earlierRunCheckpointsPassed: 0,
   };
 }
@@ -372,6 +388,7 @@ export class SimRun {
         this.counts.restarts++;
         if (!isExpectedFailure(e.error) && !this.tmFaults.explains(e.error))
           this.unexpected.push(`restart caused by an error no fault explains: ${errorMessage(e.error)}`);
+        if (e.cause.includes('data connection to task manager')) this.recovery.dataConnectionFailovers++;
         return;
       case 'restore-fallback':
         this.recovery.fallbacks++;
@@ -483,6 +500,7 @@ export class SimRun {
     for (const at of this.k.restartsAtMs)
       w.schedule(at, () => this.faultsActive && this.current?.master?.failGlobal(new InjectedFault('coordinator restarts the job')));
     for (const at of this.k.faults.taskManagers.deathsAtMs) w.schedule(at, () => this.killTaskManager());
+    for (const fault of this.k.faults.taskManagers.links) w.schedule(fault.atMs, () => this.strikeLink(fault));
     for (const plan of this.armed)
       if (plan.point.at === 'time') w.schedule(plan.point.afterMs, () => this.current && this.killBy(this.current, plan, 'at a drawn moment'));
     if (this.k.corruption) w.schedule(this.k.corruption.afterMs, () => void this.tryCorrupt());
@@ -496,11 +514,18 @@ export class SimRun {
     else return buildJob(this.job, env, b).then(() => {});
   }
 
-  /** One task manager of the running attempt dies alone; nothing tells the job master. */
+  /** One task manager of the running attempt dies silently; nothing tells the job master. */
   private killTaskManager(): void {
     if (!this.faultsActive) return;
     const index = this.tmFaults.killOne();
-    if (index !== null) this.trace?.(`${this.world.now().toFixed(1)}ms task manager ${index} died alone`);
+    if (index !== null) this.trace?.(`${this.world.now().toFixed(1)}ms task manager ${index} died silently`);
+  }
+
+  /** A connection of the running attempt's task managers drops, one is cut off, or one's process exits. */
+  private strikeLink(fault: LinkFault): void {
+    if (!this.faultsActive) return;
+    const what = this.tmFaults.strike(fault);
+    if (what !== null) this.trace?.(`${this.world.now().toFixed(1)}ms ${what}`);
   }
 
   /** The user stops the job with a savepoint; when a fault makes the stop fail, the job goes on and the user tries again. */
@@ -643,6 +668,11 @@ export class SimRun {
     this.recovery.staleDataMessages = this.tmFaults.staleMessages;
     this.recovery.staleControlMessages = this.tmFaults.staleControlMessages + this.procs.reduce((n, p) => n + (p.master?.staleControlMessages ?? 0), 0);
     this.recovery.taskManagerDeaths = this.tmFaults.deaths;
+    this.recovery.taskManagerExits = this.tmFaults.exits;
+    this.recovery.controlConnectionDrops = this.tmFaults.controlDrops;
+    this.recovery.dataConnectionDrops = this.tmFaults.dataDrops;
+    this.recovery.partitionsHealed = this.tmFaults.partitionsHealed;
+    this.recovery.partitionsOutlived = this.tmFaults.partitionsOutlived;
     this.recovery.orderedRecoveryCommits = this.sinks.store.orderedRecoveryCommits;
     this.recovery.staleTriggers = this.procs.reduce((n, p) => n + p.rpc.staleTriggers, 0);
     this.recovery.pinnedOverwrites = this.pinned.reduce((n, c) => n + c.overwrites, 0);

@@ -1,5 +1,6 @@
 /**
- * An in-memory task manager that dies alone (issue 23 item 1), on the simulator's virtual clock:
+ * An in-memory task manager that dies silently (issue 23 item 1; `hang` since issue 24, where
+ * `kill` closes its connections as a process death does), on the simulator's virtual clock:
  * its subtasks stop, its links drop what is in flight and deliver nothing more, and nothing calls
  * the job master back. The job master finds it only by missed heartbeats (after timeoutMs), fails
  * the attempt and restarts it on new task managers, exactly-once.
@@ -15,7 +16,7 @@ const COUNT = 3_000;
 const KEYS = 20;
 const HEARTBEAT = { intervalMs: 10, timeoutMs: 100 };
 
-describe('an in-memory task manager that dies alone', () => {
+describe('an in-memory task manager that dies silently', () => {
   it.each([1, 2])('seed %i: is found by missed heartbeats only; the attempt restarts on new task managers, exactly-once', async (seed) => {
     console.log(`seed ${seed}`);
     const world = new SimWorld(seed, { stepCostMsMax: 0.2, slowProbability: 0, slowDelayMsMax: 0 });
@@ -40,8 +41,8 @@ describe('an in-memory task manager that dies alone', () => {
         events.push({ at: world.now(), event });
         if (event.type === 'checkpoint-completed' && killedAt === null) {
           killedAt = world.now();
-          expect(pools[0]!.kill(1)).toBe(true);
-          expect(pools[0]!.kill(1)).toBe(false); // dead already
+          expect(pools[0]!.hang(1)).toBe(true);
+          expect(pools[0]!.hang(1)).toBe(false); // dead already
         }
       },
     });

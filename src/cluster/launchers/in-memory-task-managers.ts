@@ -7,6 +7,7 @@
  * graph, storage client and stream factory, as a remote one builds them (api/in-memory-task-manager-job.ts).
  */
 import { hostname } from 'node:os';
+import { errorMessage } from '../../core/errors.ts';
 import type { Scheduler } from '../../core/time.ts';
 import type { LaunchTaskManagers, TaskManagerPool } from '../job-master/remote-deployment.ts';
 import { answerHeartbeatsUntilReady } from '../task-manager/startup-control.ts';
@@ -14,6 +15,7 @@ import { TaskManager, type TaskManagerContext } from '../task-manager/task-manag
 import { inMemoryEncodedLinkPair } from '../transport/encoded-link.ts';
 import type { Link } from '../../runtime/network/link.ts';
 import type { DataMessage, ToJobMaster, ToTaskManager } from '../transport/protocol.ts';
+import { DataConnection, HoldableEnd } from './in-memory-connections.ts';
 
 /**
  * Faults of task managers in this thread that the simulator (and tests) inject; every hook is
@@ -36,23 +38,49 @@ export interface InMemoryTaskManagerFaults {
   staleData?(index: number): void;
   /** A control message not of task manager `index`'s current epoch reached it (and was dropped). */
   staleControl?(index: number): void;
-  /** Task managers were launched (an attempt's pool): `pool` kills one of them alone, while it runs. */
+  /** Task managers were launched (an attempt's pool): `pool` strikes them, their processes and connections, while it runs. */
   launched?(pool: InMemoryPoolFaults): void;
+  /** The partition of task manager `index` healed. */
+  healed?(index: number): void;
+  /** Task manager `index` learned its connection to the job master ended: the job master closed it (after a partition), or it broke. */
+  lostJobMaster?(index: number, closedByJobMaster: boolean): void;
 }
 
-/** What a fault may do to a launched pool of in-memory task managers. */
+/**
+ * What a fault may do to a launched pool of in-memory task managers, as TCP connections and
+ * processes fail. Each returns false when it cannot strike: the pool is down, or the task
+ * manager is gone already (dead, or cut off from the job master).
+ */
 export interface InMemoryPoolFaults {
   readonly count: number;
   /** Whether the pool was shut down (its attempts ended). */
   readonly down: boolean;
   /**
-   * Task manager `index` dies alone, as a process does: its subtasks stop without a word, its
-   * links drop what is in flight and deliver nothing more, in both directions, and nothing calls
-   * the job master back (it learns it from missed heartbeats). False when it was dead already or
-   * the pool is down.
+   * Task manager `index`'s process dies: its subtasks stop without a word, its connections drop
+   * what is in flight, and, as the operating system closes a dead process's sockets, the job master
+   * (the pool's onFailure) and its peers (peerLost) learn it at once.
    */
   kill(index: number): boolean;
+  /**
+   * Task manager `index` dies silently (a host that vanishes without a FIN or RST): as kill, but
+   * nobody is told; the job master finds it by missed heartbeats.
+   */
+  hang(index: number): boolean;
+  /** The control connection of task manager `index` breaks: the job master's pool reports it failed, the task manager stops (controlLost). */
+  dropControl(index: number): boolean;
+  /** The data connection between task managers `a` and `b` breaks: both fail the subtasks that use it (peerLost); it is made again once both learned it. */
+  dropData(a: number, b: number): boolean;
+  /**
+   * Task manager `index` is cut off for `healAfterMs` virtual ms: every connection of it holds its
+   * messages in both directions, in order, and delivers them at the heal, unless the connection
+   * was closed meanwhile: then it learns that at the heal. A job master that declared it dead by
+   * missed heartbeats closed its connection, so it stops then.
+   */
+  partition(index: number, healAfterMs: number): boolean;
 }
+
+/** The connection of an in-memory task manager to its job master was closed by the job master (after a partition), not broken. */
+const CLOSED_BY_JOB_MASTER = 'the job master closed the connection';
 
 /** `lose`: a message from task manager n to the job master for which it returns true is dropped (tests of lost heartbeats). */
 export function launchInMemoryTaskManagers(
@@ -75,33 +103,41 @@ export function launchInMemoryTaskManagers(
       const built = context(i);
       contexts.push(built instanceof Promise ? await built : built);
     }
-    const peers = Array.from({ length: count }, () => new Map<number, Link<DataMessage, DataMessage>>());
-    const incoming = Array.from({ length: count }, () => [] as StallableLink<DataMessage>[]);
-    /** Every link end of each task manager (its control link and both ends of its data links), to cut when it dies. */
-    const endsOf = Array.from({ length: count }, () => [] as Array<{ close(): void }>);
-    const all: Array<{ close(): void }> = [];
+    let down = false;
+    /** Task managers gone: dead, or cut off from the job master for good. */
+    const gone = new Set<number>();
+    const partitioned = new Set<number>();
+    const peers = Array.from({ length: count }, () => new Map<number, HoldableEnd<DataMessage, DataMessage>>());
+    const connections: Array<readonly [number, number, DataConnection<DataMessage>]> = [];
     const stallMs = (to: number) => (cause: 'message' | 'cancel') => faults.dataStallMs?.(to, cause) ?? 0;
     for (let i = 0; i < count; i++) {
       for (let j = i + 1; j < count; j++) {
-        const [a, b] = inMemoryEncodedLinkPair<DataMessage, DataMessage>(scheduler);
-        const atI = new StallableLink(a, scheduler, stallMs(i));
-        const atJ = new StallableLink(b, scheduler, stallMs(j));
-        peers[i]!.set(j, atI);
-        peers[j]!.set(i, atJ);
-        incoming[i]!.push(atI);
-        incoming[j]!.push(atJ);
-        all.push(atI, atJ);
-        endsOf[i]!.push(atI, atJ);
-        endsOf[j]!.push(atI, atJ);
+        const c = new DataConnection<DataMessage>(scheduler, [stallMs(i), stallMs(j)], () => !down && !gone.has(i) && !gone.has(j));
+        peers[i]!.set(j, c.ends[0]);
+        peers[j]!.set(i, c.ends[1]);
+        connections.push([i, j, c]);
       }
     }
-    const links: Array<Link<ToTaskManager, ToJobMaster>> = [];
+    let onFailure: ((index: number, error: Error) => void) | null = null;
+    const early: Array<readonly [number, Error]> = [];
+    const failed = (index: number, error: Error): void => {
+      if (down) return;
+      if (onFailure) onFailure(index, error);
+      else early.push([index, error]);
+    };
+    const masters: Array<HoldableEnd<ToTaskManager, ToJobMaster>> = [];
+    const controls: Array<HoldableEnd<ToJobMaster, ToTaskManager>> = [];
     const managers: TaskManager[] = [];
     for (let i = 0; i < count; i++) {
-      const [master, manager] = inMemoryEncodedLinkPair<ToTaskManager, ToJobMaster>(scheduler);
-      links.push(master);
-      all.push(master);
-      endsOf[i]!.push(master);
+      const [atMaster, atManager] = inMemoryEncodedLinkPair<ToTaskManager, ToJobMaster>(scheduler);
+      const master = new HoldableEnd<ToTaskManager, ToJobMaster>(scheduler);
+      const manager = new HoldableEnd<ToJobMaster, ToTaskManager>(scheduler);
+      master.attach(atMaster);
+      manager.attach(atManager);
+      // The job master learns a closed control connection as a failure of the task manager, as it learns a worker's exit.
+      master.onClose((error) => failed(i, new Error(`control connection closed: ${errorMessage(error)}`, { cause: error })));
+      masters.push(master);
+      controls.push(manager);
       let stuck = false;
       const guarded: Link<ToJobMaster, ToTaskManager> = {
         send: (message, transfer) => {
@@ -118,7 +154,7 @@ export function launchInMemoryTaskManagers(
             }
             if (m.type === 'cancel') {
               const ms = stallMs(i)('cancel');
-              for (const link of incoming[i]!) link.stall(ms);
+              for (const link of peers[i]!.values()) link.stall(ms);
               if (faults.stuckOnCancel?.(i)) {
                 // Its subtasks run no more (their thread is stuck); it never answers the cancel.
                 stuck = true;
@@ -129,6 +165,12 @@ export function launchInMemoryTaskManagers(
             handler(m);
           }),
         close: () => manager.close(),
+        onClose: (handler) =>
+          manager.onClose((error) => {
+            if (stuck) return;
+            faults.lostJobMaster?.(i, error.message === CLOSED_BY_JOB_MASTER);
+            handler(error);
+          }),
       };
       // The same start as in a worker thread: hello first, then the task manager takes the link.
       managers.push(
@@ -138,87 +180,85 @@ export function launchInMemoryTaskManagers(
         }),
       );
     }
-    let down = false;
-    const dead = new Set<number>();
+    /** Every end of task manager `index`'s connections, on both sides. */
+    const endsOf = (index: number): Array<Pick<HoldableEnd<never, never>, 'hold' | 'unhold'>> => [
+      masters[index]!,
+      controls[index]!,
+      ...connections.filter(([i, j]) => i === index || j === index).flatMap(([, , c]) => c.ends),
+    ];
+    const unavailable = (index: number): boolean => down || gone.has(index) || index < 0 || index >= count;
     faults.launched?.({
       count,
       get down() {
         return down;
       },
       kill: (index) => {
-        if (down || dead.has(index) || index < 0 || index >= count) return false;
-        dead.add(index);
-        for (const end of endsOf[index]!) end.close();
+        if (unavailable(index)) return false;
+        gone.add(index);
+        const exited = new Error('its process exited');
+        controls[index]!.end(exited);
+        for (const end of peers[index]!.values()) end.end(exited);
         managers[index]!.cancel();
+        return true;
+      },
+      hang: (index) => {
+        if (unavailable(index)) return false;
+        gone.add(index);
+        masters[index]!.close();
+        for (const [i, j, c] of connections) if (i === index || j === index) for (const end of c.ends) end.close();
+        managers[index]!.cancel();
+        return true;
+      },
+      dropControl: (index) => {
+        if (unavailable(index)) return false;
+        gone.add(index);
+        masters[index]!.reset(new Error('connection reset'));
+        return true;
+      },
+      dropData: (a, b) => {
+        if (unavailable(a) || unavailable(b) || a === b) return false;
+        const found = connections.find(([i, j]) => (i === a && j === b) || (i === b && j === a));
+        return found?.[2].reset(new Error('connection reset')) ?? false;
+      },
+      partition: (index, healAfterMs) => {
+        if (unavailable(index) || partitioned.has(index)) return false;
+        partitioned.add(index);
+        const ends = endsOf(index);
+        for (const end of ends) end.hold();
+        scheduler.schedule(healAfterMs, () => {
+          partitioned.delete(index);
+          for (const end of ends) end.unhold();
+          faults.healed?.(index);
+        });
         return true;
       },
     });
     const host = hostname();
     return {
-      links,
-      taskManagers: links.map(() => ({ host, pid: null, slots: slotsPerTaskManager, transport: 'in-memory', dataAddress: null })),
-      onFailure: () => {
-        // Nothing reports a task manager's death in this thread: the job master's heartbeats find it.
+      links: masters,
+      taskManagers: masters.map(() => ({ host, pid: null, slots: slotsPerTaskManager, transport: 'in-memory', dataAddress: null })),
+      onFailure: (handler) => {
+        onFailure = handler;
+        for (const [i, e] of early.splice(0)) handler(i, e);
       },
       shutdown: () => {
         if (down) return;
         down = true;
-        for (const m of managers) m.cancel();
-        for (const link of all) link.close();
+        // A task manager cut off by a partition cannot be reached: the job master closes its
+        // connections, and it learns that (and stops) when the partition heals.
+        const cut = (i: number) => partitioned.has(i) && !gone.has(i);
+        const closed = new Error(CLOSED_BY_JOB_MASTER);
+        for (const [i, m] of managers.entries()) if (!cut(i)) m.cancel();
+        for (const [i, link] of masters.entries()) {
+          if (cut(i)) link.end(closed);
+          else link.close();
+        }
+        for (const [i, j, c] of connections) {
+          if (cut(i) && !cut(j)) c.ends[1].end(closed);
+          else if (cut(j) && !cut(i)) c.ends[0].end(closed);
+          else for (const end of c.ends) end.close();
+        }
       },
     };
   };
-}
-
-/**
- * The receiving end of a data link that can be held back for a while: what arrives meanwhile
- * waits, in order, and is handed on once no stall is running (a slow network between two hosts).
- */
-class StallableLink<T> implements Link<T, T> {
-  private readonly waiting: T[] = [];
-  private stalls = 0;
-  private handler: ((message: T) => void) | null = null;
-  private closed = false;
-
-  constructor(
-    private readonly inner: Link<T, T>,
-    private readonly scheduler: Scheduler,
-    private readonly stallMs: (cause: 'message' | 'cancel') => number,
-  ) {
-    inner.onMessage((m) => this.arrive(m));
-  }
-
-  send(message: T, transfer?: readonly ArrayBuffer[]): void {
-    this.inner.send(message, transfer);
-  }
-
-  onMessage(handler: (message: T) => void): void {
-    this.handler = handler;
-  }
-
-  close(): void {
-    this.closed = true;
-    this.waiting.length = 0;
-    this.inner.close();
-  }
-
-  stall(ms: number): void {
-    if (ms <= 0 || this.closed) return;
-    this.stalls++;
-    this.scheduler.schedule(ms, () => {
-      this.stalls--;
-      this.release();
-    });
-  }
-
-  private arrive(message: T): void {
-    if (this.closed) return;
-    this.stall(this.stallMs('message'));
-    this.waiting.push(message);
-    this.release();
-  }
-
-  private release(): void {
-    while (this.stalls === 0 && !this.closed && this.waiting.length > 0) this.handler?.(this.waiting.shift() as T);
-  }
 }

@@ -26,5 +26,6 @@ export function answerHeartbeatsUntilReady(link: Link<ToJobMaster, ToTaskManager
       for (const m of held.splice(0)) h(m);
     },
     close: () => link.close(),
+    ...(link.onClose ? { onClose: (h: (error: Error) => void) => link.onClose?.(h) } : {}),
   };
 }

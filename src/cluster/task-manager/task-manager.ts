@@ -3,11 +3,14 @@
  * from its own job graph (built from the same job module), wires channels to subtasks of the same
  * task manager as LocalChannels and to those of other task managers as remote channel ends over a
  * data link per peer, and speaks the control protocol with the job master over one link. It knows
- * nothing of the transport: the same class runs in a worker thread and in memory.
+ * nothing of the transport: the same class runs in a worker thread and in memory. A transport that
+ * can tell a connection ended (Link.onClose) makes it stop for good when its job master is gone
+ * (`controlLost`), and fail the subtasks that exchange data with a peer whose connection broke (`peerLost`).
  */
 import type { CheckpointOptions } from '../../checkpoint/barrier/barrier.ts';
 import { assert } from '../../core/assert.ts';
-import type { CheckpointId, TaskId } from '../../core/ids.ts';
+import { errorMessage } from '../../core/errors.ts';
+import { taskKey, type CheckpointId, type TaskId } from '../../core/ids.ts';
 import type { Cancellable, Environment } from '../../core/time.ts';
 import { preciseWallNow } from '../../core/wall-time.ts';
 import type { ChannelPlan, ExecutionPlan } from '../../graph/execution-plan.ts';
@@ -57,8 +60,34 @@ export interface TaskManagerObservers {
   readonly staleControl?: (message: ToTaskManager) => void;
 }
 
+/** A data connection that broke, and the error the subtasks using it fail with. */
+interface LostPeer {
+  readonly peer: number;
+  readonly error: Error;
+}
+
+/** The peers (task manager indexes) each subtask of a deployment has a channel to or from, by task key. */
+type PeersOfTasks = ReadonlyMap<string, ReadonlySet<number>>;
+
+/**
+ * Where a task manager is in its life. `idle`: no subtasks (before the first deploy, after a
+ * cancel). `deploying`: building and restoring them. `deployed` to `running`: it holds them, with
+ * the peers each exchanges data with, and the first data connection that broke before they ran
+ * (`lostPeer`: the open or the start it fails). `lost` is final: its job master is gone.
+ */
+type Phase =
+  | { readonly name: 'idle' }
+  | { readonly name: 'deploying'; readonly peers: PeersOfTasks }
+  | {
+      readonly name: 'deployed' | 'opening' | 'opened' | 'running';
+      readonly deployment: Deployment;
+      readonly peers: PeersOfTasks;
+      lostPeer: LostPeer | null;
+    }
+  | { readonly name: 'lost'; readonly error: Error };
+
 export class TaskManager {
-  private deployment: Deployment | null = null;
+  private phase: Phase = { name: 'idle' };
   /** Counts cancellations: a deploy that finds it changed after an await was cancelled meanwhile. */
   private generation = 0;
   /** The epoch of the attempt this task manager was last deployed with; null before the first deploy. */
@@ -68,20 +97,36 @@ export class TaskManager {
   private metricsTimer: Cancellable | null = null;
   /** Frames and credits on the data links over this task manager's life, reported with its figures. */
   private readonly traffic = new DataTraffic();
+  /** What goes to the job master: nothing once it is lost. */
+  private readonly control: Pick<Link<ToJobMaster, ToTaskManager>, 'send'>;
 
   constructor(
     private readonly ctx: TaskManagerContext,
-    private readonly control: Link<ToJobMaster, ToTaskManager>,
+    control: Link<ToJobMaster, ToTaskManager>,
     /** Data links to the other task managers, by their index. */
     private readonly peers: ReadonlyMap<number, Link<DataMessage, DataMessage>>,
     private readonly observers: TaskManagerObservers = {},
   ) {
+    this.control = {
+      send: (m, transfer) => {
+        if (this.phase.name !== 'lost') control.send(m, transfer);
+      },
+    };
     control.onMessage((m) => this.onControl(m));
-    for (const link of peers.values()) link.onMessage((m) => this.onData(m));
+    control.onClose?.((error) => this.controlLost(error));
+    for (const [index, link] of peers) {
+      link.onMessage((m) => this.onData(m));
+      link.onClose?.((error) => this.peerLost(index, error));
+    }
   }
 
   get tasks(): readonly StreamTask[] {
-    return this.deployment?.tasks ?? [];
+    return 'deployment' in this.phase ? this.phase.deployment.tasks : [];
+  }
+
+  /** Where it is in its life: idle, deploying, deployed, opening, opened, running, or lost. */
+  get phaseName(): Phase['name'] {
+    return this.phase.name;
   }
 
   /** Channel ends to other task managers, for tests and benchmarks. */
@@ -90,6 +135,7 @@ export class TaskManager {
   }
 
   private onControl(m: ToTaskManager): void {
+    if (this.phase.name === 'lost') return;
     if (!admitsControl(this.current, m)) {
       this.observers.staleControl?.(m);
       return;
@@ -103,9 +149,7 @@ export class TaskManager {
         void this.open(m.epoch);
         return;
       case 'start':
-        for (const out of this.remoteOutputs.values()) out.open();
-        for (const task of this.tasks) task.start();
-        this.reportMetricsEvery(METRICS_INTERVAL_MS);
+        this.start();
         return;
       case 'trigger':
         this.task(m.task)?.triggerCheckpoint(m.barrier);
@@ -163,6 +207,7 @@ export class TaskManager {
   }
 
   private onData(m: DataMessage): void {
+    if (this.phase.name === 'lost') return;
     this.traffic.received(m);
     if (m.type === 'frame') {
       const input = this.remoteInputs.get(m.channel);
@@ -189,6 +234,8 @@ export class TaskManager {
     this.cancel();
     const generation = this.generation;
     const ctx = this.ctx;
+    const peers = new Map<string, Set<number>>();
+    this.phase = { name: 'deploying', peers };
     try {
       checkFingerprint(ctx.graph, m.fingerprint, `task manager ${ctx.index}`);
       const spec = {
@@ -207,13 +254,13 @@ export class TaskManager {
         sourceBatchRecords: ctx.sourceBatchRecords,
         allowNonRestoredState: ctx.allowNonRestoredState,
       };
-      const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement, m.epoch.attempt, generation));
+      const deployment = await deploy(spec, m.restore, m.firstCheckpointFull, (plan) => this.share(plan, m.placement, m.epoch.attempt, generation, peers));
       if (generation !== this.generation) {
         // Cancelled while restoring: nobody will start these subtasks; release what they hold.
         for (const task of deployment.tasks) task.cancel();
         return;
       }
-      this.deployment = deployment;
+      this.phase = { name: 'deployed', deployment, peers, lostPeer: null };
       this.control.send({ type: 'deployed', epoch: m.epoch, tasks: deployment.tasks.map((t) => ({ task: t.id, name: t.name, isSource: t.isSourceTask })) });
     } catch (err) {
       if (generation !== this.generation) return; // cancelled meanwhile: a failure of a deploy nobody waits for (a later one may run)
@@ -228,14 +275,22 @@ export class TaskManager {
    * newer than it), and only then may a sink re-commit what it recovered.
    */
   private async open(epoch: Epoch): Promise<void> {
-    const deployment = this.deployment;
+    const phase = this.phase;
     const generation = this.generation;
-    if (deployment === null) return; // cancelled before the job master's open arrived
+    if (phase.name !== 'deployed') return; // cancelled before the job master's open arrived
+    if (phase.lostPeer !== null) {
+      // A data connection its subtasks need broke while the job master reconciled the sinks.
+      this.cancel();
+      this.control.send({ type: 'open-failed', epoch, error: toWireError(phase.lostPeer.error) });
+      return;
+    }
+    this.phase = { ...phase, name: 'opening' };
     try {
-      for (const task of deployment.tasks) {
+      for (const task of phase.deployment.tasks) {
         await task.open();
         if (generation !== this.generation) return; // cancelled meanwhile: cancel() tore this deployment down
       }
+      this.phase = { ...phase, name: 'opened' };
       this.control.send({ type: 'opened', epoch });
     } catch (err) {
       if (generation !== this.generation) return; // cancelled meanwhile: nobody waits for this open
@@ -244,14 +299,33 @@ export class TaskManager {
     }
   }
 
+  /** Opens the remote output channels (restored output data goes out first) and starts the subtasks. */
+  private start(): void {
+    const phase = this.phase;
+    if (phase.name !== 'opened') return;
+    this.phase = { ...phase, name: 'running' };
+    for (const out of this.remoteOutputs.values()) out.open();
+    for (const task of phase.deployment.tasks) task.start();
+    this.reportMetricsEvery(METRICS_INTERVAL_MS);
+    if (phase.lostPeer !== null) this.failUsersOf(phase.lostPeer.peer, phase.lostPeer.error);
+  }
+
   /**
    * This task manager's subtasks, with local channels among them and remote ends to the others.
    * Remote channels are numbered per attempt: task managers kept warm across a restart may still
    * receive frames and credits the previous attempt sent, and those find no channel and are dropped.
+   * `peers` gets, per subtask here, the task managers it has channels to or from.
    */
-  private share(plan: ExecutionPlan, placement: Placement, attempt: number, generation: number): DeploymentPart {
+  private share(plan: ExecutionPlan, placement: Placement, attempt: number, generation: number, peers: Map<string, Set<number>>): DeploymentPart {
     const tmOf = new Map(plan.subtasks.map((s, i) => [`${s.vertex}.${s.subtask}`, placement.ofSubtask[i]!]));
     const self = this.ctx.index;
+    for (const c of plan.channels) {
+      const producerTm = tmOf.get(`${c.producer.vertex}.${c.producer.subtask}`)!;
+      const consumerTm = tmOf.get(`${c.consumer.vertex}.${c.consumer.subtask}`)!;
+      if (producerTm === consumerTm) continue;
+      if (producerTm === self) addPeer(peers, taskKey(c.producer), consumerTm);
+      if (consumerTm === self) addPeer(peers, taskKey(c.consumer), producerTm);
+    }
     const local = new Map<string, LocalChannel>();
     const channelIndex = new Map(plan.channels.map((c, i) => [c.id, attempt * plan.channels.length + i]));
     const ends: Array<InputChannel | OutputChannel> = [];
@@ -261,7 +335,7 @@ export class TaskManager {
       if (producerTm === self) return this.localChannel(local, c, ends);
       const k = channelIndex.get(c.id)!;
       const link = this.peer(producerTm);
-      const end = new RemoteInputChannel(c.id, capacity, (buffers) => link.send({ type: 'credit', channel: k, buffers }));
+      const end = new RemoteInputChannel(c.id, capacity, (buffers) => this.phase.name !== 'lost' && link.send({ type: 'credit', channel: k, buffers }));
       // A deploy cancelled while it restored still runs to its end: its ends must not take the
       // channel numbers of the deploy that replaced it (the same attempt after a restore fallback).
       if (generation === this.generation) this.remoteInputs.set(k, end);
@@ -273,7 +347,11 @@ export class TaskManager {
       if (consumerTm === self) return this.localChannel(local, c, ends);
       const k = channelIndex.get(c.id)!;
       const link = this.peer(consumerTm);
-      const end = new RemoteOutputChannel(c.id, capacity, (frame) => link.send({ type: 'frame', channel: k, frame }, [frame.buffer as ArrayBuffer]));
+      const end = new RemoteOutputChannel(
+        c.id,
+        capacity,
+        (frame) => this.phase.name !== 'lost' && link.send({ type: 'frame', channel: k, frame }, [frame.buffer as ArrayBuffer]),
+      );
       if (generation === this.generation) this.remoteOutputs.set(k, end);
       ends.push(end);
       return end;
@@ -327,13 +405,76 @@ export class TaskManager {
 
   /** Tears down the deployed subtasks (the attempt ended); frames still arriving for them are dropped. */
   cancel(): void {
+    const phase = this.phase;
     this.generation++;
     this.metricsTimer?.cancel();
     this.metricsTimer = null;
-    for (const task of this.deployment?.tasks ?? []) task.cancel();
-    for (const ch of this.deployment?.channels ?? []) ch.clear();
-    this.deployment = null;
+    if ('deployment' in phase) {
+      for (const task of phase.deployment.tasks) task.cancel();
+      for (const ch of phase.deployment.channels) ch.clear();
+    }
+    if (phase.name !== 'lost') this.phase = { name: 'idle' };
     this.remoteInputs.clear();
     this.remoteOutputs.clear();
   }
+
+  /**
+   * The job master is gone (its connection closed or broke): every subtask stops at once, its
+   * channels are released, and from now on this task manager sends nothing, drops every message,
+   * and nothing of it commits (a cancelled subtask handles no notify-complete, and its sink starts
+   * no commit). Final and idempotent: a job master that comes back deploys on a new connection.
+   */
+  controlLost(error: Error): void {
+    if (this.phase.name === 'lost') return;
+    this.cancel();
+    this.phase = { name: 'lost', error };
+  }
+
+  /**
+   * The data connection to task manager `peer` broke: what was in flight on it is gone, so every
+   * subtask with a channel to or from that peer fails, naming it, and the attempt fails over
+   * through the restart strategy. Subtasks without such a channel go on. A deploy or an open under
+   * way fails; one done, its subtasks not yet running, fails the open or, at the start, its subtasks.
+   */
+  peerLost(peer: number, error: Error): void {
+    const phase = this.phase;
+    if (phase.name === 'idle' || phase.name === 'lost' || ![...phase.peers.values()].some((p) => p.has(peer))) return;
+    const lost = new Error(`data connection to task manager ${peer} lost: ${errorMessage(error)}`, { cause: error });
+    const epoch = this.current!;
+    switch (phase.name) {
+      case 'deploying':
+        this.cancel();
+        this.control.send({ type: 'deploy-failed', epoch, error: toWireError(lost) });
+        return;
+      case 'opening':
+        this.cancel();
+        this.control.send({ type: 'open-failed', epoch, error: toWireError(lost) });
+        return;
+      case 'deployed':
+      case 'opened':
+        phase.lostPeer ??= { peer, error: lost };
+        return;
+      case 'running':
+        this.failUsersOf(peer, lost);
+        return;
+    }
+  }
+
+  /** Fails the running subtasks with a channel to or from `peer`: each tells the job master, with `error`. */
+  private failUsersOf(peer: number, error: Error): void {
+    const phase = this.phase;
+    if (phase.name !== 'running') return;
+    const epoch = this.current!;
+    for (const task of phase.deployment.tasks) {
+      if (!(phase.peers.get(taskKey(task.id))?.has(peer) ?? false) || task.status !== 'RUNNING') continue;
+      task.cancel();
+      this.control.send({ type: 'task-failed', epoch, task: task.id, error: toWireError(error) });
+    }
+  }
+}
+
+function addPeer(peers: Map<string, Set<number>>, task: string, peer: number): void {
+  let set = peers.get(task);
+  if (!set) peers.set(task, (set = new Set()));
+  set.add(peer);
 }

@@ -13,6 +13,26 @@ export interface Link<Out, In> {
   onMessage(handler: (message: In) => void): void;
   /** Stops delivering in both directions; messages in flight are dropped. */
   close(): void;
+  /**
+   * Tells this end, once, that the connection ended without this end closing it: the other end
+   * closed it or its process died (a FIN or RST), or it broke on the way. What was in flight is
+   * dropped, as TCP drops what it had not delivered when a connection resets. Optional: a transport
+   * that cannot tell leaves it out (a worker thread's death shows as the Worker's exit event).
+   */
+  onClose?(handler: (error: Error) => void): void;
+}
+
+/**
+ * An end of an in-memory link. Besides a silent `close` (whoever calls it ends both sides itself:
+ * a launcher shutting its task managers down), it can end the connection as a process or a network
+ * does, so the ends learn it through `onClose`.
+ */
+export interface InMemoryLinkEnd<Out, In> extends Link<Out, In> {
+  onClose(handler: (error: Error) => void): void;
+  /** This end closes the connection (its process closed it, or died): only the other end learns it. */
+  end(error: Error): void;
+  /** The connection breaks (a reset): both ends learn it. */
+  reset(error: Error): void;
 }
 
 /**
@@ -21,12 +41,23 @@ export interface Link<Out, In> {
  * touch them again, as with a transfer). Each direction is FIFO even on a scheduler that runs
  * ready events in any order (the simulator's): every send schedules one delivery, and a delivery
  * hands over the oldest message not yet delivered, so the scheduler picks when, never in what order.
+ * When the connection ends (`end`, `reset`) what is in flight either way is dropped, and each end
+ * that learns it is told through the scheduler, after every message it was handed before.
  */
-export function inMemoryLinkPair<A, B>(scheduler: Scheduler): [Link<A, B>, Link<B, A>] {
+export function inMemoryLinkPair<A, B>(scheduler: Scheduler): [InMemoryLinkEnd<A, B>, InMemoryLinkEnd<B, A>] {
   const state = { closed: false };
   const handlers: { a: ((m: B) => void) | null; b: ((m: A) => void) | null } = { a: null, b: null };
-  const end = <Out, In>(deliverTo: () => ((m: Out) => void) | null, setOwn: (h: (m: In) => void) => void): Link<Out, In> => {
-    const queue: Out[] = [];
+  const closeHandlers: { a: ((error: Error) => void) | null; b: ((error: Error) => void) | null } = { a: null, b: null };
+  const queues: { a: unknown[]; b: unknown[] } = { a: [], b: [] };
+  const stop = (): void => {
+    state.closed = true;
+    queues.a.length = 0;
+    queues.b.length = 0;
+  };
+  const tell = (side: 'a' | 'b', error: Error): void => scheduler.execute(() => closeHandlers[side]?.(error));
+  const end = <Out, In>(own: 'a' | 'b', deliverTo: () => ((m: Out) => void) | null, setOwn: (h: (m: In) => void) => void): InMemoryLinkEnd<Out, In> => {
+    const other = own === 'a' ? 'b' : 'a';
+    const queue = queues[own] as Out[];
     let head = 0;
     const deliver = (): void => {
       if (state.closed) return;
@@ -46,18 +77,31 @@ export function inMemoryLinkPair<A, B>(scheduler: Scheduler): [Link<A, B>, Link<
       },
       onMessage: setOwn,
       close: () => {
-        state.closed = true;
-        queue.length = 0;
+        stop();
         head = 0;
+      },
+      onClose: (handler) => (closeHandlers[own] = handler),
+      end: (error) => {
+        if (state.closed) return;
+        stop();
+        tell(other, error);
+      },
+      reset: (error) => {
+        if (state.closed) return;
+        stop();
+        tell(own, error);
+        tell(other, error);
       },
     };
   };
   return [
     end<A, B>(
+      'a',
       () => handlers.b,
       (h) => (handlers.a = h),
     ),
     end<B, A>(
+      'b',
       () => handlers.a,
       (h) => (handlers.b = h),
     ),

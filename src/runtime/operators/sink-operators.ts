@@ -62,6 +62,8 @@ export class TwoPhaseCommitSinkOperator extends AbstractStreamOperator {
   /** The commits in flight, one after the other; rejected for good once one failed. */
   private commits: Promise<void> = Promise.resolve();
   private state!: ListState<PendingCommit>;
+  /** Torn down (cancelled, failed, or its task manager lost its job master): no commit starts any more. */
+  private disposed = false;
 
   constructor(private readonly writer: TwoPhaseCommitWriter<unknown, unknown>) {
     super();
@@ -110,6 +112,9 @@ export class TwoPhaseCommitSinkOperator extends AbstractStreamOperator {
   }
 
   private async commitUpTo(checkpointId: CheckpointId): Promise<void> {
+    // A commit queued behind one in flight when the subtask was torn down never starts: the
+    // checkpoint still lists it, so the attempt that restores it commits it; a zombie must not.
+    if (this.disposed) return;
     const due = this.pending.filter((p) => p.checkpointId <= checkpointId);
     if (due.length === 0) return;
     await this.writer.commit(due.map((p) => p.committable));
@@ -122,6 +127,7 @@ export class TwoPhaseCommitSinkOperator extends AbstractStreamOperator {
   }
 
   override dispose(): void {
+    this.disposed = true;
     try {
       this.writer.dispose?.();
     } catch {

@@ -76,8 +76,8 @@ export function environmentFor(k: SeedKnobs, job: SimJob, parallelism: number): 
     autoWatermarkIntervalMs: user?.options.autoWatermarkIntervalMs ?? 1 + (k.seed % 7),
     // A task manager stuck in user code on cancel is ended after this many virtual ms (the watchdog).
     cancellationTimeoutMs: user?.options.cancellationTimeoutMs ?? 50,
-    // Seeds whose task managers die alone find them within a few checkpoint intervals.
-    ...(k.faults.taskManagers.deathsAtMs.length > 0 ? { heartbeat: DEATH_HEARTBEAT } : {}),
+    // Seeds whose task managers die silently or are cut off find them within a few checkpoint intervals.
+    ...(k.faults.taskManagers.deathsAtMs.length > 0 || k.faults.taskManagers.links.length > 0 ? { heartbeat: DEATH_HEARTBEAT } : {}),
     jobId: 'sim',
   });
 }

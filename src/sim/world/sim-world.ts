@@ -112,7 +112,9 @@ export class SimWorld implements Clock, Scheduler {
     }
     this.timers = rest;
     due.sort((a, b) => a.at - b.at || a.seq - b.seq);
-    for (const t of due) this.ready.push(t.fn);
+    // Cancelled after it fell due but before it ran, a timer does not run (as clearTimeout): its
+    // place among the ready events stays, so the seed's choices stay as they were.
+    for (const t of due) this.ready.push(() => t.cancelled || t.fn());
   }
 
   private earliestTimer(): Timer | undefined {

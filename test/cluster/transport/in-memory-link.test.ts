@@ -41,6 +41,48 @@ describe('the in-memory link', () => {
     while (world.step()) {}
     expect(got).toEqual([1]);
   });
+
+  it('ends as TCP does: a reset drops what is in flight either way and both ends learn it after what they got; an end tells only the other; a close tells nobody', () => {
+    const world = new SimWorld(3, { stepCostMsMax: 0, slowProbability: 0, slowDelayMsMax: 0 });
+    const events: string[] = [];
+    const pair = () => {
+      const [a, b] = inMemoryLinkPair<number, number>(world);
+      a.onMessage((n) => events.push(`a got ${n}`));
+      b.onMessage((n) => events.push(`b got ${n}`));
+      a.onClose((e) => events.push(`a learned: ${e.message}`));
+      b.onClose((e) => events.push(`b learned: ${e.message}`));
+      return [a, b] as const;
+    };
+    const [a, b] = pair();
+    a.send(1);
+    b.send(10);
+    world.step();
+    world.step();
+    a.send(2);
+    b.send(20);
+    a.reset(new Error('connection reset'));
+    expect(events).toEqual(['b got 1', 'a got 10']); // told through the scheduler, never inline
+    a.send(3);
+    while (world.step()) {}
+    expect(events.slice(2).sort()).toEqual(['a learned: connection reset', 'b learned: connection reset']);
+    a.reset(new Error('again')); // once
+    while (world.step()) {}
+    expect(events).toHaveLength(4);
+
+    events.length = 0;
+    const [c, d] = pair();
+    c.send(1);
+    d.end(new Error('its process exited'));
+    while (world.step()) {}
+    expect(events).toEqual(['a learned: its process exited']);
+
+    events.length = 0;
+    const [e] = pair();
+    e.send(1);
+    e.close();
+    while (world.step()) {}
+    expect(events).toEqual([]);
+  });
 });
 
 describe('errors on the wire', () => {
