@@ -186,7 +186,14 @@ export class LocalExecutor {
   }
 
   /** Task manager processes that join over TCP at `listen` (tcp-deployment.ts). */
-  private tcpDeployer(listen: ClusterListenOptions, id: JobId, graph: JobGraph, env: Environment, run: InternalRunOptions, storage: CheckpointStorage): Promise<Deployer> {
+  private tcpDeployer(
+    listen: ClusterListenOptions,
+    id: JobId,
+    graph: JobGraph,
+    env: Environment,
+    run: InternalRunOptions,
+    storage: CheckpointStorage,
+  ): Promise<Deployer> {
     const job = {
       jobId: id,
       graph,

@@ -48,8 +48,10 @@ export async function tcpDeployer(
   watch: TaskManagerWatch,
   log: (line: string) => void,
 ): Promise<Deployer> {
-  if (job.modulePath === null) throw new ConfigError('listen', 'task managers that join over TCP build the job from its module: run a job module (weir run <module>, or setJobModule)');
-  if (!Number.isInteger(listen.taskManagers) || listen.taskManagers < 1) throw new ConfigError('listen.taskManagers', `must be an integer >= 1, got ${listen.taskManagers}`);
+  if (job.modulePath === null)
+    throw new ConfigError('listen', 'task managers that join over TCP build the job from its module: run a job module (weir run <module>, or setJobModule)');
+  if (!Number.isInteger(listen.taskManagers) || listen.taskManagers < 1)
+    throw new ConfigError('listen.taskManagers', `must be an integer >= 1, got ${listen.taskManagers}`);
   if (listen.token.length < MIN_TOKEN_LENGTH) throw new ConfigError('listen.token', `the cluster token must have at least ${MIN_TOKEN_LENGTH} characters`);
   if (job.storage instanceof MemoryCheckpointStorage)
     throw new ConfigError(
@@ -57,7 +59,8 @@ export async function tcpDeployer(
       "'memory' checkpoint storage lives in the job master's process, where task managers on other hosts cannot write: give a directory every host sees (--checkpoint-dir)",
     );
   const inProcess = job.graph.vertices.flatMap((v) => v.chain.filter((n) => n.sink instanceof CollectSink).map((n) => n.name));
-  if (inProcess.length > 0) throw new ConfigError('listen', `sink ${inProcess.join(', ')} keeps its output in this process's memory, which task managers elsewhere cannot reach`);
+  if (inProcess.length > 0)
+    throw new ConfigError('listen', `sink ${inProcess.join(', ')} keeps its output in this process's memory, which task managers elsewhere cannot reach`);
   const modulePath = isAbsolute(job.modulePath) ? job.modulePath : resolve(job.modulePath);
   let code: JobCodeRef;
   let codeBytes: Uint8Array | null = null;

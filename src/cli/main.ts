@@ -90,8 +90,15 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
       `serve the dashboard, REST API and metrics on this port of 127.0.0.1 (default: $${WEB_PORT_ENV}, else an ephemeral port)`,
       portArgument,
     )
-    .option('--listen <host:port>', 'accept task manager processes (weir taskmanager --connect) at this address instead of starting worker threads; --task-managers n waits for n')
-    .option('--task-manager-processes <n>', 'start n task manager processes on this host (over TCP on 127.0.0.1)', positiveInt('the number of task manager processes'))
+    .option(
+      '--listen <host:port>',
+      'accept task manager processes (weir taskmanager --connect) at this address instead of starting worker threads; --task-managers n waits for n',
+    )
+    .option(
+      '--task-manager-processes <n>',
+      'start n task manager processes on this host (over TCP on 127.0.0.1)',
+      positiveInt('the number of task manager processes'),
+    )
     .option('--registration-timeout <ms>', 'with --listen: how long a deploy waits for task managers (default 60000)', positiveInt('registration timeout'))
     .option('--same-path', 'with --listen: task managers load the job module at the same path (checked by hash) instead of getting it shipped')
     .option('--token-file <file>', 'the cluster token task managers must present (default: $WEIR_CLUSTER_TOKEN, else one made in your weir directory)')

@@ -173,7 +173,8 @@ async function reportFinished(job: LoadedJobModule, ctx: JobFinishedContext): Pr
 /** Usage errors of the cluster flags, before anything starts. */
 function checkClusterFlags(flags: RunFlags): void {
   const tcp = flags.listen !== undefined || flags.taskManagerProcesses !== undefined;
-  if (tcp && flags.inThread === true) throw new UsageError('--in-thread runs every subtask in this thread: it cannot be given with --listen or --task-manager-processes');
+  if (tcp && flags.inThread === true)
+    throw new UsageError('--in-thread runs every subtask in this thread: it cannot be given with --listen or --task-manager-processes');
   if (!tcp) {
     for (const [flag, given] of [
       ['--token-file', flags.tokenFile],
@@ -187,7 +188,9 @@ function checkClusterFlags(flags: RunFlags): void {
   }
   if (flags.listen !== undefined) parseAddress(flags.listen, '--listen');
   if (flags.taskManagerProcesses !== undefined && flags.taskManagers !== undefined && flags.taskManagers !== flags.taskManagerProcesses) {
-    throw new UsageError(`--task-manager-processes ${flags.taskManagerProcesses} starts that many task managers: --task-managers ${flags.taskManagers} contradicts it`);
+    throw new UsageError(
+      `--task-manager-processes ${flags.taskManagerProcesses} starts that many task managers: --task-managers ${flags.taskManagers} contradicts it`,
+    );
   }
 }
 
@@ -214,7 +217,9 @@ function clusterListen(flags: RunFlags, env: StreamEnvironment, started: (local:
         started(startLocalTaskManagers(processes, bound, slots, token));
       } else if (flags.quiet !== true) {
         const tokenHint = source.startsWith('$') ? '' : ` --token-file ${source}`;
-        process.stderr.write(`job master listening at ${bound.host}:${bound.port}; join with: weir taskmanager --connect ${bound.host}:${bound.port}${tokenHint}\n`);
+        process.stderr.write(
+          `job master listening at ${bound.host}:${bound.port}; join with: weir taskmanager --connect ${bound.host}:${bound.port}${tokenHint}\n`,
+        );
       }
     },
   };

@@ -26,11 +26,15 @@ if (problem !== null) console.warn(`tcp-hosts: skipped: ${problem}`);
 
 /** `weir taskmanager` inside host `ns`, its output collected like startCli's. */
 function taskManagerIn(ns: string, connect: string, env: Readonly<Record<string, string>>): CliRun {
-  const child = spawn('ip', ['netns', 'exec', ns, process.execPath, path.join(REPO, 'bin/weir.mjs'), 'taskmanager', '--connect', connect, '--slots', '2', '--insecure'], {
-    cwd: REPO,
-    env: { ...process.env, NO_COLOR: '1', WEIR_HOME, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'ip',
+    ['netns', 'exec', ns, process.execPath, path.join(REPO, 'bin/weir.mjs'), 'taskmanager', '--connect', connect, '--slots', '2', '--insecure'],
+    {
+      cwd: REPO,
+      env: { ...process.env, NO_COLOR: '1', WEIR_HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stdout = '';
   let stderr = '';
   const waiters: Array<{ text: string; resolve: () => void }> = [];

@@ -28,7 +28,11 @@ export function placeOnSlots(plan: ExecutionPlan, slots: readonly number[]): Pla
   const slotsNeeded = Math.max(1, ...plan.subtasks.map((s) => s.subtask + 1));
   const total = slots.reduce((a, b) => a + b, 0);
   if (total < slotsNeeded)
-    throw new ClusterError('CLUSTER_SLOT_SHORTAGE', `${slots.length} task managers`, `they offer ${total} slots, the job's highest parallelism is ${slotsNeeded}`);
+    throw new ClusterError(
+      'CLUSTER_SLOT_SHORTAGE',
+      `${slots.length} task managers`,
+      `they offer ${total} slots, the job's highest parallelism is ${slotsNeeded}`,
+    );
   const left = [...slots];
   const owner: number[] = [];
   let next = 0;

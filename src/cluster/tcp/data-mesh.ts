@@ -135,7 +135,8 @@ export class DataMesh {
         const framed = this.inbound.get(pool)?.get(peer.index);
         if (framed === undefined) return false;
         this.inbound.get(pool)!.delete(peer.index);
-        return (resolve(framed), true);
+        resolve(framed);
+        return true;
       };
       if (take()) return;
       const arrived = (): void => {
@@ -146,7 +147,11 @@ export class DataMesh {
       const timer = setTimeout(() => {
         this.arrivals.delete(arrived);
         reject(
-          new ClusterError('CLUSTER_UNREACHABLE', `task manager ${peer.index} (${peer.host}:${peer.port})`, `it did not open its data connection within ${timeoutMs} ms`),
+          new ClusterError(
+            'CLUSTER_UNREACHABLE',
+            `task manager ${peer.index} (${peer.host}:${peer.port})`,
+            `it did not open its data connection within ${timeoutMs} ms`,
+          ),
         );
       }, timeoutMs);
       this.arrivals.add(arrived);

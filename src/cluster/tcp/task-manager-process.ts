@@ -65,7 +65,10 @@ export interface JobRunner {
 }
 
 /** Why the process ends. */
-export type ProcessEnd = { readonly kind: 'stopped' } | { readonly kind: 'job-master-gone'; readonly address: string } | { readonly kind: 'refused'; readonly error: Error };
+export type ProcessEnd =
+  | { readonly kind: 'stopped' }
+  | { readonly kind: 'job-master-gone'; readonly address: string }
+  | { readonly kind: 'refused'; readonly error: Error };
 
 /** Runs until `stop` resolves, the job master is gone (without `retry`), or the job master refuses this task manager. */
 export async function runTaskManagerProcess(settings: JoinSettings, runner: JobRunner, stop: Promise<void>): Promise<ProcessEnd> {
@@ -193,7 +196,10 @@ class Session {
       } catch (err) {
         if (err instanceof ClusterError && err.code === 'CLUSTER_CONNECTION_LOST') return;
         framed.write(encodeSessionMessage({ type: 'load-failed', error: toWireError(err) }));
-        const refusal = err instanceof WeirError ? err : new ClusterError('CLUSTER_REFUSED', framed.remote, `cannot run job ${job.jobId}: ${errorMessage(err)}`, { cause: err });
+        const refusal =
+          err instanceof WeirError
+            ? err
+            : new ClusterError('CLUSTER_REFUSED', framed.remote, `cannot run job ${job.jobId}: ${errorMessage(err)}`, { cause: err });
         this.end(refusal);
       }
     })();

@@ -216,7 +216,8 @@ export class TaskManagerRegistry {
       }
       switch (m.type) {
         case 'fetch-code':
-          if (this.settings.codeBytes === null) framed.close(new Error(`${who} asked for the job's code, which this job master does not ship (same path on every host)`));
+          if (this.settings.codeBytes === null)
+            framed.close(new Error(`${who} asked for the job's code, which this job master does not ship (same path on every host)`));
           else framed.write(encodeSessionMessage({ type: 'code', bytes: this.settings.codeBytes }));
           return;
         case 'ready':
@@ -250,11 +251,11 @@ function registrationProblem(body: Readonly<Record<string, unknown>>): string | 
   const { slots, dataHost, dataPort, host, pid } = body;
   if (typeof slots !== 'number' || !Number.isInteger(slots) || slots < 1) return `its registration offers ${String(slots)} slots; at least 1 is needed`;
   if (typeof dataHost !== 'string') return 'its registration has no data host';
-  if (typeof dataPort !== 'number' || !Number.isInteger(dataPort) || dataPort < 1 || dataPort > 65535) return `its registration has data port ${String(dataPort)}`;
+  if (typeof dataPort !== 'number' || !Number.isInteger(dataPort) || dataPort < 1 || dataPort > 65535)
+    return `its registration has data port ${String(dataPort)}`;
   if (typeof host !== 'string' || typeof pid !== 'number') return 'its registration does not name its host and pid';
   return null;
 }
-
 
 /** The host part of `host:port` (IPv6 addresses keep their colons). */
 function hostOf(remote: string): string {
