@@ -3,11 +3,12 @@
  * children of this process, as `weir run --task-manager-processes N` starts them
  * (src/cli/local-task-managers.ts), with each one's CPU time read from Linux's /proc.
  *
- * CPU of a child: utime + stime of /proc/<pid>/stat (clock ticks, usually 10 ms each). A read after
- * the child exited but before this process reaped it still works (a zombie keeps its stat); once it
- * is reaped the read fails, and the figure is the growth of this process's cutime + cstime (CPU of
- * reaped children) around its exit. Elsewhere (no procfs) CPU reads are NaN and the scenario fails
- * loudly rather than report a figure without the children.
+ * CPU of a child: utime + stime of /proc/<pid>/stat (every thread of it; clock ticks, 10 ms each
+ * on Linux). Until this process reaps the child (its 'exit' event) the file is there, even after
+ * the child ended (a zombie keeps its figures); from then on its figure is what it added to this
+ * process's cutime + cstime (CPU of reaped children), and its pid is never read again (it may be
+ * reused). Without procfs the figures are NaN, and the scenario fails rather than report CPU
+ * without the children's.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -62,8 +63,10 @@ export interface TaskManagerProcesses {
   readonly pids: readonly number[];
   /** Their CPU ms now, summed: each one alive (or a zombie) read from /proc, each one reaped as it measured at its exit. */
   cpuMs(): number;
-  /** Resolves once every child exited. */
-  readonly exited: Promise<void>;
+  /** Waits up to `ms` for every child to end by itself (a task manager does once its job master is gone); true if they all did. */
+  endBy(ms: number): Promise<boolean>;
+  /** How each child ended (exit code, or signal name), null while it runs. */
+  ends(): Array<number | string | null>;
   /** SIGTERM to every child still running, then waits for them (SIGKILL after `graceMs`). */
   stop(graceMs?: number): Promise<void>;
 }
@@ -124,7 +127,14 @@ export function startTaskManagerProcesses(o: StartOptions): TaskManagerProcesses
       for (const pid of pids) sum += finalCpu.get(pid) ?? processCpuMs(pid) ?? Number.NaN; // once reaped, its pid may be reused: never read it again
       return sum;
     },
-    exited,
+    endBy: async (ms) => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)));
+      const ended = await Promise.race([exited.then(() => true), late]);
+      clearTimeout(timer);
+      return ended;
+    },
+    ends: () => children.map((c) => c.exitCode ?? c.signalCode),
     stop: async (graceMs = 5_000) => {
       kill();
       let timer: NodeJS.Timeout | undefined;

@@ -2,9 +2,9 @@
  * tcp: task managers as separate processes that join the job master over TCP (issue 24), against
  * worker-thread task managers and one thread. Every job runs from a job module that imports Weir
  * only through its public entries, so it can be bundled and shipped to the processes, which are
- * `node bin/weir.mjs taskmanager --connect` children of this process (the compiled dist/, as
- * `weir run --task-manager-processes` starts them; bench/lib/tcp-task-managers.ts). Four parts,
- * each with its own interleaved rounds (the order of the variants rotates every round):
+ * `node bin/weir.mjs taskmanager --connect` children of this process (the compiled dist/, rebuilt
+ * first if stale; as `weir run --task-manager-processes` starts them: bench/lib/tcp-task-managers.ts).
+ * Three parts, each with its own interleaved rounds (the order of the variants rotates every round):
  *
  *   shuffle       the scaling benchmark's keyed count (bench/lib/scaling-job.ts, keyBy shuffle):
  *                 p1_in_thread (parallelism 1 in this thread), p2_threads (parallelism 2 on two
@@ -14,21 +14,26 @@
  *   backpressure  the backpressure benchmark's job (bench/lib/backpressure-job.ts) on two task
  *                 manager processes, aligned and unaligned checkpoints
  *
- * Rates count from the job's 'running' event to its end, like scaling; start-up (bundling the job
- * module, starting the processes, joining, loading the code, deploying) is reported apart. CPU is
- * this process's (process.cpuUsage(), every thread: the job master, and the worker threads where
- * there are any) plus every task manager process's utime + stime from /proc/<pid>/stat over the
- * same window, in clock ticks of 10 ms. Bytes crossing between task managers are the job master's
- * roster figures (JobMaster.taskManagers(): payload bytes of the data frames each task manager sent
- * and received, reported with its final metrics). Ratios are medians of per-round ratios.
+ *   npm run bench -- tcp [--quick] [--out DIR] [--variants shuffle,nexmark,backpressure]
+ *
+ * (--variants runs some parts only and writes no result file.) Rates count from the job's
+ * 'running' event to its end, like scaling; start-up (bundling the job module, starting the
+ * processes, joining, loading the code, deploying) is reported apart. CPU is this process's
+ * (process.cpuUsage(), every thread: the job master, and the worker threads where there are any)
+ * plus every task manager process's utime + stime from /proc/<pid>/stat over the same window, in
+ * clock ticks of 10 ms. Bytes crossing between task managers are the job master's roster figures
+ * (JobMaster.taskManagers(): payload bytes of the data frames each task manager sent and received,
+ * reported with its final metrics). Ratios are medians of per-round ratios.
  *
  * Verification, failing the scenario loudly: the shuffle's sinks must receive every record and the
  * counts they receive must add up to the hand-computed sum (SCALING_CHECKSUM); each Nexmark run's
  * result digest must equal the plain reference computation's (bench/lib/nexmark-stream-reference.ts);
  * a backpressure run must complete checkpoints acknowledged by every subtask, unaligned ones holding
- * in-flight data and aligned ones none; and every run on processes must have run on exactly the
- * processes this scenario started, with data crossing between them (sent = received).
+ * in-flight data and aligned ones none; every run on processes must have run on exactly the
+ * processes this scenario started, each with subtasks, with data crossing between them (for a
+ * finished job, bytes sent = bytes received), no restart, and every process must exit with code 0.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -197,7 +202,14 @@ async function runJob(env: StreamEnvironment, module: string, name: string, wher
     const master = holder.master as JobMaster | null;
     if (cancelAfterMs === undefined) subtasks = master?.tasks.length ?? 0;
     const tms = holder.tms as TaskManagerProcesses | null;
-    await tms?.stop();
+    if (tms !== null) {
+      // They end by themselves once the job master let them go (the job master gone, exit 0); stopped if not.
+      if (!(await tms.endBy(10_000))) console.error(`[${SCENARIO}] ${name}: task manager processes still running 10 s after the job ended: stopping them`);
+      await tms.stop();
+      const ends = tms.ends();
+      if (ends.some((e) => e !== 0))
+        throw new Error(`${name}: the task manager processes ended with ${JSON.stringify(ends)}, expected exit code 0 (their output above says why)`);
+    }
     const childLife = tms?.cpuMs() ?? 0;
     if (where.kind === 'tcp' && !(Number.isFinite(childEnd) && Number.isFinite(childLife)))
       throw new Error(`${name}: the task manager processes' CPU could not be read (needs Linux's /proc)`);
@@ -350,6 +362,7 @@ async function shufflePart(metrics: Figures, ratios: Figures): Promise<void> {
   metrics.shuffle_p2_tcp_join_ms = median(tcp.map((r) => r.startupMs - r.bundleMs));
   metrics.shuffle_p2_tcp_processes_startup_cpu_ms = median(tcp.map((r) => r.childStartupCpuMs));
   metrics.shuffle_p2_tcp_processes_cpu_ms = median(tcp.map((r) => r.childCpuMs));
+  metrics.shuffle_p2_tcp_processes_life_cpu_ms = median(tcp.map((r) => r.childLifeCpuMs));
   metrics.shuffle_p2_tcp_job_master_cpu_ms = median(tcp.map((r) => r.ownCpuMs));
   ratios.tcp_vs_threads_shuffle = perRoundRatio(runs, 'p2_tcp', 'p2_threads', rate);
   ratios.tcp_vs_threads_shuffle_per_cpu = perRoundRatio(runs, 'p2_tcp', 'p2_threads', cpuRate);
@@ -606,7 +619,16 @@ async function backpressurePart(metrics: Figures, ratios: Figures): Promise<void
 
 // ---------------------------------------------------------------------------------------------
 
+/** The task manager processes run the compiled dist/: rebuilt here first when older than the sources, as the test setup does. */
+function ensureBuilt(): void {
+  const repo = fileURLToPath(new URL('../..', import.meta.url));
+  const r = spawnSync(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: repo, stdio: 'inherit' });
+  if (r.status !== 0)
+    throw new Error(`building dist/ for the task manager processes failed (node scripts/build.mjs --if-stale exited ${r.status ?? r.signal})`);
+}
+
 async function main(): Promise<void> {
+  ensureBuilt();
   const started = performance.now();
   cacheDir = await mkdtemp(join(tmpdir(), 'weir-bench-tcp-code-'));
   const metrics: Figures = { loadavg_1m_at_start: Number(loadavg()[0]!.toFixed(2)) };
