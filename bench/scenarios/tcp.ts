@@ -83,15 +83,15 @@ const params = {
   },
   nexmark: {
     queries: ['q5', 'q8'] as DigestedQuery[],
-    /** q5 costs about 3x what q8 does per event (BENCHMARKS.md, nexmark). */
-    events: args.quick ? { q5: 20_000, q8: 20_000 } : { q5: 600_000, q8: 2_000_000 },
+    /** q5 costs about 1.7x what q8 does per event in one thread (BENCHMARKS.md, nexmark: 293k vs 487k events/CPU-s). */
+    events: args.quick ? { q5: 20_000, q8: 20_000 } : { q5: 1_000_000, q8: 2_000_000 },
     rounds: args.quick ? 1 : 3,
     stateBackend: 'heap',
     checkpointIntervalMs: 10_000,
     checkpointMode: 'exactly-once',
   },
   backpressure: {
-    runSeconds: args.quick ? 2 : 10,
+    runSeconds: args.quick ? 2 : 12,
     rounds: args.quick ? 1 : 2,
     parallelism: 2,
     sinkRecordsPerSecPerSubtask: 20_000,
@@ -600,14 +600,18 @@ async function backpressurePart(metrics: Figures, ratios: Figures): Promise<void
       if (values.length > 0) metrics[`${m}_trigger_to_last_${point}_ms`] = median(values);
     }
     metrics[`${m}_hop_trigger_to_source_ms`] = median(courses.flatMap((c) => c.triggerHops));
+    const stamped: string[] = [];
     for (const [from, to] of EDGES) {
       for (const where of ['remote', 'local']) {
         const values = courses.flatMap((c) => c.dataHops[`${from}_${to}_${where}`] ?? []);
-        // Both kinds exist in this job (subtask i runs in process i): none means the traces lost the barrier stamps.
+        stamped.push(`${from}->${to} ${where} ${values.length}`);
+        // A subtask's acknowledgement carries the arrival of every channel's barrier (it leaves after the last), and
+        // subtask i runs in process i, so both kinds exist on both edges: none means the traces lost the stamps.
         if (values.length === 0) throw new Error(`${mode}: no barrier arrival recorded on a ${where} ${from} -> ${to} channel`);
         metrics[`${m}_hop_${from}_to_${to}_${where}_ms`] = median(values);
       }
     }
+    console.error(`[${SCENARIO}] backpressure ${mode}: ${courses.length} traced checkpoints; barrier stamps per channel kind: ${stamped.join(', ')}`);
     metrics[`${m}_sync_start_to_ack_ms`] = median(courses.flatMap((c) => c.syncToAck));
   }
   const aligned = runs.get('aligned_tcp2')!;
