@@ -107,7 +107,10 @@ export interface RecoveryCounts {
   taskManagerExits: number;
   /** Control connections of in-memory task managers that dropped (the job master and the task manager learned it). */
   controlConnectionDrops: number;
-  /** Data connections between in-memory task managers that dropped (both learned it), and restarts they caused (a subtask using one failed). */
+  /**
+   * Data connections between in-memory task managers that dropped (both learned it), and restarts
+   * caused by a lost data connection (a subtask using it failed: one dropped, or a peer's process exited).
+   */
   dataConnectionDrops: number;
   dataConnectionFailovers: number;
   /** Partitions of an in-memory task manager that healed, and partitioned task managers that learned at the heal that their job master had closed their connection (and stopped). */

@@ -46,8 +46,9 @@ const MINIMUMS: Partial<Record<keyof RecoveryCounts, number>> = {
   // Faults of the TCP model (half the seeds with task managers draw one to four; many strike a
   // pool between attempts or after the fault window, or the process dies first). Seeds 1-330,
   // outside vitest, per part: processes that exited, found by their closed connections 21/19/20;
-  // control connections dropped 19/17/23; data connections dropped 22/15/16, of which a subtask
-  // using one failed the attempt 6/7/4 times (the others struck idle pools); partitions healed
+  // control connections dropped 19/17/23; data connections dropped 22/15/16 (many struck a pool
+  // between attempts), and restarts caused by a subtask failing on a lost data connection (one
+  // dropped, or a peer's process exited) 6/7/4; partitions healed
   // 9/9/15, after which a task manager the job master had declared dead stopped 4/2/6.
   taskManagerExits: 6,
   controlConnectionDrops: 6,
