@@ -6,6 +6,7 @@
  * Outputs are checked with the kill oracle (every line exactly once, in order per key). The same
  * scenarios across network namespaces: test/cli/tcp-hosts.test.ts.
  */
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -77,6 +78,31 @@ describe('weir run on task manager processes over TCP (loopback)', () => {
         expect(end.code, end.stderr).toBe(0);
         expect(end.stderr).toContain('is gone; exiting');
       }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a data connection between two task managers that breaks (ss -K) fails the attempt over onto a new pool, exactly once',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-tcp-'));
+      const env = { KILL_RATE: '3000', KILL_INTERVAL_MS: '100' };
+      const jm = start(['run', KILL_JOB, '--listen', '127.0.0.1:0', '--task-managers', '2', '--checkpoint-dir', root], env);
+      const address = await listening(jm);
+      start(['taskmanager', '--connect', address, '--slots', '1'], env);
+      start(['taskmanager', '--connect', address, '--slots', '1'], env);
+      const m = await waitForMatch(jm, /^dashboard: (http:\/\/\S+)\/ \(job ([A-Za-z0-9._-]+);/m, 60_000, 'the dashboard line');
+      const jobDir = path.join(root, m[2]!);
+      expect(await checkpointMoment(jm, jobDir, 'after-complete', 3, 60_000)).toBe(true);
+      const listed = (await (await fetch(`${m[1]}/jobs/${m[2]}/taskmanagers`)).json()) as { taskmanagers: Array<{ dataAddress: string | null }> };
+      // The data listener of task manager 0: only task manager 1's data connection reaches it.
+      const port = Number(listed.taskmanagers[0]!.dataAddress!.split(':').at(-1));
+      execFileSync('ss', ['-K', 'dst', '127.0.0.1', 'dport', '=', String(port)]);
+      const done = await within(120_000, jm.done, () => `the job did not finish; stderr:\n${jm.output().stderr}`);
+      expect(done.code, done.stderr).toBe(0);
+      expect(done.stderr).toMatch(/restarting: attempt 1 .*(data connection to task manager \d lost|connection closed)/);
+      expect(done.stderr).toContain('running attempt 1');
+      expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
     },
     CLI_TEST_TIMEOUT_MS,
   );

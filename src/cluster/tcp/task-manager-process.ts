@@ -15,8 +15,9 @@ import { systemClock } from '../../core/adapters.ts';
 import { ClusterError, errorMessage, WeirError } from '../../core/errors.ts';
 import { dialPeer, type DialedPeer } from '../transport/handshake.ts';
 import type { FramedSocket } from '../transport/framing.ts';
-import { toWireError, type ToJobMaster, type ToTaskManager } from '../transport/protocol.ts';
-import { socketLink } from '../transport/socket-link.ts';
+import { toWireError, type DataMessage, type ToJobMaster, type ToTaskManager } from '../transport/protocol.ts';
+import { socketLink, type SocketLink } from '../transport/socket-link.ts';
+import type { Link } from '../../runtime/network/link.ts';
 import type { TlsSettings } from '../transport/tls-settings.ts';
 import { answerHeartbeatsUntilReady } from '../task-manager/startup-control.ts';
 import { TaskManager, type TaskManagerContext } from '../task-manager/task-manager.ts';
@@ -217,6 +218,24 @@ class Session {
     resolve(refusal);
   }
 
+  /**
+   * A data link whose break also ends this pool: the TaskManager fails the subtasks using it
+   * (peerLost), then the control connection closes once that has been sent, so the job master forms
+   * a new pool with new data connections instead of deploying again over the broken one.
+   */
+  private endsPoolWhenBroken(link: SocketLink<DataMessage, DataMessage>): Link<DataMessage, DataMessage> {
+    return {
+      send: link.send,
+      onMessage: link.onMessage,
+      close: link.close,
+      onClose: (handler) =>
+        link.onClose((error) => {
+          handler(error);
+          queueMicrotask(() => this.framed.end());
+        }),
+    };
+  }
+
   /** The assignment: the connection switches to the attempt protocol; the data links come up; a TaskManager serves the pool. */
   private serve(m: Extract<ToJoiningTaskManager, { type: 'assign' }>, context: (index: number) => TaskManagerContext): void {
     const link = socketLink<ToJobMaster, ToTaskManager>(this.framed);
@@ -230,7 +249,7 @@ class Session {
           return;
         }
         this.peers = [...peers.values()];
-        this.taskManager = new TaskManager(context(m.index), control, peers);
+        this.taskManager = new TaskManager(context(m.index), control, new Map([...peers].map(([i, l]) => [i, this.endsPoolWhenBroken(l)])));
       },
       (err: unknown) => {
         this.settings.log(`pool ${m.pool}: ${errorMessage(err)}`);
