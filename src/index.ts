@@ -4,7 +4,15 @@
  * @packageDocumentation
  */
 export { StreamEnvironment } from './api/environment.ts';
-export type { CompletedCheckpointInfo, GeneratorOptions, JobClient, RunOptions, SourceOptions } from './api/environment.ts';
+export type {
+  ClusterListenOptions,
+  ClusterTls,
+  CompletedCheckpointInfo,
+  GeneratorOptions,
+  JobClient,
+  RunOptions,
+  SourceOptions,
+} from './api/environment.ts';
 export type {
   CheckpointingOptions,
   ClusterOptions,

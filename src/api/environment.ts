@@ -90,15 +90,19 @@ export interface RunOptions {
 
 /** TLS for the connections of a cluster (PEM contents): every side presents a certificate of the shared CA (mutual TLS). */
 export interface ClusterTls {
+  /** This process's certificate, PEM. */
   readonly cert: string | Buffer;
+  /** The private key of `cert`, PEM. */
   readonly key: string | Buffer;
+  /** The certificate of the CA every process of the cluster trusts, PEM. */
   readonly ca: string | Buffer;
 }
 
 /** Where and how a job master accepts task managers over TCP ({@link RunOptions.listen}). */
 export interface ClusterListenOptions {
-  /** The address to listen at (port 0: any free port, reported through `onListening`). */
+  /** The address to listen at: a host name or IP address of this machine. */
   readonly host: string;
+  /** The port to listen at (0: any free port, reported through `onListening`). */
   readonly port: number;
   /** Task managers to wait for before the first deploy (at least 1). */
   readonly taskManagers: number;
