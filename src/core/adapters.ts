@@ -48,3 +48,13 @@ export function everyUnref(ms: number, fn: () => void): Cancellable {
   handle.unref();
   return { cancel: () => clearInterval(handle) };
 }
+
+/**
+ * A timer on the wall clock for network code outside any seeded world (connections, handshakes):
+ * `unref` lets the process end while it is pending.
+ */
+export function wallTimer(delayMs: number, fn: () => void, o: { unref?: boolean } = {}): Cancellable {
+  const handle = setTimeout(fn, Math.max(0, delayMs));
+  if (o.unref === true) handle.unref();
+  return { cancel: () => clearTimeout(handle) };
+}

@@ -6,6 +6,7 @@
  * hello which pool and which peer it is. A connection of an older pool is closed as soon as a
  * newer pool's assignment arrives, so no frame of an old attempt reaches a new one.
  */
+import { wallTimer } from '../../core/adapters.ts';
 import { ClusterError } from '../../core/errors.ts';
 import type { FramedSocket } from '../transport/framing.ts';
 import { dialPeer, listenPeers, type PeerListener } from '../transport/handshake.ts';
@@ -142,9 +143,9 @@ export class DataMesh {
       const arrived = (): void => {
         if (!take()) return;
         this.arrivals.delete(arrived);
-        clearTimeout(timer);
+        timer.cancel();
       };
-      const timer = setTimeout(() => {
+      const timer = wallTimer(timeoutMs, () => {
         this.arrivals.delete(arrived);
         reject(
           new ClusterError(
@@ -153,7 +154,7 @@ export class DataMesh {
             `it did not open its data connection within ${timeoutMs} ms`,
           ),
         );
-      }, timeoutMs);
+      });
       this.arrivals.add(arrived);
     });
   }

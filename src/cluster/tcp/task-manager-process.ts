@@ -11,7 +11,7 @@
  * for task managers in worker threads; this file knows the cluster, not the job API.
  */
 import { hostname } from 'node:os';
-import { systemClock } from '../../core/adapters.ts';
+import { wallTimer, systemClock } from '../../core/adapters.ts';
 import { ClusterError, errorMessage, WeirError } from '../../core/errors.ts';
 import { dialPeer, type DialedPeer } from '../transport/handshake.ts';
 import type { FramedSocket } from '../transport/framing.ts';
@@ -290,9 +290,9 @@ function isLoopback(host: string): boolean {
 
 function sleep(ms: number, stop: Promise<void>): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
+    const timer = wallTimer(ms, resolve);
     void stop.then(() => {
-      clearTimeout(timer);
+      timer.cancel();
       resolve();
     });
   });

@@ -2,6 +2,7 @@
  * What both ends of the handshake (handshake.ts, peer-listener.ts) share: the versions they
  * compare, handing the socket over after a welcome, ending it after a refusal, naming the peer.
  */
+import { wallTimer } from '../../core/adapters.ts';
 import type * as net from 'node:net';
 import { formatAddress } from './address.ts';
 import { DEFAULT_MAX_FRAME_BYTES, type FramedSocket } from './framing.ts';
@@ -27,7 +28,7 @@ export function refuseAndEnd(framed: FramedSocket, reason: string): void {
   framed.onFrame(() => {}); // keep reading, so the peer's close is seen
   framed.onClose(null);
   framed.end();
-  setTimeout(() => framed.close(), REFUSED_LINGER_MS).unref();
+  wallTimer(REFUSED_LINGER_MS, () => framed.close(), { unref: true });
 }
 
 /** OpenSSL's reason alone (`peer did not return a certificate`), without the error queue dump its message carries. */

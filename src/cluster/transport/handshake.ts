@@ -18,6 +18,7 @@
  * (tls-settings.ts) stops someone on the path from reading the traffic or taking a connection over
  * after its handshake: listenPeers refuses a non-loopback address without TLS unless `insecure`.
  */
+import { wallTimer } from '../../core/adapters.ts';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { assert } from '../../core/assert.ts';
@@ -81,7 +82,7 @@ export function dialPeer(o: DialOptions): Promise<DialedPeer> {
     let settled = false;
     const settle = (): void => {
       settled = true;
-      clearTimeout(timer);
+      timer.cancel();
       socket.off('error', fail);
     };
     const fail = (err: Error, tell?: string): void => {
@@ -92,10 +93,10 @@ export function dialPeer(o: DialOptions): Promise<DialedPeer> {
       else socket.destroy();
       reject(dialFailure(address, err, o.tls !== null && (framed === null || framed.framesReceived === 0)));
     };
-    const timer = setTimeout(() => {
+    const timer = wallTimer(o.timeoutMs, () => {
       const stage = framed === null ? 'no connection' : 'connected, but no handshake';
       fail(new ClusterError('CLUSTER_UNREACHABLE', address, `${stage} within ${o.timeoutMs} ms`));
-    }, o.timeoutMs);
+    });
     socket.on('error', fail); // first, so a failure is judged by the socket's own error
     socket.once(o.tls === null ? 'connect' : 'secureConnect', () => {
       const connected = framedSocket(socket, { name: address, maxFrameBytes: HANDSHAKE_MAX_FRAME_BYTES });

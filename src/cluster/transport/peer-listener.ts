@@ -4,6 +4,7 @@
  * caller's admit(), then hands the socket to onPeer. Connections still in handshake are bounded
  * in number and time.
  */
+import { wallTimer } from '../../core/adapters.ts';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { assert } from '../../core/assert.ts';
@@ -129,12 +130,12 @@ function serveHandshake(socket: net.Socket, o: ListenOptions, inHandshake: Map<s
   const refuse = (reason: string, tell: boolean): void => {
     if (over) return;
     over = true;
-    clearTimeout(timer);
+    timer.cancel();
     o.onRefused?.(remote, reason);
     if (tell) refuseAndEnd(framed, reason);
     else framed.close();
   };
-  const timer = setTimeout(() => refuse('handshake timeout', false), o.handshakeTimeoutMs);
+  const timer = wallTimer(o.handshakeTimeoutMs, () => refuse('handshake timeout', false));
   framed.onClose((err) => refuse(`the connection closed during the handshake: ${err === null ? 'closed' : err.message}`, false));
   const nonce = newNonce();
   framed.write(encodeHandshake({ type: 'challenge', magic: JOIN_MAGIC, ...OURS, nonce }));
@@ -172,7 +173,7 @@ function serveHandshake(socket: net.Socket, o: ListenOptions, inHandshake: Map<s
     if ('refuse' in decision) return refuse(decision.refuse, true);
     framed.write(encodeHandshake({ type: 'welcome', proof: serverProof(o.token, hello.nonce), body: decision.welcome }));
     over = true;
-    clearTimeout(timer);
+    timer.cancel();
     inHandshake.delete(remote);
     o.onPeer(handOver(framed, o.maxFrameBytes), peer, remote);
   });
