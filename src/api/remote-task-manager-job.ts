@@ -13,21 +13,21 @@ import { registerJobCodeResolution } from '../cluster/job-code/resolve-hook.ts';
 import type { JobRunner } from '../cluster/tcp/task-manager-process.ts';
 import { prepareTaskManagerJob } from './task-manager-worker-job.ts';
 
-export function remoteJobRunner(cacheDir: string, who: () => string): JobRunner {
+export function remoteJobRunner(cacheDir: string): JobRunner {
   registerJobCodeResolution(cacheDir);
   return {
-    moduleOf: async (job, fetch) => {
+    moduleOf: async (job, fetch, who) => {
       const code = job.code;
       if (code.kind === 'bundle') return materializeJobCode({ name: code.name, hash: code.hash, bytes: await fetch() }, cacheDir);
       const local = await hashOfLocalModule(code.path);
       if (local !== code.hash)
         throw new ClusterError(
           'CLUSTER_REFUSED',
-          who(),
+          who,
           `job module ${code.path} differs from the job master's (hash ${local.slice(0, 12)} here, ${code.hash.slice(0, 12)} there): run the same file on every host, or let the job master ship it`,
         );
       return code.path;
     },
-    prepare: (job, modulePath) => prepareTaskManagerJob({ ...job, modulePath }, who()),
+    prepare: (job, modulePath, who) => prepareTaskManagerJob({ ...job, modulePath }, who),
   };
 }

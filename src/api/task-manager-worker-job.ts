@@ -13,19 +13,14 @@ import { errorMessage, JobFailedError } from '../core/errors.ts';
 import { jobId } from '../core/ids.ts';
 import { NO_FAULTS } from '../runtime/faults.ts';
 import { TaskManager, type TaskManagerContext } from '../cluster/task-manager/task-manager.ts';
-import { taskManagerContext } from '../cluster/task-manager/task-manager-context.ts';
+import { taskManagerContext, type TaskManagerJobData } from '../cluster/task-manager/task-manager-context.ts';
 import { portLink, type Link } from '../runtime/network/link.ts';
 import { toWireError, type DataMessage, type ToJobMaster, type ToTaskManager } from '../cluster/transport/protocol.ts';
 import type { TaskManagerWorkerData } from '../cluster/launchers/worker-task-managers.ts';
 
-/** What a task manager builds a job from, wherever it runs (a worker thread, another process). */
-export interface TaskManagerJobData {
+/** What a task manager builds a job from, wherever it runs (a worker thread, another process): the job's data and its module file here. */
+export interface TaskManagerModuleJob extends TaskManagerJobData {
   readonly modulePath: string;
-  readonly options: Readonly<Record<string, unknown>>;
-  readonly jobId: string;
-  readonly allowNonRestoredState: boolean;
-  readonly elementsPerStep: number;
-  readonly sourceBatchRecords: number;
 }
 
 /**
@@ -33,7 +28,7 @@ export interface TaskManagerJobData {
  * the context of the task manager at each index (a process serves pool after pool with one build).
  * @throws JobFailedError when the job cannot be built here (`who` names the task manager).
  */
-export async function prepareTaskManagerJob(job: TaskManagerJobData, who: string): Promise<(index: number) => TaskManagerContext> {
+export async function prepareTaskManagerJob(job: TaskManagerModuleJob, who: string): Promise<(index: number) => TaskManagerContext> {
   try {
     const module = await loadJobModule(job.modulePath);
     const env = StreamEnvironment.create(job.options as StreamEnvironmentOptions);

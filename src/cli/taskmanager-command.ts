@@ -38,7 +38,6 @@ export async function taskManagerCommand(flags: TaskManagerFlags): Promise<numbe
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  let self = 'task manager';
   try {
     const end = await runTaskManagerProcess(
       {
@@ -55,13 +54,9 @@ export async function taskManagerCommand(flags: TaskManagerFlags): Promise<numbe
         retryIntervalMs: 1000,
         connectTimeoutMs: 10_000,
         weirVersion: packageVersion(),
-        log: (line) => {
-          const joined = /as (tm-\d+)/.exec(line);
-          if (joined) self = `task manager ${joined[1]}`;
-          log(line);
-        },
+        log,
       },
-      remoteJobRunner(flags.cacheDir ?? defaultJobCodeCacheDir(), () => self),
+      remoteJobRunner(flags.cacheDir ?? defaultJobCodeCacheDir()),
       stopped,
     );
     switch (end.kind) {

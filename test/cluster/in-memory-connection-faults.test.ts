@@ -12,14 +12,15 @@ import { DataConnection, HoldableEnd } from '../../src/cluster/launchers/in-memo
 import type { InMemoryPoolFaults, InMemoryTaskManagerFaults } from '../../src/cluster/launchers/in-memory-task-managers.ts';
 import type { DataMessage } from '../../src/cluster/transport/protocol.ts';
 import { yieldToEventLoop } from '../../src/core/adapters.ts';
-import { CollectSink, StreamEnvironment, type JobEvent } from '../../src/index.ts';
+import type { JobEvent } from '../../src/index.ts';
 import { inMemoryLinkPair } from '../../src/runtime/network/link.ts';
 import { SimWorld } from '../../src/sim/world/sim-world.ts';
 import { driveUntilSettled } from '../support/drive.ts';
-import { buildKeyedCountJob, expectedRunningCounts, sortedCopy } from '../support/jobs.ts';
+import { expectedRunningCounts, sortedCopy } from '../support/jobs.ts';
+import { KEYED_COUNT_KEYS, KEYED_COUNT_RECORDS, keyedCountWorld } from '../support/keyed-count-world.ts';
 
-const COUNT = 3_000;
-const KEYS = 20;
+const COUNT = KEYED_COUNT_RECORDS;
+const KEYS = KEYED_COUNT_KEYS;
 const HEARTBEAT = { intervalMs: 10, timeoutMs: 100 };
 
 interface Run {
@@ -33,18 +34,7 @@ interface Run {
 /** A keyed count at parallelism 2 on two in-memory task managers; `strike` hits the pool as the first checkpoint completes. */
 async function runStruck(seed: number, strike: (pool: InMemoryPoolFaults) => boolean): Promise<Run> {
   console.log(`seed ${seed}`);
-  const world = new SimWorld(seed, { stepCostMsMax: 0.2, slowProbability: 0, slowDelayMsMax: 0 });
-  const sink = new CollectSink<string>();
-  const env = StreamEnvironment.create({
-    parallelism: 2,
-    checkpointing: { intervalMs: 20 },
-    restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 5 },
-    heartbeat: HEARTBEAT,
-    cancellationTimeoutMs: 50,
-    bufferRecords: 8,
-    channelCapacity: 2,
-  });
-  buildKeyedCountJob(env, sink, { count: COUNT, keys: KEYS, ratePerSec: 20_000 });
+  const { world, sink, env } = keyedCountWorld(seed, { heartbeat: HEARTBEAT, cancellationTimeoutMs: 50 });
   const pools: InMemoryPoolFaults[] = [];
   const restarts: Run['restarts'] = [];
   const lostJobMaster: Run['lostJobMaster'] = [];

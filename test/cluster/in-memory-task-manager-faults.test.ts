@@ -8,27 +8,17 @@
 import { describe, expect, it } from 'vitest';
 import type { InMemoryTaskManagerFaults } from '../../src/cluster/launchers/in-memory-task-managers.ts';
 import { yieldToEventLoop } from '../../src/core/adapters.ts';
-import { CollectSink, StreamEnvironment, type JobEvent } from '../../src/index.ts';
+import type { JobEvent } from '../../src/index.ts';
 import type { JobMaster } from '../../src/internal.ts';
-import { SimWorld } from '../../src/sim/world/sim-world.ts';
-import { buildKeyedCountJob, expectedRunningCounts, sortedCopy } from '../support/jobs.ts';
+import { expectedRunningCounts, sortedCopy } from '../support/jobs.ts';
+import { KEYED_COUNT_KEYS, KEYED_COUNT_RECORDS, keyedCountWorld } from '../support/keyed-count-world.ts';
 
-const COUNT = 3_000;
-const KEYS = 20;
+const COUNT = KEYED_COUNT_RECORDS;
+const KEYS = KEYED_COUNT_KEYS;
 
 /** A keyed count at parallelism 2 on two in-memory task managers; it fails once, right after its first checkpoint. */
 async function runFailingOnce(seed: number, faults: InMemoryTaskManagerFaults) {
-  const world = new SimWorld(seed, { stepCostMsMax: 0.2, slowProbability: 0, slowDelayMsMax: 0 });
-  const sink = new CollectSink<string>();
-  const env = StreamEnvironment.create({
-    parallelism: 2,
-    checkpointing: { intervalMs: 20 },
-    restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 5 },
-    cancellationTimeoutMs: 50,
-    bufferRecords: 8,
-    channelCapacity: 2,
-  });
-  buildKeyedCountJob(env, sink, { count: COUNT, keys: KEYS, ratePerSec: 20_000 });
+  const { world, sink, env } = keyedCountWorld(seed, { cancellationTimeoutMs: 50 });
   let master: JobMaster | null = null;
   const events: JobEvent[] = [];
   const client = await env.executeAsync('warm-task-managers', {

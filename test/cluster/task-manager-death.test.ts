@@ -7,29 +7,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { InMemoryPoolFaults } from '../../src/cluster/launchers/in-memory-task-managers.ts';
-import { CollectSink, StreamEnvironment, type JobEvent } from '../../src/index.ts';
-import { SimWorld } from '../../src/sim/world/sim-world.ts';
+import type { JobEvent } from '../../src/index.ts';
 import { driveUntilSettled } from '../support/drive.ts';
-import { buildKeyedCountJob, expectedRunningCounts, sortedCopy } from '../support/jobs.ts';
+import { expectedRunningCounts, sortedCopy } from '../support/jobs.ts';
+import { KEYED_COUNT_KEYS, KEYED_COUNT_RECORDS, keyedCountWorld } from '../support/keyed-count-world.ts';
 
-const COUNT = 3_000;
-const KEYS = 20;
+const COUNT = KEYED_COUNT_RECORDS;
+const KEYS = KEYED_COUNT_KEYS;
 const HEARTBEAT = { intervalMs: 10, timeoutMs: 100 };
 
 describe('an in-memory task manager that dies silently', () => {
   it.each([1, 2])('seed %i: is found by missed heartbeats only; the attempt restarts on new task managers, exactly-once', async (seed) => {
     console.log(`seed ${seed}`);
-    const world = new SimWorld(seed, { stepCostMsMax: 0.2, slowProbability: 0, slowDelayMsMax: 0 });
-    const sink = new CollectSink<string>();
-    const env = StreamEnvironment.create({
-      parallelism: 2,
-      checkpointing: { intervalMs: 20 },
-      restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 5 },
-      heartbeat: HEARTBEAT,
-      bufferRecords: 8,
-      channelCapacity: 2,
-    });
-    buildKeyedCountJob(env, sink, { count: COUNT, keys: KEYS, ratePerSec: 20_000 });
+    const { world, sink, env } = keyedCountWorld(seed, { heartbeat: HEARTBEAT });
     const pools: InMemoryPoolFaults[] = [];
     const events: Array<{ at: number; event: JobEvent }> = [];
     let killedAt: number | null = null;

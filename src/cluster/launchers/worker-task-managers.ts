@@ -13,9 +13,10 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { portLink } from '../../runtime/network/link.ts';
 import type { ToJobMaster, ToTaskManager } from '../transport/protocol.ts';
 import type { LaunchTaskManagers, TaskManagerPool } from '../job-master/remote-deployment.ts';
+import type { TaskManagerJobData } from '../task-manager/task-manager-context.ts';
 
 /** What every worker needs to build the job: the module, the options it ran with, and the settings. */
-export interface WorkerJob {
+export interface WorkerJob extends TaskManagerJobData {
   /**
    * URL of the module the worker imports once it answers heartbeats: the job's side, exporting
    * `runWorkerTaskManager(data, control)` (`api/task-manager-worker-job.ts`, which runs the job
@@ -23,12 +24,6 @@ export interface WorkerJob {
    */
   readonly entry: string;
   readonly modulePath: string;
-  /** The options the job master's environment was created with, as given (plain data; the job side reads them). */
-  readonly options: Readonly<Record<string, unknown>>;
-  readonly jobId: string;
-  readonly allowNonRestoredState: boolean;
-  readonly elementsPerStep: number;
-  readonly sourceBatchRecords: number;
 }
 
 /** What a worker receives as workerData. */

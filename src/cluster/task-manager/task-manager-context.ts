@@ -26,6 +26,18 @@ export interface TaskManagerSettings {
   readonly remoteChannelCapacity: number;
 }
 
+/**
+ * What every task manager is told about the job besides where its code is, wherever it runs (a
+ * worker thread, another process): plain data, the options included (as the job master was given them).
+ */
+export interface TaskManagerJobData {
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly jobId: string;
+  readonly allowNonRestoredState: boolean;
+  readonly elementsPerStep: number;
+  readonly sourceBatchRecords: number;
+}
+
 /** How the job runs there: the thread's world and the run's settings. */
 export interface TaskManagerRun {
   readonly env: Environment;

@@ -9,20 +9,12 @@
 import { wallTimer } from '../../core/adapters.ts';
 import { ClusterError } from '../../core/errors.ts';
 import type { FramedSocket } from '../transport/framing.ts';
-import { dialPeer, listenPeers, type PeerListener } from '../transport/handshake.ts';
+import { dialPeer, listenPeers, type ListenSettings, type PeerListener } from '../transport/handshake.ts';
 import type { DataMessage } from '../transport/protocol.ts';
 import { socketLink, type SocketLink } from '../transport/socket-link.ts';
-import type { TlsSettings } from '../transport/tls-settings.ts';
 import type { DataHello, PeerAddress } from './session-messages.ts';
 
-export interface DataMeshSettings {
-  readonly host: string;
-  readonly port: number;
-  readonly token: string;
-  readonly tls: TlsSettings | null;
-  readonly insecure: boolean;
-  readonly handshakeTimeoutMs: number;
-  readonly weirVersion: string;
+export interface DataMeshSettings extends ListenSettings {
   readonly log: (line: string) => void;
 }
 
@@ -44,13 +36,7 @@ export class DataMesh {
   static async listen(settings: DataMeshSettings): Promise<DataMesh> {
     const mesh = new DataMesh(settings, null);
     mesh.listener = await listenPeers({
-      host: settings.host,
-      port: settings.port,
-      token: settings.token,
-      tls: settings.tls,
-      insecure: settings.insecure,
-      handshakeTimeoutMs: settings.handshakeTimeoutMs,
-      weirVersion: settings.weirVersion,
+      ...settings,
       admit: (hello) => {
         if (hello.role !== 'data') return { refuse: 'a task manager takes data connections only; control connections go to the job master' };
         const { pool, from } = hello.body as Partial<DataHello>;

@@ -11,6 +11,7 @@
 import { Packr } from 'msgpackr';
 import { ProtocolError } from '../../core/errors.ts';
 import type { WireError } from '../transport/protocol.ts';
+import type { TaskManagerJobData } from '../task-manager/task-manager-context.ts';
 
 /** Where a task manager gets the job's code: shipped by the job master (bundled, content-hashed), or its own file at the same path, checked by hash. */
 export type JobCodeRef =
@@ -18,14 +19,8 @@ export type JobCodeRef =
   | { readonly kind: 'path'; readonly path: string; readonly hash: string };
 
 /** What a task manager needs to build the job (plain data: options travel as data). */
-export interface JobSubmission {
-  readonly jobId: string;
+export interface JobSubmission extends TaskManagerJobData {
   readonly code: JobCodeRef;
-  /** The options the job master's environment was created with, as given. */
-  readonly options: Readonly<Record<string, unknown>>;
-  readonly allowNonRestoredState: boolean;
-  readonly elementsPerStep: number;
-  readonly sourceBatchRecords: number;
 }
 
 /** What a task manager says about itself when it joins (the handshake's hello body of a control connection). */

@@ -17,6 +17,7 @@ import { dialPeer, type DialedPeer } from '../transport/handshake.ts';
 import type { FramedSocket } from '../transport/framing.ts';
 import { toWireError, type DataMessage, type ToJobMaster, type ToTaskManager } from '../transport/protocol.ts';
 import { socketLink, type SocketLink } from '../transport/socket-link.ts';
+import { isLoopbackHost } from '../transport/address.ts';
 import type { Link } from '../../runtime/network/link.ts';
 import type { TlsSettings } from '../transport/tls-settings.ts';
 import { answerHeartbeatsUntilReady } from '../task-manager/startup-control.ts';
@@ -60,9 +61,9 @@ export interface JobRunner {
    * hash was checked); `fetch` asks the job master for the bytes.
    * @throws ClusterError (CLUSTER_REFUSED) when the local module's hash differs from the job master's.
    */
-  moduleOf(job: JobSubmission, fetch: () => Promise<Uint8Array>): Promise<string>;
+  moduleOf(job: JobSubmission, fetch: () => Promise<Uint8Array>, who: string): Promise<string>;
   /** Builds the job from the module once; the result gives a context per index. */
-  prepare(job: JobSubmission, modulePath: string): Promise<(index: number) => TaskManagerContext>;
+  prepare(job: JobSubmission, modulePath: string, who: string): Promise<(index: number) => TaskManagerContext>;
 }
 
 /** Why the process ends. */
@@ -74,13 +75,13 @@ export type ProcessEnd =
 /** Runs until `stop` resolves, the job master is gone (without `retry`), or the job master refuses this task manager. */
 export async function runTaskManagerProcess(settings: JoinSettings, runner: JobRunner, stop: Promise<void>): Promise<ProcessEnd> {
   const address = `${settings.host}:${settings.port}`;
-  const bindHost = settings.dataBind ?? settings.dataHost ?? (isLoopback(settings.host) ? '127.0.0.1' : '0.0.0.0');
+  const bindHost = settings.dataBind ?? settings.dataHost ?? (isLoopbackHost(settings.host) ? '127.0.0.1' : '0.0.0.0');
   const mesh = await DataMesh.listen({
     host: bindHost,
     port: settings.dataPort,
     token: settings.token,
     tls: settings.tls,
-    insecure: settings.insecure || isLoopback(bindHost),
+    insecure: settings.insecure,
     handshakeTimeoutMs: settings.connectTimeoutMs,
     weirVersion: settings.weirVersion,
     log: settings.log,
@@ -183,11 +184,16 @@ class Session {
       try {
         let prepared = this.prepared.get(key);
         if (prepared === undefined) {
-          const modulePath = await this.runner.moduleOf(job, () => {
-            framed.write(encodeSessionMessage({ type: 'fetch-code' }));
-            return code.promise;
-          });
-          prepared = this.runner.prepare(job, modulePath);
+          const who = `task manager ${this.welcome.registration}`;
+          const modulePath = await this.runner.moduleOf(
+            job,
+            () => {
+              framed.write(encodeSessionMessage({ type: 'fetch-code' }));
+              return code.promise;
+            },
+            who,
+          );
+          prepared = this.runner.prepare(job, modulePath, who);
           this.prepared.set(key, prepared);
           prepared.catch(() => this.prepared.delete(key));
         }
@@ -282,10 +288,6 @@ function registration(settings: JoinSettings, dataPort: number): TaskManagerRegi
     host: hostname(),
     pid: process.pid,
   };
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 function sleep(ms: number, stop: Promise<void>): Promise<void> {

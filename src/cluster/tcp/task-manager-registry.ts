@@ -11,10 +11,10 @@
 import { ClusterError, WeirError } from '../../core/errors.ts';
 import { fromWireError, type ToJobMaster, type ToTaskManager } from '../transport/protocol.ts';
 import type { FramedSocket } from '../transport/framing.ts';
-import { listenPeers, type PeerHello, type PeerListener } from '../transport/handshake.ts';
+import { listenPeers, type ListenSettings, type PeerHello, type PeerListener } from '../transport/handshake.ts';
 import { socketLink } from '../transport/socket-link.ts';
+import { hostOfAddress } from '../transport/address.ts';
 import type { Link } from '../../runtime/network/link.ts';
-import type { TlsSettings } from '../transport/tls-settings.ts';
 import {
   decodeSessionMessage,
   encodeSessionMessage,
@@ -26,15 +26,7 @@ import {
 } from './session-messages.ts';
 
 /** Where and how the job master accepts task managers. */
-export interface RegistrySettings {
-  readonly host: string;
-  readonly port: number;
-  readonly token: string;
-  readonly tls: TlsSettings | null;
-  /** Listen on a non-loopback address without TLS (the user said `--insecure`). */
-  readonly insecure: boolean;
-  readonly handshakeTimeoutMs: number;
-  readonly weirVersion: string;
+export interface RegistrySettings extends ListenSettings {
   readonly job: JobSubmission;
   /** The bundled job module, shipped to a task manager that asks (`job.code.kind === 'bundle'`). */
   readonly codeBytes: Uint8Array | null;
@@ -93,15 +85,9 @@ export class TaskManagerRegistry {
   static async open(settings: RegistrySettings): Promise<TaskManagerRegistry> {
     const registry = new TaskManagerRegistry(settings, null);
     registry.listener = await listenPeers({
-      host: settings.host,
-      port: settings.port,
-      token: settings.token,
-      tls: settings.tls,
-      insecure: settings.insecure,
-      handshakeTimeoutMs: settings.handshakeTimeoutMs,
-      weirVersion: settings.weirVersion,
+      ...settings,
       admit: (hello) => registry.admit(hello),
-      onPeer: (framed, hello, remote) => registry.joined_(framed, hello, remote),
+      onPeer: (framed, hello, remote) => registry.accepted(framed, hello, remote),
       onRefused: (remote, reason) => settings.log(`task manager at ${remote} refused: ${reason}`),
     });
     return registry;
@@ -191,10 +177,10 @@ export class TaskManagerRegistry {
     return { welcome: welcome as unknown as Record<string, unknown> };
   }
 
-  private joined_(framed: FramedSocket, hello: PeerHello, remote: string): void {
+  private accepted(framed: FramedSocket, hello: PeerHello, remote: string): void {
     const given = hello.body as unknown as TaskManagerRegistration;
     // A task manager that names no data host is reached where its control connection comes from.
-    const registration: TaskManagerRegistration = given.dataHost === '' ? { ...given, dataHost: hostOf(remote) } : given;
+    const registration: TaskManagerRegistration = given.dataHost === '' ? { ...given, dataHost: hostOfAddress(remote) } : given;
     const entry: Entry = { name: `tm-${++this.joined}`, registration, remote, node: hello.node, state: 'loading', framed, closed: null };
     this.entries.push(entry);
     const who = `task manager ${entry.name} (${registration.host}, pid ${registration.pid}, ${remote})`;
@@ -255,11 +241,4 @@ function registrationProblem(body: Readonly<Record<string, unknown>>): string | 
     return `its registration has data port ${String(dataPort)}`;
   if (typeof host !== 'string' || typeof pid !== 'number') return 'its registration does not name its host and pid';
   return null;
-}
-
-/** The host part of `host:port` (IPv6 addresses keep their colons). */
-function hostOf(remote: string): string {
-  const colon = remote.lastIndexOf(':');
-  const host = colon < 0 ? remote : remote.slice(0, colon);
-  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }

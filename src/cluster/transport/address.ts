@@ -9,6 +9,13 @@ export function formatAddress(host: string, port: number): string {
   return isIPv6(host) ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+/** The host part of `host:port` as formatAddress writes it (an IPv6 host without its brackets). */
+export function hostOfAddress(address: string): string {
+  const colon = address.lastIndexOf(':');
+  const host = colon < 0 ? address : address.slice(0, colon);
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
 /**
  * Whether `host` only reaches this machine: 127.0.0.0/8, ::1 (also as an IPv4-mapped
  * ::ffff:127.x.y.z) or `localhost`. Any other name or address (0.0.0.0 and :: included) may be

@@ -42,7 +42,7 @@ import {
 import { clientTlsOptions, type TlsSettings } from './tls-settings.ts';
 
 export type { PeerHello, PeerRole } from './handshake-messages.ts';
-export { type ListenOptions, listenPeers, type PeerListener } from './peer-listener.ts';
+export { type ListenOptions, type ListenSettings, listenPeers, type PeerListener } from './peer-listener.ts';
 
 export interface DialOptions {
   readonly host: string;

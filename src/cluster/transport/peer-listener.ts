@@ -31,7 +31,8 @@ import { serverTlsOptions, type TlsSettings } from './tls-settings.ts';
 /** Connections at most in handshake at once; more are closed at once (the rest of the cluster is bounded too). */
 const MAX_HANDSHAKES = 64;
 
-export interface ListenOptions {
+/** Where a listener binds and whom it admits: what every owner of a listener (job master, task manager) configures. */
+export interface ListenSettings {
   readonly host: string;
   /** 0 for any free port (PeerListener.port says which). */
   readonly port: number;
@@ -43,6 +44,9 @@ export interface ListenOptions {
   /** A connection that has not finished the handshake this long after it was accepted is closed. */
   readonly handshakeTimeoutMs: number;
   readonly weirVersion: string;
+}
+
+export interface ListenOptions extends ListenSettings {
   /** The largest protocol frame accepted after the handshake (default DEFAULT_MAX_FRAME_BYTES). */
   readonly maxFrameBytes?: number;
   /** Decides on an authenticated client of the right versions: the welcome's body, or a reason to refuse (a throw refuses too). */
