@@ -122,7 +122,7 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .option('--data-port <port>', 'the port of its data listener (default: any free port)', portArgument)
     .option('--bind <host>', 'the address its data listener binds (default: --data-host, else all interfaces)')
     .option('--retry', 'wait for a job master (again) instead of exiting when none answers')
-    .option('--cache-dir <dir>', 'where shipped job modules are kept (default: ~/.cache/weir/job-code)')
+    .option('--cache-dir <dir>', 'where shipped job modules are kept (default: $WEIR_HOME/job-code, else ~/.cache/weir/job-code)')
     .option('-q, --quiet', 'print errors only')
     .action(async (flags: TaskManagerFlags) => setExit(await taskManagerCommand(flags)));
 

@@ -19,6 +19,7 @@ import type { WebListener } from '../web/server.ts';
 import type { ClusterListenOptions } from '../api/environment.ts';
 import { clusterToken, parseAddress, tlsOf, type ClusterFlags } from './cluster-flags.ts';
 import { startLocalTaskManagers, type LocalTaskManagers } from './local-task-managers.ts';
+import { formatAddress } from '../cluster/transport/address.ts';
 
 export interface RunFlags extends ClusterFlags {
   /** Accept task manager processes (`weir taskmanager --connect`) at this host:port instead of starting worker threads. */
@@ -218,7 +219,7 @@ function clusterListen(flags: RunFlags, env: StreamEnvironment, started: (local:
       } else if (flags.quiet !== true) {
         const tokenHint = source.startsWith('$') ? '' : ` --token-file ${source}`;
         process.stderr.write(
-          `job master listening at ${bound.host}:${bound.port}; join with: weir taskmanager --connect ${bound.host}:${bound.port}${tokenHint}\n`,
+          `job master listening at ${formatAddress(bound.host, bound.port)}; join with: weir taskmanager --connect ${formatAddress(bound.host, bound.port)}${tokenHint}\n`,
         );
       }
     },

@@ -18,8 +18,13 @@ import { isJobCodeHash, jobCodeHash, type ShippedJobCode } from './job-code.ts';
 import { ClusterError } from '../../core/errors.ts';
 import { writeFileAtomic } from '../../storage/atomic-write.ts';
 
-/** `$XDG_CACHE_HOME/weir/job-code`, else `~/.cache/weir/job-code`; a task manager given another directory uses that instead. */
+/**
+ * `$WEIR_HOME/job-code` when WEIR_HOME is set (Weir's own directory, as for the job registry), else
+ * `$XDG_CACHE_HOME/weir/job-code`, else `~/.cache/weir/job-code`; a task manager given another
+ * directory (`--cache-dir`) uses that instead.
+ */
 export function defaultJobCodeCacheDir(env: NodeJS.ProcessEnv = process.env, home = os.homedir()): string {
+  if (env.WEIR_HOME !== undefined && path.isAbsolute(env.WEIR_HOME)) return path.join(env.WEIR_HOME, 'job-code');
   const xdg = env.XDG_CACHE_HOME;
   // The XDG spec says to ignore a relative path.
   const base = xdg !== undefined && path.isAbsolute(xdg) ? xdg : path.join(home, '.cache');

@@ -96,12 +96,12 @@ export function tcpTaskManagers(registry: TaskManagerRegistry, env: Environment,
         finish(() => {
           const ready = registry.ready;
           const slots = ready.reduce((sum, r) => sum + r.registration.slots, 0);
-          const { host, port } = registry.address;
+          const address = formatAddress(registry.address.host, registry.address.port);
           reject(
             new ClusterError(
               'CLUSTER_SLOT_SHORTAGE',
-              `${host}:${port}`,
-              `${ready.length} of ${s.expected} task managers registered within ${s.registrationTimeoutMs} ms, offering ${slots} of the ${s.slotsNeeded} slots the job needs; start more with: weir taskmanager --connect ${host}:${port}`,
+              address,
+              `${ready.length} of ${s.expected} task managers registered within ${s.registrationTimeoutMs} ms, offering ${slots} of the ${s.slotsNeeded} slots the job needs; start more with: weir taskmanager --connect ${address}`,
               registry.lastRefusal === null ? {} : { cause: registry.lastRefusal },
             ),
           );
@@ -120,7 +120,7 @@ export function tcpTaskManagers(registry: TaskManagerRegistry, env: Environment,
 }
 
 function waitingLine(ready: number, expected: number, slots: number, needed: number, registry: TaskManagerRegistry): string {
-  const { host, port } = registry.address;
+  const address = formatAddress(registry.address.host, registry.address.port);
   const slotPart = slots < needed ? `, ${slots} of ${needed} slots` : '';
-  return `waiting for task managers: ${ready} of ${expected} registered${slotPart} (join with: weir taskmanager --connect ${host}:${port})`;
+  return `waiting for task managers: ${ready} of ${expected} registered${slotPart} (join with: weir taskmanager --connect ${address})`;
 }

@@ -17,7 +17,7 @@ import { dialPeer, type DialedPeer } from '../transport/handshake.ts';
 import type { FramedSocket } from '../transport/framing.ts';
 import { toWireError, type DataMessage, type ToJobMaster, type ToTaskManager } from '../transport/protocol.ts';
 import { socketLink, type SocketLink } from '../transport/socket-link.ts';
-import { isLoopbackHost } from '../transport/address.ts';
+import { formatAddress, isLoopbackHost } from '../transport/address.ts';
 import type { Link } from '../../runtime/network/link.ts';
 import type { TlsSettings } from '../transport/tls-settings.ts';
 import { answerHeartbeatsUntilReady } from '../task-manager/startup-control.ts';
@@ -74,7 +74,7 @@ export type ProcessEnd =
 
 /** Runs until `stop` resolves, the job master is gone (without `retry`), or the job master refuses this task manager. */
 export async function runTaskManagerProcess(settings: JoinSettings, runner: JobRunner, stop: Promise<void>): Promise<ProcessEnd> {
-  const address = `${settings.host}:${settings.port}`;
+  const address = formatAddress(settings.host, settings.port);
   const bindHost = settings.dataBind ?? settings.dataHost ?? (isLoopbackHost(settings.host) ? '127.0.0.1' : '0.0.0.0');
   const mesh = await DataMesh.listen({
     host: bindHost,

@@ -115,6 +115,7 @@ describe('hashOfLocalModule and the default cache directory', () => {
   it('is $XDG_CACHE_HOME/weir/job-code, else ~/.cache/weir/job-code (a relative XDG_CACHE_HOME is ignored)', () => {
     expect(defaultJobCodeCacheDir({ XDG_CACHE_HOME: '/var/cache/u' }, '/home/u')).toBe('/var/cache/u/weir/job-code');
     expect(defaultJobCodeCacheDir({}, '/home/u')).toBe('/home/u/.cache/weir/job-code');
+    expect(defaultJobCodeCacheDir({ WEIR_HOME: '/srv/weir', XDG_CACHE_HOME: '/var/cache/u' }, '/home/u')).toBe('/srv/weir/job-code');
     expect(defaultJobCodeCacheDir({ XDG_CACHE_HOME: 'rel' }, '/home/u')).toBe('/home/u/.cache/weir/job-code');
     expect(defaultJobCodeCacheDir({}).startsWith(os.homedir())).toBe(true);
   });
