@@ -103,6 +103,8 @@ export interface RecoveryCounts {
   deathsShuttingDown: number;
   /** In-memory task managers that died silently (the job master found them by missed heartbeats). */
   taskManagerDeaths: number;
+  /** Of those, task managers found dead before their first answer to a deploy (by heartbeat.startTimeoutMs). */
+  deathsBeforeHello: number;
   /** In-memory task managers whose process exited: the job master and their peers learned it at once from the closed connections. */
   taskManagerExits: number;
   /** Control connections of in-memory task managers that dropped (the job master and the task manager learned it). */
@@ -151,6 +153,7 @@ export function noRecovery(): RecoveryCounts {
     sameCheckpointResumes: 0,
     deathsShuttingDown: 0,
     taskManagerDeaths: 0,
+    deathsBeforeHello: 0,
     taskManagerExits: 0,
     controlConnectionDrops: 0,
     dataConnectionDrops: 0,
@@ -392,6 +395,7 @@ export class SimRun {
         if (!isExpectedFailure(e.error) && !this.tmFaults.explains(e.error))
           this.unexpected.push(`restart caused by an error no fault explains: ${errorMessage(e.error)}`);
         if (e.cause.includes('data connection to task manager')) this.recovery.dataConnectionFailovers++;
+        if (e.cause.includes('no hello within')) this.recovery.deathsBeforeHello++;
         return;
       case 'restore-fallback':
         this.recovery.fallbacks++;

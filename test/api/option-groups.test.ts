@@ -64,10 +64,19 @@ describe('stateBackend, a union on type', () => {
 describe('cluster settings, a group of their own', () => {
   it('resolves the group, and the top-level shorthands to the same', () => {
     const group = resolveOptions({ cluster: { taskManagers: 2, slotsPerTaskManager: 3, heartbeat: { intervalMs: 50 }, cancellationTimeoutMs: 70 } });
-    expect(group.cluster).toEqual({ taskManagers: 2, slotsPerTaskManager: 3, heartbeat: { intervalMs: 50, timeoutMs: 10_000 }, cancellationTimeoutMs: 70 });
+    expect(group.cluster).toEqual({
+      taskManagers: 2,
+      slotsPerTaskManager: 3,
+      heartbeat: { intervalMs: 50, timeoutMs: 10_000, startTimeoutMs: 30_000 },
+      cancellationTimeoutMs: 70,
+    });
     expect(resolveOptions({ taskManagers: 2, slotsPerTaskManager: 3, heartbeat: { intervalMs: 50 }, cancellationTimeoutMs: 70 })).toEqual(group);
     expect(resolveOptions({ cluster: { taskManagers: 2 }, cancellationTimeoutMs: 70 }).cluster).toMatchObject({ taskManagers: 2, cancellationTimeoutMs: 70 });
-    expect(resolveOptions({ cluster: { heartbeat: { intervalMs: 20_000 } } }).cluster.heartbeat).toEqual({ intervalMs: 20_000, timeoutMs: 20_001 });
+    expect(resolveOptions({ cluster: { heartbeat: { intervalMs: 20_000 } } }).cluster.heartbeat).toEqual({
+      intervalMs: 20_000,
+      timeoutMs: 20_001,
+      startTimeoutMs: 30_000,
+    });
   });
 
   it.each([

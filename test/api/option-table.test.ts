@@ -115,7 +115,12 @@ describe('the option table', () => {
       remoteChannelCapacity: 32,
       autoWatermarkIntervalMs: 200,
       jobId: null,
-      cluster: { taskManagers: null, slotsPerTaskManager: null, heartbeat: { intervalMs: 1000, timeoutMs: 10_000 }, cancellationTimeoutMs: 10_000 },
+      cluster: {
+        taskManagers: null,
+        slotsPerTaskManager: null,
+        heartbeat: { intervalMs: 1000, timeoutMs: 10_000, startTimeoutMs: 30_000 },
+        cancellationTimeoutMs: 10_000,
+      },
     });
   });
 });

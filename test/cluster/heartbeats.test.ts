@@ -19,10 +19,36 @@ import { buildKeyedCountJob, expectedRunningCounts, sortedCopy, until } from '..
 import { ManualEnvironment } from '../support/manual-env.ts';
 
 describe('HeartbeatMonitor', () => {
-  it('silentTargets names the targets not heard from for longer than the timeout; one never heard from is not watched yet', () => {
-    expect(silentTargets([100, 40, 50], 100, 50)).toEqual([1]);
-    expect(silentTargets([], 100, 50)).toEqual([]);
-    expect(silentTargets([null, 40], 1_000, 50)).toEqual([1]);
+  it('silentTargets names the targets not heard from for longer than the timeout; one never heard from, after startTimeoutMs from the start', () => {
+    const t = { timeoutMs: 50, startTimeoutMs: 2_000 };
+    expect(silentTargets([100, 40, 50], 100, t, 0)).toEqual([1]);
+    expect(silentTargets([], 100, t, 0)).toEqual([]);
+    expect(silentTargets([null, 40], 1_000, t, 0)).toEqual([1]);
+    expect(silentTargets([null, 1_990], 2_000, t, 0)).toEqual([]);
+    expect(silentTargets([null, 1_990], 2_001, t, 0)).toEqual([0]);
+    expect(silentTargets([null, 1_990], 2_001, t, 500)).toEqual([]);
+  });
+
+  it('declares a task manager that never says hello dead once startTimeoutMs has passed, not after timeoutMs', () => {
+    const m = new ManualEnvironment();
+    const dead: Array<[number, number, boolean]> = [];
+    const monitor: HeartbeatMonitor = new HeartbeatMonitor(
+      2,
+      { intervalMs: 10, timeoutMs: 50, startTimeoutMs: 300 },
+      m.environment,
+      (index) => {
+        if (index === 0) monitor.heard(index);
+      },
+      (index, silentMs, everHeard) => dead.push([index, silentMs, everHeard]),
+    );
+    monitor.start();
+    m.advanceTo(290);
+    expect(dead).toEqual([]);
+    m.advanceTo(320);
+    expect(dead).toEqual([[1, 310, false]]);
+    m.advanceTo(1_000);
+    expect(dead).toHaveLength(1);
+    monitor.stop();
   });
 
   it('declares a task manager dead once, after it stopped answering for the timeout, and stops sending it heartbeats', () => {
@@ -31,7 +57,7 @@ describe('HeartbeatMonitor', () => {
     const dead: Array<[number, number, number]> = [];
     const monitor: HeartbeatMonitor = new HeartbeatMonitor(
       2,
-      { intervalMs: 10, timeoutMs: 50 },
+      { intervalMs: 10, timeoutMs: 50, startTimeoutMs: 1_000 },
       world.environment,
       (index, seq) => {
         sent.push([index, seq, world.now()]);
@@ -63,7 +89,7 @@ describe('HeartbeatMonitor when its own thread stands still', () => {
     const dead: number[] = [];
     const monitor: HeartbeatMonitor = new HeartbeatMonitor(
       2,
-      { intervalMs: 10, timeoutMs: 50 },
+      { intervalMs: 10, timeoutMs: 50, startTimeoutMs: 1_000 },
       m.environment,
       (index) => {
         if (index === 0 || !silent1) monitor.heard(index);
@@ -92,14 +118,20 @@ describe('heartbeat options', () => {
     return null;
   };
 
-  it('are validated naming the option, with defaults 1000 ms and 10000 ms', () => {
-    expect(StreamEnvironment.create().options.cluster.heartbeat).toEqual({ intervalMs: 1000, timeoutMs: 10_000 });
+  it('are validated naming the option, with defaults 1000 ms, 10000 ms and 30000 ms', () => {
+    expect(StreamEnvironment.create().options.cluster.heartbeat).toEqual({ intervalMs: 1000, timeoutMs: 10_000, startTimeoutMs: 30_000 });
     expect(StreamEnvironment.create().options.cluster.cancellationTimeoutMs).toBe(10_000);
     expect(option(() => StreamEnvironment.create({ heartbeat: { intervalMs: 0 } }))).toBe('heartbeat.intervalMs');
     expect(option(() => StreamEnvironment.create({ heartbeat: { intervalMs: 100, timeoutMs: 100 } }))).toBe('heartbeat.timeoutMs');
     expect(option(() => StreamEnvironment.create({ heartbeat: { everyMs: 5 } as never }))).toBe('heartbeat.everyMs');
     expect(option(() => StreamEnvironment.create({ cancellationTimeoutMs: 0 }))).toBe('cancellationTimeoutMs');
-    expect(StreamEnvironment.create({ heartbeat: { intervalMs: 20_000 } }).options.cluster.heartbeat).toEqual({ intervalMs: 20_000, timeoutMs: 20_001 });
+    expect(StreamEnvironment.create({ heartbeat: { intervalMs: 20_000 } }).options.cluster.heartbeat).toEqual({
+      intervalMs: 20_000,
+      timeoutMs: 20_001,
+      startTimeoutMs: 30_000,
+    });
+    expect(StreamEnvironment.create({ heartbeat: { timeoutMs: 45_000 } }).options.cluster.heartbeat.startTimeoutMs).toBe(45_000);
+    expect(option(() => StreamEnvironment.create({ heartbeat: { startTimeoutMs: 0 } }))).toBe('heartbeat.startTimeoutMs');
   });
 });
 

@@ -301,6 +301,13 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
       unreached: true,
     },
   },
+  {
+    seed: 101624,
+    job: 'window-count',
+    mode: 'unaligned',
+    bug: "found by the fresh-seed sweep (100000..101999): engine: a task manager of a new process's first pool died silently before its hello; the job master watched a task manager only from its first answer on, so nothing declared it dead and the deploy waited for ever (liveness). A task manager not heard from yet is now dead after heartbeat.startTimeoutMs from the deploy",
+    reaches: { what: 'a task manager found dead before its first answer to a deploy', test: (r) => r.deathsBeforeHello > 0 },
+  },
 ];
 
 describe('simulator regression seeds', () => {

@@ -17,6 +17,13 @@ export interface HeartbeatOptions {
   intervalMs?: number;
   /** Milliseconds without an answer after which a task manager is dead (> intervalMs); default 10000. */
   timeoutMs?: number;
+  /**
+   * Milliseconds from the deploy within which a task manager must say hello (its worker thread or
+   * process answering for the first time); one silent that long is dead. Default 30000, at least
+   * timeoutMs. Starting a thread is not counted against `timeoutMs`, but a task manager that dies
+   * before its first answer must still be found.
+   */
+  startTimeoutMs?: number;
 }
 
 /**
@@ -50,7 +57,7 @@ export interface ClusterOptions {
    * slotsPerTaskManager must reach the job's highest parallelism. Default: as many as needed.
    */
   slotsPerTaskManager?: number;
-  /** Heartbeats between the job master and its task managers (when subtasks run on task managers); default every 1000 ms, dead after 10000 ms. */
+  /** Heartbeats between the job master and its task managers (when subtasks run on task managers); default every 1000 ms, dead after 10000 ms (30000 ms before the first answer). */
   heartbeat?: HeartbeatOptions;
   /**
    * Milliseconds a task manager (when subtasks run on task managers) has to stop its subtasks once the job is
@@ -66,6 +73,8 @@ export interface ResolvedHeartbeat {
   readonly intervalMs: number;
   /** Milliseconds without an answer after which a task manager is dead. */
   readonly timeoutMs: number;
+  /** Milliseconds from the deploy within which a task manager must say hello. */
+  readonly startTimeoutMs: number;
 }
 
 /** The cluster settings with their defaults applied: what the executor deploys a job with. */
@@ -90,6 +99,12 @@ const HEARTBEAT = {
     default: (s) => Math.max(10_000, (s.intervalMs as number) + 1),
     defaultDoc: '10000 (at least intervalMs + 1)',
     doc: 'milliseconds without an answer after which a task manager is dead; > intervalMs',
+  }),
+  startTimeoutMs: int({
+    min: 1,
+    default: (s) => Math.max(30_000, s.timeoutMs as number),
+    defaultDoc: '30000 (at least timeoutMs)',
+    doc: 'milliseconds from the deploy within which a task manager must first answer (say hello); one silent that long is dead',
   }),
 };
 

@@ -2,9 +2,10 @@
  * HeartbeatMonitor: the job master's watch over its task managers. Every `intervalMs` of the
  * scheduler's clock it sends each live task manager a heartbeat; one whose last answer is older
  * than `timeoutMs` is declared dead, once; time this thread itself stood still is not counted.
- * A task manager is watched from its first answer on (each says hello as soon as its thread runs,
- * before it loads the job module or restores anything): starting a thread is not answering late,
- * and a worker thread that cannot start reports that itself (its error and exit events). Time
+ * A task manager is held to `timeoutMs` from its first answer on (each says hello as soon as its
+ * thread or process runs, before it loads the job module or restores anything): starting a thread
+ * is not answering late. Until then it has `startTimeoutMs` from `start()`: one that dies before its
+ * hello (silently, so no error or exit event tells) is still declared dead, once. Time
  * comes from the Clock/Scheduler seam, so in-memory task managers under a seeded scheduler see the
  * same heartbeats in every run.
  */
@@ -15,16 +16,24 @@ export interface HeartbeatSettings {
   readonly intervalMs: number;
   /** Milliseconds without an answer after which a task manager is dead. */
   readonly timeoutMs: number;
+  /** Milliseconds from the deploy within which a task manager not heard from yet must say hello. */
+  readonly startTimeoutMs: number;
 }
 
 /**
- * Which targets have been silent for longer than `timeoutMs` at `nowMs` (a pure decision); a
- * target not heard from yet (`null`) is not watched yet.
+ * Which targets have been silent for too long at `nowMs` (a pure decision): one heard from at
+ * `last` for longer than `timeoutMs`, one not heard from yet (`null`) for longer than
+ * `startTimeoutMs` since `startedMs`.
  */
-export function silentTargets(lastHeardMs: ReadonlyArray<number | null>, nowMs: number, timeoutMs: number): number[] {
+export function silentTargets(
+  lastHeardMs: ReadonlyArray<number | null>,
+  nowMs: number,
+  settings: Pick<HeartbeatSettings, 'timeoutMs' | 'startTimeoutMs'>,
+  startedMs: number,
+): number[] {
   const out: number[] = [];
   lastHeardMs.forEach((last, index) => {
-    if (last !== null && nowMs - last > timeoutMs) out.push(index);
+    if (last === null ? nowMs - startedMs > settings.startTimeoutMs : nowMs - last > settings.timeoutMs) out.push(index);
   });
   return out;
 }
@@ -36,13 +45,16 @@ export class HeartbeatMonitor {
   private timer: Cancellable | null = null;
   private seq = 0;
   private lastTickMs = 0;
+  /** When the watch began (moved on by time this thread stood still), for targets not heard from yet. */
+  private startedMs = 0;
 
   constructor(
     targets: number,
     private readonly settings: HeartbeatSettings,
     private readonly env: Environment,
     private readonly send: (index: number, seq: number) => void,
-    private readonly onDead: (index: number, silentMs: number) => void,
+    /** `everHeard` false: it never said hello within startTimeoutMs. */
+    private readonly onDead: (index: number, silentMs: number, everHeard: boolean) => void,
   ) {
     this.lastHeardMs = Array.from({ length: targets }, () => null);
   }
@@ -50,7 +62,7 @@ export class HeartbeatMonitor {
   /** Starts the ticks; idempotent. Answers heard before count from now. */
   start(): void {
     if (this.timer !== null) return;
-    this.lastTickMs = this.env.clock.now();
+    this.lastTickMs = this.startedMs = this.env.clock.now();
     for (let i = 0; i < this.lastHeardMs.length; i++) if (this.lastHeardMs[i] !== null) this.lastHeardMs[i] = this.lastTickMs;
     this.schedule();
   }
@@ -81,15 +93,17 @@ export class HeartbeatMonitor {
     const stalledMs = now - this.lastTickMs - this.settings.intervalMs;
     this.lastTickMs = now;
     if (stalledMs > 0) {
+      this.startedMs += stalledMs;
       for (let i = 0; i < this.lastHeardMs.length; i++) {
         const last = this.lastHeardMs[i];
         if (last !== null && last !== undefined) this.lastHeardMs[i] = last + stalledMs;
       }
     }
-    for (const index of silentTargets(this.lastHeardMs, now, this.settings.timeoutMs)) {
+    for (const index of silentTargets(this.lastHeardMs, now, this.settings, this.startedMs)) {
       if (this.dead.has(index)) continue;
       this.dead.add(index);
-      this.onDead(index, now - (this.lastHeardMs[index] ?? now));
+      const last = this.lastHeardMs[index] ?? null;
+      this.onDead(index, now - (last ?? this.startedMs), last !== null);
       if (this.timer === null) return; // the handler stopped the monitor
     }
     const seq = ++this.seq;

@@ -122,8 +122,15 @@ export class RemoteAttempt implements AttemptDeployment {
         roster.heartbeatSent(index, seq);
         pool.links[index]!.send({ type: 'heartbeat', epoch: spec.epoch, seq });
       },
-      (index, silentMs) =>
-        this.taskManagerFailed(index, new Error(`no heartbeat answered for ${Math.round(silentMs)} ms (heartbeat.timeoutMs ${watch.heartbeat.timeoutMs})`)),
+      (index, silentMs, everHeard) =>
+        this.taskManagerFailed(
+          index,
+          new Error(
+            everHeard
+              ? `no heartbeat answered for ${Math.round(silentMs)} ms (heartbeat.timeoutMs ${watch.heartbeat.timeoutMs})`
+              : `no hello within ${Math.round(silentMs)} ms of the deploy (heartbeat.startTimeoutMs ${watch.heartbeat.startTimeoutMs})`,
+          ),
+        ),
     );
     let phase!: Phase;
     this.deployed = new Promise<void>((resolve, reject) => (phase = { name: 'deploying', waiting: pool.links.length, resolve, reject }));

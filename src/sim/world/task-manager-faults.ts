@@ -50,7 +50,7 @@ export const NO_TASK_MANAGER_FAULTS: TaskManagerFaultKnobs = {
  * manager within a few checkpoint intervals and stay far above what an answer takes on the
  * simulator's scheduler.
  */
-export const DEATH_HEARTBEAT = { intervalMs: 20, timeoutMs: 200 } as const;
+export const DEATH_HEARTBEAT = { intervalMs: 20, timeoutMs: 200, startTimeoutMs: 400 } as const;
 
 /** Task managers stuck per seed at most: each costs the cancellation timeout. */
 const MAX_STUCK = 3;
@@ -149,7 +149,7 @@ export class SimTaskManagerFaults implements InMemoryTaskManagerFaults {
       return false;
     };
     return (
-      (this.deaths + this.partitions > 0 && found('no heartbeat answered')) ||
+      (this.deaths + this.partitions > 0 && (found('no heartbeat answered') || found('no hello within'))) ||
       (this.controlDrops + this.exits > 0 && found('control connection closed')) ||
       (this.dataDrops + this.exits > 0 && found('data connection to task manager'))
     );
