@@ -1,6 +1,8 @@
 /**
  * A job's attempts on task manager processes that join over TCP ({@link RunOptions.listen}): the
- * job master checks what cannot work across hosts (memory checkpoint storage, an in-process sink),
+ * job master checks what cannot work across hosts (memory checkpoint storage, an in-process sink, a
+ * FileSink directory it cannot reach itself), plants a probe in each directory every host must share
+ * (the checkpoint directory, FileSink directories; task managers check them: `shared-dirs.ts`),
  * gets the job's code ready to ship (bundled and hashed) or hashes the module for the same-path
  * check, listens for task managers, and deploys each attempt on the registered ones.
  */
@@ -17,6 +19,10 @@ import { hashOfLocalModule } from '../cluster/job-code/code-cache.ts';
 import type { JobCodeRef, JobSubmission } from '../cluster/tcp/session-messages.ts';
 import { TaskManagerRegistry } from '../cluster/tcp/task-manager-registry.ts';
 import { CollectSink } from '../connectors/collect/collect-sink.ts';
+import { FileSink } from '../connectors/files/file-sink.ts';
+import { plantSharedDirProbes, removeSharedDirProbes } from '../cluster/tcp/shared-dirs.ts';
+import { FsCheckpointStorage } from '../storage/fs-storage.ts';
+import { checkWritableDir } from '../storage/writable-dir.ts';
 import type { JobGraph } from '../graph/job-graph.ts';
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
@@ -61,6 +67,14 @@ export async function tcpDeployer(
   const inProcess = job.graph.vertices.flatMap((v) => v.chain.filter((n) => n.sink instanceof CollectSink).map((n) => n.name));
   if (inProcess.length > 0)
     throw new ConfigError('listen', `sink ${inProcess.join(', ')} keeps its output in this process's memory, which task managers elsewhere cannot reach`);
+  // The job master reads a FileSink's directory for the sink-aware recovery rule (what it committed,
+  // roll-backs): it must reach it, as every task manager must.
+  const fileSinks = job.graph.vertices.flatMap((v) => v.chain.flatMap((n) => (n.sink instanceof FileSink ? [{ name: n.name, dir: n.sink.directory }] : [])));
+  for (const f of fileSinks) checkWritableDir(f.dir, { option: 'FileSink.directory', what: `directory of FileSink '${f.name}'`, create: true });
+  const shared = [
+    ...(job.storage instanceof FsCheckpointStorage ? [{ what: 'checkpoint directory', dir: job.storage.jobDir }] : []),
+    ...fileSinks.map((f) => ({ what: `directory of FileSink '${f.name}'`, dir: f.dir })),
+  ];
   const modulePath = isAbsolute(job.modulePath) ? job.modulePath : resolve(job.modulePath);
   let code: JobCodeRef;
   let codeBytes: Uint8Array | null = null;
@@ -78,6 +92,7 @@ export async function tcpDeployer(
     allowNonRestoredState: job.allowNonRestoredState,
     elementsPerStep: job.elementsPerStep,
     sourceBatchRecords: job.sourceBatchRecords,
+    sharedDirs: plantSharedDirProbes(shared, job.jobId),
   };
   const registry = await TaskManagerRegistry.open({
     host: listen.host,
@@ -90,6 +105,9 @@ export async function tcpDeployer(
     job: submission,
     codeBytes,
     log,
+  }).catch((err: unknown) => {
+    removeSharedDirProbes(submission.sharedDirs);
+    throw err;
   });
   listen.onListening?.(registry.address);
   const slotsNeeded = Math.max(1, ...job.graph.vertices.map((v) => v.parallelism));
@@ -105,6 +123,7 @@ export async function tcpDeployer(
   deployer.dispose = () => {
     inner?.();
     void registry.close();
+    removeSharedDirProbes(submission.sharedDirs);
   };
   return deployer;
 }

@@ -6,15 +6,15 @@
  * Outputs are checked with the kill oracle (every line exactly once, in order per key). The same
  * scenarios across network namespaces: test/cli/tcp-hosts.test.ts.
  */
-import { execFileSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { appendFileSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkpointMoment, KILL_JOB } from './kill-harness.ts';
 import { checkKillOutput } from './kill-oracle.ts';
 import { KEYS, outputDirOf } from './fixtures/kill-job.ts';
-import { CLI_TEST_TIMEOUT_MS, FIXTURES, REPO, runCli, startCli, type CliRun } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, FIXTURES, REPO, runCli, startCli, WEIR_HOME, type CliRun } from './run-cli.ts';
 import { waitForMatch, within } from './running-job.ts';
 
 const started: CliRun[] = [];
@@ -131,6 +131,61 @@ describe('weir run on task manager processes over TCP (loopback)', () => {
       await within(30_000, jm.waitForStderr('cannot run this job'), () => jm.output().stderr);
       jm.child.kill('SIGINT');
       await jm.done;
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'refuses a task manager that does not see the checkpoint directory the job master wrote (a tmpfs over it, in a mount namespace of its own), naming it; the job master removes its probes when it ends',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-tcp-'));
+      const jm = start(['run', KILL_JOB, '--listen', '127.0.0.1:0', '--registration-timeout', '60000', '--checkpoint-dir', root]);
+      const address = await listening(jm);
+      const probes = () => readdirSync(root, { recursive: true }).filter((f) => String(f).includes('.weir-shared-'));
+      expect(probes().length).toBe(2); // the job's checkpoint directory and the FileSink's (below it)
+      // Another "host": its own mount namespace, where an empty file system hides the shared directory.
+      const other = spawn(
+        'unshare',
+        [
+          '--mount',
+          '--propagation',
+          'private',
+          'sh',
+          '-c',
+          'mount -t tmpfs tmpfs "$0" && exec "$1" "$2" taskmanager --connect "$3"',
+          root,
+          process.execPath,
+          path.join(REPO, 'bin/weir.mjs'),
+          address,
+        ],
+        { env: { ...process.env, NO_COLOR: '1', WEIR_HOME }, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      let stderr = '';
+      other.stderr!.setEncoding('utf8').on('data', (t: string) => (stderr += t));
+      const code = await new Promise<number | null>((resolve) => other.on('close', resolve));
+      expect(code, stderr).toBe(1);
+      expect(stderr).toMatch(
+        /the checkpoint directory \S+ is not the directory the job master wrote to \(its probe \.weir-shared-\S+ cannot be read here: ENOENT/,
+      );
+      expect(stderr).toContain('every host sees at the same path');
+      await within(30_000, jm.waitForStderr('cannot run this job'), () => jm.output().stderr);
+      jm.child.kill('SIGINT');
+      await jm.done;
+      expect(probes()).toEqual([]);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses a FileSink directory the job master cannot reach, naming the sink, before it listens',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-tcp-'));
+      const notADir = path.join(root, 'a-file');
+      writeFileSync(notADir, 'x');
+      const r = await runCli(['run', KILL_JOB, '--listen', '127.0.0.1:0', '--checkpoint-dir', root], { env: { KILL_OUTPUT: path.join(notADir, 'out') } });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/FileSink\.directory: directory of FileSink '[^']+' \S+ cannot be created/);
+      expect(r.stderr).not.toContain('listening');
     },
     CLI_TEST_TIMEOUT_MS,
   );

@@ -12,6 +12,7 @@ import { Packr } from 'msgpackr';
 import { ProtocolError } from '../../core/errors.ts';
 import type { WireError } from '../transport/protocol.ts';
 import type { TaskManagerJobData } from '../task-manager/task-manager-context.ts';
+import type { SharedDirProbe } from './shared-dirs.ts';
 
 /** Where a task manager gets the job's code: shipped by the job master (bundled, content-hashed), or its own file at the same path, checked by hash. */
 export type JobCodeRef =
@@ -21,6 +22,8 @@ export type JobCodeRef =
 /** What a task manager needs to build the job (plain data: options travel as data). */
 export interface JobSubmission extends TaskManagerJobData {
   readonly code: JobCodeRef;
+  /** Directories this host must see as the job master does (checkpoints, FileSink output): probes it checks before it builds the job. */
+  readonly sharedDirs: readonly SharedDirProbe[];
 }
 
 /** What a task manager says about itself when it joins (the handshake's hello body of a control connection). */

@@ -23,6 +23,7 @@ import type { TlsSettings } from '../transport/tls-settings.ts';
 import { answerHeartbeatsUntilReady } from '../task-manager/startup-control.ts';
 import { TaskManager, type TaskManagerContext } from '../task-manager/task-manager.ts';
 import { DataMesh } from './data-mesh.ts';
+import { checkSharedDirProbes } from './shared-dirs.ts';
 import {
   decodeSessionMessage,
   encodeSessionMessage,
@@ -182,6 +183,7 @@ class Session {
     const key = `${job.jobId}/${job.code.hash}`;
     void (async () => {
       try {
+        checkSharedDirProbes(job.sharedDirs, `job master ${framed.remote}`);
         let prepared = this.prepared.get(key);
         if (prepared === undefined) {
           const who = `task manager ${this.welcome.registration}`;

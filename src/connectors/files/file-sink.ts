@@ -214,6 +214,11 @@ export class FileSink implements TwoPhaseCommitSink<unknown, FileCommittable> {
     if (given.format !== undefined && typeof given.format !== 'function') throw new ConfigError('FileSink.format', 'must be a function (record) => string');
   }
 
+  /** The output directory (as given). */
+  get directory(): string {
+    return this.options.directory;
+  }
+
   /** A writer for one subtask and attempt. */
   createWriter(): TwoPhaseCommitWriter<unknown, FileCommittable> {
     return new FileSinkWriter(this.options);
