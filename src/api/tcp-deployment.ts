@@ -21,6 +21,7 @@ import { TaskManagerRegistry } from '../cluster/tcp/task-manager-registry.ts';
 import { CollectSink } from '../connectors/collect/collect-sink.ts';
 import { FileSink } from '../connectors/files/file-sink.ts';
 import { plantSharedDirProbes, removeSharedDirProbes } from '../cluster/tcp/shared-dirs.ts';
+import { stuckLimitMs } from '../cluster/tcp/stuck-thread-watchdog.ts';
 import { FsCheckpointStorage } from '../storage/fs-storage.ts';
 import { checkWritableDir } from '../storage/writable-dir.ts';
 import type { JobGraph } from '../graph/job-graph.ts';
@@ -93,6 +94,7 @@ export async function tcpDeployer(
     elementsPerStep: job.elementsPerStep,
     sourceBatchRecords: job.sourceBatchRecords,
     sharedDirs: plantSharedDirProbes(shared, job.jobId),
+    stuckLimitMs: stuckLimitMs(watch),
   };
   const registry = await TaskManagerRegistry.open({
     host: listen.host,

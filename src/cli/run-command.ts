@@ -215,7 +215,7 @@ function clusterListen(flags: RunFlags, env: StreamEnvironment, started: (local:
     onListening: (bound) => {
       if (processes !== undefined) {
         const slots = flags.slotsPerTaskManager ?? Math.max(env.options.parallelism, 1);
-        started(startLocalTaskManagers(processes, bound, slots, token));
+        started(startLocalTaskManagers(processes, bound, slots, token, (line) => process.stderr.write(`${line}\n`)));
       } else if (flags.quiet !== true) {
         const tokenHint = source.startsWith('$') ? '' : ` --token-file ${source}`;
         process.stderr.write(

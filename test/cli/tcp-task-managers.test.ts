@@ -191,6 +191,40 @@ describe('weir run on task manager processes over TCP (loopback)', () => {
   );
 
   it(
+    'a task manager process stuck in user code ends itself once the job master has given up on it; the job master starts another process and the job goes on',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-tcp-'));
+      const marker = path.join(root, 'spinning');
+      // Declared dead after 1.5 s of silence; the process's own watchdog fires at 1.5 s + 1 s (cancellationTimeoutMs).
+      const jm = start(['run', path.join(FIXTURES, 'spin-job.ts'), '--task-manager-processes', '2', '--checkpoint-dir', path.join(root, 'ck')], {
+        SPIN_MARKER: marker,
+        SPIN_HEARTBEAT_TIMEOUT_MS: '1500',
+      });
+      const ended = await waitForMatch(
+        jm,
+        /weir taskmanager \(pid (\d+)\): its thread has not run for (\d+) ms \(limit 2500 ms: heartbeat\.timeoutMs \+ cancellationTimeoutMs\)/,
+        60_000,
+        'the stuck process ending itself',
+      );
+      expect(Number(ended[2])).toBeGreaterThan(2_500);
+      const out = () => jm.output().stderr;
+      expect(out()).toMatch(/task manager 0 died: no heartbeat answered for \d+ ms \(heartbeat\.timeoutMs 1500\)|task manager 1 died: no heartbeat answered/);
+      await waitForMatch(jm, new RegExp(`task manager process ${ended[1]} was killed \\(SIGKILL\\); starting another`), 30_000, 'the replacement');
+      await waitForMatch(jm, /running attempt 1, restored from checkpoint \d+/, 60_000, 'the restored attempt');
+      let killed = false;
+      try {
+        process.kill(Number(ended[1]), 0);
+      } catch {
+        killed = true;
+      }
+      expect(killed).toBe(true);
+      jm.child.kill('SIGINT');
+      await jm.done;
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'refuses memory checkpoint storage with task managers over TCP, naming the option',
     async () => {
       const r = await runCli(['run', KILL_JOB, '--task-manager-processes', '1']);

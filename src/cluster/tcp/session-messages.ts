@@ -24,6 +24,8 @@ export interface JobSubmission extends TaskManagerJobData {
   readonly code: JobCodeRef;
   /** Directories this host must see as the job master does (checkpoints, FileSink output): probes it checks before it builds the job. */
   readonly sharedDirs: readonly SharedDirProbe[];
+  /** Milliseconds its thread may stand still while it serves the job before its own watchdog ends the process (`stuck-thread-watchdog.ts`). */
+  readonly stuckLimitMs: number;
 }
 
 /** What a task manager says about itself when it joins (the handshake's hello body of a control connection). */

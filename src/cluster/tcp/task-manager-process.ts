@@ -5,7 +5,9 @@
  * attempt protocol to a `TaskManager`, its data connections link it with its peers. When the control
  * connection closes (the job master released the pool, failed over, or is gone) it stops every
  * subtask at once (`controlLost`: nothing it ran commits afterwards) and dials again; a job master
- * that no longer answers ends the process, or, with `retry`, is waited for.
+ * that no longer answers ends the process, or, with `retry`, is waited for. While it serves a job, a
+ * watchdog thread ends the process when its main thread is stuck in user code for longer than the
+ * job master waits for it (`stuck-thread-watchdog.ts`).
  *
  * What runs the job (loading the module, building the graph) is given by the caller (`api/`), as
  * for task managers in worker threads; this file knows the cluster, not the job API.
@@ -24,6 +26,7 @@ import { answerHeartbeatsUntilReady } from '../task-manager/startup-control.ts';
 import { TaskManager, type TaskManagerContext } from '../task-manager/task-manager.ts';
 import { DataMesh } from './data-mesh.ts';
 import { checkSharedDirProbes } from './shared-dirs.ts';
+import { StuckThreadWatchdog } from './stuck-thread-watchdog.ts';
 import {
   decodeSessionMessage,
   encodeSessionMessage,
@@ -87,6 +90,7 @@ export async function runTaskManagerProcess(settings: JoinSettings, runner: JobR
     weirVersion: settings.weirVersion,
     log: settings.log,
   });
+  const watchdog = new StuckThreadWatchdog(`weir taskmanager (pid ${process.pid})`);
   let stopped = false;
   let current: Session | null = null;
   void stop.then(() => {
@@ -124,12 +128,15 @@ export async function runTaskManagerProcess(settings: JoinSettings, runner: JobR
       const welcome = dialed.welcome as unknown as JoinWelcome;
       const session = new Session(dialed.framed, welcome, mesh, runner, prepared, settings);
       current = session;
+      watchdog.arm(welcome.job.stuckLimitMs);
       const end = await session.run();
+      watchdog.disarm();
       current = null;
       if (end !== null) return { kind: 'refused', error: end };
     }
     return { kind: 'stopped' };
   } finally {
+    watchdog.close();
     await mesh.close();
   }
 }
