@@ -225,6 +225,24 @@ describe('weir run on task manager processes over TCP (loopback)', () => {
   );
 
   it(
+    'a task manager whose copy of the job builds another graph (the module reads its environment) is refused at the deploy, the error naming the difference',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-tcp-'));
+      const jm = start(['run', path.join(FIXTURES, 'env-graph-job.ts'), '--listen', '127.0.0.1:0', '--checkpoint-dir', root]);
+      const address = await listening(jm);
+      const tm = start(['taskmanager', '--connect', address], { GRAPH_EXTRA_MAP: '1' });
+      const r = await within(60_000, jm.done, () => jm.output().stderr);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(
+        /task manager 0 built a different job graph than the job master: uid 'extra' \(vertex 0, '[^']+'\) is unknown to the job master/,
+      );
+      // Once its job master is gone, the task manager ends too.
+      await within(30_000, tm.done, () => tm.output().stderr);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'refuses memory checkpoint storage with task managers over TCP, naming the option',
     async () => {
       const r = await runCli(['run', KILL_JOB, '--task-manager-processes', '1']);
