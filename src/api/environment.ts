@@ -163,6 +163,12 @@ export interface InternalRunOptions extends RunOptions, ExecutionHooks {
   readonly taskManagerClockSkewMs?: (index: number) => number;
   /** Wraps the state backends the options name (the simulator delays when async snapshot parts start). */
   readonly wrapBackends?: (backends: StateBackendFactory) => StateBackendFactory;
+  /**
+   * High availability: this job master leads with `epoch` (every attempt's epoch starts with it,
+   * so task managers refuse an older leader's messages), and publishes each completed checkpoint
+   * through `publish` before any subtask is told (a rejection fails the checkpoint: nothing commits).
+   */
+  readonly leadership?: { readonly epoch: number; publish(checkpointId: number, location: string): Promise<void> };
 }
 
 /** A checkpoint that completed: durably written, restorable with `RunOptions.restoreFrom: location`. */

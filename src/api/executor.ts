@@ -90,6 +90,7 @@ export class LocalExecutor {
     if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
       throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
     }
+    const leadership = run.leadership;
     const backends = run.wrapBackends ? run.wrapBackends(stateBackendFactory(options.stateBackend)) : stateBackendFactory(options.stateBackend);
     const master: JobMaster = new JobMaster(
       {
@@ -106,6 +107,9 @@ export class LocalExecutor {
         allowNonRestoredState: run.allowNonRestoredState ?? false,
         acceptDuplicates: run.acceptDuplicates ?? false,
         claim: run.claim ?? false,
+        ...(leadership === undefined
+          ? {}
+          : { leaderEpoch: leadership.epoch, publishCompleted: (id: number, location: string) => leadership.publish(id, location) }),
         ...(run.listen !== undefined
           ? { deployer: await this.tcpDeployer(run.listen, id, graph, env, run, storage) }
           : run.inMemoryTaskManagers === undefined

@@ -16,6 +16,8 @@ export const CHECKPOINT_FAILURE_MESSAGES = {
   SHARED_FILE_DELETED: 'the checkpoint reuses a shared file that was already deleted',
   /** Writing `_metadata` failed. */
   METADATA_WRITE_FAILED: 'writing the checkpoint metadata failed',
+  /** The HA store refused its pointer: another job master leads (this one is deposed and commits nothing). */
+  LEADERSHIP_LOST: 'this job master is no longer the leader (the HA store refused the checkpoint)',
   /** The job failed over while it was in progress. */
   JOB_FAILOVER: 'the job is restarting after a failure',
   /** The job ended while it was in progress. */
@@ -27,5 +29,11 @@ export type CheckpointFailureReason = keyof typeof CHECKPOINT_FAILURE_MESSAGES;
 
 /** Reasons that count against tolerableFailures (failures of checkpointing itself, not of the job). */
 export function countsAsCheckpointFailure(reason: CheckpointFailureReason): boolean {
-  return reason !== 'JOB_FAILOVER' && reason !== 'COORDINATOR_SHUTDOWN' && reason !== 'SUBSUMED_BY_NEWER_BARRIER' && reason !== 'TRIGGER_OUT_OF_ORDER';
+  return (
+    reason !== 'JOB_FAILOVER' &&
+    reason !== 'COORDINATOR_SHUTDOWN' &&
+    reason !== 'SUBSUMED_BY_NEWER_BARRIER' &&
+    reason !== 'TRIGGER_OUT_OF_ORDER' &&
+    reason !== 'LEADERSHIP_LOST'
+  );
 }

@@ -106,6 +106,12 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .option('--tls-key <file>', 'PEM private key of --tls-cert')
     .option('--tls-ca <file>', 'PEM certificate of the CA every side of the cluster trusts')
     .option('--insecure', 'listen on a non-loopback address without TLS (a network you trust)')
+    .option(
+      '--ha <url>',
+      'high availability through this PostgreSQL (postgres://user@host:port/db): one leader per job, the others wait as standbys and take over from the newest checkpoint',
+    )
+    .option('--ha-job <name>', "the job's name in the HA store (default: the job module's name)")
+    .option('--ha-lease <ms>', "a leader's lease in the HA store (default 10000; renewed three times per lease)", positiveInt('the lease'))
     .action(async (modulePath: string, flags: RunFlags) => setExit(await runCommand(modulePath, flags)));
 
   program

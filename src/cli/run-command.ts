@@ -20,8 +20,9 @@ import type { ClusterListenOptions } from '../api/environment.ts';
 import { clusterToken, parseAddress, tlsOf, type ClusterFlags } from './cluster-flags.ts';
 import { startLocalTaskManagers, type LocalTaskManagers } from './local-task-managers.ts';
 import { formatAddress } from '../cluster/transport/address.ts';
+import { becomeLeader, type HaFlags, type HaLeader } from './ha-run.ts';
 
-export interface RunFlags extends ClusterFlags {
+export interface RunFlags extends ClusterFlags, HaFlags {
   /** Accept task manager processes (`weir taskmanager --connect`) at this host:port instead of starting worker threads. */
   readonly listen?: string;
   /** Start this many task manager processes on this host (`weir taskmanager` children). */
@@ -117,13 +118,20 @@ export async function runCommand(modulePath: string, given: RunFlags): Promise<n
 
 async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModule, env: StreamEnvironment, web: WebListener | null): Promise<number> {
   const quiet = flags.quiet === true;
+  let ha: HaLeader | null = null;
+  if (flags.ha !== undefined) {
+    ha = await becomeLeader({ ...flags, ha: flags.ha }, job.name, (line) => process.stderr.write(`${line}\n`));
+    if (ha === null) return EXIT_OK;
+  }
+  const leadership = ha?.leadership;
   const started: { control?: Promise<RunControl>; master?: JobMaster; local?: LocalTaskManagers } = {};
   const listen = clusterListen(flags, env, (local) => (started.local = local));
   const outcome = await superviseJob(
     env,
     job.name,
     {
-      restoreFrom: flags.from,
+      restoreFrom: ha?.takeOverFrom ?? flags.from,
+      ...(leadership === undefined ? {} : { leadership: { epoch: leadership.epoch, publish: (id, location) => leadership.publish(id, location) } }),
       allowNonRestoredState: flags.allowNonRestoredState,
       ...(flags.claim === true ? { claim: true } : {}),
       ...(flags.acceptDuplicates === true ? { acceptDuplicates: true } : {}),
@@ -141,6 +149,7 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
   const control = started.control === undefined ? null : await started.control;
   await control?.close();
   started.local?.stop();
+  await ha?.finish();
   process.stderr.write(`${finalStatusLine(outcome)}\n`);
   if (outcome.status === 'FAILED') {
     process.stderr.write(`${failureLine(outcome.error)}\n`);

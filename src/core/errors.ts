@@ -22,7 +22,9 @@ export type WeirErrorCode =
   | 'CLUSTER_UNREACHABLE'
   | 'CLUSTER_REFUSED'
   | 'CLUSTER_CONNECTION_LOST'
-  | 'CLUSTER_SLOT_SHORTAGE';
+  | 'CLUSTER_SLOT_SHORTAGE'
+  | 'HA_UNREACHABLE'
+  | 'HA_LEADERSHIP_LOST';
 
 /**
  * Codes of failures that come back on every retry of the same restore: the restart strategy does
@@ -224,5 +226,20 @@ export class ClusterError extends WeirError {
   ) {
     super(code, `${peer}: ${message}`, options);
     this.peer = peer;
+  }
+}
+
+/**
+ * A high-availability store could not be reached (`HA_UNREACHABLE`), or this job master lost its
+ * leadership (`HA_LEADERSHIP_LOST`: its lease expired or another leader took over; it commits
+ * nothing more and ends).
+ */
+export class HaError extends WeirError {
+  /**
+   * Creates the error.
+   * @param message what went wrong, naming the store (without credentials) or the job.
+   */
+  constructor(code: 'HA_UNREACHABLE' | 'HA_LEADERSHIP_LOST', message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
   }
 }

@@ -34,6 +34,12 @@ export interface CoordinatorContext {
   failJob(error: Error): void;
   /** A line for the log (checkpoint failures, fallbacks). */
   log(message: string): void;
+  /**
+   * High availability: makes a checkpoint whose `_metadata` is durable the newest in the HA store,
+   * before any subtask is told it completed. A rejection (this job master no longer leads) fails
+   * the checkpoint with LEADERSHIP_LOST, so nothing commits for it. Absent: no HA.
+   */
+  publishCompleted?(checkpointId: CheckpointId, location: string): Promise<void>;
 }
 
 export { CheckpointFailedError } from './pending-checkpoint.ts';
@@ -245,8 +251,15 @@ export class CheckpointCoordinator {
       this.abort(p, 'SHARED_FILE_DELETED', reuseProblem);
       return;
     }
+    const publish = this.ctx.publishCompleted?.bind(this.ctx);
     const work = (target ? commitSavepointMetadata(target, metadata) : commitCheckpointMetadata(this.storage, metadata)).then(
-      (location) => this.onMetadataWritten(p, metadata, location),
+      (location) =>
+        target !== null || publish === undefined
+          ? this.onMetadataWritten(p, metadata, location)
+          : publish(p.checkpointId, location).then(
+              () => this.onMetadataWritten(p, metadata, location),
+              (err: unknown) => this.abort(p, 'LEADERSHIP_LOST', err),
+            ),
       (err: unknown) => this.abort(p, 'METADATA_WRITE_FAILED', err),
     );
     this.finalizing.add(work);

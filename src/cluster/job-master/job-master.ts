@@ -82,6 +82,11 @@ export interface JobMasterConfig {
    * runs with a higher one.
    */
   readonly leaderEpoch?: number;
+  /**
+   * High availability: publishes each completed checkpoint to the HA store under this job master's
+   * lease before any subtask hears of it (CoordinatorContext.publishCompleted). Absent: no HA.
+   */
+  readonly publishCompleted?: (checkpointId: CheckpointId, location: string) => Promise<void>;
 }
 
 /** Test and simulation hooks; production leaves them unset. */
@@ -653,6 +658,7 @@ export class JobMaster {
       },
       failJob: (error: Error) => this.onAttemptFailure(this.current, error),
       log: (message: string) => this.emit({ type: 'log', message }),
+      ...(this.cfg.publishCompleted === undefined ? {} : { publishCompleted: this.cfg.publishCompleted }),
     };
   }
 }

@@ -1,0 +1,64 @@
+/**
+ * High availability of the job master: what a store of leaders and pointers must offer. Flink's
+ * HA services keep only pointers (leader, checkpoint counter, completed checkpoints, the job
+ * graph) in ZooKeeper or a ConfigMap; the state itself stays in checkpoint storage. The same here:
+ *
+ * - a lease per job with a monotonically increasing epoch: `acquire` takes it when it is free or
+ *   expired (bumping the epoch), `renew` extends it only for the holder of that epoch while it is
+ *   still live, so a leader that missed its renewals cannot quietly continue;
+ * - the pointer to the newest completed checkpoint, written with `publish` in the step that makes
+ *   a checkpoint complete (after `_metadata` is durable, before any subtask is told to commit), and
+ *   only by the holder of the current, live lease: a stale leader's write is refused, so it can
+ *   never tell a sink to commit. A takeover reads the pointer after it holds the lease, so it sees
+ *   every checkpoint its predecessors published.
+ *
+ * Time is the store's (the database server's clock), never the job masters': leases compare with
+ * one clock. Each job master also keeps its own, shorter deadline (`leadership.ts`) and stops
+ * before the store could give the lease away.
+ */
+
+/** The lease of one job as the store holds it. */
+export interface LeaseHolder {
+  /** Who holds it (a job master's candidate id: host, pid, random part); '' once the job ended. */
+  readonly holder: string;
+  readonly epoch: number;
+  /** Where that job master can be reached (its task manager address), or null. */
+  readonly address: string | null;
+}
+
+/** The newest completed checkpoint, as published. */
+export interface CheckpointPointer {
+  readonly checkpointId: number;
+  /** Its location in checkpoint storage (what `--from` takes). */
+  readonly location: string;
+  /** The epoch of the leader that published it. */
+  readonly epoch: number;
+}
+
+/** The answer to `acquire`: the lease with its new epoch, or who holds it now. */
+export type AcquireResult = { readonly held: true; readonly epoch: number } | { readonly held: false; readonly leader: LeaseHolder };
+
+/** One job's leadership and pointers in a store (PostgreSQL: `postgres-ha-store.ts`). */
+export interface HaStore {
+  /** The store for people: its URL without credentials. */
+  readonly description: string;
+  /**
+   * Takes the lease of `job` for `leaseMs` when nobody holds a live one (a new epoch), else says who
+   * does. An ended job's lease (holder '') is taken only with `takeEnded` (a new run of the job; a
+   * standby that watched it run must not start it again).
+   */
+  acquire(job: string, holder: string, leaseMs: number, address: string | null, takeEnded: boolean): Promise<AcquireResult>;
+  /** Extends the lease by `leaseMs` from now; false when `holder` no longer holds a live lease of `epoch`. */
+  renew(job: string, holder: string, epoch: number, leaseMs: number): Promise<boolean>;
+  /** Publishes a completed checkpoint; false (nothing written) when `epoch` is not the live lease's. */
+  publish(job: string, epoch: number, pointer: Omit<CheckpointPointer, 'epoch'>): Promise<boolean>;
+  /** The newest published checkpoint of `job`, or null. */
+  latest(job: string): Promise<CheckpointPointer | null>;
+  /** Who holds the lease of `job` (live or not), or null when nobody ever did. */
+  leader(job: string): Promise<(LeaseHolder & { readonly live: boolean }) | null>;
+  /** The job ended for good: its lease and pointer go (only by the holder of `epoch`). */
+  finish(job: string, holder: string, epoch: number): Promise<void>;
+  /** Gives the lease up (a clean stop of a leader whose job is not over); others may take it at once. */
+  release(job: string, holder: string, epoch: number): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,184 @@
+/**
+ * A job master's leadership through an HA store: the election (standby until the lease is free),
+ * the renewals, and the local deadline after which the leader must consider itself deposed.
+ *
+ * The store's lease runs on the server's clock from the moment it executed a renewal, which is
+ * after this side sent it. So the leader counts its lease from when it *sent* the last renewal
+ * that succeeded, minus a margin for the two clocks' rates (`LEASE_MARGIN`): its deadline always
+ * falls before the store's expiry, and it stops triggering and committing before anyone else can
+ * take the lease. A renewal the store refuses (another epoch, or the lease expired) deposes it at
+ * once; a store that does not answer deposes it at the deadline. Checkpoint pointers are published
+ * only while the lease is valid here and live in the store (`HaStore.publish` checks the epoch),
+ * which is the fence: a stale leader cannot make a checkpoint complete, so no sink commits for it.
+ *
+ * Time comes from the Clock/Scheduler seam.
+ */
+import { errorMessage, HaError } from '../../core/errors.ts';
+import type { Cancellable, Environment } from '../../core/time.ts';
+import type { HaStore, LeaseHolder } from './ha-store.ts';
+
+/** The share of the lease kept as a margin against clock-rate differences (at least `MIN_MARGIN_MS`). */
+export const LEASE_MARGIN = 0.2;
+const MIN_MARGIN_MS = 50;
+/** Renewals per lease period (and polls per lease period of a standby). */
+export const RENEWALS_PER_LEASE = 3;
+
+/** Until when a lease renewed by a request sent at `sentMs` is valid here (a pure decision). */
+export function localDeadline(sentMs: number, leaseMs: number): number {
+  return sentMs + leaseMs - Math.max(MIN_MARGIN_MS, leaseMs * LEASE_MARGIN);
+}
+
+export interface LeadershipSettings {
+  readonly job: string;
+  /** This job master's candidate id. */
+  readonly holder: string;
+  readonly leaseMs: number;
+  /** Where task managers reach this job master, or null. */
+  readonly address: string | null;
+}
+
+/**
+ * Waits until this job master holds the lease of `settings.job` (a Leadership, still to be
+ * started), or until the job it watched as a standby ended ('ended'); `onStandby` is told who leads
+ * whenever that changes.
+ */
+export async function elect(
+  store: HaStore,
+  settings: LeadershipSettings,
+  env: Environment,
+  onStandby: (leader: LeaseHolder) => void,
+): Promise<Leadership | 'ended'> {
+  let seen: string | null = null;
+  let watched = false;
+  for (;;) {
+    const sentMs = env.clock.now();
+    const r = await store.acquire(settings.job, settings.holder, settings.leaseMs, settings.address, !watched);
+    if (r.held) return new Leadership(store, settings, r.epoch, localDeadline(sentMs, settings.leaseMs), env);
+    if (r.leader.holder === '') return 'ended';
+    watched = true;
+    const key = `${r.leader.holder}/${r.leader.epoch}`;
+    if (key !== seen) {
+      seen = key;
+      onStandby(r.leader);
+    }
+    await new Promise<void>((resolve) => env.scheduler.schedule(settings.leaseMs / RENEWALS_PER_LEASE, resolve));
+  }
+}
+
+export class Leadership {
+  private validUntilMs: number;
+  private timer: Cancellable | null = null;
+  private deadline: Cancellable | null = null;
+  private lostReason: string | null = null;
+  private readonly lostHandlers: Array<(error: HaError) => void> = [];
+  private renewing = false;
+
+  constructor(
+    private readonly store: HaStore,
+    readonly settings: LeadershipSettings,
+    readonly epoch: number,
+    validUntilMs: number,
+    private readonly env: Environment,
+  ) {
+    this.validUntilMs = validUntilMs;
+  }
+
+  /** Whether this job master may still act as the leader (its local deadline has not passed, nothing deposed it). */
+  get valid(): boolean {
+    return this.lostReason === null && this.env.clock.now() < this.validUntilMs;
+  }
+
+  /** Called once when the leadership is lost (not after `stop`). */
+  onLost(handler: (error: HaError) => void): void {
+    this.lostHandlers.push(handler);
+  }
+
+  /** Starts renewing. */
+  start(): void {
+    this.armDeadline();
+    this.scheduleRenewal();
+  }
+
+  /**
+   * Publishes a completed checkpoint under this epoch: resolves once the store holds it.
+   * @throws HaError (HA_LEADERSHIP_LOST) when this job master is no longer the leader; it is then deposed.
+   */
+  async publish(checkpointId: number, location: string): Promise<void> {
+    if (!this.valid) throw this.lostError();
+    let ok: boolean;
+    try {
+      ok = await this.store.publish(this.settings.job, this.epoch, { checkpointId, location });
+    } catch (err) {
+      throw new HaError('HA_LEADERSHIP_LOST', `could not publish checkpoint ${checkpointId} to ${this.store.description}: ${errorMessage(err)}`, {
+        cause: err,
+      });
+    }
+    if (!ok) {
+      this.lose(`the HA store refused checkpoint ${checkpointId} of epoch ${this.epoch}: another job master leads`);
+      throw this.lostError();
+    }
+  }
+
+  /** Stops renewing (the job ended or this job master stops); no loss is reported afterwards. */
+  stop(): void {
+    this.timer?.cancel();
+    this.deadline?.cancel();
+    this.timer = this.deadline = null;
+    if (this.lostReason === null) this.lostReason = 'stopped';
+  }
+
+  private lostError(): HaError {
+    return new HaError(
+      'HA_LEADERSHIP_LOST',
+      `job master ${this.settings.holder} lost the leadership of job ${this.settings.job} (epoch ${this.epoch}): ${this.lostReason ?? 'its lease ran out'}`,
+    );
+  }
+
+  private lose(reason: string): void {
+    if (this.lostReason !== null) return;
+    this.lostReason = reason;
+    this.timer?.cancel();
+    this.deadline?.cancel();
+    const error = this.lostError();
+    for (const h of this.lostHandlers) h(error);
+  }
+
+  private armDeadline(): void {
+    this.deadline?.cancel();
+    const waitMs = Math.max(0, this.validUntilMs - this.env.clock.now());
+    this.deadline = this.env.scheduler.schedule(waitMs, () => {
+      if (this.env.clock.now() >= this.validUntilMs) this.lose(`no renewal succeeded within the lease (${this.settings.leaseMs} ms)`);
+      else this.armDeadline();
+    });
+  }
+
+  private scheduleRenewal(): void {
+    this.timer = this.env.scheduler.schedule(this.settings.leaseMs / RENEWALS_PER_LEASE, () => {
+      this.timer = null;
+      if (this.lostReason !== null) return;
+      void this.renew().finally(() => {
+        if (this.lostReason === null) this.scheduleRenewal();
+      });
+    });
+  }
+
+  private async renew(): Promise<void> {
+    if (this.renewing) return;
+    this.renewing = true;
+    const sentMs = this.env.clock.now();
+    try {
+      const ok = await this.store.renew(this.settings.job, this.settings.holder, this.epoch, this.settings.leaseMs);
+      if (this.lostReason !== null) return;
+      if (!ok) {
+        this.lose('its lease expired or another job master took it over');
+        return;
+      }
+      this.validUntilMs = Math.max(this.validUntilMs, localDeadline(sentMs, this.settings.leaseMs));
+      this.armDeadline();
+    } catch {
+      // The store did not answer: try again at the next renewal; the deadline deposes this leader if none succeeds.
+    } finally {
+      this.renewing = false;
+    }
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * The HA store on PostgreSQL (`--ha postgres://...`): a lease row per job with an epoch, renewed
+ * well before it expires, and the pointer to the newest completed checkpoint, written only under
+ * the live lease of its epoch. A lease row beats advisory locks: a lock belongs to one session,
+ * breaks behind transaction-pooling proxies and never tells its holder it was lost; a row with an
+ * expiry and an epoch is checked by every write.
+ *
+ * Tables, created on first use (both keyed by the job's HA name):
+ *
+ *   weir_ha_leases   (job text PRIMARY KEY, holder text, epoch bigint, lease_until timestamptz, address text)
+ *   weir_ha_pointers (job text PRIMARY KEY, epoch bigint, checkpoint_id bigint, location text, written_at timestamptz)
+ *
+ * Every comparison uses the server's clock (`clock_timestamp()`). `publish` is one statement whose
+ * CTE locks the lease row `FOR SHARE` and re-reads it: a takeover that committed meanwhile (a
+ * new epoch) excludes the row, one in progress is waited for, so a pointer write never lands after
+ * a takeover under the old epoch. When a job ends its pointer row goes and its lease row stays
+ * as an ended lease (`holder` ''): epochs of the job's name never repeat, a standby that watched
+ * the job run learns it ended (it does not take an ended lease), and a new run of the same name
+ * takes it.
+ */
+import pg from 'pg';
+import { errorMessage, HaError } from '../../core/errors.ts';
+import type { AcquireResult, CheckpointPointer, HaStore, LeaseHolder } from './ha-store.ts';
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS weir_ha_leases (
+     job text PRIMARY KEY, holder text NOT NULL, epoch bigint NOT NULL, lease_until timestamptz NOT NULL, address text)`,
+  `CREATE TABLE IF NOT EXISTS weir_ha_pointers (
+     job text PRIMARY KEY, epoch bigint NOT NULL, checkpoint_id bigint NOT NULL, location text NOT NULL, written_at timestamptz NOT NULL)`,
+];
+
+const UNTIL = `clock_timestamp() + make_interval(secs => $3::double precision / 1000)`;
+
+const ACQUIRE = `
+  INSERT INTO weir_ha_leases AS l (job, holder, epoch, lease_until, address) VALUES ($1, $2, 1, ${UNTIL}, $4)
+  ON CONFLICT (job) DO UPDATE SET holder = EXCLUDED.holder, epoch = l.epoch + 1, lease_until = EXCLUDED.lease_until, address = EXCLUDED.address
+    WHERE l.lease_until <= clock_timestamp() AND (l.holder <> '' OR $5)
+  RETURNING epoch`;
+
+const RENEW = `
+  UPDATE weir_ha_leases SET lease_until = ${UNTIL}
+  WHERE job = $1 AND holder = $2 AND epoch = $4 AND lease_until > clock_timestamp()
+  RETURNING epoch`;
+
+const PUBLISH = `
+  WITH lease AS (
+    SELECT epoch FROM weir_ha_leases WHERE job = $1 AND epoch = $2 AND lease_until > clock_timestamp() FOR SHARE
+  )
+  INSERT INTO weir_ha_pointers AS p (job, epoch, checkpoint_id, location, written_at)
+    SELECT $1, $2, $3, $4, clock_timestamp() FROM lease
+  ON CONFLICT (job) DO UPDATE SET epoch = EXCLUDED.epoch, checkpoint_id = EXCLUDED.checkpoint_id, location = EXCLUDED.location, written_at = EXCLUDED.written_at
+    WHERE p.epoch < EXCLUDED.epoch OR p.checkpoint_id < EXCLUDED.checkpoint_id
+  RETURNING checkpoint_id`;
+
+/** The URL for messages: the password never appears. */
+export function describeHaUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return '(an unparsable URL)';
+  }
+}
+
+export class PostgresHaStore implements HaStore {
+  readonly description: string;
+
+  private constructor(
+    private readonly client: pg.Client,
+    url: string,
+  ) {
+    this.description = describeHaUrl(url);
+  }
+
+  /**
+   * Connects and creates the tables when missing.
+   * @throws HaError (HA_UNREACHABLE) naming the URL (without its password) when the server cannot be reached.
+   */
+  static async open(url: string, connectTimeoutMs = 10_000): Promise<PostgresHaStore> {
+    const described = describeHaUrl(url);
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: 'weir ha' });
+    // Errors between queries (the server went away) surface on the next query; an unheard 'error' event would end the process.
+    client.on('error', () => {});
+    try {
+      await client.connect();
+    } catch (err) {
+      client.end().catch(() => {});
+      throw new HaError('HA_UNREACHABLE', `cannot reach the HA store ${described}: ${errorMessage(err)}`, { cause: err });
+    }
+    const store = new PostgresHaStore(client, url);
+    for (const ddl of SCHEMA) {
+      try {
+        await client.query(ddl);
+      } catch (err) {
+        // Two job masters creating the table at once: one wins, the other finds it there.
+        if (!isDuplicateObject(err)) {
+          await client.end().catch(() => {});
+          throw new HaError('HA_UNREACHABLE', `cannot create the HA tables in ${described}: ${errorMessage(err)}`, { cause: err });
+        }
+      }
+    }
+    return store;
+  }
+
+  async acquire(job: string, holder: string, leaseMs: number, address: string | null, takeEnded: boolean): Promise<AcquireResult> {
+    const r = await this.query<{ epoch: string }>(ACQUIRE, [job, holder, leaseMs, address, takeEnded]);
+    if (r.rows.length === 1) return { held: true, epoch: Number(r.rows[0]!.epoch) };
+    const leader = await this.leader(job);
+    if (leader === null) return this.acquire(job, holder, leaseMs, address, takeEnded); // removed meanwhile: try again
+    return { held: false, leader };
+  }
+
+  async renew(job: string, holder: string, epoch: number, leaseMs: number): Promise<boolean> {
+    const r = await this.query(RENEW, [job, holder, leaseMs, epoch]);
+    return r.rows.length === 1;
+  }
+
+  async publish(job: string, epoch: number, pointer: Omit<CheckpointPointer, 'epoch'>): Promise<boolean> {
+    const r = await this.query(PUBLISH, [job, epoch, pointer.checkpointId, pointer.location]);
+    if (r.rows.length === 1) return true;
+    // Nothing written: fenced, or an older checkpoint than the pointer (subsumed: not a fence).
+    const latest = await this.latest(job);
+    const live = await this.query('SELECT 1 FROM weir_ha_leases WHERE job = $1 AND epoch = $2 AND lease_until > clock_timestamp()', [job, epoch]);
+    return live.rows.length === 1 && latest !== null && latest.epoch === epoch && latest.checkpointId >= pointer.checkpointId;
+  }
+
+  async latest(job: string): Promise<CheckpointPointer | null> {
+    const r = await this.query<{ checkpoint_id: string; location: string; epoch: string }>(
+      'SELECT checkpoint_id, location, epoch FROM weir_ha_pointers WHERE job = $1',
+      [job],
+    );
+    const row = r.rows[0];
+    return row === undefined ? null : { checkpointId: Number(row.checkpoint_id), location: row.location, epoch: Number(row.epoch) };
+  }
+
+  async leader(job: string): Promise<(LeaseHolder & { readonly live: boolean }) | null> {
+    const r = await this.query<{ holder: string; epoch: string; address: string | null; live: boolean }>(
+      'SELECT holder, epoch, address, lease_until > clock_timestamp() AS live FROM weir_ha_leases WHERE job = $1',
+      [job],
+    );
+    const row = r.rows[0];
+    return row === undefined ? null : { holder: row.holder, epoch: Number(row.epoch), address: row.address, live: row.live };
+  }
+
+  async finish(job: string, holder: string, epoch: number): Promise<void> {
+    await this.query(
+      `WITH ended AS (
+         UPDATE weir_ha_leases SET holder = '', lease_until = '-infinity', address = NULL WHERE job = $1 AND holder = $2 AND epoch = $3 RETURNING job
+       )
+       DELETE FROM weir_ha_pointers WHERE job IN (SELECT job FROM ended)`,
+      [job, holder, epoch],
+    );
+  }
+
+  async release(job: string, holder: string, epoch: number): Promise<void> {
+    await this.query(`UPDATE weir_ha_leases SET lease_until = '-infinity' WHERE job = $1 AND holder = $2 AND epoch = $3`, [job, holder, epoch]);
+  }
+
+  async close(): Promise<void> {
+    await this.client.end().catch(() => {});
+  }
+
+  private async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.client.query<R>(sql, params);
+    } catch (err) {
+      throw new HaError('HA_UNREACHABLE', `the HA store ${this.description} failed: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+}
+
+function isDuplicateObject(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '23505' || code === '42P07';
+}

@@ -1,0 +1,123 @@
+/**
+ * Job master high availability with real processes and the local PostgreSQL as the HA store: two
+ * `weir run --ha` of the kill job (FileSink, exactly once), one leads and one waits; the leader is
+ * SIGKILLed while a checkpoint is written, or paused (SIGSTOP) past its lease and resumed while
+ * the new leader runs. The standby takes over from the newest published checkpoint, the stale
+ * leader ends without committing, and the output is every line exactly once. The HA rows of the
+ * job go when it ends.
+ */
+import { mkdtempSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { checkpointMoment, KILL_JOB } from './kill-harness.ts';
+import { checkKillOutput } from './kill-oracle.ts';
+import { KEYS, outputDirOf } from './fixtures/kill-job.ts';
+import { CLI_TEST_TIMEOUT_MS, startCli, type CliRun } from './run-cli.ts';
+import { waitForMatch, within } from './running-job.ts';
+
+const HA = `postgres://root@${process.env.WEIR_PG_HOST ?? '127.0.0.1'}:${process.env.WEIR_PG_PORT ?? 5432}/test`;
+const started: CliRun[] = [];
+const jobs: string[] = [];
+afterEach(() => {
+  for (const c of started.splice(0)) {
+    if (c.child.exitCode === null && c.child.signalCode === null) {
+      c.child.kill('SIGCONT');
+      c.child.kill('SIGKILL');
+    }
+  }
+});
+afterAll(async () => {
+  const c = new pg.Client({ connectionString: HA });
+  await c.connect();
+  for (const j of jobs) {
+    await c.query('DELETE FROM weir_ha_leases WHERE job = $1', [j]).catch(() => {});
+    await c.query('DELETE FROM weir_ha_pointers WHERE job = $1', [j]).catch(() => {});
+  }
+  await c.end();
+});
+
+function jobMaster(root: string, job: string, env: Readonly<Record<string, string>>): CliRun {
+  const cli = startCli(['run', KILL_JOB, '--checkpoint-dir', root, '--ha', HA, '--ha-job', job, '--ha-lease', '1500', '--quiet'], { env });
+  started.push(cli);
+  return cli;
+}
+
+async function rows(job: string): Promise<{ lease: { holder: string } | null; pointer: unknown }> {
+  const c = new pg.Client({ connectionString: HA });
+  await c.connect();
+  try {
+    const lease = await c.query('SELECT holder FROM weir_ha_leases WHERE job = $1', [job]);
+    const pointer = await c.query('SELECT checkpoint_id FROM weir_ha_pointers WHERE job = $1', [job]);
+    return { lease: lease.rows[0] ?? null, pointer: pointer.rows[0] ?? null };
+  } finally {
+    await c.end();
+  }
+}
+
+/** The leader's job directory, from the control line it prints. */
+async function jobDirOf(cli: CliRun, root: string): Promise<string> {
+  const m = await waitForMatch(cli, /control: \S+ \(job (\S+)\)/, 60_000, 'the control line');
+  return path.join(root, m[1]!);
+}
+
+describe('weir run --ha (PostgreSQL)', () => {
+  it(
+    'the leader is SIGKILLed while a checkpoint is written: the standby takes over from the newest published checkpoint, exactly once',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-'));
+      const job = `ha-kill-${process.pid}`;
+      jobs.push(job);
+      const env = { KILL_RATE: '3000', KILL_INTERVAL_MS: '100' };
+      const a = jobMaster(root, job, env);
+      await waitForMatch(a, /leading job '\S+' as \S+ \(epoch (\d+), lease 1500 ms\)$/m, 60_000, 'the first leader');
+      const b = jobMaster(root, job, env);
+      await waitForMatch(b, /standby: job '\S+' is led by \S+ \(epoch \d+\)/, 60_000, 'the standby');
+      const jobDir = await jobDirOf(a, root);
+      expect(await checkpointMoment(a, jobDir, 'during', 4)).toBe(true);
+      a.child.kill('SIGKILL');
+      await a.done;
+      const took = await waitForMatch(
+        b,
+        /leading job '\S+' as \S+ \(epoch (\d+), lease 1500 ms\); taking over from checkpoint (\d+) at (\S+)/,
+        60_000,
+        'the takeover',
+      );
+      expect(took[3]!.startsWith(jobDir)).toBe(true);
+      const r = await within(120_000, b.done, () => b.output().stderr);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain(`running attempt 0, restored from checkpoint ${took[2]}`);
+      expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
+      expect(await rows(job)).toEqual({ lease: { holder: '' }, pointer: null });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a leader paused (SIGSTOP) past its lease is replaced; resumed while the new leader runs, it commits nothing and ends saying why',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-'));
+      const job = `ha-stop-${process.pid}`;
+      jobs.push(job);
+      const env = { KILL_RATE: '2000', KILL_INTERVAL_MS: '100' };
+      const a = jobMaster(root, job, env);
+      await waitForMatch(a, /leading job '\S+' as (\S+) \(epoch 1, lease 1500 ms\)$/m, 60_000, 'the first leader');
+      const jobDir = await jobDirOf(a, root);
+      const b = jobMaster(root, job, env);
+      await waitForMatch(b, /standby: job '\S+' is led by/, 60_000, 'the standby');
+      expect(await checkpointMoment(a, jobDir, 'after-complete', 3)).toBe(true);
+      a.child.kill('SIGSTOP');
+      await waitForMatch(b, /leading job '\S+' as \S+ \(epoch 2, lease 1500 ms\); taking over from checkpoint \d+/, 60_000, 'the takeover');
+      await waitForMatch(b, /running attempt 0, restored from checkpoint \d+/, 60_000, 'the new leader running');
+      a.child.kill('SIGCONT');
+      const stale = await within(60_000, a.done, () => a.output().stderr);
+      expect(stale.code).toBe(1);
+      expect(stale.stderr).toMatch(/lost the leadership of job '?ha-stop-\d+'? \(epoch 1\)/);
+      const r = await within(120_000, b.done, () => b.output().stderr);
+      expect(r.code, r.stderr).toBe(0);
+      expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});

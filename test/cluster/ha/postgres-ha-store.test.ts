@@ -1,0 +1,138 @@
+/**
+ * The PostgreSQL HA store against the local server: one leader per job, epochs that only grow, a
+ * lease that cannot be renewed once it ran out or was taken, and a pointer that only the live
+ * epoch can write (the fence). Leases that must still hold are long (60 s); leases that must have
+ * run out are 1 ms, waited out: no outcome depends on the machine's speed.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { HaError } from '../../../src/core/errors.ts';
+import { PostgresHaStore, describeHaUrl } from '../../../src/cluster/ha/postgres-ha-store.ts';
+
+const URL_ = `postgres://root@${process.env.WEIR_PG_HOST ?? '127.0.0.1'}:${process.env.WEIR_PG_PORT ?? 5432}/test`;
+const LONG = 60_000;
+const jobs: string[] = [];
+let n = 0;
+const jobName = () => {
+  const j = `ha-test-${process.pid}-${n++}`;
+  jobs.push(j);
+  return j;
+};
+const expire = () => new Promise((r) => setTimeout(r, 30));
+
+const stores: PostgresHaStore[] = [];
+async function open(): Promise<PostgresHaStore> {
+  const s = await PostgresHaStore.open(URL_);
+  stores.push(s);
+  return s;
+}
+
+afterAll(async () => {
+  const s = await open();
+  for (const j of jobs) {
+    // biome-ignore lint/complexity/useLiteralKeys: the client is private; the test cleans its rows
+    const c = s['client'];
+    await c.query('DELETE FROM weir_ha_leases WHERE job = $1', [j]);
+    await c.query('DELETE FROM weir_ha_pointers WHERE job = $1', [j]);
+  }
+  for (const st of stores) await st.close();
+});
+
+describe('PostgresHaStore', () => {
+  it('one job master leads; a second is told who leads; after the lease runs out the second takes over with the next epoch', async () => {
+    const [a, b] = [await open(), await open()];
+    const job = jobName();
+    expect(await a.acquire(job, 'jm-a', 1, 'host-a:1', true)).toEqual({ held: true, epoch: 1 });
+    await expire();
+    expect(await b.acquire(job, 'jm-b', LONG, 'host-b:2', true)).toEqual({ held: true, epoch: 2 });
+    expect(await a.acquire(job, 'jm-a', LONG, 'host-a:1', true)).toEqual({
+      held: false,
+      leader: { holder: 'jm-b', epoch: 2, address: 'host-b:2', live: true },
+    });
+    expect(await a.leader(job)).toEqual({ holder: 'jm-b', epoch: 2, address: 'host-b:2', live: true });
+  });
+
+  it('a lease is renewed only by its holder of its epoch while it is live', async () => {
+    const s = await open();
+    const job = jobName();
+    const first = await s.acquire(job, 'jm-a', 1, null, true);
+    expect(first).toEqual({ held: true, epoch: 1 });
+    await expire();
+    expect(await s.renew(job, 'jm-a', 1, LONG)).toBe(false); // ran out: no quiet comeback
+    expect(await s.acquire(job, 'jm-b', LONG, null, true)).toEqual({ held: true, epoch: 2 });
+    expect(await s.renew(job, 'jm-b', 2, LONG)).toBe(true);
+    expect(await s.renew(job, 'jm-a', 2, LONG)).toBe(false);
+    expect(await s.renew(job, 'jm-b', 1, LONG)).toBe(false);
+  });
+
+  it('the pointer: written by the live epoch, never by a stale one, never moved back; the newest epoch reads what earlier ones published', async () => {
+    const s = await open();
+    const job = jobName();
+    await s.acquire(job, 'jm-a', 1, null, true);
+    expect(await s.latest(job)).toBeNull();
+    // Epoch 1's lease already ran out: its write is refused.
+    await expire();
+    expect(await s.publish(job, 1, { checkpointId: 3, location: '/ck/a/chk-3' })).toBe(false);
+    expect(await s.latest(job)).toBeNull();
+    await s.acquire(job, 'jm-b', LONG, null, true);
+    expect(await s.publish(job, 2, { checkpointId: 4, location: '/ck/b/chk-4' })).toBe(true);
+    expect(await s.publish(job, 2, { checkpointId: 5, location: '/ck/b/chk-5' })).toBe(true);
+    // An older checkpoint of the live epoch (subsumed) changes nothing and is not a fence.
+    expect(await s.publish(job, 2, { checkpointId: 4, location: '/ck/b/chk-4' })).toBe(true);
+    expect(await s.latest(job)).toEqual({ checkpointId: 5, location: '/ck/b/chk-5', epoch: 2 });
+    expect(await s.publish(job, 1, { checkpointId: 9, location: '/ck/a/chk-9' })).toBe(false);
+    expect(await s.latest(job)).toEqual({ checkpointId: 5, location: '/ck/b/chk-5', epoch: 2 });
+  });
+
+  it('a pointer write racing a takeover in progress waits for it and is refused once it commits (the lease row is locked FOR SHARE)', async () => {
+    const a = await open();
+    const job = jobName();
+    await a.acquire(job, 'jm-a', LONG, null, true);
+    expect(await a.publish(job, 1, { checkpointId: 6, location: '/ck/a/chk-6' })).toBe(true);
+    // A takeover in progress: another session bumped the epoch and has not committed yet.
+    const other = await open();
+    // biome-ignore lint/complexity/useLiteralKeys: a raw session of the test's own
+    const raw = other['client'];
+    await raw.query('BEGIN');
+    await raw.query(`UPDATE weir_ha_leases SET holder = 'jm-b', epoch = epoch + 1 WHERE job = $1`, [job]);
+    let settled = false;
+    const racing = a.publish(job, 1, { checkpointId: 7, location: '/ck/a/chk-7' }).finally(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(settled).toBe(false); // held by the takeover's row lock
+    await raw.query('COMMIT');
+    expect(await racing).toBe(false);
+    expect(await a.latest(job)).toEqual({ checkpointId: 6, location: '/ck/a/chk-6', epoch: 1 });
+    expect(await a.renew(job, 'jm-a', 1, LONG)).toBe(false);
+  });
+
+  it('a released lease is taken at once, and the new leader reads the pointer its predecessor published', async () => {
+    const [a, b] = [await open(), await open()];
+    const job = jobName();
+    await a.acquire(job, 'jm-a', LONG, null, true);
+    await a.publish(job, 1, { checkpointId: 3, location: '/ck/a/chk-3' });
+    await a.release(job, 'jm-a', 1);
+    expect(await b.acquire(job, 'jm-b', LONG, null, true)).toEqual({ held: true, epoch: 2 });
+    expect(await b.latest(job)).toEqual({ checkpointId: 3, location: '/ck/a/chk-3', epoch: 1 });
+  });
+
+  it('finish removes the pointer and ends the lease: a standby does not take it, a new run of the job does, with a higher epoch', async () => {
+    const s = await open();
+    const job = jobName();
+    await s.acquire(job, 'jm-a', LONG, null, true);
+    await s.publish(job, 1, { checkpointId: 2, location: '/x/chk-2' });
+    await s.finish(job, 'jm-a', 1);
+    expect(await s.latest(job)).toBeNull();
+    expect(await s.leader(job)).toEqual({ holder: '', epoch: 1, address: null, live: false });
+    // A standby that watched the job run does not start it again; a new run of the job takes the lease.
+    expect(await s.acquire(job, 'jm-b', LONG, null, false)).toEqual({ held: false, leader: { holder: '', epoch: 1, address: null, live: false } });
+    expect(await s.acquire(job, 'jm-c', LONG, null, true)).toEqual({ held: true, epoch: 2 });
+  });
+
+  it('an unreachable server is one HaError naming the URL without its password', async () => {
+    const err = await PostgresHaStore.open('postgres://root:sekret@127.0.0.1:1/test', 2_000).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(HaError);
+    expect((err as HaError).code).toBe('HA_UNREACHABLE');
+    expect((err as Error).message).toContain('cannot reach the HA store postgres://root:***@127.0.0.1:1/test');
+    expect((err as Error).message).not.toContain('sekret');
+    expect(describeHaUrl('postgres://u:pw@h:5/d')).toBe('postgres://u:***@h:5/d');
+  });
+});
