@@ -117,7 +117,9 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
   program
     .command('taskmanager')
     .description('run a task manager process that joins a job master over TCP and runs the subtasks it is given')
-    .requiredOption('--connect <host:port>', "the job master's --listen address")
+    .option('--connect <host:port>', "the job master's --listen address")
+    .option('--ha <url>', 'instead of --connect: join whichever job master leads --ha-job in this HA store (PostgreSQL), and the next one after it')
+    .option('--ha-job <name>', 'with --ha: the job whose leader to join')
     .option('--slots <n>', 'slots offered, each holding subtask i of every operator (default: one per core)', positiveInt('slots'))
     .option('--token-file <file>', "the cluster token (default: $WEIR_CLUSTER_TOKEN, else the one 'weir run' made in your weir directory on this host)")
     .option('--tls-cert <file>', 'PEM certificate for mutual TLS (with --tls-key and --tls-ca)')

@@ -125,7 +125,13 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
   }
   const leadership = ha?.leadership;
   const started: { control?: Promise<RunControl>; master?: JobMaster; local?: LocalTaskManagers } = {};
-  const listen = clusterListen(flags, env, (local) => (started.local = local));
+  const listen = clusterListen(
+    flags,
+    env,
+    (local) => (started.local = local),
+    (address) =>
+      void leadership?.announce(address).catch((err: unknown) => process.stderr.write(`could not announce ${address} in the HA store: ${errorMessage(err)}\n`)),
+  );
   const outcome = await superviseJob(
     env,
     job.name,
@@ -205,7 +211,12 @@ function checkClusterFlags(flags: RunFlags): void {
 }
 
 /** The run's `listen` option from the flags (null: worker threads as before); local task manager processes start once it listens. */
-function clusterListen(flags: RunFlags, env: StreamEnvironment, started: (local: LocalTaskManagers) => void): ClusterListenOptions | null {
+function clusterListen(
+  flags: RunFlags,
+  env: StreamEnvironment,
+  started: (local: LocalTaskManagers) => void,
+  bound: (address: string) => void,
+): ClusterListenOptions | null {
   const processes = flags.taskManagerProcesses;
   if (flags.listen === undefined && processes === undefined) return null;
   const address = flags.listen === undefined ? { host: '127.0.0.1', port: 0 } : parseAddress(flags.listen, '--listen');
@@ -221,14 +232,15 @@ function clusterListen(flags: RunFlags, env: StreamEnvironment, started: (local:
     ...(flags.insecure === true ? { insecure: true } : {}),
     ...(flags.registrationTimeout === undefined ? {} : { registrationTimeoutMs: flags.registrationTimeout }),
     ...(flags.samePath === true ? { code: 'same-path' as const } : {}),
-    onListening: (bound) => {
+    onListening: (at) => {
+      bound(formatAddress(at.host, at.port));
       if (processes !== undefined) {
         const slots = flags.slotsPerTaskManager ?? Math.max(env.options.parallelism, 1);
-        started(startLocalTaskManagers(processes, bound, slots, token, (line) => process.stderr.write(`${line}\n`)));
+        started(startLocalTaskManagers(processes, at, slots, token, (line) => process.stderr.write(`${line}\n`)));
       } else if (flags.quiet !== true) {
         const tokenHint = source.startsWith('$') ? '' : ` --token-file ${source}`;
         process.stderr.write(
-          `job master listening at ${formatAddress(bound.host, bound.port)}; join with: weir taskmanager --connect ${formatAddress(bound.host, bound.port)}${tokenHint}\n`,
+          `job master listening at ${formatAddress(at.host, at.port)}; join with: weir taskmanager --connect ${formatAddress(at.host, at.port)}${tokenHint}\n`,
         );
       }
     },

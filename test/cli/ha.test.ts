@@ -38,8 +38,8 @@ afterAll(async () => {
   await c.end();
 });
 
-function jobMaster(root: string, job: string, env: Readonly<Record<string, string>>): CliRun {
-  const cli = startCli(['run', KILL_JOB, '--checkpoint-dir', root, '--ha', HA, '--ha-job', job, '--ha-lease', '1500', '--quiet'], { env });
+function jobMaster(root: string, job: string, env: Readonly<Record<string, string>>, extra: readonly string[] = []): CliRun {
+  const cli = startCli(['run', KILL_JOB, '--checkpoint-dir', root, '--ha', HA, '--ha-job', job, '--ha-lease', '1500', '--quiet', ...extra], { env });
   started.push(cli);
   return cli;
 }
@@ -90,6 +90,33 @@ describe('weir run --ha (PostgreSQL)', () => {
       expect(r.stderr).toContain(`running attempt 0, restored from checkpoint ${took[2]}`);
       expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
       expect(await rows(job)).toEqual({ lease: { holder: '' }, pointer: null });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a task manager process that joins through the HA store follows the job from the killed leader to the new one, exactly once',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-'));
+      const job = `ha-tcp-${process.pid}`;
+      jobs.push(job);
+      const env = { KILL_RATE: '3000', KILL_INTERVAL_MS: '100' };
+      const listen = ['--listen', '127.0.0.1:0', '--task-managers', '1', '--registration-timeout', '60000'];
+      const a = jobMaster(root, job, env, listen);
+      await waitForMatch(a, /leading job '\S+' as \S+ \(epoch \d+, lease 1500 ms\)$/m, 60_000, 'the first leader');
+      const tm = startCli(['taskmanager', '--ha', HA, '--ha-job', job, '--slots', '2'], { env });
+      started.push(tm);
+      await waitForMatch(a, /task manager tm-1 .* joined with 2 slots/, 60_000, 'the task manager joining the first leader');
+      const b = jobMaster(root, job, env, listen);
+      await waitForMatch(b, /standby: job '\S+' is led by/, 60_000, 'the standby');
+      const jobDir = await jobDirOf(a, root);
+      expect(await checkpointMoment(a, jobDir, 'during', 3)).toBe(true);
+      a.child.kill('SIGKILL');
+      await waitForMatch(b, /leading job '\S+' as \S+ \(epoch \d+, lease 1500 ms\); taking over from checkpoint \d+/, 60_000, 'the takeover');
+      await waitForMatch(b, /task manager tm-1 .* joined with 2 slots/, 60_000, 'the task manager joining the new leader');
+      const r = await within(120_000, b.done, () => `${b.output().stderr}\n--- task manager:\n${tm.output().stderr}`);
+      expect(r.code, r.stderr).toBe(0);
+      expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
     },
     CLI_TEST_TIMEOUT_MS,
   );

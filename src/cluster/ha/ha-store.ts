@@ -56,6 +56,8 @@ export interface HaStore {
   latest(job: string): Promise<CheckpointPointer | null>;
   /** Who holds the lease of `job` (live or not), or null when nobody ever did. */
   leader(job: string): Promise<(LeaseHolder & { readonly live: boolean }) | null>;
+  /** Where task managers reach the leader of `epoch` (its `--listen` address once bound); nothing when it no longer leads. */
+  announce(job: string, holder: string, epoch: number, address: string): Promise<void>;
   /** The job ended for good: its lease and pointer go (only by the holder of `epoch`). */
   finish(job: string, holder: string, epoch: number): Promise<void>;
   /** Gives the lease up (a clean stop of a leader whose job is not over); others may take it at once. */

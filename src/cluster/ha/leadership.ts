@@ -119,6 +119,11 @@ export class Leadership {
     }
   }
 
+  /** Tells task managers that find the leader through the store where to join (`weir taskmanager --ha`). */
+  announce(address: string): Promise<void> {
+    return this.store.announce(this.settings.job, this.settings.holder, this.epoch, address);
+  }
+
   /** Stops renewing (the job ended or this job master stops); no loss is reported afterwards. */
   stop(): void {
     this.timer?.cancel();

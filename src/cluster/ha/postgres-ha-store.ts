@@ -143,6 +143,10 @@ export class PostgresHaStore implements HaStore {
     return row === undefined ? null : { holder: row.holder, epoch: Number(row.epoch), address: row.address, live: row.live };
   }
 
+  async announce(job: string, holder: string, epoch: number, address: string): Promise<void> {
+    await this.query('UPDATE weir_ha_leases SET address = $4 WHERE job = $1 AND holder = $2 AND epoch = $3', [job, holder, epoch, address]);
+  }
+
   async finish(job: string, holder: string, epoch: number): Promise<void> {
     await this.query(
       `WITH ended AS (

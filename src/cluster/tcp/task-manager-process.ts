@@ -52,6 +52,12 @@ export interface JoinSettings {
   readonly dataBind: string | null;
   /** Wait for a job master (again) instead of ending when none answers. */
   readonly retry: boolean;
+  /**
+   * Where to dial each time (high availability: the leader the HA store names), overriding
+   * host/port; null: no leader announced yet (wait and ask again). With it, the process waits for
+   * the next leader whenever its job master is gone.
+   */
+  readonly resolve?: () => Promise<{ readonly host: string; readonly port: number; readonly label: string } | null>;
   readonly retryIntervalMs: number;
   readonly connectTimeoutMs: number;
   readonly weirVersion: string;
@@ -102,10 +108,23 @@ export async function runTaskManagerProcess(settings: JoinSettings, runner: JobR
   try {
     while (!stopped) {
       let dialed: DialedPeer;
+      let target: { readonly host: string; readonly port: number } = settings;
+      if (settings.resolve !== undefined) {
+        const found = await settings.resolve().catch((err: unknown) => {
+          settings.log(`cannot ask the HA store for the leader (${errorMessage(err)}); trying again in ${settings.retryIntervalMs} ms`);
+          return undefined;
+        });
+        if (found === null) settings.log(`no leader has announced its address yet; asking again in ${settings.retryIntervalMs} ms`);
+        if (found === null || found === undefined) {
+          await sleep(settings.retryIntervalMs, stop);
+          continue;
+        }
+        target = found;
+      }
       try {
         dialed = await dialPeer({
-          host: settings.host,
-          port: settings.port,
+          host: target.host,
+          port: target.port,
           token: settings.token,
           tls: settings.tls,
           role: 'control',
@@ -116,11 +135,11 @@ export async function runTaskManagerProcess(settings: JoinSettings, runner: JobR
       } catch (err) {
         if (stopped) break;
         if (err instanceof ClusterError && err.code === 'CLUSTER_REFUSED') return { kind: 'refused', error: err };
-        if (!settings.retry) {
+        if (!settings.retry && settings.resolve === undefined) {
           if (everJoined) return { kind: 'job-master-gone', address };
           throw err;
         }
-        settings.log(`no job master at ${address} (${errorMessage(err)}); trying again in ${settings.retryIntervalMs} ms`);
+        settings.log(`no job master at ${formatAddress(target.host, target.port)} (${errorMessage(err)}); trying again in ${settings.retryIntervalMs} ms`);
         await sleep(settings.retryIntervalMs, stop);
         continue;
       }
