@@ -14,7 +14,9 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { checkpointMoment, KILL_JOB } from './kill-harness.ts';
 import { checkKillOutput } from './kill-oracle.ts';
 import { KEYS, outputDirOf } from './fixtures/kill-job.ts';
-import { CLI_TEST_TIMEOUT_MS, startCli, type CliRun } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, FIXTURES, startCli, type CliRun } from './run-cli.ts';
+import { checkpointsIn, waitUntil } from './kill-harness.ts';
+import { freshSchema } from '../connectors/postgres/pg-support.ts';
 import { waitForMatch, within } from './running-job.ts';
 
 const HA = `postgres://root@${process.env.WEIR_PG_HOST ?? '127.0.0.1'}:${process.env.WEIR_PG_PORT ?? 5432}/test`;
@@ -144,6 +146,73 @@ describe('weir run --ha (PostgreSQL)', () => {
       const r = await within(120_000, b.done, () => b.output().stderr);
       expect(r.code, r.stderr).toBe(0);
       expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'PostgresSink: a leader killed between a durable _metadata and its pointer (its transactions PREPAREd, not committed) is replaced; every row exactly once, no prepared transaction left',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-'));
+      const job = `ha-pg-${process.pid}`;
+      jobs.push(job);
+      const { schema, admin, drop } = await freshSchema('k text NOT NULL, n integer NOT NULL');
+      await admin.query(`ALTER TABLE ${schema}.t RENAME TO out`);
+      const env = {
+        HA_SCHEMA: schema,
+        PGHOST: process.env.WEIR_PG_HOST ?? '127.0.0.1',
+        PGPORT: String(process.env.WEIR_PG_PORT ?? 5432),
+        PGUSER: 'root',
+        PGDATABASE: 'test',
+      };
+      const start = () => {
+        const cli = startCli(
+          ['run', path.join(FIXTURES, 'ha-pg-job.ts'), '--checkpoint-dir', root, '--ha', HA, '--ha-job', job, '--ha-lease', '1500', '--quiet'],
+          { env },
+        );
+        started.push(cli);
+        return cli;
+      };
+      try {
+        const a = start();
+        await waitForMatch(a, /leading job '\S+' as \S+ \(epoch \d+, lease 1500 ms\)$/m, 60_000, 'the first leader');
+        const b = start();
+        await waitForMatch(b, /standby: job '\S+' is led by/, 60_000, 'the standby');
+        const jobDir = await jobDirOf(a, root);
+        expect(await checkpointMoment(a, jobDir, 'after-complete', 3)).toBe(true);
+        // Hold the lease row: the next checkpoint's _metadata becomes durable, its pointer waits, its transactions stay prepared.
+        const lock = new pg.Client({ connectionString: HA });
+        await lock.connect();
+        await lock.query('BEGIN');
+        await lock.query('SELECT 1 FROM weir_ha_leases WHERE job = $1 FOR UPDATE', [job]);
+        const before = Math.max(...checkpointsIn(jobDir).completed);
+        expect(await waitUntil(a, 'a durable checkpoint whose pointer waits', () => checkpointsIn(jobDir).completed.some((id) => id > before))).toBe(true);
+        const prepared = await admin.query(`SELECT count(*)::int AS n FROM pg_prepared_xacts WHERE gid LIKE '%' || $1 || '%'`, [schema]);
+        // The case this test guards: the sink's transactions of the unpublished checkpoint are prepared, not committed.
+        expect(prepared.rows[0].n).toBeGreaterThan(0);
+        a.child.kill('SIGKILL');
+        await a.done;
+        await lock.query('COMMIT');
+        await lock.end();
+        await waitForMatch(b, /leading job '\S+' as \S+ \(epoch \d+, lease 1500 ms\); taking over from checkpoint (\d+)/, 60_000, 'the takeover');
+        const r = await within(120_000, b.done, () => b.output().stderr);
+        expect(r.code, r.stderr).toBe(0);
+        const dup = await admin.query(`SELECT k, n, count(*)::int AS c FROM ${schema}.out GROUP BY k, n HAVING count(*) > 1 LIMIT 5`);
+        expect(dup.rows).toEqual([]);
+        const perKey = await admin.query(`SELECT k, count(*)::int AS c, max(n) AS m FROM ${schema}.out GROUP BY k ORDER BY k`);
+        const expected = Array.from({ length: 7 }, (_, i) => `k${i}`)
+          .sort()
+          .map((k) => {
+            const c = Math.floor(12_000 / 7) + (Number(k.slice(1)) < 12_000 % 7 ? 1 : 0);
+            return { k, c, m: c };
+          });
+        expect(perKey.rows).toEqual(expected);
+        const left = await admin.query(`SELECT gid FROM pg_prepared_xacts`);
+        expect(left.rows.filter((x: { gid: string }) => x.gid.includes(schema))).toEqual([]);
+        console.log(`prepared transactions of the job when its leader was killed: ${prepared.rows[0].n}`);
+      } finally {
+        await drop();
+      }
     },
     CLI_TEST_TIMEOUT_MS,
   );
