@@ -1,0 +1,98 @@
+/**
+ * An HA store in memory, on a Clock: the same lease and pointer rules as the PostgreSQL store
+ * (`postgres-ha-store.ts`), for the simulator (virtual time: leases run out as the seed's world
+ * moves) and for tests of the leadership logic. Each call settles on a later turn, as a round trip
+ * to a server would.
+ */
+import type { Clock } from '../../core/time.ts';
+import type { AcquireResult, CheckpointPointer, HaStore, LeaseHolder } from './ha-store.ts';
+
+interface Lease extends LeaseHolder {
+  readonly untilMs: number;
+}
+
+export class MemoryHaStore implements HaStore {
+  readonly description = 'memory HA store';
+  private readonly leases = new Map<string, Lease>();
+  private readonly pointers = new Map<string, CheckpointPointer>();
+  /** Pointer writes refused (a stale epoch), for the simulator's counts. */
+  refusedPublishes = 0;
+
+  constructor(private readonly clock: Clock) {}
+
+  acquire(job: string, holder: string, leaseMs: number, address: string | null, takeEnded: boolean): Promise<AcquireResult> {
+    return settle(() => {
+      const now = this.clock.now();
+      const l = this.leases.get(job);
+      if (l !== undefined && (l.untilMs > now || (l.holder === '' && !takeEnded))) return { held: false, leader: l };
+      const epoch = (l?.epoch ?? 0) + 1;
+      this.leases.set(job, { holder, epoch, address, untilMs: now + leaseMs });
+      return { held: true, epoch };
+    });
+  }
+
+  renew(job: string, holder: string, epoch: number, leaseMs: number): Promise<boolean> {
+    return settle(() => {
+      const now = this.clock.now();
+      const l = this.leases.get(job);
+      if (l === undefined || l.holder !== holder || l.epoch !== epoch || l.untilMs <= now) return false;
+      this.leases.set(job, { ...l, untilMs: now + leaseMs });
+      return true;
+    });
+  }
+
+  publish(job: string, epoch: number, pointer: Omit<CheckpointPointer, 'epoch'>): Promise<boolean> {
+    return settle(() => {
+      const l = this.leases.get(job);
+      if (l === undefined || l.epoch !== epoch || l.untilMs <= this.clock.now()) {
+        this.refusedPublishes++;
+        return false;
+      }
+      const p = this.pointers.get(job);
+      if (p === undefined || p.epoch < epoch || p.checkpointId < pointer.checkpointId) this.pointers.set(job, { ...pointer, epoch });
+      return true;
+    });
+  }
+
+  latest(job: string): Promise<CheckpointPointer | null> {
+    return settle(() => this.pointers.get(job) ?? null);
+  }
+
+  leader(job: string): Promise<(LeaseHolder & { readonly live: boolean }) | null> {
+    return settle(() => {
+      const l = this.leases.get(job);
+      return l === undefined ? null : { holder: l.holder, epoch: l.epoch, address: l.address, live: l.untilMs > this.clock.now() };
+    });
+  }
+
+  announce(job: string, holder: string, epoch: number, address: string): Promise<void> {
+    return settle(() => {
+      const l = this.leases.get(job);
+      if (l !== undefined && l.holder === holder && l.epoch === epoch) this.leases.set(job, { ...l, address });
+    });
+  }
+
+  finish(job: string, holder: string, epoch: number): Promise<void> {
+    return settle(() => {
+      const l = this.leases.get(job);
+      if (l === undefined || l.holder !== holder || l.epoch !== epoch) return;
+      this.leases.set(job, { holder: '', epoch, address: null, untilMs: Number.NEGATIVE_INFINITY });
+      this.pointers.delete(job);
+    });
+  }
+
+  release(job: string, holder: string, epoch: number): Promise<void> {
+    return settle(() => {
+      const l = this.leases.get(job);
+      if (l !== undefined && l.holder === holder && l.epoch === epoch) this.leases.set(job, { ...l, untilMs: Number.NEGATIVE_INFINITY });
+    });
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+function settle<T>(fn: () => T): Promise<T> {
+  return Promise.resolve().then(fn);
+}

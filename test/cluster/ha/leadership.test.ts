@@ -1,0 +1,104 @@
+/**
+ * The leadership logic on a manual clock over the in-memory HA store (the same rules as the
+ * PostgreSQL one, whose own test runs against the server): election and standby, renewals keeping
+ * the lease, the local deadline deposing a leader whose renewals do not get through, a refused
+ * renewal or pointer deposing it at once, and the margin that keeps the local deadline before the
+ * store's expiry.
+ */
+import { describe, expect, it } from 'vitest';
+import type { HaError } from '../../../src/core/errors.ts';
+import { elect, localDeadline, type Leadership } from '../../../src/cluster/ha/leadership.ts';
+import { MemoryHaStore } from '../../../src/cluster/ha/memory-ha-store.ts';
+import { ManualEnvironment } from '../../support/manual-env.ts';
+
+const flush = async () => {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+};
+
+async function leader(m: ManualEnvironment, store: MemoryHaStore, holder: string, leaseMs = 900): Promise<Leadership> {
+  const l = await elect(store, { job: 'j', holder, leaseMs, address: null }, m.environment, () => {});
+  if (l === 'ended') throw new Error('ended');
+  return l;
+}
+
+describe('Leadership', () => {
+  it('the local deadline falls before the store expiry by the margin', () => {
+    expect(localDeadline(1_000, 10_000)).toBe(9_000);
+    expect(localDeadline(0, 100)).toBe(50);
+  });
+
+  it('renews while the store answers; a leader whose renewals stop reaching the store deposes itself before the store lets another take over', async () => {
+    const m = new ManualEnvironment();
+    const store = new MemoryHaStore(m.environment.clock);
+    const a = await leader(m, store, 'a');
+    const lost: HaError[] = [];
+    a.onLost((e) => lost.push(e));
+    a.start();
+    for (let t = 100; t <= 3_000; t += 100) {
+      m.advanceTo(t);
+      await flush();
+    }
+    expect(lost).toEqual([]);
+    expect(a.valid).toBe(true);
+    // From now on its renewals do not get through (a partition): the store is unchanged, the deadline passes.
+    const renew = store.renew.bind(store);
+    store.renew = () => new Promise<boolean>(() => {});
+    let deposedAt = -1;
+    a.onLost(() => (deposedAt = m.environment.clock.now()));
+    for (let t = 3_100; t <= 5_000 && deposedAt < 0; t += 10) {
+      m.advanceTo(t);
+      await flush();
+    }
+    expect(lost[0]?.code).toBe('HA_LEADERSHIP_LOST');
+    expect(lost[0]?.message).toContain('no renewal succeeded within the lease (900 ms)');
+    const storeExpiry = (await store.leader('j'))!;
+    expect(storeExpiry.live).toBe(true); // the store still holds the lease: the leader stopped first
+    store.renew = renew;
+    await expect(a.publish(9, '/x/chk-9')).rejects.toThrow(/lost the leadership of job j \(epoch 1\)/);
+    expect(deposedAt).toBeGreaterThan(3_000);
+  });
+
+  it('a standby waits, says who leads, and takes over with the next epoch once the lease ran out; the old leader is refused at once', async () => {
+    const m = new ManualEnvironment();
+    const store = new MemoryHaStore(m.environment.clock);
+    const a = await leader(m, store, 'a', 600);
+    await a.publish(3, '/a/chk-3');
+    const seen: string[] = [];
+    let b: Leadership | 'ended' | null = null;
+    void elect(store, { job: 'j', holder: 'b', leaseMs: 600, address: null }, m.environment, (l) => seen.push(`${l.holder}/${l.epoch}`)).then((x) => (b = x));
+    for (let t = 50; t <= 1_000 && b === null; t += 50) {
+      m.advanceTo(t);
+      await flush();
+    }
+    expect(seen).toEqual(['a/1']);
+    expect(b).not.toBeNull();
+    const nb = b as unknown as Leadership;
+    expect(nb.epoch).toBe(2);
+    expect(await store.latest('j')).toEqual({ checkpointId: 3, location: '/a/chk-3', epoch: 1 });
+    // The old leader wakes (it never ran its renewals: a paused process): its pointer is refused.
+    const lost: HaError[] = [];
+    a.onLost((e) => lost.push(e));
+    await expect(a.publish(4, '/a/chk-4')).rejects.toThrow(/lost the leadership/);
+    expect(await store.latest('j')).toEqual({ checkpointId: 3, location: '/a/chk-3', epoch: 1 });
+    await nb.publish(5, '/b/chk-5');
+    expect(await store.latest('j')).toEqual({ checkpointId: 5, location: '/b/chk-5', epoch: 2 });
+  });
+
+  it('a standby that watched the job learns that it ended; a new run takes the ended lease', async () => {
+    const m = new ManualEnvironment();
+    const store = new MemoryHaStore(m.environment.clock);
+    const a = await leader(m, store, 'a', 600);
+    let b: Leadership | 'ended' | null = null;
+    void elect(store, { job: 'j', holder: 'b', leaseMs: 600, address: null }, m.environment, () => {}).then((x) => (b = x));
+    m.advanceTo(100);
+    await flush();
+    await store.finish('j', 'a', a.epoch);
+    for (let t = 200; t <= 1_000 && b === null; t += 100) {
+      m.advanceTo(t);
+      await flush();
+    }
+    expect(b).toBe('ended');
+    const c = await leader(m, store, 'c', 600);
+    expect(c.epoch).toBe(2);
+  });
+});
