@@ -107,6 +107,7 @@ export type { Clock } from './core/time.ts';
 export { CheckpointFailedError } from './checkpoint/coordinator/coordinator.ts';
 export {
   ClusterError,
+  HaError,
   ConfigError,
   ConnectorError,
   InjectedFault,

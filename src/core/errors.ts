@@ -31,7 +31,7 @@ export type WeirErrorCode =
  * not retry them. Decided by code, so it holds for an error wrapped with its task's name or
  * carried across threads (both keep the code).
  */
-const NOT_RETRYABLE: ReadonlySet<WeirErrorCode> = new Set<WeirErrorCode>(['SOURCE_CANNOT_REWIND']);
+const NOT_RETRYABLE: ReadonlySet<WeirErrorCode> = new Set<WeirErrorCode>(['SOURCE_CANNOT_REWIND', 'HA_LEADERSHIP_LOST']);
 
 /** The base of every error Weir throws for an operating problem; `cause` holds the underlying error. */
 export class WeirError extends Error {

@@ -109,6 +109,13 @@ export interface SeedKnobs {
   readonly afterInflight: 'restart' | 'kill' | null;
   /** Stop with a savepoint this long after the job runs and resume from it at `to` (and, with changeJob, as a changed job). */
   readonly rescale: { readonly atMs: number; readonly to: number; readonly changeJob: boolean } | null;
+  /**
+   * Job master high availability: each process is a job master that must hold the job's lease in an
+   * HA store (in memory, on the virtual clock) before it runs; it publishes every completed
+   * checkpoint there before notifying, and a process started after a kill waits out the dead one's
+   * lease and restores the checkpoint the store's pointer names (not the newest on disk). Null: none.
+   */
+  readonly ha: { readonly leaseMs: number } | null;
 }
 
 /** What a seed runs besides the seed: the job's name and the options a user's module fixes. */
@@ -258,7 +265,21 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
     corruption,
     afterInflight,
     rescale,
+    ha: drawHa(seed, kills.length > 0 && corruption === null && rescale === null),
   };
+}
+
+/**
+ * Two in five of the seeds that kill the process (without corruption at rest or a savepoint
+ * rescale, which the pointer model does not cover yet) run as HA job masters. From a stream of its
+ * own: the other draws of a seed stay as they were.
+ */
+function drawHa(seed: number, eligible: boolean): SeedKnobs['ha'] {
+  const r = new SeededRandom(seed ^ 0x4a11ea5e);
+  if (!eligible || r.next() >= 0.4) return null;
+  // Long against a step's virtual cost and the slow faults (a renewal that fires late is a job master's
+  // event loop stalled): a leader that loses its lease anyway is deposed and replaced (counted).
+  return { leaseMs: 150 + r.int(250) };
 }
 
 function describeKill(k: KillPlan): string {
@@ -302,5 +323,6 @@ export function describeKnobs(k: SeedKnobs): string[] {
     ...(k.asyncStartDelayMsMax > 0 ? [`  async snapshot parts start up to ${k.asyncStartDelayMsMax}ms after their sync part`] : []),
     `  after the first checkpoints with in-flight data: ${k.afterInflight ?? 'nothing'}`,
     `  savepoint: ${k.rescale ? `stop at +${k.rescale.atMs.toFixed(1)}ms, resume at parallelism ${k.rescale.to}${k.rescale.changeJob ? ' as a changed job' : ''}` : 'none'}`,
+    ...(k.ha ? [`  high availability: job masters hold a ${k.ha.leaseMs}ms lease; a new one restores the published pointer`] : []),
   ];
 }

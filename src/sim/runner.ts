@@ -166,7 +166,8 @@ export function describeRecovery(r: RecoveryCounts): string {
     `${r.orderedRecoveryCommits} recoveries committing several pending transactions of one subtask, ${r.staleTriggers} overtaken triggers at sources, ` +
     `task managers died silently (found by heartbeats): ${r.taskManagerDeaths} (${r.deathsBeforeHello} before their hello) / exited (found by their closed connections): ${r.taskManagerExits}, ` +
     `connections dropped: ${r.controlConnectionDrops} control / ${r.dataConnectionDrops} data (${r.dataConnectionFailovers} restarts for a lost data connection), ` +
-    `partitions healed: ${r.partitionsHealed} (${r.partitionsOutlived} task managers found their job master gone at the heal and stopped), ${r.earlierRunCheckpointsPassed} resumes passing over an earlier run's checkpoints`
+    `partitions healed: ${r.partitionsHealed} (${r.partitionsOutlived} task managers found their job master gone at the heal and stopped), ${r.earlierRunCheckpointsPassed} resumes passing over an earlier run's checkpoints, ` +
+    `HA takeovers from the published pointer: ${r.haTakeovers} (${r.haRestoresBehindDisk} with a newer _metadata durable but never published), ${r.haDepositions} leaders deposed`
   );
 }
 

@@ -36,6 +36,8 @@ import { SimProcess } from './world/sim-process.ts';
 import { SimRpc } from './world/sim-rpc.ts';
 import { SimWorld } from './world/sim-world.ts';
 import { SimTaskManagerFaults, type LinkFault } from './world/task-manager-faults.ts';
+import { elect, type Leadership } from '../cluster/ha/leadership.ts';
+import { MemoryHaStore } from '../cluster/ha/memory-ha-store.ts';
 
 const MAX_STEPS = 3_000_000;
 const MAX_VIRTUAL_MS = 120_000;
@@ -120,6 +122,15 @@ export interface RecoveryCounts {
   partitionsOutlived: number;
   /** Resumes of a killed run that passed over checkpoints an earlier run left in the job directory (older than the run's savepoint). */
   earlierRunCheckpointsPassed: number;
+  /**
+   * High availability: processes that took over from a dead leader (waited out its lease) and
+   * restored the checkpoint the HA store's pointer named; of those, restores where a newer
+   * checkpoint's `_metadata` was durable on disk but never published (killed between the two).
+   */
+  haTakeovers: number;
+  haRestoresBehindDisk: number;
+  /** Leaders that lost their lease while they ran (renewals too late) and stopped. */
+  haDepositions: number;
 }
 
 export function noRecovery(): RecoveryCounts {
@@ -161,6 +172,9 @@ export function noRecovery(): RecoveryCounts {
     partitionsHealed: 0,
     partitionsOutlived: 0,
     earlierRunCheckpointsPassed: 0,
+    haTakeovers: 0,
+    haRestoresBehindDisk: 0,
+    haDepositions: 0,
   };
 }
 
@@ -243,6 +257,8 @@ export class SimRun {
   private stopping = false;
   /** Checkpoints each process restored first, to count a second process restoring the same one. */
   private readonly restoredByProcesses = new Set<number>();
+  /** The HA store job masters compete in (seeds with `k.ha`), or null. */
+  private readonly ha: MemoryHaStore | null;
   private readonly firstRunning = new Set<Proc>();
 
   constructor(
@@ -254,11 +270,15 @@ export class SimRun {
     this.world = new SimWorld(k.seed, { stepCostMsMax: k.stepCostMsMax, slowProbability: withFaults ? k.faults.slowProbability : 0, slowDelayMsMax: 3 });
     this.world.slowActive = false;
     this.sinkDir = job === 'file-sink' ? mkdtempSync(join(tmpdir(), 'weir-sim-')) : null;
-    this.sinks = new ScenarioSinks(this.sinkDir, () => newestDurableId(this.files, JOB_DIR, SAVEPOINT_ROOT));
+    // With HA a checkpoint is complete once published: no sink may commit one whose pointer the store refused.
+    this.sinks = new ScenarioSinks(this.sinkDir, () =>
+      Math.min(newestDurableId(this.files, JOB_DIR, SAVEPOINT_ROOT), this.ha?.publishedMax('sim') ?? Infinity),
+    );
     this.taskFaults = new RandomFaults(this.world.random, k.faults.task, k.faults.maxTaskFaults);
     this.taskFaults.active = false;
     this.tmFaults = new SimTaskManagerFaults(k.seed, k.faults.taskManagers);
     this.armed = new Set(withFaults ? k.kills : []);
+    this.ha = k.ha === null ? null : new MemoryHaStore(this.world);
   }
 
   async run(): Promise<RunRecord> {
@@ -338,8 +358,11 @@ export class SimRun {
     this.procs.push(proc);
     this.current = proc;
     storage.kill = (site) => this.storageKill(proc, site);
+    const led = await this.lead(proc, spec);
+    if (led === null) return;
+    const { leadership, restoreFrom } = led;
     this.trace?.(
-      `${this.world.now().toFixed(1)}ms process ${process.pid} starts${spec.restoreFrom ? ` from ${spec.restoreFrom}` : ''} at parallelism ${spec.parallelism}${this.k.taskManagers > 1 ? ` on ${this.k.taskManagers} task managers` : ''}${spec.variant === 'changed' ? ' (changed job)' : ''}`,
+      `${this.world.now().toFixed(1)}ms process ${process.pid} starts${restoreFrom ? ` from ${restoreFrom}` : ''} at parallelism ${spec.parallelism}${this.k.taskManagers > 1 ? ` on ${this.k.taskManagers} task managers` : ''}${spec.variant === 'changed' ? ' (changed job)' : ''}`,
     );
     try {
       const env = environmentFor(this.k, this.job, spec.parallelism);
@@ -350,8 +373,11 @@ export class SimRun {
         faults: this.barrierOrder.observe(process.pid, this.taskFaults),
         rpc,
         storage,
-        restoreFrom: spec.restoreFrom,
-        claim: spec.claim,
+        restoreFrom,
+        claim: spec.claim && restoreFrom !== undefined,
+        ...(leadership === null
+          ? {}
+          : { leadership: { epoch: leadership.epoch, publish: (id: number, location: string) => leadership.publish(id, location) } }),
         allowNonRestoredState: spec.variant === 'changed',
         elementsPerStep: this.k.elementsPerStep,
         sourceBatchRecords: this.k.sourceBatchRecords,
@@ -594,6 +620,47 @@ export class SimRun {
       if (due) return this.killBy(proc, plan, site === 'upload' ? 'during a state upload' : `while writing _metadata (${site})`);
     }
     return false;
+  }
+
+  /**
+   * High availability (seeds with `k.ha`): the process waits until it holds the job's lease (a dead
+   * leader's runs out on the virtual clock), then restores what the store's pointer names instead
+   * of the newest checkpoint on the disk; checkpoints durable there but never published are left
+   * unowned. Without HA: the spec as it is. Null when the process died while it waited.
+   */
+  private async lead(proc: Proc, spec: StartSpec): Promise<{ leadership: Leadership | null; restoreFrom: string | undefined } | null> {
+    const store = this.ha;
+    if (store === null || this.k.ha === null) return { leadership: null, restoreFrom: spec.restoreFrom };
+    const { process } = proc;
+    const elected = await elect(store, { job: 'sim', holder: `process ${process.pid}`, leaseMs: this.k.ha.leaseMs, address: null }, process.environment, (l) =>
+      this.trace?.(`${this.world.now().toFixed(1)}ms process ${process.pid} waits: ${l.holder} holds the lease (epoch ${l.epoch})`),
+    );
+    if (elected === 'ended' || !process.isAlive) return null;
+    elected.onLost((error) => {
+      // A leader whose lease ran out (its renewals came too late) stops at once, as `weir run --ha`
+      // does (process.exit); a standby takes over.
+      if (proc !== this.current || !process.isAlive || this.settled !== null) return;
+      this.trace?.(`${this.world.now().toFixed(1)}ms process ${process.pid}: ${error.message}`);
+      this.recovery.haDepositions++;
+      process.kill();
+      proc.master?.abandonAttempt();
+      this.current = null;
+      this.world.schedule(0, () => void this.resumeAfterKill(proc, { left: 0, afterMs: 0, downMs: 0 }));
+    });
+    elected.start();
+    if (spec.restoreFrom !== JOB_DIR) return { leadership: elected, restoreFrom: spec.restoreFrom };
+    const pointer = await store.latest('sim');
+    const onDisk = this.completedByRun(spec.startedFrom);
+    for (const id of onDisk) if (id !== pointer?.checkpointId) this.abandoned.add(checkpointDir(JOB_DIR, id));
+    if (onDisk.some((id) => id > (pointer?.checkpointId ?? 0))) this.recovery.haRestoresBehindDisk++;
+    proc.known.clear();
+    if (pointer === null) return { leadership: elected, restoreFrom: newestSavepoint(this.files, SAVEPOINT_ROOT) ?? spec.startedFrom ?? undefined };
+    proc.known.add(pointer.checkpointId);
+    this.recovery.haTakeovers++;
+    this.trace?.(
+      `${this.world.now().toFixed(1)}ms process ${process.pid} leads (epoch ${elected.epoch}); the pointer names checkpoint ${pointer.checkpointId}`,
+    );
+    return { leadership: elected, restoreFrom: pointer.location };
   }
 
   private killBy(proc: Proc, plan: KillPlan, why: string): boolean {

@@ -134,7 +134,13 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     bug: 'defect 1 (names per attempt) after in-process restarts (attempt 1 in two processes)',
     reaches: resumedTwice,
   },
-  { seed: 144, job: 'file-sink', mode: 'exactly-once', bug: 'defect 1 (names per attempt): 23 records duplicated', reaches: resumedTwice },
+  {
+    seed: 2,
+    job: 'file-sink',
+    mode: 'exactly-once',
+    bug: 'defect 1 (names per attempt): seed 144 found it (23 records duplicated); since seed 144 draws HA job masters (its second process waits out the lease and no longer restores the same checkpoint again) seed 2 reaches the path',
+    reaches: resumedTwice,
+  },
   // Planted defect 2 (defect-2-no-sink-aware-fallback.patch puts it back): a checkpoint corrupted at rest, recovery
   // fell back to an older one, and the output the sinks had committed after it was committed a second time.
   {
@@ -307,6 +313,20 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     mode: 'unaligned',
     bug: "found by the fresh-seed sweep (100000..101999): engine: a task manager of a new process's first pool died silently before its hello; the job master watched a task manager only from its first answer on, so nothing declared it dead and the deploy waited for ever (liveness). A task manager not heard from yet is now dead after heartbeat.startTimeoutMs from the deploy",
     reaches: { what: 'a task manager found dead before its first answer to a deploy', test: (r) => r.deathsBeforeHello > 0 },
+  },
+  {
+    seed: 12,
+    job: 'keyed-counts',
+    mode: 'at-least-once',
+    bug: "found when the simulator gained HA job masters (knob ha): engine: with a lease shorter than the leader's minimum margin (50 ms) its local deadline fell before the renewal was sent, so every leader was deposed at once; and a deposed leader's job went on failing every checkpoint (LEADERSHIP_LOST did not count as a failure) for ever instead of stopping. The margin is now at most half the lease, and LEADERSHIP_LOST fails the job with a code the restart strategy does not retry",
+    reaches: { what: 'a job master taking over from the HA pointer', test: (r) => r.haTakeovers > 0 },
+  },
+  {
+    seed: 346,
+    job: 'event-time',
+    mode: 'aligned-timeout',
+    bug: "HA path guard: the leader is killed after a checkpoint's _metadata is durable but before its pointer is published; the next leader must restore the published one, and no sink may commit the unpublished one (commit-once uses the newest published checkpoint with HA)",
+    reaches: { what: 'an HA takeover with a newer _metadata durable but never published', test: (r) => r.haTakeovers > 0 && r.haRestoresBehindDisk > 0 },
   },
 ];
 

@@ -4,7 +4,7 @@
  * subtask. Enforces timeout, maxConcurrent and minPause; counts consecutive failures against
  * tolerableFailures; keeps the retained checkpoints and deletes the ones they subsume.
  */
-import { errorMessage, WeirError } from '../../core/errors.ts';
+import { errorMessage, HaError, WeirError } from '../../core/errors.ts';
 import { checkpointId as toCheckpointId, type CheckpointId, type JobId, type TaskId } from '../../core/ids.ts';
 import type { Cancellable, Environment } from '../../core/time.ts';
 import type { CheckpointBarrier, CheckpointOptions } from '../barrier/barrier.ts';
@@ -317,6 +317,11 @@ export class CheckpointCoordinator {
     }
     this.discard(p.checkpointId);
     if (reason !== 'JOB_FAILOVER' && reason !== 'COORDINATOR_SHUTDOWN') this.ctx.log(error.message);
+    if (reason === 'LEADERSHIP_LOST') {
+      // Another job master leads: this one must stop, not retry (the error's code is not retryable).
+      this.ctx.failJob(new HaError('HA_LEADERSHIP_LOST', `the job master stops: ${error.message}`, { cause: error }));
+      return;
+    }
     if (countsAsCheckpointFailure(reason)) {
       this.consecutiveFailures++;
       if (this.consecutiveFailures > this.config.tolerableFailures) {

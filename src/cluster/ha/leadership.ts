@@ -17,7 +17,7 @@ import { errorMessage, HaError } from '../../core/errors.ts';
 import type { Cancellable, Environment } from '../../core/time.ts';
 import type { HaStore, LeaseHolder } from './ha-store.ts';
 
-/** The share of the lease kept as a margin against clock-rate differences (at least `MIN_MARGIN_MS`). */
+/** The share of the lease kept as a margin against clock-rate differences (at least `MIN_MARGIN_MS`, at most half the lease). */
 export const LEASE_MARGIN = 0.2;
 const MIN_MARGIN_MS = 50;
 /** Renewals per lease period (and polls per lease period of a standby). */
@@ -25,7 +25,7 @@ export const RENEWALS_PER_LEASE = 3;
 
 /** Until when a lease renewed by a request sent at `sentMs` is valid here (a pure decision). */
 export function localDeadline(sentMs: number, leaseMs: number): number {
-  return sentMs + leaseMs - Math.max(MIN_MARGIN_MS, leaseMs * LEASE_MARGIN);
+  return sentMs + leaseMs - Math.min(leaseMs / 2, Math.max(MIN_MARGIN_MS, leaseMs * LEASE_MARGIN));
 }
 
 export interface LeadershipSettings {

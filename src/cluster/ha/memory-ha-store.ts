@@ -88,6 +88,11 @@ export class MemoryHaStore implements HaStore {
     });
   }
 
+  /** The id of the newest published checkpoint of `job` (0: none), read at once (the simulator's checkers). */
+  publishedMax(job: string): number {
+    return this.pointers.get(job)?.checkpointId ?? 0;
+  }
+
   close(): Promise<void> {
     return Promise.resolve();
   }

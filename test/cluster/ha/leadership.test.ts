@@ -25,6 +25,7 @@ describe('Leadership', () => {
   it('the local deadline falls before the store expiry by the margin', () => {
     expect(localDeadline(1_000, 10_000)).toBe(9_000);
     expect(localDeadline(0, 100)).toBe(50);
+    expect(localDeadline(0, 36)).toBe(18); // a short lease (the simulator's) keeps half
   });
 
   it('renews while the store answers; a leader whose renewals stop reaching the store deposes itself before the store lets another take over', async () => {
