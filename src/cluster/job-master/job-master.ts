@@ -105,7 +105,8 @@ export class JobMaster {
   private current: JobAttempt | null = null;
   /** The newest attempt that reached running (what the job restored from last). */
   private lastRunning: JobAttempt | null = null;
-  private readonly leaderEpoch: number;
+  /** This job master's leader epoch (0 without high availability). */
+  readonly leaderEpoch: number;
   private restarts = 0;
   /** `Clock.now()` of the newest restarts, as many as the restart strategy looks at (bounded). */
   private readonly restartTimesMs: number[] = [];

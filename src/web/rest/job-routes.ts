@@ -75,6 +75,7 @@ export function jobDetails(job: WebJob): JobDetails {
     attempt: m.attempt,
     restarts: master.restartCount,
     'restored-from': master.restoredFrom,
+    'leader-epoch': master.leaderEpoch,
     'records-in': m.recordsInTotal,
     'records-out': m.recordsOutTotal,
     'records-in-attempt': m.recordsIn,

@@ -60,6 +60,8 @@ export interface JobDetails {
   attempt: number;
   restarts: number;
   'restored-from': number | null;
+  /** The job master's leader epoch with high availability (`weir run --ha`), 0 without. */
+  'leader-epoch': number;
   /** Over every attempt. */
   'records-in': number;
   'records-out': number;
