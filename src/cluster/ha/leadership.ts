@@ -66,12 +66,16 @@ export async function elect(
 }
 
 export class Leadership {
+  /** Until when this side may act without asking the store (the local deadline). */
   private validUntilMs: number;
+  /** When the last renewal that succeeded (or the acquire) was sent: the store's lease runs at least to this + leaseMs. */
+  private lastOkSentMs: number;
   private timer: Cancellable | null = null;
   private deadline: Cancellable | null = null;
   private lostReason: string | null = null;
   private readonly lostHandlers: Array<(error: HaError) => void> = [];
-  private renewing = false;
+  /** The renewal in flight, if any. */
+  private inFlight: Promise<void> | null = null;
 
   constructor(
     private readonly store: HaStore,
@@ -81,9 +85,10 @@ export class Leadership {
     private readonly env: Environment,
   ) {
     this.validUntilMs = validUntilMs;
+    this.lastOkSentMs = validUntilMs - localDeadline(0, settings.leaseMs);
   }
 
-  /** Whether this job master may still act as the leader (its local deadline has not passed, nothing deposed it). */
+  /** Whether this job master may act as the leader now without asking the store (its local deadline has not passed, nothing deposed it). */
   get valid(): boolean {
     return this.lostReason === null && this.env.clock.now() < this.validUntilMs;
   }
@@ -100,10 +105,12 @@ export class Leadership {
   }
 
   /**
-   * Publishes a completed checkpoint under this epoch: resolves once the store holds it.
+   * Publishes a completed checkpoint under this epoch: resolves once the store holds it. Past the
+   * local deadline it first waits for a renewal to say whether the lease still holds.
    * @throws HaError (HA_LEADERSHIP_LOST) when this job master is no longer the leader; it is then deposed.
    */
   async publish(checkpointId: number, location: string): Promise<void> {
+    if (!this.valid && this.lostReason === null) await this.renew();
     if (!this.valid) throw this.lostError();
     let ok: boolean;
     try {
@@ -148,12 +155,26 @@ export class Leadership {
     for (const h of this.lostHandlers) h(error);
   }
 
+  /**
+   * At the local deadline this side stops acting (publish waits) and asks the store at once: this
+   * thread may have stood still (a loaded machine) while the lease still holds there. A renewal the
+   * store accepts proves it held the lease all along (the store renews only a live lease, and nobody
+   * can take a live one), so the leader goes on; one refused deposes it. With no answer by the time
+   * the store's lease runs out (`lastOkSentMs + leaseMs`), it is deposed.
+   */
   private armDeadline(): void {
     this.deadline?.cancel();
-    const waitMs = Math.max(0, this.validUntilMs - this.env.clock.now());
-    this.deadline = this.env.scheduler.schedule(waitMs, () => {
-      if (this.env.clock.now() >= this.validUntilMs) this.lose(`no renewal succeeded within the lease (${this.settings.leaseMs} ms)`);
-      else this.armDeadline();
+    const now = this.env.clock.now();
+    const hardMs = this.lastOkSentMs + this.settings.leaseMs;
+    if (now >= hardMs) {
+      this.lose(`no renewal succeeded within the lease (${this.settings.leaseMs} ms)`);
+      return;
+    }
+    const soonest = now < this.validUntilMs ? this.validUntilMs : hardMs;
+    this.deadline = this.env.scheduler.schedule(Math.max(0, soonest - now), () => {
+      if (this.lostReason !== null) return;
+      if (this.env.clock.now() >= this.validUntilMs) void this.renew();
+      this.armDeadline();
     });
   }
 
@@ -167,9 +188,13 @@ export class Leadership {
     });
   }
 
-  private async renew(): Promise<void> {
-    if (this.renewing) return;
-    this.renewing = true;
+  /** One renewal (joins the one in flight). */
+  private renew(): Promise<void> {
+    this.inFlight ??= this.renewOnce().finally(() => (this.inFlight = null));
+    return this.inFlight;
+  }
+
+  private async renewOnce(): Promise<void> {
     const sentMs = this.env.clock.now();
     try {
       const ok = await this.store.renew(this.settings.job, this.settings.holder, this.epoch, this.settings.leaseMs);
@@ -178,12 +203,11 @@ export class Leadership {
         this.lose('its lease expired or another job master took it over');
         return;
       }
+      this.lastOkSentMs = Math.max(this.lastOkSentMs, sentMs);
       this.validUntilMs = Math.max(this.validUntilMs, localDeadline(sentMs, this.settings.leaseMs));
       this.armDeadline();
     } catch {
-      // The store did not answer: try again at the next renewal; the deadline deposes this leader if none succeeds.
-    } finally {
-      this.renewing = false;
+      // The store did not answer: try again at the next renewal; the lease's end deposes this leader if none succeeds.
     }
   }
 }

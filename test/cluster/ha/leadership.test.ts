@@ -28,7 +28,7 @@ describe('Leadership', () => {
     expect(localDeadline(0, 36)).toBe(18); // a short lease (the simulator's) keeps half
   });
 
-  it('renews while the store answers; a leader whose renewals stop reaching the store deposes itself before the store lets another take over', async () => {
+  it('renews while the store answers; a leader whose renewals stop reaching the store stops acting before its lease can run out there, and is deposed when it has', async () => {
     const m = new ManualEnvironment();
     const store = new MemoryHaStore(m.environment.clock);
     const a = await leader(m, store, 'a');
@@ -44,19 +44,53 @@ describe('Leadership', () => {
     // From now on its renewals do not get through (a partition): the store is unchanged, the deadline passes.
     const renew = store.renew.bind(store);
     store.renew = () => new Promise<boolean>(() => {});
+    let stoppedActingAt = -1;
     let deposedAt = -1;
     a.onLost(() => (deposedAt = m.environment.clock.now()));
-    for (let t = 3_100; t <= 5_000 && deposedAt < 0; t += 10) {
+    for (let t = 3_010; t <= 5_000 && deposedAt < 0; t += 10) {
       m.advanceTo(t);
       await flush();
+      if (stoppedActingAt < 0 && !a.valid) {
+        stoppedActingAt = t;
+        // It no longer acts on its own (a publish would wait for the store) while the store still holds its lease.
+        expect((await store.leader('j'))!.live).toBe(true);
+      }
     }
+    expect(stoppedActingAt).toBeGreaterThan(3_000);
+    expect(deposedAt).toBeGreaterThan(stoppedActingAt);
     expect(lost[0]?.code).toBe('HA_LEADERSHIP_LOST');
     expect(lost[0]?.message).toContain('no renewal succeeded within the lease (900 ms)');
-    const storeExpiry = (await store.leader('j'))!;
-    expect(storeExpiry.live).toBe(true); // the store still holds the lease: the leader stopped first
     store.renew = renew;
     await expect(a.publish(9, '/x/chk-9')).rejects.toThrow(/lost the leadership of job j \(epoch 1\)/);
-    expect(deposedAt).toBeGreaterThan(3_000);
+  });
+
+  it('a leader whose own thread stood still past its local deadline asks the store: the lease still held there, so it goes on (and a publish meanwhile waits for the answer)', async () => {
+    const m = new ManualEnvironment();
+    const store = new MemoryHaStore(m.environment.clock);
+    const a = await leader(m, store, 'a', 900);
+    const lost: HaError[] = [];
+    a.onLost((e) => lost.push(e));
+    a.start();
+    // Renewals are answered late (a slow store, or this thread busy), but within the store's lease.
+    const renew = store.renew.bind(store);
+    let release: (() => void) | null = null;
+    store.renew = (...args) =>
+      new Promise<boolean>((resolve) => {
+        release = () => void renew(...args).then(resolve);
+      });
+    m.advanceTo(750); // past the local deadline (900 - 180), before the store's end (900)
+    await flush();
+    expect(a.valid).toBe(false);
+    let published = false;
+    const publishing = a.publish(1, '/a/chk-1').then(() => (published = true));
+    await flush();
+    expect(published).toBe(false); // waits for the store's answer
+    (release as unknown as () => void)();
+    await publishing;
+    expect(published).toBe(true);
+    expect(a.valid).toBe(true);
+    expect(lost).toEqual([]);
+    expect(await store.latest('j')).toEqual({ checkpointId: 1, location: '/a/chk-1', epoch: 1 });
   });
 
   it('a standby waits, says who leads, and takes over with the next epoch once the lease ran out; the old leader is refused at once', async () => {
