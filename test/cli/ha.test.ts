@@ -14,7 +14,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { checkpointMoment, KILL_JOB } from './kill-harness.ts';
 import { checkKillOutput } from './kill-oracle.ts';
 import { KEYS, outputDirOf } from './fixtures/kill-job.ts';
-import { CLI_TEST_TIMEOUT_MS, FIXTURES, startCli, type CliRun } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, FIXTURES, runCli, startCli, type CliRun } from './run-cli.ts';
 import { checkpointsIn, waitUntil } from './kill-harness.ts';
 import { freshSchema } from '../connectors/postgres/pg-support.ts';
 import { waitForMatch, within } from './running-job.ts';
@@ -65,6 +65,14 @@ async function jobDirOf(cli: CliRun, root: string): Promise<string> {
 }
 
 describe('weir run --ha (PostgreSQL)', () => {
+  it('an HA store that cannot be reached is one error naming its URL, without the password, before anything starts', async () => {
+    const r = await runCli(['run', path.join(FIXTURES, 'tiny-job.ts'), '--ha', 'postgres://root:sekret-pw@127.0.0.1:1/test']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('cannot reach the HA store postgres://root:***@127.0.0.1:1/test');
+    expect(r.stderr).not.toContain('sekret-pw');
+    expect(r.stderr).not.toContain('control:');
+  });
+
   it(
     'the leader is SIGKILLed while a checkpoint is written: the standby takes over from the newest published checkpoint, exactly once',
     async () => {
