@@ -77,7 +77,10 @@ export async function becomeLeader(flags: HaFlags & { readonly ha: string }, job
     leadership: elected,
     takeOverFrom: pointer?.location ?? null,
     finish: async () => {
+      const deposed = elected.deposed;
       elected.stop();
+      // A deposed leader's job is not over: the next leader runs it (and the store refuses the end anyway).
+      if (deposed) return store.close();
       try {
         await store.finish(job, holder, elected.epoch);
       } catch (err) {

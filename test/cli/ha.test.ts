@@ -17,6 +17,7 @@ import { KEYS, outputDirOf } from './fixtures/kill-job.ts';
 import { CLI_TEST_TIMEOUT_MS, FIXTURES, runCli, startCli, type CliRun } from './run-cli.ts';
 import { checkpointsIn, waitUntil } from './kill-harness.ts';
 import { freshSchema } from '../connectors/postgres/pg-support.ts';
+import { TcpCutProxy } from '../support/tcp-cut-proxy.ts';
 import { waitForMatch, within } from './running-job.ts';
 
 const HA = `postgres://root@${process.env.WEIR_PG_HOST ?? '127.0.0.1'}:${process.env.WEIR_PG_PORT ?? 5432}/test`;
@@ -220,6 +221,43 @@ describe('weir run --ha (PostgreSQL)', () => {
         console.log(`prepared transactions of the job when its leader was killed: ${prepared.rows[0].n}`);
       } finally {
         await drop();
+      }
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'the leader cut off from PostgreSQL: a short cut is ridden out; a partition longer than the lease deposes it (exit 1) and the standby takes over, exactly once',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-'));
+      const job = `ha-cut-${process.pid}`;
+      jobs.push(job);
+      const proxy = await TcpCutProxy.start(process.env.WEIR_PG_HOST ?? '127.0.0.1', Number(process.env.WEIR_PG_PORT ?? 5432));
+      try {
+        const env = { KILL_RATE: '2000', KILL_INTERVAL_MS: '100' };
+        const viaProxy = `postgres://root@127.0.0.1:${proxy.port}/test`;
+        const a = startCli(['run', KILL_JOB, '--checkpoint-dir', root, '--ha', viaProxy, '--ha-job', job, '--ha-lease', '1500', '--quiet'], { env });
+        started.push(a);
+        await waitForMatch(a, /leading job '\S+' as \S+ \(epoch 1, lease 1500 ms\)$/m, 60_000, 'the first leader');
+        const jobDir = await jobDirOf(a, root);
+        const b = jobMaster(root, job, env);
+        await waitForMatch(b, /standby: job '\S+' is led by/, 60_000, 'the standby');
+        expect(await checkpointMoment(a, jobDir, 'after-complete', 2)).toBe(true);
+        // A cut (a server restart, as the client sees it): the next renewal connects again.
+        proxy.cut();
+        expect(await checkpointMoment(a, jobDir, 'after-complete', 5), a.output().stderr).toBe(true);
+        expect(a.output().stderr).not.toContain('lost the leadership');
+        // A partition longer than the lease: the leader cannot renew; it stops and exits.
+        proxy.block(true);
+        const deposed = await within(60_000, a.done, () => a.output().stderr);
+        expect(deposed.code).toBe(1);
+        expect(deposed.stderr).toMatch(/lost the leadership of job '?ha-cut-\d+'? \(epoch 1\): no renewal succeeded within the lease/);
+        await waitForMatch(b, /leading job '\S+' as \S+ \(epoch 2, lease 1500 ms\); taking over from checkpoint \d+/, 60_000, 'the takeover');
+        const r = await within(120_000, b.done, () => b.output().stderr);
+        expect(r.code, r.stderr).toBe(0);
+        expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
+      } finally {
+        await proxy.close();
       }
     },
     CLI_TEST_TIMEOUT_MS,

@@ -315,13 +315,16 @@ export class CheckpointCoordinator {
       this.retryFinalLater();
       return;
     }
-    this.discard(p.checkpointId);
-    if (reason !== 'JOB_FAILOVER' && reason !== 'COORDINATOR_SHUTDOWN') this.ctx.log(error.message);
     if (reason === 'LEADERSHIP_LOST') {
-      // Another job master leads: this one must stop, not retry (the error's code is not retryable).
+      // Another job master leads: this one stops, not retries (the error's code is not retryable),
+      // and deletes nothing: the new leader restores what the HA store names, which a pointer write
+      // whose answer was lost may have made this very checkpoint.
+      this.ctx.log(error.message);
       this.ctx.failJob(new HaError('HA_LEADERSHIP_LOST', `the job master stops: ${error.message}`, { cause: error }));
       return;
     }
+    this.discard(p.checkpointId);
+    if (reason !== 'JOB_FAILOVER' && reason !== 'COORDINATOR_SHUTDOWN') this.ctx.log(error.message);
     if (countsAsCheckpointFailure(reason)) {
       this.consecutiveFailures++;
       if (this.consecutiveFailures > this.config.tolerableFailures) {

@@ -58,7 +58,7 @@ export interface HaStore {
   leader(job: string): Promise<(LeaseHolder & { readonly live: boolean }) | null>;
   /** Where task managers reach the leader of `epoch` (its `--listen` address once bound); nothing when it no longer leads. */
   announce(job: string, holder: string, epoch: number, address: string): Promise<void>;
-  /** The job ended for good: its lease and pointer go (only by the holder of `epoch`). */
+  /** The job ended for good: its lease and pointer go (only by the holder of `epoch`, while its lease is live: a deposed leader ends nothing). */
   finish(job: string, holder: string, epoch: number): Promise<void>;
   /** Gives the lease up (a clean stop of a leader whose job is not over); others may take it at once. */
   release(job: string, holder: string, epoch: number): Promise<void>;

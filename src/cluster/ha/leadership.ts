@@ -110,20 +110,43 @@ export class Leadership {
    * @throws HaError (HA_LEADERSHIP_LOST) when this job master is no longer the leader; it is then deposed.
    */
   async publish(checkpointId: number, location: string): Promise<void> {
-    if (!this.valid && this.lostReason === null) await this.renew();
-    if (!this.valid) throw this.lostError();
-    let ok: boolean;
-    try {
-      ok = await this.store.publish(this.settings.job, this.epoch, { checkpointId, location });
-    } catch (err) {
-      throw new HaError('HA_LEADERSHIP_LOST', `could not publish checkpoint ${checkpointId} to ${this.store.description}: ${errorMessage(err)}`, {
-        cause: err,
-      });
-    }
-    if (!ok) {
+    for (;;) {
+      if (this.lostReason !== null) throw this.lostError();
+      if (!this.valid) {
+        // Past the local deadline: only a renewal the store accepts lets this leader act again;
+        // the lease's end (armDeadline) deposes it if none does.
+        await this.renew();
+        if (this.lostReason !== null) throw this.lostError();
+        if (!this.valid) {
+          await this.pause();
+          continue;
+        }
+      }
+      let ok: boolean;
+      try {
+        ok = await this.store.publish(this.settings.job, this.epoch, { checkpointId, location });
+      } catch {
+        // No answer (the store restarted, a network cut): the pointer may or may not have been
+        // written, so the checkpoint must neither be given up (its files may be named now) nor
+        // counted as complete. Ask again (the write is idempotent) until the store answers or the
+        // lease is gone.
+        await this.pause();
+        continue;
+      }
+      if (ok) return;
       this.lose(`the HA store refused checkpoint ${checkpointId} of epoch ${this.epoch}: another job master leads`);
       throw this.lostError();
     }
+  }
+
+  /** A short wait before asking the store again. */
+  private pause(): Promise<void> {
+    return new Promise<void>((resolve) => this.env.scheduler.schedule(this.settings.leaseMs / (4 * RENEWALS_PER_LEASE), resolve));
+  }
+
+  /** Whether this job master was deposed (not merely stopped). */
+  get deposed(): boolean {
+    return this.lostReason !== null && this.lostReason !== 'stopped';
   }
 
   /** Tells task managers that find the leader through the store where to join (`weir taskmanager --ha`). */

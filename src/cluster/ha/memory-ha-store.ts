@@ -75,7 +75,7 @@ export class MemoryHaStore implements HaStore {
   finish(job: string, holder: string, epoch: number): Promise<void> {
     return settle(() => {
       const l = this.leases.get(job);
-      if (l === undefined || l.holder !== holder || l.epoch !== epoch) return;
+      if (l === undefined || l.holder !== holder || l.epoch !== epoch || l.untilMs <= this.clock.now()) return;
       this.leases.set(job, { holder: '', epoch, address: null, untilMs: Number.NEGATIVE_INFINITY });
       this.pointers.delete(job);
     });

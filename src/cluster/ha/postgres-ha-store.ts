@@ -65,11 +65,16 @@ export function describeHaUrl(url: string): string {
 
 export class PostgresHaStore implements HaStore {
   readonly description: string;
+  /** The open connection; null after it broke (the server restarted, a network cut): the next call opens another. */
+  private client: pg.Client | null;
+  private closed = false;
 
   private constructor(
-    private readonly client: pg.Client,
-    url: string,
+    client: pg.Client,
+    private readonly url: string,
+    private readonly connectTimeoutMs: number,
   ) {
+    this.client = client;
     this.description = describeHaUrl(url);
   }
 
@@ -79,16 +84,7 @@ export class PostgresHaStore implements HaStore {
    */
   static async open(url: string, connectTimeoutMs = 10_000): Promise<PostgresHaStore> {
     const described = describeHaUrl(url);
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: 'weir ha' });
-    // Errors between queries (the server went away) surface on the next query; an unheard 'error' event would end the process.
-    client.on('error', () => {});
-    try {
-      await client.connect();
-    } catch (err) {
-      client.end().catch(() => {});
-      throw new HaError('HA_UNREACHABLE', `cannot reach the HA store ${described}: ${errorMessage(err)}`, { cause: err });
-    }
-    const store = new PostgresHaStore(client, url);
+    const client = await connectTo(url, connectTimeoutMs);
     for (const ddl of SCHEMA) {
       try {
         await client.query(ddl);
@@ -100,7 +96,7 @@ export class PostgresHaStore implements HaStore {
         }
       }
     }
-    return store;
+    return new PostgresHaStore(client, url, connectTimeoutMs);
   }
 
   async acquire(job: string, holder: string, leaseMs: number, address: string | null, takeEnded: boolean): Promise<AcquireResult> {
@@ -150,7 +146,8 @@ export class PostgresHaStore implements HaStore {
   async finish(job: string, holder: string, epoch: number): Promise<void> {
     await this.query(
       `WITH ended AS (
-         UPDATE weir_ha_leases SET holder = '', lease_until = '-infinity', address = NULL WHERE job = $1 AND holder = $2 AND epoch = $3 RETURNING job
+         UPDATE weir_ha_leases SET holder = '', lease_until = '-infinity', address = NULL
+         WHERE job = $1 AND holder = $2 AND epoch = $3 AND lease_until > clock_timestamp() RETURNING job
        )
        DELETE FROM weir_ha_pointers WHERE job IN (SELECT job FROM ended)`,
       [job, holder, epoch],
@@ -162,16 +159,55 @@ export class PostgresHaStore implements HaStore {
   }
 
   async close(): Promise<void> {
-    await this.client.end().catch(() => {});
+    this.closed = true;
+    const c = this.client;
+    this.client = null;
+    await c?.end().catch(() => {});
   }
 
+  /**
+   * Runs one statement. A connection that broke is dropped and the call fails (HA_UNREACHABLE); the
+   * next call connects again, so a leader rides out a server restart or a short cut within its
+   * lease. Every statement here may be sent again safely: renewals and pointers are conditional
+   * upserts, and an acquire that went through unseen shows as this holder's own live lease.
+   */
   private async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
+    if (this.closed) throw new HaError('HA_UNREACHABLE', `the HA store ${this.description} is closed`);
+    let client = this.client;
     try {
-      return await this.client.query<R>(sql, params);
+      if (client === null) {
+        client = await connectTo(this.url, this.connectTimeoutMs);
+        this.client = client;
+      }
+      return await client.query<R>(sql, params);
     } catch (err) {
-      throw new HaError('HA_UNREACHABLE', `the HA store ${this.description} failed: ${errorMessage(err)}`, { cause: err });
+      if (client !== null && this.client === client && isConnectionLost(err)) {
+        this.client = null;
+        void client.end().catch(() => {});
+      }
+      throw err instanceof HaError ? err : new HaError('HA_UNREACHABLE', `the HA store ${this.description} failed: ${errorMessage(err)}`, { cause: err });
     }
   }
+}
+
+async function connectTo(url: string, connectTimeoutMs: number): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: 'weir ha' });
+  // Errors between queries (the server went away) surface on the next query; an unheard 'error' event would end the process.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+  } catch (err) {
+    client.end().catch(() => {});
+    throw new HaError('HA_UNREACHABLE', `cannot reach the HA store ${describeHaUrl(url)}: ${errorMessage(err)}`, { cause: err });
+  }
+  return client;
+}
+
+/** An error that leaves the connection unusable (not a statement's own failure, which has an SQLSTATE of class other than 08/57). */
+function isConnectionLost(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code.startsWith('08') || code.startsWith('57');
+  return true;
 }
 
 function isDuplicateObject(err: unknown): boolean {

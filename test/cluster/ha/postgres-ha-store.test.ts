@@ -4,7 +4,9 @@
  * epoch can write (the fence). Leases that must still hold are long (60 s); leases that must have
  * run out are 1 ms, waited out: no outcome depends on the machine's speed.
  */
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TcpCutProxy } from '../../support/tcp-cut-proxy.ts';
 import { HaError } from '../../../src/core/errors.ts';
 import { PostgresHaStore, describeHaUrl } from '../../../src/cluster/ha/postgres-ha-store.ts';
 
@@ -26,14 +28,19 @@ async function open(): Promise<PostgresHaStore> {
   return s;
 }
 
+async function rawSession(): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: URL_ });
+  await c.connect();
+  return c;
+}
+
 afterAll(async () => {
-  const s = await open();
+  const c = await rawSession();
   for (const j of jobs) {
-    // biome-ignore lint/complexity/useLiteralKeys: the client is private; the test cleans its rows
-    const c = s['client'];
     await c.query('DELETE FROM weir_ha_leases WHERE job = $1', [j]);
     await c.query('DELETE FROM weir_ha_pointers WHERE job = $1', [j]);
   }
+  await c.end();
   for (const st of stores) await st.close();
 });
 
@@ -89,9 +96,7 @@ describe('PostgresHaStore', () => {
     await a.acquire(job, 'jm-a', LONG, null, true);
     expect(await a.publish(job, 1, { checkpointId: 6, location: '/ck/a/chk-6' })).toBe(true);
     // A takeover in progress: another session bumped the epoch and has not committed yet.
-    const other = await open();
-    // biome-ignore lint/complexity/useLiteralKeys: a raw session of the test's own
-    const raw = other['client'];
+    const raw = await rawSession();
     await raw.query('BEGIN');
     await raw.query(`UPDATE weir_ha_leases SET holder = 'jm-b', epoch = epoch + 1 WHERE job = $1`, [job]);
     let settled = false;
@@ -99,6 +104,7 @@ describe('PostgresHaStore', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(settled).toBe(false); // held by the takeover's row lock
     await raw.query('COMMIT');
+    await raw.end();
     expect(await racing).toBe(false);
     expect(await a.latest(job)).toEqual({ checkpointId: 6, location: '/ck/a/chk-6', epoch: 1 });
     expect(await a.renew(job, 'jm-a', 1, LONG)).toBe(false);
@@ -127,6 +133,16 @@ describe('PostgresHaStore', () => {
     expect(await s.acquire(job, 'jm-c', LONG, null, true)).toEqual({ held: true, epoch: 2 });
   });
 
+  it('a leader whose lease ran out cannot end the job: its finish changes nothing, a standby still takes over', async () => {
+    const s = await open();
+    const job = jobName();
+    await s.acquire(job, 'jm-a', 1, null, true);
+    await expire();
+    await s.finish(job, 'jm-a', 1);
+    expect(await s.leader(job)).toMatchObject({ holder: 'jm-a', epoch: 1, live: false });
+    expect(await s.acquire(job, 'jm-b', LONG, null, false)).toEqual({ held: true, epoch: 2 });
+  });
+
   it('an unreachable server is one HaError naming the URL without its password', async () => {
     const err = await PostgresHaStore.open('postgres://root:sekret@127.0.0.1:1/test', 2_000).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HaError);
@@ -134,5 +150,24 @@ describe('PostgresHaStore', () => {
     expect((err as Error).message).toContain('cannot reach the HA store postgres://root:***@127.0.0.1:1/test');
     expect((err as Error).message).not.toContain('sekret');
     expect(describeHaUrl('postgres://u:pw@h:5/d')).toBe('postgres://u:***@h:5/d');
+  });
+
+  it('rides out a broken connection (a server restart, a network cut): the call in flight fails, the next connects again', async () => {
+    const proxy = await TcpCutProxy.start(process.env.WEIR_PG_HOST ?? '127.0.0.1', Number(process.env.WEIR_PG_PORT ?? 5432));
+    try {
+      const s = await PostgresHaStore.open(`postgres://root@127.0.0.1:${proxy.port}/test`, 2_000);
+      stores.push(s);
+      const job = jobName();
+      expect(await s.acquire(job, 'jm-a', LONG, null, true)).toEqual({ held: true, epoch: 1 });
+      proxy.cut();
+      const failed = await s.renew(job, 'jm-a', 1, LONG).catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(HaError);
+      expect((failed as HaError).code).toBe('HA_UNREACHABLE');
+      expect(await s.renew(job, 'jm-a', 1, LONG)).toBe(true);
+      expect(await s.publish(job, 1, { checkpointId: 2, location: '/x/chk-2' })).toBe(true);
+      expect(proxy.connections).toBeGreaterThanOrEqual(2);
+    } finally {
+      await proxy.close();
+    }
   });
 });
