@@ -13,7 +13,7 @@
  *
  * Time comes from the Clock/Scheduler seam.
  */
-import { errorMessage, HaError } from '../../core/errors.ts';
+import { HaError } from '../../core/errors.ts';
 import type { Cancellable, Environment } from '../../core/time.ts';
 import type { HaStore, LeaseHolder } from './ha-store.ts';
 
