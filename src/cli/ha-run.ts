@@ -5,9 +5,12 @@
  * checkpoint its predecessor published; `--from` only when there is none), publishes each completed
  * checkpoint before any subtask hears of it, and renews its lease. When it loses the lease (a
  * renewal refused, or none succeeding before its local deadline) it ends the process at once: it
- * commits nothing more, and a standby restores from the newest published checkpoint. When the job
- * ends (finished, cancelled, failed, stopped with a savepoint), the leader ends the lease and
- * removes the pointer, and the standbys that watched the job exit.
+ * commits nothing more, and a standby restores from the newest published checkpoint. SIGTERM or
+ * Ctrl-C makes a leader step down (the job is not over: a standby takes over at once); `weir
+ * cancel` or `weir stop` end the job. When the job ends (finished, cancelled, failed, stopped with a
+ * savepoint), the leader ends the lease and removes the pointer, and the standbys that watched the
+ * job exit; a later `weir run --ha` of an ended job runs nothing unless `--ha-new-run` (a cluster
+ * manager restarting its process must not run a finished job again from the start).
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -26,6 +29,8 @@ export interface HaFlags {
   readonly haJob?: string;
   /** Milliseconds of a leader's lease. */
   readonly haLease?: number;
+  /** Run the job again although the HA store says it ended. */
+  readonly haNewRun?: boolean;
 }
 
 /** A leader's part of the run: what to restore, the hook the job master publishes through, and the end. */
@@ -35,6 +40,12 @@ export interface HaLeader {
   readonly takeOverFrom: string | null;
   /** The job ended for good: end the lease and remove the pointer. */
   finish(): Promise<void>;
+  /**
+   * This job master stops but the job is not over (SIGTERM from a cluster manager, Ctrl-C): it acts
+   * no more, gives the lease up at once and keeps the pointer, so a standby takes over without
+   * waiting out the lease.
+   */
+  stepDown(): Promise<void>;
 }
 
 /** Opens the store (PostgreSQL, loaded only when HA is asked for). @throws HaError naming the URL when unreachable. */
@@ -53,12 +64,12 @@ export async function becomeLeader(flags: HaFlags & { readonly ha: string }, job
   const job = flags.haJob ?? jobName;
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const leaseMs = flags.haLease ?? DEFAULT_LEASE_MS;
-  const elected = await elect(store, { job, holder, leaseMs, address: null }, env, (leader) =>
+  const elected = await elect(store, { job, holder, leaseMs, address: null, takeEnded: flags.haNewRun === true }, env, (leader) =>
     log(`standby: job '${job}' is led by ${leader.holder} (epoch ${leader.epoch}) in ${store.description}; waiting to take over`),
   );
   if (elected === 'ended') {
     await store.close();
-    log(`job '${job}' ended under its leader; this standby exits`);
+    log(`job '${job}' has ended (its last leader finished it); nothing to run (--ha-new-run runs it again from the start)`);
     return null;
   }
   const pointer = await store.latest(job);
@@ -76,6 +87,15 @@ export async function becomeLeader(flags: HaFlags & { readonly ha: string }, job
   return {
     leadership: elected,
     takeOverFrom: pointer?.location ?? null,
+    stepDown: async () => {
+      elected.stop();
+      try {
+        await store.release(job, holder, elected.epoch);
+      } catch (err) {
+        log(`could not give up the lease of job '${job}' in ${store.description} (a standby takes over when it runs out): ${errorMessage(err)}`);
+      }
+      await store.close();
+    },
     finish: async () => {
       const deposed = elected.deposed;
       elected.stop();

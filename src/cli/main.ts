@@ -112,6 +112,7 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     )
     .option('--ha-job <name>', "the job's name in the HA store (default: the job module's name)")
     .option('--ha-lease <ms>', "a leader's lease in the HA store (default 10000; renewed three times per lease)", positiveInt('the lease'))
+    .option('--ha-new-run', 'with --ha: run the job again from the start although the HA store says it ended (otherwise such a run does nothing)')
     .action(async (modulePath: string, flags: RunFlags) => setExit(await runCommand(modulePath, flags)));
 
   program

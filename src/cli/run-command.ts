@@ -123,6 +123,7 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
     ha = await becomeLeader({ ...flags, ha: flags.ha }, job.name, (line) => process.stderr.write(`${line}\n`));
     if (ha === null) return EXIT_OK;
   }
+  const haLeader = ha;
   const leadership = ha?.leadership;
   const started: { control?: Promise<RunControl>; master?: JobMaster; local?: LocalTaskManagers } = {};
   const listen = clusterListen(
@@ -146,6 +147,14 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
     },
     {
       quiet,
+      ...(haLeader === null
+        ? {}
+        : {
+            onSignal: (signal: NodeJS.Signals, log: (line: string) => void) => {
+              log(`${signal}: stepping down: the job goes on under a standby (weir cancel or weir stop end it)`);
+              void haLeader.stepDown().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+            },
+          }),
       onStarted: (client, log) => {
         if (!quiet) log(describeStart(job.name, client.jobId, env, listen));
         started.control = openRunControl(client, job, log, started.master ?? null, web);

@@ -14,6 +14,11 @@ export interface SuperviseOptions {
   readonly stream?: NodeJS.WriteStream;
   /** Called once the job runs, before its end is awaited; `log` prints a line without garbling the live display. */
   readonly onStarted?: (client: JobClient, log: (line: string) => void) => void;
+  /**
+   * Takes the first SIGINT/SIGTERM instead of cancelling the job (a leader with high availability
+   * steps down: the job is not over); absent, the signal cancels the job.
+   */
+  readonly onSignal?: (signal: NodeJS.Signals, log: (line: string) => void) => void;
 }
 
 interface OutcomeCommon {
@@ -42,7 +47,7 @@ export async function superviseJob(env: StreamEnvironment, name: string, run: In
   });
   display.attach(client);
   opts.onStarted?.(client, (line) => display.log(line));
-  const removeSignals = cancelOnSignals(client, display);
+  const removeSignals = cancelOnSignals(client, display, opts.onSignal);
   const removeStallGuard = failIfStalled(client);
   try {
     const result = await Promise.race([client.result, removeStallGuard.stalled]);
@@ -71,12 +76,16 @@ export async function superviseJob(env: StreamEnvironment, name: string, run: In
   }
 }
 
-/** First SIGINT/SIGTERM cancels the job (retained checkpoints stay); a second one exits at once. */
-function cancelOnSignals(client: JobClient, display: ProgressDisplay): () => void {
+/** First SIGINT/SIGTERM cancels the job (retained checkpoints stay), or goes to `instead`; a second one exits at once. */
+function cancelOnSignals(client: JobClient, display: ProgressDisplay, instead?: SuperviseOptions['onSignal']): () => void {
   let cancelling = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (cancelling) process.exit(signal === 'SIGINT' ? 130 : 143);
     cancelling = true;
+    if (instead !== undefined) {
+      instead(signal, (line) => display.log(line));
+      return;
+    }
     display.log(`${signal}: cancelling the job (again to exit at once)`);
     void client.cancel();
   };

@@ -101,6 +101,11 @@ describe('weir run --ha (PostgreSQL)', () => {
       expect(r.stderr).toContain(`running attempt 0, restored from checkpoint ${took[2]}`);
       expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
       expect(await rows(job)).toEqual({ lease: { holder: '' }, pointer: null });
+      // The job ended: a job master started again (a cluster manager restarting it) runs nothing.
+      const again = jobMaster(root, job, env);
+      const ended = await within(60_000, again.done, () => again.output().stderr);
+      expect(ended.code).toBe(0);
+      expect(ended.stderr).toContain(`job '${job}' has ended (its last leader finished it); nothing to run (--ha-new-run runs it again from the start)`);
     },
     CLI_TEST_TIMEOUT_MS,
   );
@@ -126,6 +131,37 @@ describe('weir run --ha (PostgreSQL)', () => {
       await waitForMatch(b, /leading job '\S+' as \S+ \(epoch \d+, lease 1500 ms\); taking over from checkpoint \d+/, 60_000, 'the takeover');
       await waitForMatch(b, /task manager tm-1 .* joined with 2 slots/, 60_000, 'the task manager joining the new leader');
       const r = await within(120_000, b.done, () => `${b.output().stderr}\n--- task manager:\n${tm.output().stderr}`);
+      expect(r.code, r.stderr).toBe(0);
+      expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'SIGTERM to the leader (a cluster manager stopping its pod) steps it down: a standby takes over at once, the job is not ended, exactly once',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-'));
+      const job = `ha-term-${process.pid}`;
+      jobs.push(job);
+      const env = { KILL_RATE: '2000', KILL_INTERVAL_MS: '100' };
+      // A long lease: a takeover this quick comes from the lease given up, not run out.
+      const start = () => {
+        const cli = startCli(['run', KILL_JOB, '--checkpoint-dir', root, '--ha', HA, '--ha-job', job, '--ha-lease', '30000', '--quiet'], { env });
+        started.push(cli);
+        return cli;
+      };
+      const a = start();
+      await waitForMatch(a, /leading job '\S+' as \S+ \(epoch 1, lease 30000 ms\)$/m, 60_000, 'the first leader');
+      const jobDir = await jobDirOf(a, root);
+      const b = start();
+      await waitForMatch(b, /standby: job '\S+' is led by/, 60_000, 'the standby');
+      expect(await checkpointMoment(a, jobDir, 'after-complete', 3)).toBe(true);
+      a.child.kill('SIGTERM');
+      const stepped = await within(30_000, a.done, () => a.output().stderr);
+      expect(stepped.code).toBe(143);
+      expect(stepped.stderr).toContain('SIGTERM: stepping down: the job goes on under a standby');
+      await waitForMatch(b, /leading job '\S+' as \S+ \(epoch 2, lease 30000 ms\); taking over from checkpoint \d+/, 20_000, 'the takeover');
+      const r = await within(120_000, b.done, () => b.output().stderr);
       expect(r.code, r.stderr).toBe(0);
       expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
     },

@@ -35,11 +35,14 @@ export interface LeadershipSettings {
   readonly leaseMs: number;
   /** Where task managers reach this job master, or null. */
   readonly address: string | null;
+  /** Take the lease of an ended job (run it again); otherwise an ended job is reported as 'ended'. */
+  readonly takeEnded?: boolean;
 }
 
 /**
  * Waits until this job master holds the lease of `settings.job` (a Leadership, still to be
- * started), or until the job it watched as a standby ended ('ended'); `onStandby` is told who leads
+ * started), or until the job has ended ('ended': it ended before, and `takeEnded` is not set, or
+ * it ended while this one watched it as a standby); `onStandby` is told who leads
  * whenever that changes.
  */
 export async function elect(
@@ -52,7 +55,7 @@ export async function elect(
   let watched = false;
   for (;;) {
     const sentMs = env.clock.now();
-    const r = await store.acquire(settings.job, settings.holder, settings.leaseMs, settings.address, !watched);
+    const r = await store.acquire(settings.job, settings.holder, settings.leaseMs, settings.address, settings.takeEnded === true && !watched);
     if (r.held) return new Leadership(store, settings, r.epoch, localDeadline(sentMs, settings.leaseMs), env);
     if (r.leader.holder === '') return 'ended';
     watched = true;

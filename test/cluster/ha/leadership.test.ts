@@ -15,8 +15,8 @@ const flush = async () => {
   for (let i = 0; i < 5; i++) await Promise.resolve();
 };
 
-async function leader(m: ManualEnvironment, store: MemoryHaStore, holder: string, leaseMs = 900): Promise<Leadership> {
-  const l = await elect(store, { job: 'j', holder, leaseMs, address: null }, m.environment, () => {});
+async function leader(m: ManualEnvironment, store: MemoryHaStore, holder: string, leaseMs = 900, takeEnded = false): Promise<Leadership> {
+  const l = await elect(store, { job: 'j', holder, leaseMs, address: null, takeEnded }, m.environment, () => {});
   if (l === 'ended') throw new Error('ended');
   return l;
 }
@@ -119,7 +119,7 @@ describe('Leadership', () => {
     expect(await store.latest('j')).toEqual({ checkpointId: 5, location: '/b/chk-5', epoch: 2 });
   });
 
-  it('a standby that watched the job learns that it ended; a new run takes the ended lease', async () => {
+  it('a standby that watched the job learns that it ended; a later run does nothing unless it asks to run the job again', async () => {
     const m = new ManualEnvironment();
     const store = new MemoryHaStore(m.environment.clock);
     const a = await leader(m, store, 'a', 600);
@@ -133,7 +133,9 @@ describe('Leadership', () => {
       await flush();
     }
     expect(b).toBe('ended');
-    const c = await leader(m, store, 'c', 600);
+    // A later run of an ended job runs nothing, unless it asks to run the job again.
+    expect(await elect(store, { job: 'j', holder: 'c', leaseMs: 600, address: null }, m.environment, () => {})).toBe('ended');
+    const c = await leader(m, store, 'c', 600, true);
     expect(c.epoch).toBe(2);
   });
 });
