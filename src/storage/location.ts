@@ -2,10 +2,11 @@
  * The one place that decides what a storage location a user gives may be (`checkpointStorage`,
  * `restoreFrom`, `--checkpoint-dir`, `--from`, `--dir`) and which storage it opens: a registry of
  * URL schemes, each one entry that checks its locations and creates the checkpoint storage. Built
- * in: `file:` (a `file:` URL or a plain path) and `memory:` (`'memory'` is its shorthand). Any other
- * scheme is refused with an error naming the option and listing the registered schemes, instead of
- * being taken for a relative directory named `s3:`. A later storage (S3) registers its scheme here;
- * that is all it takes for the option, the CLI flags and restores to accept it.
+ * in: `file:` (a `file:` URL or a plain path), `memory:` (`'memory'` is its shorthand) and `s3:`
+ * (`s3://bucket/prefix`, `storage/s3/`). Any other scheme is refused with an error naming the
+ * option and listing the registered schemes, instead of being taken for a relative directory. A
+ * storage registers its scheme here; that is all it takes for the option, the CLI flags and
+ * restores to accept it.
  */
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,7 @@ import type { JobId } from '../core/ids.ts';
 import { FsCheckpointStorage } from './fs-storage.ts';
 import { MemoryCheckpointStorage } from './memory-storage.ts';
 import { MEMORY_SCHEME } from './paths.ts';
+import { S3_STORAGE_SCHEME } from './s3/scheme.ts';
 import type { CheckpointStorage } from './storage.ts';
 
 /** How a job's checkpoint storage is opened. */
@@ -24,6 +26,10 @@ export interface OpenStorageOptions {
    * to the job master carry everything and nothing stays behind in the task manager.
    */
   readonly inlineAll?: boolean;
+  /** How an `s3:` storage reaches its endpoint (the `s3` option); path style also from `WEIR_S3_FORCE_PATH_STYLE`. */
+  readonly s3?: { readonly forcePathStyle: boolean };
+  /** How long one storage operation (an upload with its retries) may take: the checkpoint timeout. */
+  readonly operationTimeoutMs?: number;
 }
 
 /** One URL scheme's storage: how its locations are checked and how a job's checkpoint storage is opened at one. */
@@ -65,11 +71,12 @@ const MEMORY_STORAGE_SCHEME: StorageScheme = {
 const schemes = new Map<string, StorageScheme>([
   [FILE_SCHEME.scheme, FILE_SCHEME],
   [MEMORY_STORAGE_SCHEME.scheme, MEMORY_STORAGE_SCHEME],
+  [S3_STORAGE_SCHEME.scheme, S3_STORAGE_SCHEME],
 ]);
 
 /**
  * Makes locations of `entry.scheme` valid everywhere a storage location is given.
- * @internal for storages that come with a URL scheme (S3, later)
+ * @internal for storages that come with a URL scheme
  */
 export function registerStorageScheme(entry: StorageScheme): void {
   schemes.set(entry.scheme.toLowerCase(), entry);
@@ -94,8 +101,7 @@ function schemeOf(given: string, option: string): StorageScheme {
   if (entry !== undefined) return entry;
   throw new ConfigError(
     option,
-    `unsupported URL scheme '${scheme}:' in ${JSON.stringify(given)}: give a directory path or one of ${registeredSchemes().join(', ')}` +
-      (scheme === 's3' ? ' (S3 storage is not supported yet)' : ''),
+    `unsupported URL scheme '${scheme}:' in ${JSON.stringify(given)}: give a directory path or one of ${registeredSchemes().join(', ')}`,
   );
 }
 

@@ -211,7 +211,7 @@ describe("the job master's side of an attempt on task managers, fenced by epoch"
       async () => tm.pool,
       (plan) => ({ taskManagers: 1, ofSubtask: plan.subtasks.map(() => 0) }),
       world.environment,
-      { heartbeat: { intervalMs: 600_000, timeoutMs: 1_200_000 }, cancellationTimeoutMs: 600_000 },
+      { heartbeat: { intervalMs: 600_000, timeoutMs: 1_200_000, startTimeoutMs: 1_200_000 }, cancellationTimeoutMs: 600_000 },
     );
     let deployment: AttemptDeployment | null = null;
     void deployer(spec, null, false).then((d) => (deployment = d));
