@@ -184,6 +184,7 @@ export class S3Objects {
           new sdk.ListObjectsV2Command({
             Bucket: loc.bucket,
             Prefix: listPrefix(loc),
+            MaxKeys: this.settings.listPageKeysMax,
             ...(o.delimiter === true ? { Delimiter: '/' } : {}),
             ...(token === undefined ? {} : { ContinuationToken: token }),
           }),

@@ -17,6 +17,8 @@ export interface S3Settings {
   readonly partSizeBytes: number;
   /** Parts of one multipart upload in flight at once (bounded, Invariant 7). */
   readonly partsInFlightMax: number;
+  /** Keys asked for per ListObjectsV2 page (S3 answers 1000 at most). */
+  readonly listPageKeysMax: number;
 }
 
 export const DEFAULT_S3_SETTINGS: S3Settings = {
@@ -25,6 +27,7 @@ export const DEFAULT_S3_SETTINGS: S3Settings = {
   multipartThresholdBytes: 16 * 1024 * 1024,
   partSizeBytes: 8 * 1024 * 1024,
   partsInFlightMax: 4,
+  listPageKeysMax: 1000,
 };
 
 /** The environment variable that turns path-style addressing on (`1` or `true`). */
