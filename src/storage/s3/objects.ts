@@ -47,7 +47,7 @@ export class S3Objects {
   ): Promise<T> {
     const c = await this.sdk();
     try {
-      return await withRetries(ctx, (remainingMs) => send(c, AbortSignal.timeout(remainingMs)));
+      return await withRetries(ctx, (remainingMs) => send(c, AbortSignal.timeout(Math.min(remainingMs, this.settings.requestTimeoutMs))));
     } catch (err) {
       throw s3Error(url, action, err);
     }
@@ -252,10 +252,10 @@ function s3Error(url: string, action: string, err: unknown): StorageError {
   if (name === 'NoSuchBucket' || (action === 'reach bucket' && status === 404))
     return new StorageError('STORAGE_UNREACHABLE', url, `bucket does not exist (${name})`, { cause: err });
   if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) return new StorageError('MISSING_FILE', url, `${action}: no such object`, { cause: err });
+  if (name === 'AbortError' || name === 'TimeoutError')
+    return new StorageError('STORAGE_IO', url, `${action}: no answer in time, retries included`, { cause: err });
   if (status === undefined && isRetryableS3Error(err))
     return new StorageError('STORAGE_UNREACHABLE', url, `${action}: the S3 endpoint does not answer: ${e?.message ?? String(err)}`, { cause: err });
-  if (name === 'AbortError' || name === 'TimeoutError')
-    return new StorageError('STORAGE_IO', url, `${action}: timed out (checkpoint timeout reached)`, { cause: err });
   return new StorageError('STORAGE_IO', url, `${action} failed: ${name}${status === undefined ? '' : ` (HTTP ${status})`}: ${e?.message ?? String(err)}`, {
     cause: err,
   });

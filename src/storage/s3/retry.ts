@@ -18,6 +18,8 @@ const RETRYABLE_NAMES = new Set([
   'RequestTimeoutException',
   'ThrottlingException',
   'TimeoutError',
+  // A request given up after requestTimeoutMs: sent again while the operation has time left.
+  'AbortError',
   'NetworkingError',
 ]);
 const RETRYABLE_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
@@ -35,7 +37,7 @@ export function isRetryableS3Error(err: unknown): boolean {
     if (RETRYABLE_NAMES.has(e.name)) return true;
     const code = (e as NodeJS.ErrnoException).code;
     if (code !== undefined && RETRYABLE_CODES.has(code)) return true;
-    if (/socket hang up|ECONNRESET|premature close|aborted/i.test(e.message) && e.name !== 'AbortError') return true;
+    if (/socket hang up|ECONNRESET|premature close|aborted/i.test(e.message)) return true;
   }
   return false;
 }

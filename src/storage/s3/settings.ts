@@ -11,6 +11,8 @@ export interface S3Settings {
   readonly forcePathStyle: boolean;
   /** One operation (an upload with all its retries) gives up this many ms after it started: the checkpoint timeout. */
   readonly operationTimeoutMs: number;
+  /** One request that has not been answered after this many ms is given up and sent again (if the operation has time left). */
+  readonly requestTimeoutMs: number;
   /** A state object at least this large is uploaded in parts (multipart upload); smaller ones in one PUT. */
   readonly multipartThresholdBytes: number;
   /** The size of each part of a multipart upload (S3's minimum is 5 MiB but for the last part). */
@@ -24,6 +26,7 @@ export interface S3Settings {
 export const DEFAULT_S3_SETTINGS: S3Settings = {
   forcePathStyle: false,
   operationTimeoutMs: 600_000,
+  requestTimeoutMs: 120_000,
   multipartThresholdBytes: 16 * 1024 * 1024,
   partSizeBytes: 8 * 1024 * 1024,
   partsInFlightMax: 4,

@@ -1,0 +1,117 @@
+/**
+ * A fault-injecting HTTP proxy in front of the test S3 server: requests pass through unchanged
+ * (the Host header too, so SigV4 signatures still verify) unless a rule matches, which answers 500
+ * InternalError or 503 SlowDown, drops the connection after part of the request body (a lost
+ * upload), or never answers (a timeout). Each rule applies a given number of times, then the
+ * request passes again; every request is recorded, so tests can say what was retried.
+ */
+import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type S3Fault = 'error-500' | 'slowdown-503' | 'reset-mid-body' | 'hang';
+
+export interface FaultRule {
+  readonly method?: string;
+  /** A part of the request's path and query (`/bucket/key?uploadId=...`) it must contain. */
+  readonly pathContains?: string;
+  readonly fault: S3Fault;
+  /** How many matching requests get the fault; Infinity for all. */
+  times: number;
+}
+
+export interface SeenRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly fault: S3Fault | null;
+}
+
+export class FaultyS3Proxy {
+  readonly seen: SeenRequest[] = [];
+  private readonly rules: FaultRule[] = [];
+  private readonly hung = new Set<ServerResponse>();
+
+  private constructor(
+    private readonly server: Server,
+    readonly endpoint: string,
+  ) {}
+
+  /** A proxy on a free loopback port forwarding to `upstream` (`http://127.0.0.1:port`). */
+  static async start(upstream: string): Promise<FaultyS3Proxy> {
+    const target = new URL(upstream);
+    let proxy: FaultyS3Proxy | null = null;
+    const server = createServer((req, res) => proxy?.handle(req, res, target));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    proxy = new FaultyS3Proxy(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    return proxy;
+  }
+
+  /** Adds a rule; the first rule that matches a request and has times left applies. */
+  inject(rule: FaultRule): void {
+    this.rules.push(rule);
+  }
+
+  /** Removes every rule: from now on everything passes. */
+  heal(): void {
+    this.rules.length = 0;
+  }
+
+  async stop(): Promise<void> {
+    for (const res of this.hung) res.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private ruleFor(req: IncomingMessage): FaultRule | null {
+    for (const rule of this.rules) {
+      if (rule.times <= 0) continue;
+      if (rule.method !== undefined && rule.method !== req.method) continue;
+      if (rule.pathContains !== undefined && !(req.url ?? '').includes(rule.pathContains)) continue;
+      rule.times--;
+      return rule;
+    }
+    return null;
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse, target: URL): void {
+    const rule = this.ruleFor(req);
+    this.seen.push({ method: req.method ?? '', url: req.url ?? '', fault: rule?.fault ?? null });
+    switch (rule?.fault) {
+      case 'error-500':
+        drainThen(req, () => s3ErrorResponse(res, 500, 'InternalError', 'We encountered an internal error. Please try again.'));
+        break;
+      case 'slowdown-503':
+        drainThen(req, () => s3ErrorResponse(res, 503, 'SlowDown', 'Please reduce your request rate.'));
+        break;
+      case 'reset-mid-body':
+        // The first bytes of the body arrive, then the connection is gone: a lost upload.
+        req.once('data', () => req.socket.destroy());
+        req.on('end', () => req.socket.destroy());
+        break;
+      case 'hang':
+        this.hung.add(res);
+        req.resume();
+        break;
+      default:
+        forward(req, res, target);
+    }
+  }
+}
+
+function drainThen(req: IncomingMessage, then: () => void): void {
+  req.resume();
+  req.on('end', then);
+}
+
+function s3ErrorResponse(res: ServerResponse, status: number, code: string, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/xml' });
+  res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message><RequestId>proxy</RequestId></Error>`);
+}
+
+function forward(req: IncomingMessage, res: ServerResponse, target: URL): void {
+  const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+    res.writeHead(up.statusCode ?? 502, up.headers);
+    up.pipe(res);
+  });
+  upstream.on('error', () => res.destroy());
+  req.pipe(upstream);
+}
