@@ -16,6 +16,7 @@ import { FsCheckpointStorage } from './fs-storage.ts';
 import { MemoryCheckpointStorage } from './memory-storage.ts';
 import { MEMORY_SCHEME } from './paths.ts';
 import { S3_STORAGE_SCHEME } from './s3/scheme.ts';
+import { FS_SNAPSHOT_TOOLS, type SnapshotTools } from './snapshot-tools.ts';
 import type { CheckpointStorage } from './storage.ts';
 
 /** How a job's checkpoint storage is opened. */
@@ -45,6 +46,8 @@ export interface StorageScheme {
   root?(given: string): string;
   /** The checkpoint storage of job `jobId` under `root` (as `root` returned it). */
   open(root: string, jobId: JobId, options: OpenStorageOptions): CheckpointStorage;
+  /** Reading, listing and deleting its snapshots without a job (the CLI); default the file system's. */
+  tools?(): SnapshotTools;
 }
 
 /** `scheme:` at the start; two characters at least, so a Windows drive (`C:\x`) stays a path. */
@@ -141,4 +144,9 @@ export function openCheckpointStorage(root: string, jobId: JobId, options: OpenS
 /** A resolved location made independent of the working directory: a path made absolute, any URL unchanged. */
 export function absoluteLocation(resolved: string): string {
   return resolved === MEMORY || SCHEME_RE.test(resolved) ? resolved : path.resolve(resolved);
+}
+
+/** The snapshot tools for a resolved location (`resolveStorageLocation`), by its scheme. */
+export function snapshotToolsFor(resolved: string, option: string): SnapshotTools {
+  return schemeOf(resolved, option).tools?.() ?? FS_SNAPSHOT_TOOLS;
 }

@@ -5,6 +5,7 @@
  */
 import type { StorageScheme } from '../location.ts';
 import { S3CheckpointStorage } from './s3-storage.ts';
+import { s3SnapshotTools } from './tools.ts';
 import { S3_SCHEME, parseS3Url } from './url.ts';
 
 export const S3_STORAGE_SCHEME: StorageScheme = {
@@ -19,4 +20,5 @@ export const S3_STORAGE_SCHEME: StorageScheme = {
       ...(o.s3?.forcePathStyle === undefined ? {} : { forcePathStyle: o.s3.forcePathStyle }),
       ...(o.operationTimeoutMs === undefined ? {} : { operationTimeoutMs: o.operationTimeoutMs }),
     }),
+  tools: () => s3SnapshotTools(),
 };
