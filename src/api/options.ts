@@ -196,6 +196,7 @@ export interface S3Options {
 
 /** `S3Options` with defaults applied. */
 export interface ResolvedS3Options {
+  /** Whether buckets are addressed as `<endpoint>/<bucket>` (the option; `WEIR_S3_FORCE_PATH_STYLE=1` turns it on too). */
   readonly forcePathStyle: boolean;
 }
 

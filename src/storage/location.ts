@@ -108,8 +108,18 @@ function schemeOf(given: string, option: string): StorageScheme {
   );
 }
 
+/** `given` with any user info of a URL (`//key:secret@`) masked: credentials never go into messages. */
+function redacted(given: string): string {
+  return given.replace(/^([A-Za-z][A-Za-z0-9+.-]+:\/\/)[^/@]*@/, '$1***@');
+}
+
 function resolveWith(given: string, option: string, how: (entry: StorageScheme) => (given: string) => string): string {
   const entry = schemeOf(given, option);
+  if (redacted(given) !== given)
+    throw new ConfigError(
+      option,
+      `invalid ${entry.scheme}: location ${JSON.stringify(redacted(given))}: credentials do not go into a location; give them the storage's own way (for s3: the AWS environment or profile)`,
+    );
   try {
     return how(entry)(given);
   } catch (err) {

@@ -54,6 +54,16 @@ describe('storage locations', () => {
     );
     expect(() => resolveStorageLocation('s3://bucket/a//b', '--from')).toThrow(configError('--from', /key prefix "a\/\/b" has an empty/));
     expect(() => resolveStorageLocation('s3:bucket', '--from')).toThrow(configError('--from', /expected s3:\/\/<bucket>\/<prefix>/));
+    const withSecret = (() => {
+      try {
+        resolveStorageRoot('s3://AKIAEXAMPLE:very-secret@my-bucket/x', 'checkpointStorage');
+      } catch (err) {
+        return err as ConfigError;
+      }
+      throw new Error('a URL with credentials was accepted');
+    })();
+    expect(withSecret.message).toContain('"s3://***@my-bucket/x": credentials do not go into a location');
+    expect(withSecret.message).not.toContain('very-secret');
     const s3 = openCheckpointStorage('s3://my-bucket/weir', jobId('j'));
     expect(s3).toBeInstanceOf(S3CheckpointStorage);
     expect(s3.description).toBe('s3://my-bucket/weir/j');
