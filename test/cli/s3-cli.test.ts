@@ -16,6 +16,8 @@ import { CLI_TEST_TIMEOUT_MS, FIXTURES, lines, runCli } from './run-cli.ts';
 import { startJob, waitForMatch, within } from './running-job.ts';
 
 const COUNTS = path.join(FIXTURES, 'counts-job.ts');
+/** Shippable to task manager processes (it imports only 'weir-stream'). */
+const KILL_JOB = path.join(FIXTURES, 'kill-job.ts');
 
 describe('weir with S3 checkpoint storage', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   let s3: S3TestServer;
@@ -75,6 +77,19 @@ describe('weir with S3 checkpoint storage', { timeout: CLI_TEST_TIMEOUT_MS }, ()
     expect(after.stderr).toContain('s3://weir-cli/savepoints: no such directory');
     // Credentials never reach the output.
     for (const r of [listed, inspected, resumed, disposed, after]) expect(`${r.stdout}${r.stderr}`).not.toContain(s3.env.AWS_SECRET_ACCESS_KEY);
+  });
+
+  it('task manager processes over TCP write their state to S3: the job ends with every line committed once', async () => {
+    const out = path.join(dir, 'tm-out');
+    const records = 6_000;
+    const r = await runCli(['run', KILL_JOB, '--task-manager-processes', '2', '--checkpoint-dir', 's3://weir-cli/tm'], {
+      env: { ...s3.env, KILL_OUTPUT: out, KILL_RECORDS: String(records), KILL_RATE: '6000', KILL_PAD_BYTES: '200' },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/\| checkpoint \d+:/);
+    const committed = readCommittedLines(out);
+    expect(committed).toHaveLength(records);
+    expect(new Set(committed).size).toBe(records);
   });
 
   it('a missing bucket is one error naming the URL, before the job starts', async () => {
