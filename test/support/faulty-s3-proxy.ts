@@ -2,13 +2,16 @@
  * A fault-injecting HTTP proxy in front of the test S3 server: requests pass through unchanged
  * (the Host header too, so SigV4 signatures still verify) unless a rule matches, which answers 500
  * InternalError or 503 SlowDown, drops the connection after part of the request body (a lost
- * upload), or never answers (a timeout). Each rule applies a given number of times, then the
+ * upload), never answers (a timeout), or passes the request on and answers 412 Precondition Failed
+ * (what a server with conditional writes says to a retried create-only PUT whose first answer was
+ * lost), answers 412 without passing it on (another writer's create-only PUT got there first), or
+ * answers 404 (a HEAD that ran before another writer's PUT landed). Each rule applies a given number of times, then the
  * request passes again; every request is recorded, so tests can say what was retried.
  */
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type S3Fault = 'error-500' | 'slowdown-503' | 'reset-mid-body' | 'hang';
+export type S3Fault = 'error-500' | 'slowdown-503' | 'reset-mid-body' | 'hang' | 'forward-then-412' | 'precondition-412' | 'not-found-404';
 
 export interface FaultRule {
   readonly method?: string;
@@ -87,6 +90,15 @@ export class FaultyS3Proxy {
         req.once('data', () => req.socket.destroy());
         req.on('end', () => req.socket.destroy());
         break;
+      case 'forward-then-412':
+        forward(req, res, target, () => s3ErrorResponse(res, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold'));
+        break;
+      case 'precondition-412':
+        drainThen(req, () => s3ErrorResponse(res, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold'));
+        break;
+      case 'not-found-404':
+        drainThen(req, () => s3ErrorResponse(res, 404, 'NoSuchKey', 'The specified key does not exist.'));
+        break;
       case 'hang':
         this.hung.add(res);
         req.resume();
@@ -107,8 +119,13 @@ function s3ErrorResponse(res: ServerResponse, status: number, code: string, mess
   res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message}</Message><RequestId>proxy</RequestId></Error>`);
 }
 
-function forward(req: IncomingMessage, res: ServerResponse, target: URL): void {
+function forward(req: IncomingMessage, res: ServerResponse, target: URL, answer?: () => void): void {
   const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
+    if (answer !== undefined) {
+      up.resume();
+      up.on('end', answer);
+      return;
+    }
     res.writeHead(up.statusCode ?? 502, up.headers);
     up.pipe(res);
   });

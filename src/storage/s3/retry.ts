@@ -55,14 +55,25 @@ export interface RetryContext {
  * fails in a way a repeat cannot cure, or the deadline leaves no time for another try.
  */
 export async function withRetries<T>(ctx: RetryContext, attempt: (remainingMs: number) => Promise<T>): Promise<T> {
+  let previous: unknown;
   for (let n = 0; ; n++) {
     const remainingMs = ctx.deadlineMs - ctx.clock.now();
     try {
       return await attempt(Math.max(1, Math.ceil(remainingMs)));
     } catch (err) {
       const delayMs = ctx.random.next() * Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** n);
-      if (!isRetryableS3Error(err) || ctx.clock.now() + delayMs >= ctx.deadlineMs) throw err;
+      if (!isRetryableS3Error(err)) throw err;
+      if (ctx.clock.now() + delayMs >= ctx.deadlineMs) {
+        // An attempt cut off by the deadline says only that time ran out; the failure the retries
+        // were up against (503 SlowDown, a reset) is the one worth reporting.
+        throw previous !== undefined && isAbort(err) ? previous : err;
+      }
+      previous = err;
       await sleep(delayMs);
     }
   }
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');
 }
