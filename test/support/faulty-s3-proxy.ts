@@ -78,26 +78,19 @@ export class FaultyS3Proxy {
   private handle(req: IncomingMessage, res: ServerResponse, target: URL): void {
     const rule = this.ruleFor(req);
     this.seen.push({ method: req.method ?? '', url: req.url ?? '', fault: rule?.fault ?? null });
+    const canned = rule === null ? undefined : CANNED[rule.fault];
+    if (canned !== undefined) {
+      drainThen(req, () => s3ErrorResponse(res, ...canned));
+      return;
+    }
     switch (rule?.fault) {
-      case 'error-500':
-        drainThen(req, () => s3ErrorResponse(res, 500, 'InternalError', 'We encountered an internal error. Please try again.'));
-        break;
-      case 'slowdown-503':
-        drainThen(req, () => s3ErrorResponse(res, 503, 'SlowDown', 'Please reduce your request rate.'));
-        break;
       case 'reset-mid-body':
         // The first bytes of the body arrive, then the connection is gone: a lost upload.
         req.once('data', () => req.socket.destroy());
         req.on('end', () => req.socket.destroy());
         break;
       case 'forward-then-412':
-        forward(req, res, target, () => s3ErrorResponse(res, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold'));
-        break;
-      case 'precondition-412':
-        drainThen(req, () => s3ErrorResponse(res, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold'));
-        break;
-      case 'not-found-404':
-        drainThen(req, () => s3ErrorResponse(res, 404, 'NoSuchKey', 'The specified key does not exist.'));
+        forward(req, res, target, () => s3ErrorResponse(res, ...PRECONDITION_FAILED));
         break;
       case 'hang':
         this.hung.add(res);
@@ -108,6 +101,16 @@ export class FaultyS3Proxy {
     }
   }
 }
+
+const PRECONDITION_FAILED: [number, string, string] = [412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold'];
+
+/** The faults answered with an S3 error at once: status, code, message. */
+const CANNED: Partial<Record<S3Fault, [number, string, string]>> = {
+  'error-500': [500, 'InternalError', 'We encountered an internal error. Please try again.'],
+  'slowdown-503': [503, 'SlowDown', 'Please reduce your request rate.'],
+  'precondition-412': PRECONDITION_FAILED,
+  'not-found-404': [404, 'NoSuchKey', 'The specified key does not exist.'],
+};
 
 function drainThen(req: IncomingMessage, then: () => void): void {
   req.resume();
