@@ -17,6 +17,7 @@ import { MemoryCheckpointStorage } from './memory-storage.ts';
 import { MEMORY_SCHEME } from './paths.ts';
 import { S3_STORAGE_SCHEME } from './s3/scheme.ts';
 import { FS_SNAPSHOT_TOOLS, type SnapshotTools } from './snapshot-tools.ts';
+import { registerUrlSnapshotTools } from './any-reader.ts';
 import type { CheckpointStorage } from './storage.ts';
 
 /** How a job's checkpoint storage is opened. */
@@ -71,11 +72,8 @@ const MEMORY_STORAGE_SCHEME: StorageScheme = {
   open: (_root, jobId, o) => new MemoryCheckpointStorage(jobId, o.inlineAll === true ? { inlineThresholdBytes: Number.MAX_SAFE_INTEGER } : {}),
 };
 
-const schemes = new Map<string, StorageScheme>([
-  [FILE_SCHEME.scheme, FILE_SCHEME],
-  [MEMORY_STORAGE_SCHEME.scheme, MEMORY_STORAGE_SCHEME],
-  [S3_STORAGE_SCHEME.scheme, S3_STORAGE_SCHEME],
-]);
+const schemes = new Map<string, StorageScheme>();
+for (const entry of [FILE_SCHEME, MEMORY_STORAGE_SCHEME, S3_STORAGE_SCHEME]) registerStorageScheme(entry);
 
 /**
  * Makes locations of `entry.scheme` valid everywhere a storage location is given.
@@ -83,6 +81,8 @@ const schemes = new Map<string, StorageScheme>([
  */
 export function registerStorageScheme(entry: StorageScheme): void {
   schemes.set(entry.scheme.toLowerCase(), entry);
+  // Every storage can then read snapshots at this scheme's URLs (a restore from another storage).
+  if (entry.tools !== undefined) registerUrlSnapshotTools(entry.scheme, entry.tools);
 }
 
 /** The registered schemes, for messages: `file:, memory:`. */

@@ -5,7 +5,7 @@
  * savepoints that are relocatable (copied to another prefix, resumed from the copy at another
  * parallelism and backend).
  */
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CollectSink, FileSink, readCommittedLines, StreamEnvironment } from '../../src/index.ts';
@@ -123,5 +123,33 @@ describe('jobs with S3 checkpoint storage', () => {
     const state = await keyedStateAt(meta, 'count', 'n', (h) => readStateS3(objects, h));
     expect(state.size).toBe(KEYS);
     for (let k = 0; k < KEYS; k++) expect(state.get(`key-${k}`)).toBe(N / KEYS);
+  });
+
+  it('a job on a local directory resumes from a savepoint in S3, and a job in S3 from one on disk: savepoints move between storages', async () => {
+    const N = 6_000;
+    const external = new CollectSink<string>();
+    const build = (checkpointStorage: string, gate: SourceGate) => {
+      const env = StreamEnvironment.create({ parallelism: 2, checkpointStorage, restartStrategy: { type: 'none' } });
+      buildKeyedCountJob(env, external, { count: N, keys: KEYS, gate });
+      return env;
+    };
+    const local = root();
+    const first = await build('s3://weir-e2e/migrate/chk', new SourceGate(500)).executeAsync('migrate');
+    await whenRunning(first);
+    const inS3 = await first.stopWithSavepoint('s3://weir-e2e/migrate/savepoints');
+    expect((await first.result).status).toBe('FINISHED');
+    // State objects of their own beside `_metadata`: the next run reads them from S3.
+    expect((await objects.list(inS3)).objects.length).toBeGreaterThan(1);
+
+    const second = await build(join(local, 'chk'), new SourceGate(1_500)).executeAsync('migrate', { restoreFrom: inS3 });
+    await whenRunning(second);
+    const onDisk = await second.stopWithSavepoint(join(local, 'savepoints'));
+    expect(onDisk.startsWith(local)).toBe(true);
+    expect(readdirSync(onDisk).length).toBeGreaterThan(1);
+    expect((await second.result).status).toBe('FINISHED');
+
+    const last = await build('s3://weir-e2e/migrate/chk', new SourceGate(Infinity)).execute('migrate', { restoreFrom: onDisk });
+    expect(last.status).toBe('FINISHED');
+    expect(external.results().sort()).toEqual(expectedRunningCounts(N, KEYS));
   });
 });

@@ -10,8 +10,7 @@ import { assert } from '../../core/assert.ts';
 import { StorageError } from '../../core/errors.ts';
 import type { CheckpointId, JobId } from '../../core/ids.ts';
 import { FsSavepointWriter } from '../fs-savepoint.ts';
-import { fsSnapshotReader } from '../fs-inspect.ts';
-import { readStateFs } from '../fs-io.ts';
+import { anySnapshotReader } from '../any-reader.ts';
 import type { StreamStateHandle } from '../handles.ts';
 import {
   baseName,
@@ -172,7 +171,7 @@ export class S3CheckpointStorage implements CheckpointStorage {
   }
 
   readState(handle: StreamStateHandle): Promise<Uint8Array> {
-    if (handle.type === 'file' && !isS3Path(handle.path)) return readStateFs(handle);
+    if (handle.type === 'file' && !isS3Path(handle.path)) return anySnapshotReader.readState(handle);
     return readStateS3(this.objects, handle);
   }
 
@@ -188,23 +187,23 @@ export class S3CheckpointStorage implements CheckpointStorage {
   }
 
   readMetadataBytes(location: string): Promise<Uint8Array> {
-    return isS3Path(location) ? this.reader.readMetadataBytes(location) : fsSnapshotReader.readMetadataBytes(location);
+    return isS3Path(location) ? this.reader.readMetadataBytes(location) : anySnapshotReader.readMetadataBytes(location);
   }
 
   probe(p: string): Promise<SnapshotPathProbe> {
-    return isS3Path(p) ? this.reader.probe(p) : fsSnapshotReader.probe(p);
+    return isS3Path(p) ? this.reader.probe(p) : anySnapshotReader.probe(p);
   }
 
   dirSizeBytes(location: string): Promise<number> {
-    return isS3Path(location) ? this.reader.dirSizeBytes(location) : fsSnapshotReader.dirSizeBytes(location);
+    return isS3Path(location) ? this.reader.dirSizeBytes(location) : anySnapshotReader.dirSizeBytes(location);
   }
 
   checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
-    return isS3Path(handle.path) ? this.reader.checkStateFile(handle) : fsSnapshotReader.checkStateFile(handle);
+    return isS3Path(handle.path) ? this.reader.checkStateFile(handle) : anySnapshotReader.checkStateFile(handle);
   }
 
   readRestoredFrom(jobDir: string): Promise<RestoredFrom | null> {
-    return isS3Path(jobDir) ? this.reader.readRestoredFrom(jobDir) : fsSnapshotReader.readRestoredFrom(jobDir);
+    return isS3Path(jobDir) ? this.reader.readRestoredFrom(jobDir) : anySnapshotReader.readRestoredFrom(jobDir);
   }
 
   async recordRestoredFrom(r: RestoredFrom): Promise<void> {
