@@ -26,8 +26,10 @@ export type {
   ResolvedHeapStateBackend,
   ResolvedHeartbeat,
   ResolvedOptions,
+  ResolvedS3Options,
   ResolvedStateBackend,
   RestartStrategyOptions,
+  S3Options,
   StateBackendOptions,
   StreamEnvironmentOptions,
 } from './api/options.ts';

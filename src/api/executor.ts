@@ -84,6 +84,8 @@ export class LocalExecutor {
     if (run.storage === undefined) {
       for (const message of preflight(options, storage instanceof FsCheckpointStorage ? storage.jobDir : null, localDirOption(this.given)))
         run.onEvent?.({ type: 'log', message });
+      // A storage that is reached over the network (S3) is checked once, before anything starts.
+      await storage.preflight?.();
     }
     const restoreFrom = run.restoreFrom ? resolveStorageLocation(run.restoreFrom, 'restoreFrom') : null;
     const restoreCandidates = restoreFrom !== null ? await findRestoreCandidates(storage, restoreFrom) : [];
@@ -254,7 +256,7 @@ export function stateBackendFactory(backend: ResolvedStateBackend): StateBackend
  * `_metadata`, so nothing is left in a worker's map that the job master or a later attempt would need.
  */
 export function createStorage(options: ResolvedOptions, id: JobId, o: { inlineAll?: boolean } = {}): CheckpointStorage {
-  return openCheckpointStorage(options.checkpointStorage, id, o);
+  return openCheckpointStorage(options.checkpointStorage, id, { ...o, s3: options.s3, operationTimeoutMs: options.checkpointing.timeoutMs });
 }
 
 /** The option that named the embedded backend's local directory, for errors about it. */

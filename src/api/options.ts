@@ -143,10 +143,16 @@ export interface StreamEnvironmentOptions {
   embeddedState?: EmbeddedStateOptions;
   /**
    * Where checkpoints are persisted, as a location of a registered storage scheme: `'memory'`
-   * (default; lost with the process; shorthand for `memory:`), a directory path or a `file:` URL.
-   * Another URL scheme (`s3://...`) is a ConfigError listing the registered schemes.
+   * (default; lost with the process; shorthand for `memory:`), a directory path or a `file:` URL,
+   * or `s3://bucket/prefix` (an S3-compatible bucket; see `s3`). Another URL scheme is a
+   * ConfigError listing the registered schemes.
    */
   checkpointStorage?: string;
+  /**
+   * How `s3://` checkpoint storage reaches its endpoint. The endpoint, region and credentials are
+   * the AWS SDK's: its default credential chain, `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL`, `AWS_REGION`.
+   */
+  s3?: S3Options;
   /** What happens when a task fails; default failure-rate, at most 10 restarts within 5 minutes, 1000 ms apart. */
   restartStrategy?: RestartStrategyOptions;
   /** Records per buffer on channels between subtasks; default 512. */
@@ -179,6 +185,21 @@ export interface StreamEnvironmentOptions {
   cancellationTimeoutMs?: number;
 }
 
+/** How `s3://` checkpoint storage reaches its endpoint. */
+export interface S3Options {
+  /**
+   * Address buckets as `<endpoint>/<bucket>` instead of `<bucket>.<endpoint>`, as most
+   * S3-compatible servers need; default false, or true when `WEIR_S3_FORCE_PATH_STYLE=1`.
+   */
+  forcePathStyle?: boolean;
+}
+
+/** `S3Options` with defaults applied. */
+export interface ResolvedS3Options {
+  /** Whether buckets are addressed as `<endpoint>/<bucket>` (the option; `WEIR_S3_FORCE_PATH_STYLE=1` turns it on too). */
+  readonly forcePathStyle: boolean;
+}
+
 /** The options an environment runs with: `StreamEnvironmentOptions` validated, shorthands folded in, every default applied. */
 export interface ResolvedOptions {
   /** Default subtasks per operator. */
@@ -191,6 +212,8 @@ export interface ResolvedOptions {
   readonly stateBackend: ResolvedStateBackend;
   /** Where checkpoints are persisted: `'memory'`, a directory path, or a location of another registered storage scheme. */
   readonly checkpointStorage: string;
+  /** How S3 checkpoint storage reaches its endpoint. */
+  readonly s3: ResolvedS3Options;
   /** The restart strategy. */
   readonly restartStrategy: RestartStrategyConfig;
   /** Records per buffer. */

@@ -63,7 +63,7 @@ export async function tcpDeployer(
   if (job.storage instanceof MemoryCheckpointStorage)
     throw new ConfigError(
       'checkpointStorage',
-      "'memory' checkpoint storage lives in the job master's process, where task managers on other hosts cannot write: give a directory every host sees (--checkpoint-dir)",
+      "'memory' checkpoint storage lives in the job master's process, where task managers on other hosts cannot write: give a directory every host sees or an s3:// bucket (--checkpoint-dir)",
     );
   const inProcess = job.graph.vertices.flatMap((v) => v.chain.filter((n) => n.sink instanceof CollectSink).map((n) => n.name));
   if (inProcess.length > 0)

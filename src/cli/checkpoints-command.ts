@@ -1,5 +1,5 @@
 /** `weir checkpoints <dir>`: lists the snapshots under a checkpoint or savepoint directory. */
-import { resolveStorageLocation } from '../storage/location.ts';
+import { resolveStorageLocation, snapshotToolsFor } from '../storage/location.ts';
 import { listCheckpointsIn, type StoredSnapshotListing } from '../checkpoint/restore/snapshot-listing.ts';
 import { EXIT_OK } from './exit.ts';
 import { humanBytes, isoTime, oneLine, renderTable } from './format.ts';
@@ -10,7 +10,7 @@ export interface CheckpointsFlags {
 
 export async function checkpointsCommand(given: string, flags: CheckpointsFlags): Promise<number> {
   const dir = resolveStorageLocation(given, 'checkpoints <dir>');
-  const listings = await listCheckpointsIn(dir);
+  const listings = await listCheckpointsIn(dir, snapshotToolsFor(dir, 'checkpoints <dir>'));
   process.stdout.write(flags.json ? `${JSON.stringify(listings.map(toJson), null, 2)}\n` : formatListings(dir, listings));
   return EXIT_OK;
 }

@@ -20,6 +20,8 @@ import * as path from 'node:path';
 import { sleep } from '../core/adapters.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { JobClient } from '../index.ts';
+import { isUrlPath } from '../storage/paths.ts';
+import { resolveStorageLocation } from '../storage/location.ts';
 import { checkHost, checkToken, readJsonBody } from '../web/http-util.ts';
 import { HttpError } from '../web/rest/errors.ts';
 import { oneLine } from './format.ts';
@@ -148,12 +150,22 @@ async function handle(
   res.end(text);
 }
 
-/** The savepoint directory of a request: absolute, because this process's cwd is not the caller's. */
+/** The savepoint directory of a request: absolute (this process's cwd is not the caller's), or a storage URL (`s3://...`). */
 function savepointDirOf(body: Record<string, unknown>): string {
   const dir = body.dir;
-  if (typeof dir !== 'string' || dir.length === 0) throw new HttpError(400, "'dir' (the savepoint directory, an absolute path) is required");
+  if (typeof dir !== 'string' || dir.length === 0) throw new HttpError(400, "'dir' (the savepoint directory, an absolute path or a storage URL) is required");
+  if (isUrlPath(dir)) return storageUrlOf(dir, 'dir');
   if (!path.isAbsolute(dir)) throw new HttpError(400, `'dir' must be an absolute path, got '${dir}'`);
   return path.normalize(dir);
+}
+
+/** A storage URL of a request, checked by its scheme's entry; a 400 naming `field` when it is not one Weir can write to. */
+function storageUrlOf(dir: string, field: string): string {
+  try {
+    return resolveStorageLocation(dir, field);
+  } catch (err) {
+    throw new HttpError(400, errorMessage(err));
+  }
 }
 
 /** Runs an engine call; its failure is a 500 whose message is the engine's, on one line. */

@@ -15,6 +15,7 @@ import { groupDigits } from './format.ts';
 import type { JobMaster } from '../internal.ts';
 import type { WebListener, WebServer } from '../web/server.ts';
 import { resolveStorageLocation } from '../storage/location.ts';
+import { isUrlPath } from '../storage/paths.ts';
 import { bindWebPort, webPortChoice } from './web-port.ts';
 import { openDashboard } from './dashboard.ts';
 import { newControlToken } from './job-registry.ts';
@@ -198,7 +199,10 @@ async function verifyDemo(outcome: JobOutcome, crash: CrashOnce, outputDir: stri
 /** A fresh directory under the system temp dir, or the given one if it is empty or new. */
 async function demoDir(dir: string | undefined): Promise<string> {
   if (dir === undefined) return mkdtemp(path.join(os.tmpdir(), 'weir-demo-'));
-  const abs = path.resolve(resolveStorageLocation(dir, '--dir'));
+  const resolved = resolveStorageLocation(dir, '--dir');
+  // The demo reads its output files back from its directory: a local one.
+  if (isUrlPath(resolved)) throw new UsageError(`--dir ${resolved}: the demo needs a local directory, not a storage URL`);
+  const abs = path.resolve(resolved);
   const entries = await readdir(abs).catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return [];
     throw new UsageError(`--dir ${abs}: ${err.message}`);

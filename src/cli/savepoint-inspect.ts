@@ -4,7 +4,7 @@
  * states: name, kind (value/list/map/reducing/aggregating for keyed state, read from the keyed
  * stream's sections; split/union for operator state), keys or entries, and bytes.
  */
-import { resolveStorageLocation } from '../storage/location.ts';
+import { resolveStorageLocation, snapshotToolsFor } from '../storage/location.ts';
 import type { OperatorStateMeta } from '../checkpoint/metadata/metadata.ts';
 import { SUPPORTED_METADATA_VERSIONS } from '../checkpoint/metadata/serializer.ts';
 import { encodeValue } from '../state/codec.ts';
@@ -13,8 +13,7 @@ import { keyedHandleKind } from '../state/handles/registry.ts';
 import { decodeEnvelope } from '../storage/file-format.ts';
 import { snapshotSizeBytes } from '../checkpoint/restore/checkpoint-listing.ts';
 import { readCheckpointMetadataAt, resolveCheckpointLocation } from '../checkpoint/restore/locate.ts';
-import { fsSnapshotReader } from '../storage/fs-inspect.ts';
-import { readStateFs } from '../storage/fs-io.ts';
+import { FS_SNAPSHOT_TOOLS, type SnapshotTools } from '../storage/snapshot-tools.ts';
 import { streamSize } from '../storage/handles.ts';
 import { metadataPath } from '../storage/paths.ts';
 import { EXIT_OK } from './exit.ts';
@@ -59,13 +58,14 @@ export interface SnapshotReport {
   readonly operators: readonly OperatorReport[];
 }
 
-export async function inspectSnapshot(p: string): Promise<SnapshotReport> {
-  const location = await resolveCheckpointLocation(p);
-  const meta = await readCheckpointMetadataAt(location);
+/** What the snapshot at `p` holds; on the file system unless another storage's `tools` are given. */
+export async function inspectSnapshot(p: string, tools: SnapshotTools = FS_SNAPSHOT_TOOLS): Promise<SnapshotReport> {
+  const location = await resolveCheckpointLocation(p, tools.reader);
+  const meta = await readCheckpointMetadataAt(location, tools.reader);
   const file = metadataPath(location);
-  const formatVersion = decodeEnvelope('metadata', await fsSnapshotReader.readMetadataBytes(location), file, SUPPORTED_METADATA_VERSIONS).version;
+  const formatVersion = decodeEnvelope('metadata', await tools.reader.readMetadataBytes(location), file, SUPPORTED_METADATA_VERSIONS).version;
   const operators: OperatorReport[] = [];
-  for (const op of meta.operators) operators.push(await inspectOperator(op));
+  for (const op of meta.operators) operators.push(await inspectOperator(op, tools.readState));
   return {
     location,
     formatVersion,
@@ -74,13 +74,13 @@ export async function inspectSnapshot(p: string): Promise<SnapshotReport> {
     jobId: meta.jobId,
     createdAt: isoTime(meta.timestampMs),
     timestampMs: meta.timestampMs,
-    sizeBytes: await snapshotSizeBytes(fsSnapshotReader, location, meta),
+    sizeBytes: await snapshotSizeBytes(tools.reader, location, meta),
     type: meta.summary?.type ?? null,
     operators,
   };
 }
 
-async function inspectOperator(op: OperatorStateMeta): Promise<OperatorReport> {
+async function inspectOperator(op: OperatorStateMeta, readState: SnapshotTools['readState']): Promise<OperatorReport> {
   const keyed = new Map<string, { kind: string | null; keys: number; bytes: number }>();
   const operator = new Map<string, { kind: string; entries: number; bytes: number }>();
   let keyedBytes = 0;
@@ -96,7 +96,7 @@ async function inspectOperator(op: OperatorStateMeta): Promise<OperatorReport> {
         keyed.set(name, s);
       }
       // A savepoint is one full stream per handle; an incremental checkpoint's is a chain of files (bytes: all of them).
-      for (const section of await kind.inspect(handle, readStateFs)) {
+      for (const section of await kind.inspect(handle, readState)) {
         const s = keyed.get(section.name) ?? { kind: null, keys: 0, bytes: 0 };
         s.kind ??= section.kind;
         s.bytes += section.bytes;
@@ -105,7 +105,7 @@ async function inspectOperator(op: OperatorStateMeta): Promise<OperatorReport> {
     }
     if (st.operator !== null) {
       operatorBytes += streamSize(st.operator.stream);
-      for (const list of await readOperatorHandle(st.operator, readStateFs)) {
+      for (const list of await readOperatorHandle(st.operator, readState)) {
         const s = operator.get(list.name) ?? { kind: list.mode, entries: 0, bytes: 0 };
         s.entries += list.entries.length;
         s.bytes += encodeValue(list.entries).byteLength;
@@ -150,7 +150,8 @@ function plural(n: number, one: string, many: string): string {
 }
 
 export async function inspectCommand(p: string, flags: { json?: boolean }): Promise<number> {
-  const report = await inspectSnapshot(resolveStorageLocation(p, 'savepoint inspect <path>'));
+  const location = resolveStorageLocation(p, 'savepoint inspect <path>');
+  const report = await inspectSnapshot(location, snapshotToolsFor(location, 'savepoint inspect <path>'));
   process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
   return EXIT_OK;
 }

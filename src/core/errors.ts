@@ -10,6 +10,7 @@ export type WeirErrorCode =
   | 'MISSING_FILE'
   | 'UNSUPPORTED_VERSION'
   | 'STORAGE_IO'
+  | 'STORAGE_UNREACHABLE'
   | 'RESTORE_FAILED'
   | 'CHECKPOINT_FAILED'
   | 'JOB_FAILED'
@@ -75,7 +76,7 @@ export class JobDefinitionError extends WeirError {
 }
 
 /** The codes a StorageError carries. */
-export type StorageErrorCode = 'CORRUPT_FILE' | 'MISSING_FILE' | 'UNSUPPORTED_VERSION' | 'STORAGE_IO';
+export type StorageErrorCode = 'CORRUPT_FILE' | 'MISSING_FILE' | 'UNSUPPORTED_VERSION' | 'STORAGE_IO' | 'STORAGE_UNREACHABLE';
 
 /** A persisted file could not be read or is not what was written; `file` names it. */
 export class StorageError extends WeirError {

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { StorageError } from '../core/errors.ts';
 import type { CheckpointId } from '../core/ids.ts';
 import { checkStateFileFs, dirFilesSize, listDir, pathKind, readMetadataBytesFs } from './fs-io.ts';
-import { joinPath, metadataPath, parseCheckpointDirName, parseSavepointDirName } from './paths.ts';
+import { baseName, joinPath, metadataPath, parentDir, parseCheckpointDirName, parseSavepointDirName } from './paths.ts';
 import { readRestoredFromFs } from './restored-from.ts';
 import type { CheckpointDirEntry, SnapshotPathProbe, SnapshotReader } from './storage.ts';
 
@@ -51,49 +51,62 @@ export interface SnapshotDirEntry {
   readonly hasMetadata: boolean;
 }
 
-async function jobDirEntries(jobDir: string): Promise<SnapshotDirEntry[]> {
-  const jobId = path.basename(jobDir);
-  return (await checkpointDirsOf(jobDir)).map((c) => ({
-    jobId,
-    checkpointId: c.checkpointId,
-    location: c.location,
-    kind: 'checkpoint',
-    hasMetadata: c.hasMetadata,
-  }));
+/** What finding snapshot directories needs of a storage: what is at a path, its sub-directories, whether `_metadata` is in one. */
+export interface SnapshotDirLister {
+  /** The path made absolute (or left as it is, for a URL). */
+  absolute(p: string): string;
+  kind(p: string): Promise<'file' | 'dir' | 'missing' | 'other'>;
+  /** Paths of the directories right inside `dir`. */
+  subdirs(dir: string): Promise<string[]>;
+  hasMetadata(dir: string): Promise<boolean>;
 }
 
-async function savepointEntry(dir: string): Promise<SnapshotDirEntry | null> {
-  const parsed = parseSavepointDirName(path.basename(dir));
+/** Directories on the local file system. */
+export const fsDirLister: SnapshotDirLister = {
+  absolute: (p) => path.resolve(p),
+  kind: pathKind,
+  subdirs: async (dir) => (await listDir(dir)).filter((e) => e.isDirectory()).map((e) => joinPath(dir, e.name)),
+  hasMetadata: async (dir) => (await pathKind(metadataPath(dir))) === 'file',
+};
+
+async function jobDirEntries(lister: SnapshotDirLister, jobDir: string): Promise<SnapshotDirEntry[]> {
+  const jobId = baseName(jobDir);
+  const out: SnapshotDirEntry[] = [];
+  for (const sub of await lister.subdirs(jobDir)) {
+    const checkpointId = parseCheckpointDirName(baseName(sub));
+    if (checkpointId !== null) out.push({ jobId, checkpointId, location: sub, kind: 'checkpoint', hasMetadata: await lister.hasMetadata(sub) });
+  }
+  return out.sort((a, b) => a.checkpointId - b.checkpointId);
+}
+
+async function savepointEntry(lister: SnapshotDirLister, dir: string): Promise<SnapshotDirEntry | null> {
+  const parsed = parseSavepointDirName(baseName(dir));
   if (parsed === null) return null;
-  const hasMetadata = (await pathKind(metadataPath(dir))) === 'file';
-  return { jobId: null, checkpointId: parsed.checkpointId, location: dir, kind: 'savepoint', hasMetadata };
+  return { jobId: null, checkpointId: parsed.checkpointId, location: dir, kind: 'savepoint', hasMetadata: await lister.hasMetadata(dir) };
 }
 
 /**
  * Every snapshot directory under `dir`: a checkpoint root (job directories inside), a job
  * directory (chk-<n> inside), a savepoint root (savepoint-<id>-<rand> inside), or one chk-<n> or
- * savepoint directory. In directory order; a missing `dir` or a file is MISSING_FILE naming it.
+ * savepoint directory. On the file system unless another storage's `lister` is given. A missing
+ * `dir` or a file is MISSING_FILE naming it.
  */
-export async function findSnapshotDirs(dir: string): Promise<SnapshotDirEntry[]> {
-  const abs = path.resolve(dir);
-  const kind = await pathKind(abs);
+export async function findSnapshotDirs(dir: string, lister: SnapshotDirLister = fsDirLister): Promise<SnapshotDirEntry[]> {
+  const abs = lister.absolute(dir);
+  const kind = await lister.kind(abs);
   if (kind === 'missing') throw new StorageError('MISSING_FILE', abs, 'no such directory');
   if (kind !== 'dir') throw new StorageError('MISSING_FILE', abs, 'not a directory');
-  const single = await savepointEntry(abs);
+  const single = await savepointEntry(lister, abs);
   if (single !== null) return [single];
-  const chkId = parseCheckpointDirName(path.basename(abs));
-  if (chkId !== null) {
-    const hasMetadata = (await pathKind(metadataPath(abs))) === 'file';
-    return [{ jobId: path.basename(path.dirname(abs)), checkpointId: chkId, location: abs, kind: 'checkpoint', hasMetadata }];
-  }
-  const out = await jobDirEntries(abs);
+  const chkId = parseCheckpointDirName(baseName(abs));
+  if (chkId !== null)
+    return [{ jobId: baseName(parentDir(abs)), checkpointId: chkId, location: abs, kind: 'checkpoint', hasMetadata: await lister.hasMetadata(abs) }];
+  const out = await jobDirEntries(lister, abs);
   if (out.length > 0) return out;
-  for (const entry of await listDir(abs)) {
-    if (!entry.isDirectory()) continue;
-    const sub = joinPath(abs, entry.name);
-    const savepoint = await savepointEntry(sub);
+  for (const sub of await lister.subdirs(abs)) {
+    const savepoint = await savepointEntry(lister, sub);
     if (savepoint !== null) out.push(savepoint);
-    else out.push(...(await jobDirEntries(sub)));
+    else out.push(...(await jobDirEntries(lister, sub)));
   }
   return out;
 }

@@ -9,20 +9,10 @@ import { assert } from '../core/assert.ts';
 import { StorageError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
 import { errnoCode, fsyncDir, storageIoError, writeFileAtomic } from './atomic-write.ts';
-import { checkpointDirsOf, probeFs } from './fs-inspect.ts';
-import { type RestoredFrom, readRestoredFromFs, writeRestoredFromFs } from './restored-from.ts';
-import {
-  checkStateFileFs,
-  dirFilesSize,
-  listDir,
-  makeDir,
-  pathKind,
-  readMetadataBytesFs,
-  readStateFs,
-  removeDirIfEmpty,
-  writeNewFile,
-  writeNewStateFileParts,
-} from './fs-io.ts';
+import { anySnapshotReader } from './any-reader.ts';
+import { checkpointDirsOf } from './fs-inspect.ts';
+import { type RestoredFrom, writeRestoredFromFs } from './restored-from.ts';
+import { listDir, makeDir, pathKind, removeDirIfEmpty, writeNewFile, writeNewStateFileParts } from './fs-io.ts';
 import { FsSavepointWriter } from './fs-savepoint.ts';
 import type { StreamStateHandle } from './handles.ts';
 import {
@@ -145,8 +135,9 @@ export class FsCheckpointStorage implements CheckpointStorage {
     return fileHandleFor(file, data);
   }
 
+  /** A state file on disk, or (a job restored from a snapshot elsewhere) a state object at a storage URL. */
   readState(handle: StreamStateHandle): Promise<Uint8Array> {
-    return readStateFs(handle);
+    return anySnapshotReader.readState(handle);
   }
 
   private checkNotDiscarded(checkpointId: CheckpointId, dir: string): void {
@@ -171,24 +162,25 @@ export class FsCheckpointStorage implements CheckpointStorage {
     return dir;
   }
 
+  // Reading snapshots: on disk, or at a storage URL (`--from s3://...` into a job on a directory).
   readMetadataBytes(location: string): Promise<Uint8Array> {
-    return readMetadataBytesFs(location);
+    return anySnapshotReader.readMetadataBytes(location);
   }
 
   probe(p: string): Promise<SnapshotPathProbe> {
-    return probeFs(p);
+    return anySnapshotReader.probe(p);
   }
 
   dirSizeBytes(location: string): Promise<number> {
-    return dirFilesSize(location);
+    return anySnapshotReader.dirSizeBytes(location);
   }
 
   readRestoredFrom(jobDir: string): Promise<RestoredFrom | null> {
-    return readRestoredFromFs(jobDir);
+    return anySnapshotReader.readRestoredFrom(jobDir);
   }
 
   checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
-    return checkStateFileFs(handle);
+    return anySnapshotReader.checkStateFile(handle);
   }
 
   recordRestoredFrom(r: RestoredFrom): Promise<void> {

@@ -2,10 +2,11 @@
  * The one place that decides what a storage location a user gives may be (`checkpointStorage`,
  * `restoreFrom`, `--checkpoint-dir`, `--from`, `--dir`) and which storage it opens: a registry of
  * URL schemes, each one entry that checks its locations and creates the checkpoint storage. Built
- * in: `file:` (a `file:` URL or a plain path) and `memory:` (`'memory'` is its shorthand). Any other
- * scheme is refused with an error naming the option and listing the registered schemes, instead of
- * being taken for a relative directory named `s3:`. A later storage (S3) registers its scheme here;
- * that is all it takes for the option, the CLI flags and restores to accept it.
+ * in: `file:` (a `file:` URL or a plain path), `memory:` (`'memory'` is its shorthand) and `s3:`
+ * (`s3://bucket/prefix`, `storage/s3/`). Any other scheme is refused with an error naming the
+ * option and listing the registered schemes, instead of being taken for a relative directory. A
+ * storage registers its scheme here; that is all it takes for the option, the CLI flags and
+ * restores to accept it.
  */
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +15,9 @@ import type { JobId } from '../core/ids.ts';
 import { FsCheckpointStorage } from './fs-storage.ts';
 import { MemoryCheckpointStorage } from './memory-storage.ts';
 import { MEMORY_SCHEME } from './paths.ts';
+import { S3_STORAGE_SCHEME } from './s3/scheme.ts';
+import { FS_SNAPSHOT_TOOLS, type SnapshotTools } from './snapshot-tools.ts';
+import { registerUrlSnapshotTools } from './any-reader.ts';
 import type { CheckpointStorage } from './storage.ts';
 
 /** How a job's checkpoint storage is opened. */
@@ -24,6 +28,10 @@ export interface OpenStorageOptions {
    * to the job master carry everything and nothing stays behind in the task manager.
    */
   readonly inlineAll?: boolean;
+  /** How an `s3:` storage reaches its endpoint (the `s3` option); path style also from `WEIR_S3_FORCE_PATH_STYLE`. */
+  readonly s3?: { readonly forcePathStyle: boolean };
+  /** How long one storage operation (an upload with its retries) may take: the checkpoint timeout. */
+  readonly operationTimeoutMs?: number;
 }
 
 /** One URL scheme's storage: how its locations are checked and how a job's checkpoint storage is opened at one. */
@@ -39,6 +47,8 @@ export interface StorageScheme {
   root?(given: string): string;
   /** The checkpoint storage of job `jobId` under `root` (as `root` returned it). */
   open(root: string, jobId: JobId, options: OpenStorageOptions): CheckpointStorage;
+  /** Reading, listing and deleting its snapshots without a job (the CLI); default the file system's. */
+  tools?(): SnapshotTools;
 }
 
 /** `scheme:` at the start; two characters at least, so a Windows drive (`C:\x`) stays a path. */
@@ -62,17 +72,17 @@ const MEMORY_STORAGE_SCHEME: StorageScheme = {
   open: (_root, jobId, o) => new MemoryCheckpointStorage(jobId, o.inlineAll === true ? { inlineThresholdBytes: Number.MAX_SAFE_INTEGER } : {}),
 };
 
-const schemes = new Map<string, StorageScheme>([
-  [FILE_SCHEME.scheme, FILE_SCHEME],
-  [MEMORY_STORAGE_SCHEME.scheme, MEMORY_STORAGE_SCHEME],
-]);
+const schemes = new Map<string, StorageScheme>();
+for (const entry of [FILE_SCHEME, MEMORY_STORAGE_SCHEME, S3_STORAGE_SCHEME]) registerStorageScheme(entry);
 
 /**
  * Makes locations of `entry.scheme` valid everywhere a storage location is given.
- * @internal for storages that come with a URL scheme (S3, later)
+ * @internal for storages that come with a URL scheme
  */
 export function registerStorageScheme(entry: StorageScheme): void {
   schemes.set(entry.scheme.toLowerCase(), entry);
+  // Every storage can then read snapshots at this scheme's URLs (a restore from another storage).
+  if (entry.tools !== undefined) registerUrlSnapshotTools(entry.scheme, entry.tools);
 }
 
 /** The registered schemes, for messages: `file:, memory:`. */
@@ -94,13 +104,22 @@ function schemeOf(given: string, option: string): StorageScheme {
   if (entry !== undefined) return entry;
   throw new ConfigError(
     option,
-    `unsupported URL scheme '${scheme}:' in ${JSON.stringify(given)}: give a directory path or one of ${registeredSchemes().join(', ')}` +
-      (scheme === 's3' ? ' (S3 storage is not supported yet)' : ''),
+    `unsupported URL scheme '${scheme}:' in ${JSON.stringify(given)}: give a directory path or one of ${registeredSchemes().join(', ')}`,
   );
+}
+
+/** `given` with any user info of a URL (`//key:secret@`) masked: credentials never go into messages. */
+function redacted(given: string): string {
+  return given.replace(/^([A-Za-z][A-Za-z0-9+.-]+:\/\/)[^/@]*@/, '$1***@');
 }
 
 function resolveWith(given: string, option: string, how: (entry: StorageScheme) => (given: string) => string): string {
   const entry = schemeOf(given, option);
+  if (redacted(given) !== given)
+    throw new ConfigError(
+      option,
+      `invalid ${entry.scheme}: location ${JSON.stringify(redacted(given))}: credentials do not go into a location; give them the storage's own way (for s3: the AWS environment or profile)`,
+    );
   try {
     return how(entry)(given);
   } catch (err) {
@@ -135,4 +154,9 @@ export function openCheckpointStorage(root: string, jobId: JobId, options: OpenS
 /** A resolved location made independent of the working directory: a path made absolute, any URL unchanged. */
 export function absoluteLocation(resolved: string): string {
   return resolved === MEMORY || SCHEME_RE.test(resolved) ? resolved : path.resolve(resolved);
+}
+
+/** The snapshot tools for a resolved location (`resolveStorageLocation`), by its scheme. */
+export function snapshotToolsFor(resolved: string, option: string): SnapshotTools {
+  return schemeOf(resolved, option).tools?.() ?? FS_SNAPSHOT_TOOLS;
 }

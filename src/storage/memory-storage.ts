@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { assert } from '../core/assert.ts';
 import { StorageError } from '../core/errors.ts';
 import type { CheckpointId, JobId } from '../core/ids.ts';
-import { checkStateFileFs, dirFilesSize, readMetadataBytesFs, readStateFs } from './fs-io.ts';
+import { anySnapshotReader } from './any-reader.ts';
 import type { StreamStateHandle } from './handles.ts';
 import {
   checkpointDir,
@@ -35,8 +35,7 @@ import {
   verifyInline,
 } from './state-file.ts';
 import type { CheckpointDirEntry, CheckpointStorage, CheckpointStreamFactory, SnapshotPathProbe, StateScope } from './storage.ts';
-import { probeFs } from './fs-inspect.ts';
-import { type RestoredFrom, readRestoredFromFs } from './restored-from.ts';
+import type { RestoredFrom } from './restored-from.ts';
 import type { SavepointTarget } from './savepoint-target.ts';
 import { FsSavepointWriter } from './fs-savepoint.ts';
 import { MemorySavepointWriter } from './memory-savepoint.ts';
@@ -143,7 +142,7 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
   async readState(handle: StreamStateHandle): Promise<Uint8Array> {
     if (handle.type === 'inline') return verifyInline(handle);
     // A job may restore from a snapshot on disk while checkpointing to memory.
-    if (!isMemoryPath(handle.path)) return readStateFs(handle);
+    if (!isMemoryPath(handle.path)) return anySnapshotReader.readState(handle);
     // Copy, as a file read would: the caller must not be able to alter what is stored.
     return Uint8Array.from(decodeStateFile(this.get(handle.path, 'state file'), handle));
   }
@@ -159,13 +158,13 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
 
   /** A `memory:` location reads from the map; any other path from the file system (a job may restore from disk). */
   async readMetadataBytes(location: string): Promise<Uint8Array> {
-    if (!isMemoryPath(location)) return readMetadataBytesFs(location);
+    if (!isMemoryPath(location)) return anySnapshotReader.readMetadataBytes(location);
     return this.get(metadataPath(location), 'checkpoint metadata');
   }
 
   /** A `memory:` path is looked up in the map ("directories" exist when a key lies under them); others on the file system. */
   async probe(p: string): Promise<SnapshotPathProbe> {
-    if (!isMemoryPath(p)) return probeFs(p);
+    if (!isMemoryPath(p)) return anySnapshotReader.probe(p);
     if (this.files.has(p)) return { path: p, kind: 'file', hasMetadata: false, checkpointDirs: [] };
     const prefix = `${p}/`;
     if (![...this.files.keys()].some((f) => f.startsWith(prefix))) return { path: p, kind: 'missing', hasMetadata: false, checkpointDirs: [] };
@@ -175,20 +174,20 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
 
   /** A state file in memory is checked whole (it is at hand); one on disk by its header. */
   async checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
-    if (!isMemoryPath(handle.path)) return checkStateFileFs(handle);
+    if (!isMemoryPath(handle.path)) return anySnapshotReader.checkStateFile(handle);
     decodeStateFile(this.get(handle.path, 'state file'), handle);
   }
 
   /** A job directory on disk has its record there; one in memory has none (see recordRestoredFrom). */
   async readRestoredFrom(jobDir: string): Promise<RestoredFrom | null> {
-    return isMemoryPath(jobDir) ? null : readRestoredFromFs(jobDir);
+    return isMemoryPath(jobDir) ? null : anySnapshotReader.readRestoredFrom(jobDir);
   }
 
   /** Keeps nothing: memory storage dies with the process, and lineage matters only to a later process. */
   async recordRestoredFrom(_r: RestoredFrom): Promise<void> {}
 
   async dirSizeBytes(location: string): Promise<number> {
-    if (!isMemoryPath(location)) return dirFilesSize(location);
+    if (!isMemoryPath(location)) return anySnapshotReader.dirSizeBytes(location);
     let total = 0;
     for (const [file, bytes] of this.files) {
       if (file.startsWith(`${location}/`)) total += bytes.byteLength;

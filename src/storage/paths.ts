@@ -7,7 +7,9 @@
  *   <root>/<job-id>/taskowned/<file>         changelog segments (later)
  *   <savepoint-dir>/savepoint-<id>-<rand>/   self-contained and relocatable
  *
- * Memory storage uses the same layout under `memory:<job-id>`, always with `/` separators.
+ * Memory storage uses the same layout under `memory:<job-id>`, always with `/` separators; so does
+ * an object store under its URL (`s3://bucket/prefix/<job-id>/...`), whose `scheme://authority`
+ * part is kept as it is and the rest joined with `/`.
  */
 import * as path from 'node:path';
 import { assert } from '../core/assert.ts';
@@ -33,22 +35,54 @@ export function isMemoryPath(p: string): boolean {
   return p.startsWith(MEMORY_SCHEME);
 }
 
-/** Joins path segments; `memory:` paths always use `/`. */
+/** `scheme://authority` at the start of an object-store URL (`s3://bucket`); the rest is a `/` path. */
+const URL_ROOT_RE = /^[A-Za-z][A-Za-z0-9+.-]+:\/\/[^/]*/;
+
+/** An object-store URL split into its root (`s3://bucket`) and its key as an absolute posix path (`/prefix/x`); null for other paths. */
+function splitUrl(p: string): { readonly root: string; readonly rest: string } | null {
+  if (isMemoryPath(p)) return null;
+  const m = URL_ROOT_RE.exec(p);
+  if (m === null) return null;
+  const rest = p.slice(m[0].length);
+  return { root: m[0], rest: rest === '' ? '/' : rest };
+}
+
+/** `root` + `rest` without a trailing `/` (the bucket itself is `s3://bucket`). */
+function joinUrl(root: string, rest: string): string {
+  return rest === '/' ? root : `${root}${rest}`;
+}
+
+/** Whether `p` is an object-store URL (`s3://bucket/key`): joined with `/`, never made absolute. */
+export function isUrlPath(p: string): boolean {
+  return splitUrl(p) !== null;
+}
+
+/** Joins path segments; `memory:` paths and object-store URLs always use `/`. */
 export function joinPath(base: string, ...parts: string[]): string {
+  const url = splitUrl(base);
+  if (url !== null) return joinUrl(url.root, path.posix.join(url.rest, ...parts));
   return isMemoryPath(base) ? path.posix.join(base, ...parts) : path.join(base, ...parts);
 }
 
 export function parentDir(p: string): string {
+  const url = splitUrl(p);
+  if (url !== null) return joinUrl(url.root, path.posix.dirname(url.rest));
   return isMemoryPath(p) ? path.posix.dirname(p) : path.dirname(p);
 }
 
 export function baseName(p: string): string {
+  const url = splitUrl(p);
+  if (url !== null) return path.posix.basename(url.rest);
   return isMemoryPath(p) ? path.posix.basename(p) : path.basename(p);
 }
 
 /** `target` relative to `fromDir` (e.g. `keyed-x-3` or `../shared/abc`), as stored in metadata. */
 export function relativePath(fromDir: string, target: string): string {
   assert(isMemoryPath(fromDir) === isMemoryPath(target), () => `cannot relate ${target} to ${fromDir}: different storages`);
+  const from = splitUrl(fromDir);
+  const to = splitUrl(target);
+  assert((from === null) === (to === null) && from?.root === to?.root, () => `cannot relate ${target} to ${fromDir}: different storages`);
+  if (from !== null && to !== null) return path.posix.relative(from.rest, to.rest);
   if (isMemoryPath(fromDir)) {
     const strip = (p: string): string => `/${p.slice(MEMORY_SCHEME.length)}`;
     return path.posix.relative(strip(fromDir), strip(target));
@@ -60,6 +94,8 @@ export function relativePath(fromDir: string, target: string): string {
 
 /** Inverse of `relativePath`: resolves a stored relative path against the directory holding `_metadata`. */
 export function resolveRelative(dir: string, relative: string): string {
+  const url = splitUrl(dir);
+  if (url !== null) return joinUrl(url.root, path.posix.join(url.rest, relative));
   if (isMemoryPath(dir)) return path.posix.join(dir, relative);
   return path.resolve(dir, ...relative.split('/'));
 }
@@ -67,6 +103,7 @@ export function resolveRelative(dir: string, relative: string): string {
 /** True when `p` is `dir` itself or inside it. */
 export function isInside(dir: string, p: string): boolean {
   if (isMemoryPath(dir) !== isMemoryPath(p)) return false;
+  if (splitUrl(dir)?.root !== splitUrl(p)?.root) return false;
   const rel = relativePath(dir, p);
   return rel === '' || (!rel.startsWith('../') && rel !== '..' && !path.isAbsolute(rel));
 }

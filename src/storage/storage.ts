@@ -134,6 +134,12 @@ export interface CheckpointStorage extends SnapshotReader {
   readonly sharedDir?: string;
   /** Paths of every file in `shared/`, to find files no retained checkpoint refers to (aborted or crashed uploads). */
   listSharedFiles?(): Promise<string[]>;
+  /**
+   * Checks, before a job starts, that the storage can be reached (a bucket that exists, an endpoint
+   * that answers): one error naming the location, instead of failed attempts. Storages on a local
+   * file system or in memory have none (`api/preflight.ts` checks directories).
+   */
+  preflight?(): Promise<void>;
   /** Deletes the job's folder if nothing retained is left in it. */
   discardJob(): Promise<void>;
   /** Where a savepoint with this id goes under `savepointRoot` (a directory, or `memory:` for memory storage). */

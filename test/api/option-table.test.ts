@@ -109,6 +109,7 @@ describe('the option table', () => {
       },
       stateBackend: { type: 'heap' },
       checkpointStorage: 'memory',
+      s3: { forcePathStyle: false },
       restartStrategy: { type: 'failure-rate', maxFailures: 10, intervalMs: 300_000, delayMs: 1000 },
       bufferRecords: 512,
       channelCapacity: 8,

@@ -72,18 +72,20 @@ describe('weir usage errors exit 2 with one line', () => {
     try {
       const tiny = path.join(FIXTURES, 'tiny-job.ts');
       const cases: Array<[string[], string]> = [
-        [['run', tiny, '--checkpoint-dir', 's3://bucket/x'], "--checkpoint-dir: unsupported URL scheme 's3:'"],
-        [['run', tiny, '--from', 's3://bucket/x/chk-3'], "--from: unsupported URL scheme 's3:'"],
+        [['run', tiny, '--checkpoint-dir', 'gs://bucket/x'], "--checkpoint-dir: unsupported URL scheme 'gs:'"],
+        [['run', tiny, '--from', 'gs://bucket/x/chk-3'], "--from: unsupported URL scheme 'gs:'"],
         [['demo', '--dir', 'gs://bucket/demo'], "--dir: unsupported URL scheme 'gs:'"],
-        [['savepoint', 'some-job', '--dir', 's3://bucket/sp'], "--dir: unsupported URL scheme 's3:'"],
-        [['stop', 'some-job', '--savepoint', '--dir', 's3://bucket/sp'], "--dir: unsupported URL scheme 's3:'"],
+        [['demo', '--dir', 's3://bucket/demo'], '--dir s3://bucket/demo: the demo needs a local directory'],
+        [['run', tiny, '--checkpoint-dir', 's3://Not_A_Bucket/x'], '--checkpoint-dir: invalid s3: location "s3://Not_A_Bucket/x": bucket name'],
+        [['savepoint', 'some-job', '--dir', 'gs://bucket/sp'], "--dir: unsupported URL scheme 'gs:'"],
+        [['stop', 'some-job', '--savepoint', '--dir', 'gs://bucket/sp'], "--dir: unsupported URL scheme 'gs:'"],
       ];
       for (const [args, want] of cases) {
         const r = await runCli(args, { cwd });
         expect(r.code, r.stderr).toBe(2);
         expect(lines(r.stderr), r.stderr).toEqual([expect.stringContaining(want)]);
       }
-      // Before, `--checkpoint-dir s3://bucket/x` ran the job into a local directory named `s3:`.
+      // Before, `--checkpoint-dir gs://bucket/x` ran the job into a local directory named `gs:`.
       expect(readdirSync(cwd)).toEqual([]);
     } finally {
       rmSync(cwd, { recursive: true, force: true });

@@ -15,6 +15,7 @@ import {
   resolveStorageRoot,
 } from '../../src/storage/location.ts';
 import { MemoryCheckpointStorage } from '../../src/storage/memory-storage.ts';
+import { S3CheckpointStorage } from '../../src/storage/s3/s3-storage.ts';
 
 /** A ConfigError naming `option`, with `detail` in its message. */
 function configError(option: string, detail: string | RegExp): unknown {
@@ -33,14 +34,39 @@ describe('storage locations', () => {
   });
 
   it('refuses any other scheme, naming the option and the scheme', () => {
-    expect(() => resolveStorageLocation('s3://bucket/x', '--checkpoint-dir')).toThrow(
-      configError('--checkpoint-dir', /^--checkpoint-dir: unsupported URL scheme 's3:' in "s3:\/\/bucket\/x"/),
+    expect(() => resolveStorageLocation('gs://b/y', '--checkpoint-dir')).toThrow(
+      configError('--checkpoint-dir', /^--checkpoint-dir: unsupported URL scheme 'gs:' in "gs:\/\/b\/y"/),
     );
     expect(() => resolveStorageLocation('gs://b/y', '--from')).toThrow(configError('--from', "--from: unsupported URL scheme 'gs:'"));
   });
 
   it('lists the registered schemes when refusing one', () => {
-    expect(() => resolveStorageRoot('gs://b/y', '--checkpoint-dir')).toThrow(configError('--checkpoint-dir', /give a directory path or one of file:, memory:/));
+    expect(() => resolveStorageRoot('gs://b/y', '--checkpoint-dir')).toThrow(
+      configError('--checkpoint-dir', /give a directory path or one of file:, memory:, s3:/),
+    );
+  });
+
+  it('s3 storage: s3://bucket/prefix is a root and a location; a bad bucket or key names the option', () => {
+    expect(resolveStorageRoot('s3://my-bucket/weir/checkpoints/', '--checkpoint-dir')).toBe('s3://my-bucket/weir/checkpoints');
+    expect(resolveStorageLocation('S3://my-bucket/sp/savepoint-3-ab', '--from')).toBe('s3://my-bucket/sp/savepoint-3-ab');
+    expect(() => resolveStorageRoot('s3://My_Bucket/x', '--checkpoint-dir')).toThrow(
+      configError('--checkpoint-dir', /invalid s3: location "s3:\/\/My_Bucket\/x": bucket name "My_Bucket" is not valid/),
+    );
+    expect(() => resolveStorageLocation('s3://bucket/a//b', '--from')).toThrow(configError('--from', /key prefix "a\/\/b" has an empty/));
+    expect(() => resolveStorageLocation('s3:bucket', '--from')).toThrow(configError('--from', /expected s3:\/\/<bucket>\/<prefix>/));
+    const withSecret = (() => {
+      try {
+        resolveStorageRoot('s3://AKIAEXAMPLE:very-secret@my-bucket/x', 'checkpointStorage');
+      } catch (err) {
+        return err as ConfigError;
+      }
+      throw new Error('a URL with credentials was accepted');
+    })();
+    expect(withSecret.message).toContain('"s3://***@my-bucket/x": credentials do not go into a location');
+    expect(withSecret.message).not.toContain('very-secret');
+    const s3 = openCheckpointStorage('s3://my-bucket/weir', jobId('j'));
+    expect(s3).toBeInstanceOf(S3CheckpointStorage);
+    expect(s3.description).toBe('s3://my-bucket/weir/j');
   });
 
   it("memory storage: 'memory' and 'memory:' are its root; a path inside it is a location, never a root", () => {
@@ -97,18 +123,19 @@ describe('storage locations', () => {
     expect([...files.keys()].some((k) => k.startsWith('memory:registered/chk-'))).toBe(true);
   });
 
-  it('checkpointStorage in code: a file: URL becomes its path, s3: is a ConfigError', () => {
+  it('checkpointStorage in code: a file: URL becomes its path, s3: stays a URL, gs: is a ConfigError', () => {
     const dir = path.join(os.tmpdir(), 'weir-location-test');
     expect(StreamEnvironment.create({ checkpointStorage: pathToFileURL(dir).href }).options.checkpointStorage).toBe(dir);
-    expect(() => StreamEnvironment.create({ checkpointStorage: 's3://bucket/x' })).toThrow(configError('checkpointStorage', "unsupported URL scheme 's3:'"));
+    expect(StreamEnvironment.create({ checkpointStorage: 's3://bucket/x' }).options.checkpointStorage).toBe('s3://bucket/x');
+    expect(() => StreamEnvironment.create({ checkpointStorage: 'gs://bucket/x' })).toThrow(configError('checkpointStorage', "unsupported URL scheme 'gs:'"));
   });
 
-  it('restoreFrom in code: s3: is a ConfigError before the job starts', async () => {
+  it('restoreFrom in code: an unregistered scheme is a ConfigError before the job starts', async () => {
     const env = StreamEnvironment.create({ parallelism: 1 });
     env.fromElements(1).uid('one').print();
-    const err = await env.execute('location', { restoreFrom: 's3://bucket/chk-1' }).catch((e: unknown) => e);
+    const err = await env.execute('location', { restoreFrom: 'gs://bucket/chk-1' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).option).toBe('restoreFrom');
-    expect((err as ConfigError).message).toContain("unsupported URL scheme 's3:'");
+    expect((err as ConfigError).message).toContain("unsupported URL scheme 'gs:'");
   });
 });

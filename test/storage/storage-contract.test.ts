@@ -1,11 +1,12 @@
 /**
- * Behaviour every CheckpointStorage shares, run against the file-system and the memory storage:
+ * Behaviour every CheckpointStorage shares, run against the file-system, the memory and the S3
+ * storage (a real s3rver on loopback, started here):
  * first the bytes it moves (state files, `_metadata` bytes, listings, probes), then checkpoints
  * committed and read through `checkpoint/metadata`, as the coordinator and restore do.
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { commitCheckpointMetadata } from '../../src/checkpoint/metadata/commit.ts';
 import { readMetadataAt } from '../../src/checkpoint/metadata/read.ts';
 import { listCompletedCheckpoints } from '../../src/checkpoint/restore/checkpoint-listing.ts';
@@ -17,10 +18,12 @@ import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
 import type { StreamStateHandle } from '../../src/storage/handles.ts';
 import { MemoryCheckpointStorage } from '../../src/storage/memory-storage.ts';
 import { isInside, joinPath, metadataPath } from '../../src/storage/paths.ts';
+import { S3CheckpointStorage } from '../../src/storage/s3/s3-storage.ts';
 import { SharedStateRegistry } from '../../src/storage/shared-registry.ts';
 import type { CheckpointStorage } from '../../src/storage/storage.ts';
 import { firstSubtask, patternBytes, sampleMetadata, tempDirs } from './fixtures.ts';
 import type { KeyGroupsStateHandle } from '../../src/state/handles/key-groups.ts';
+import { type S3TestServer, startS3rver } from '../support/s3-server.ts';
 
 interface Harness {
   storage: CheckpointStorage & { readonly jobDir: string; readonly sharedDir: string; checkpointDir(id: number): string };
@@ -33,6 +36,15 @@ interface Harness {
 
 const dirs = tempDirs();
 afterEach(() => dirs.cleanup());
+
+let s3: S3TestServer;
+let s3Prefixes = 0;
+beforeAll(async () => {
+  s3 = await startS3rver(['weir-contract']);
+  // The AWS way: the SDK finds endpoint, region and credentials in the environment.
+  Object.assign(process.env, s3.env);
+});
+afterAll(() => s3.stop());
 
 const JOB = jobId('job-a');
 const OPTIONS = { inlineThresholdBytes: 64 };
@@ -60,6 +72,19 @@ const harnesses: Array<[string, () => Promise<Harness>]> = [
         mutate: async (file, fn) => void files.set(file, fn(files.get(file)!)),
         remove: async (file) => void files.delete(file),
         restart: () => new MemoryCheckpointStorage(JOB, { ...OPTIONS, files }),
+      };
+    },
+  ],
+  [
+    'S3CheckpointStorage',
+    async () => {
+      const root = `s3://weir-contract/run-${++s3Prefixes}`;
+      const storage = new S3CheckpointStorage(root, JOB, OPTIONS);
+      return {
+        storage,
+        mutate: async (file, fn) => storage.objects.put(file, Buffer.from(fn((await storage.objects.get(file, 'test')).bytes))),
+        remove: (file) => storage.objects.deleteAll([file]),
+        restart: () => new S3CheckpointStorage(root, JOB, OPTIONS),
       };
     },
   ],

@@ -10,14 +10,14 @@ import { ListStateDescriptor } from '../../src/state/descriptors.ts';
 const reader = new FsCheckpointStorage('/tmp/weir-test-reader', jobId('reader'));
 const read = (h: Parameters<FsCheckpointStorage['readState']>[0]) => reader.readState(h);
 
-/** Every (key, value) of a keyed state of `uid` in a checkpoint, over all key groups. */
-export async function keyedStateAt(metadata: CheckpointMetadata, uid: string, stateName: string): Promise<Map<Key, unknown>> {
+/** Every (key, value) of a keyed state of `uid` in a checkpoint, over all key groups (read from the file system unless `readState` says otherwise). */
+export async function keyedStateAt(metadata: CheckpointMetadata, uid: string, stateName: string, readState = read): Promise<Map<Key, unknown>> {
   const op = metadata.operators.find((o) => o.uid === uid);
   if (!op) throw new Error(`no uid ${uid} in checkpoint ${metadata.checkpointId}`);
   const backend = new HeapKeyedStateBackend({ uid, subtask: 0, keyGroupRange: { start: 0, end: op.maxParallelism - 1 }, maxParallelism: op.maxParallelism });
   await backend.restore(
     op.subtasks.flatMap((s) => s.keyed),
-    read,
+    readState,
   );
   return new Map(backend.entries(stateName));
 }

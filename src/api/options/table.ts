@@ -91,8 +91,17 @@ export const OPTION_TABLE = {
     expect: "'memory' or a directory path or a storage URL",
     parse: resolveStorageRoot,
     default: 'memory',
-    doc: "where checkpoints are persisted: 'memory', a directory path, or a URL of a registered scheme (file:, memory:)",
+    doc: "where checkpoints are persisted: 'memory', a directory path, or a URL of a registered scheme (file:, memory:, s3:)",
   }),
+  s3: group(
+    {
+      forcePathStyle: bool({
+        default: false,
+        doc: 'S3 checkpoint storage: address buckets as <endpoint>/<bucket> (S3-compatible servers); also env WEIR_S3_FORCE_PATH_STYLE=1',
+      }),
+    },
+    { doc: 'how s3:// checkpoint storage reaches its endpoint (endpoint, region and credentials come from the AWS SDK: AWS_ENDPOINT_URL_S3, AWS_REGION, ...)' },
+  ),
   restartStrategy: RESTART_STRATEGY_FIELD,
   bufferRecords: int({ min: 1, default: 512, doc: 'records per buffer on channels between subtasks' }),
   channelCapacity: int({ min: 1, default: 8, doc: 'buffers a channel holds before its producer is backpressured' }),

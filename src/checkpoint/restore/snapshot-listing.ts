@@ -5,7 +5,8 @@
  */
 import { StorageError, errorMessage } from '../../core/errors.ts';
 import type { CheckpointId } from '../../core/ids.ts';
-import { findSnapshotDirs, fsSnapshotReader, type SnapshotDirEntry } from '../../storage/fs-inspect.ts';
+import { findSnapshotDirs, type SnapshotDirEntry } from '../../storage/fs-inspect.ts';
+import { FS_SNAPSHOT_TOOLS, type SnapshotTools } from '../../storage/snapshot-tools.ts';
 import type { SnapshotReader } from '../../storage/storage.ts';
 import type { CheckpointSummary, SnapshotKind } from '../metadata/metadata.ts';
 import { readMetadataAt } from '../metadata/read.ts';
@@ -57,12 +58,12 @@ export async function describeSnapshot(reader: SnapshotReader, entry: SnapshotDi
 }
 
 /**
- * Every snapshot under `dir` on the file system (see `findSnapshotDirs` for what `dir` may be),
- * sorted by job, then id.
+ * Every snapshot under `dir` (see `findSnapshotDirs` for what `dir` may be), on the file system
+ * unless another storage's `tools` are given, sorted by job, then id.
  */
-export async function listCheckpointsIn(dir: string): Promise<StoredSnapshotListing[]> {
+export async function listCheckpointsIn(dir: string, tools: SnapshotTools = FS_SNAPSHOT_TOOLS): Promise<StoredSnapshotListing[]> {
   const out: StoredSnapshotListing[] = [];
-  for (const entry of await findSnapshotDirs(dir)) out.push(await describeSnapshot(fsSnapshotReader, entry));
+  for (const entry of await findSnapshotDirs(dir, tools.lister)) out.push(await describeSnapshot(tools.reader, entry));
   return out.sort(compareListings);
 }
 

@@ -167,7 +167,8 @@ export function fromWireError(wire: WireError): Error {
     case 'CORRUPT_FILE':
     case 'MISSING_FILE':
     case 'UNSUPPORTED_VERSION':
-    case 'STORAGE_IO': {
+    case 'STORAGE_IO':
+    case 'STORAGE_UNREACHABLE': {
       const file = wire.file ?? '';
       const prefix = `${file}: `;
       err = new StorageError(wire.code, file, wire.message.startsWith(prefix) ? wire.message.slice(prefix.length) : wire.message);

@@ -5,6 +5,8 @@
  */
 import * as path from 'node:path';
 import { errorMessage } from '../../core/errors.ts';
+import { resolveStorageLocation } from '../../storage/location.ts';
+import { isUrlPath } from '../../storage/paths.ts';
 import type { WebJob } from '../web-job.ts';
 import { HttpError, NotFound } from './errors.ts';
 import type { SavepointStatus, SavepointTriggered } from './responses.ts';
@@ -81,7 +83,15 @@ export class SavepointOperations {
 /** The savepoint directory of a request: absolute, because this process's cwd is not the caller's. */
 function targetDirectory(body: Record<string, unknown>, field: string): string {
   const dir = body[field];
-  if (typeof dir !== 'string' || dir.length === 0) throw new HttpError(400, `'${field}' (the savepoint directory, an absolute path) is required`);
+  if (typeof dir !== 'string' || dir.length === 0)
+    throw new HttpError(400, `'${field}' (the savepoint directory, an absolute path or a storage URL) is required`);
+  if (isUrlPath(dir)) {
+    try {
+      return resolveStorageLocation(dir, field);
+    } catch (err) {
+      throw new HttpError(400, errorMessage(err));
+    }
+  }
   if (!path.isAbsolute(dir) && !dir.startsWith('memory:')) throw new HttpError(400, `'${field}' must be an absolute path, got '${dir}'`);
   return path.isAbsolute(dir) ? path.normalize(dir) : dir;
 }
