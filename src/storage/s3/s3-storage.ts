@@ -219,16 +219,17 @@ export class S3CheckpointStorage implements CheckpointStorage {
   /** Deletes checkpoint n's objects: below its stable prefix, and with entropy below every injected one. */
   private async deleteCheckpointObjects(checkpointId: CheckpointId): Promise<void> {
     const dir = this.checkpointDir(checkpointId);
-    // `_metadata` last, so a crash half-way leaves an incomplete checkpoint, never a complete one missing objects.
+    // `_metadata` first, so a crash half-way leaves an incomplete checkpoint (never restored, removed
+    // at the next start), never a complete-looking one whose objects are gone.
     const { objects } = await this.objects.list(dir);
     const meta = metadataPath(dir);
+    if (objects.some((o) => o.url === meta)) await this.objects.deleteAll([meta]);
     await this.objects.deleteAll(objects.map((o) => o.url).filter((u) => u !== meta));
     if (this.entropy !== null) {
       const e = this.entropy;
       const tail = `${this.jobId}/${baseName(dir)}`;
       await this.objects.deleteAll((await this.objects.list(e.before)).objects.map((o) => o.url).filter((u) => isInjectedUnder(e, u, tail)));
     }
-    if (objects.some((o) => o.url === meta)) await this.objects.deleteAll([meta]);
   }
 
   async discardCheckpoint(checkpointId: CheckpointId): Promise<void> {

@@ -25,11 +25,12 @@ export function s3SnapshotTools(objects = new S3Objects(s3Settings())): Snapshot
       hasMetadata: async (dir) => (await objects.head(metadataPath(dir))) !== null,
     },
     removeDir: async (dir) => {
-      // `_metadata` last: a dispose cut short leaves an incomplete savepoint, never one missing objects.
+      // `_metadata` first: a dispose cut short leaves an incomplete savepoint (never restored, and
+      // removable again), never a complete-looking one whose objects are gone.
       const { objects: below } = await objects.list(dir);
       const meta = metadataPath(dir);
+      if (below.some((o) => o.url === meta)) await objects.deleteAll([meta]);
       await objects.deleteAll(below.map((o) => o.url).filter((u) => u !== meta));
-      await objects.deleteAll([meta]);
     },
   };
 }
