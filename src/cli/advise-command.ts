@@ -1,0 +1,35 @@
+/** `weir advise <job dir | checkpoint dir>`: the checkpoint advisor over the checkpoints retained on disk. */
+import { existsSync } from 'node:fs';
+import { figuresFromSnapshots } from '../advisor/from-snapshots.ts';
+import { type Advice, advise } from '../advisor/rules.ts';
+import { resolveStorageLocation } from '../storage/location.ts';
+import { EXIT_OK, UsageError } from './exit.ts';
+import { humanBytes } from './format.ts';
+
+export interface AdviseFlags {
+  readonly json?: boolean;
+}
+
+export async function adviseCommand(given: string, flags: AdviseFlags): Promise<number> {
+  const dir = resolveStorageLocation(given, 'advise <dir>');
+  if (!existsSync(dir)) throw new UsageError(`advise: no such directory: ${dir}`);
+  const figures = await figuresFromSnapshots(dir);
+  if (figures.checkpoints.length === 0) throw new UsageError(`advise: no completed checkpoints under ${dir}`);
+  const advice = advise(figures);
+  process.stdout.write(flags.json ? `${JSON.stringify(advice, null, 2)}\n` : formatAdvice(advice));
+  return EXIT_OK;
+}
+
+/** The advice as text for a terminal. */
+export function formatAdvice(a: Advice): string {
+  if (a.kind === 'too-few') return `No advice yet: ${a.measured} checkpoints measured, need ${a.needed} (${a.source})\n`;
+  const s = a.situation;
+  const lines = [
+    `Checkpoints of ${a.source}: ${s.measured} measured, ${s.completed} completed, ${s.timedOut} timed out, ${s.failed} failed`,
+    `State: ${s.latestStateBytes === null ? 'unknown' : humanBytes(s.latestStateBytes)}` +
+      (s.stateGrowthBytesPerCheckpoint === null ? '' : `, growing ${humanBytes(Math.max(0, s.stateGrowthBytesPerCheckpoint))} per checkpoint`),
+  ];
+  if (a.recommendations.length === 0) lines.push('Advice: keep the checkpointing as it is; no rule fired.');
+  for (const r of a.recommendations) lines.push(`- ${r.change}`, `    because ${r.because} [${r.rule}]`, `    cost: ${r.cost}`);
+  return `${lines.join('\n')}\n`;
+}
