@@ -1,5 +1,9 @@
-/** `weir advise <job dir | checkpoint dir>`: the checkpoint advisor over the checkpoints retained on disk. */
+/**
+ * `weir advise <job dir | checkpoint dir>`: the checkpoint advisor over a job directory's figures
+ * file (written by `weir run` at the job's end) or else the checkpoints retained on disk.
+ */
 import { existsSync } from 'node:fs';
+import { readFiguresFile } from '../advisor/figures-file.ts';
 import { figuresFromSnapshots } from '../advisor/from-snapshots.ts';
 import { type Advice, advise } from '../advisor/rules.ts';
 import { resolveStorageLocation } from '../storage/location.ts';
@@ -13,7 +17,7 @@ export interface AdviseFlags {
 export async function adviseCommand(given: string, flags: AdviseFlags): Promise<number> {
   const dir = resolveStorageLocation(given, 'advise <dir>');
   if (!existsSync(dir)) throw new UsageError(`advise: no such directory: ${dir}`);
-  const figures = await figuresFromSnapshots(dir);
+  const figures = readFiguresFile(dir) ?? (await figuresFromSnapshots(dir));
   if (figures.checkpoints.length === 0) throw new UsageError(`advise: no completed checkpoints under ${dir}`);
   const advice = advise(figures);
   process.stdout.write(flags.json ? `${JSON.stringify(advice, null, 2)}\n` : formatAdvice(advice));

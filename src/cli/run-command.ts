@@ -3,7 +3,10 @@
  * control endpoint (`weir savepoint`, `weir stop`, `weir cancel` reach it), then calls the module's
  * `onFinished` if the job FINISHED.
  */
-import { StreamEnvironment, type CheckpointingOptions, type StreamEnvironmentOptions } from '../index.ts';
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { writeFiguresFile } from '../advisor/figures-file.ts';
+import { StreamEnvironment, type CheckpointingOptions, type JobResult, type StreamEnvironmentOptions } from '../index.ts';
 import { errorMessage } from '../core/errors.ts';
 import { resolveStorageLocation, resolveStorageRoot } from '../storage/location.ts';
 import { EXIT_CANCELED, EXIT_JOB_FAILED, EXIT_OK, UsageError, isUsageError } from './exit.ts';
@@ -154,6 +157,7 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
     const sameDir = flags.checkpointDir === undefined ? '' : ` --checkpoint-dir ${flags.checkpointDir}`;
     process.stderr.write(`stopped with savepoint ${stoppedWithSavepoint}; resume with: weir run ${modulePath}${sameDir} --from ${stoppedWithSavepoint}\n`);
   }
+  keepAdvisorFigures(env, outcome.result);
   return reportFinished(job, { jobId: outcome.jobId, result: outcome.result, env, restoredFrom: flags.from ?? null, stoppedWithSavepoint });
 }
 
@@ -242,4 +246,20 @@ export function describePlacement(count: TaskManagerCount): string {
   const why = count.why === 'taskManagers' || count.why === 'parallelism 1' ? '' : `, ${count.why}`;
   if (count.taskManagers === 1) return `on 1 task manager (worker thread${why})`;
   return `on ${count.taskManagers} task managers (worker threads${why})`;
+}
+
+/** Keeps the run's checkpoint figures in its retained job directory for `weir advise <job dir>`. */
+function keepAdvisorFigures(env: StreamEnvironment, result: JobResult): void {
+  const root = env.options.checkpointStorage;
+  const jobDir = path.join(root, result.jobId);
+  if (!path.isAbsolute(root) || !existsSync(jobDir)) return;
+  const c = env.options.checkpointing;
+  const incremental = env.options.stateBackend.type === 'embedded' ? env.options.stateBackend.incremental : false;
+  writeFiguresFile(
+    jobDir,
+    result.jobId,
+    { intervalMs: c.intervalMs, timeoutMs: c.timeoutMs, unaligned: c.unaligned, incremental },
+    result.restarts,
+    result.checkpoints,
+  );
 }

@@ -1,12 +1,14 @@
 /**
  * `weir advise` on a real job directory: the tiny job retains one checkpoint, too few for advice,
- * and the command says how many it measured and needs, in text and JSON; a directory without
+ * and the command says how many it measured and needs, in text and JSON; the job directory's
+ * figures file (every checkpoint of the run) is what advise reads there; a directory without
  * checkpoints is a usage error naming it.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FIGURES_FILE } from '../../src/advisor/figures-file.ts';
 import { MIN_CHECKPOINTS } from '../../src/advisor/thresholds.ts';
 import { CLI_TEST_TIMEOUT_MS, FIXTURES, runCli } from './run-cli.ts';
 
@@ -29,6 +31,15 @@ describe('weir advise <dir>', () => {
       expect(text.stdout).toBe(`No advice yet: 1 checkpoints measured, need ${MIN_CHECKPOINTS} (${dir})\n`);
       const json = await runCli(['advise', dir, '--json']);
       expect(JSON.parse(json.stdout)).toEqual({ kind: 'too-few', measured: 1, needed: MIN_CHECKPOINTS, source: dir });
+
+      // the job directory keeps every checkpoint's figures in its figures file, which advise prefers
+      const [jobId] = (await readdir(dir)).filter((n) => n.startsWith('tiny-'));
+      const jobDir = path.join(dir, jobId!);
+      const file = JSON.parse(await readFile(path.join(jobDir, FIGURES_FILE), 'utf8')) as { version: number; checkpoints: unknown[] };
+      expect(file.version).toBe(1);
+      expect(file.checkpoints.length).toBeGreaterThanOrEqual(1);
+      const fromFile = JSON.parse((await runCli(['advise', jobDir, '--json'])).stdout) as { kind: string; measured?: number; situation?: { measured: number } };
+      expect(fromFile.measured ?? fromFile.situation?.measured).toBe(file.checkpoints.length);
 
       const empty = path.join(dir, 'empty');
       await mkdir(empty);
