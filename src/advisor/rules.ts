@@ -95,7 +95,7 @@ export function recommend(s: Situation): Recommendation[] {
     out.push({
       rule: 'unaligned-under-backpressure',
       because: `${why}${pressured ? `, backpressure ${pct(s.backpressureRatio ?? 0)}` : ''}: barriers wait behind queued buffers`,
-      change: `checkpointing.unaligned: true, checkpointing.alignedCheckpointTimeoutMs: ${T.SUGGESTED_ALIGNED_TIMEOUT_MS}`,
+      change: `checkpointing.unaligned: true, checkpointing.alignedCheckpointTimeoutMs: ${Math.min(T.SUGGESTED_ALIGNED_TIMEOUT_MS, Math.round((s.intervalMs ?? Number.POSITIVE_INFINITY) / 2))}`,
       cost: 'in-flight buffers are stored with each checkpoint (more bytes written, a slower restore that replays them)',
     });
   }
@@ -112,7 +112,7 @@ export function recommend(s: Situation): Recommendation[] {
     out.push({
       rule: 'checkpoints-back-to-back',
       because: `the slowest checkpoint took ${s.maxDurationMs} ms, ${pct(s.maxDurationMs / s.intervalMs)} of the ${s.intervalMs} ms interval`,
-      change: `checkpointing.minPauseMs: ${Math.ceil(s.maxDurationMs / 1000) * 1000}`,
+      change: `checkpointing.minPauseMs: ${Math.ceil(s.maxDurationMs)}`,
       cost: 'checkpoints are spaced further apart: more input to replay on recovery',
     });
   }

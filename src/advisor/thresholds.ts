@@ -38,6 +38,7 @@ export const HEADROOM = 2;
 
 /**
  * With unaligned checkpoints, start aligned and switch after this long (Flink docs, "Checkpointing
- * under backpressure": aligned checkpoint timeout; a value a few times a quiet alignment).
+ * under backpressure": aligned checkpoint timeout); at most half the interval, so a checkpoint
+ * switches within its interval (our choice).
  */
 export const SUGGESTED_ALIGNED_TIMEOUT_MS = 30_000;
