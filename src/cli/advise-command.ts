@@ -31,7 +31,9 @@ export function formatAdvice(a: Advice): string {
   const lines = [
     `Checkpoints of ${a.source}: ${s.measured} measured, ${s.completed} completed, ${s.timedOut} timed out, ${s.failed} failed`,
     `State: ${s.latestStateBytes === null ? 'unknown' : humanBytes(s.latestStateBytes)}` +
-      (s.stateGrowthBytesPerCheckpoint === null ? '' : `, growing ${humanBytes(Math.max(0, s.stateGrowthBytesPerCheckpoint))} per checkpoint`),
+      (s.stateGrowthBytesPerCheckpoint === null ? '' : `, growing ${humanBytes(Math.max(0, Math.round(s.stateGrowthBytesPerCheckpoint)))} per checkpoint`),
+    `Slowest checkpoint: ${s.maxDurationMs ?? 'unknown'} ms; interval ${s.intervalMs ?? 'none'} ms, timeout ${s.timeoutMs ?? 'unknown'} ms; ` +
+      `backpressure ${s.backpressureRatio === null ? 'unknown' : `${Math.round(s.backpressureRatio * 100)}%`}; restarts ${s.restarts ?? 'unknown'}`,
   ];
   if (a.recommendations.length === 0) lines.push('Advice: keep the checkpointing as it is; no rule fired.');
   for (const r of a.recommendations) lines.push(`- ${r.change}`, `    because ${r.because} [${r.rule}]`, `    cost: ${r.cost}`);
