@@ -3,14 +3,12 @@
  * control endpoint (`weir savepoint`, `weir stop`, `weir cancel` reach it), then calls the module's
  * `onFinished` if the job FINISHED.
  */
-import { existsSync } from 'node:fs';
-import * as path from 'node:path';
-import { writeFiguresFile } from '../advisor/figures-file.ts';
-import { StreamEnvironment, type CheckpointingOptions, type JobResult, type StreamEnvironmentOptions } from '../index.ts';
+import { StreamEnvironment, type CheckpointingOptions, type StreamEnvironmentOptions } from '../index.ts';
 import { errorMessage } from '../core/errors.ts';
 import { resolveStorageLocation, resolveStorageRoot } from '../storage/location.ts';
 import { EXIT_CANCELED, EXIT_JOB_FAILED, EXIT_OK, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
+import { keepAdvisorFigures } from './advisor-figures.ts';
 import { loadJobModule, type JobFinishedContext, type LoadedJobModule } from '../api/load-job-module.ts';
 import { ensureRegistryDir } from './registry-dir.ts';
 import { openRunControl, type RunControl } from './run-control.ts';
@@ -246,20 +244,4 @@ export function describePlacement(count: TaskManagerCount): string {
   const why = count.why === 'taskManagers' || count.why === 'parallelism 1' ? '' : `, ${count.why}`;
   if (count.taskManagers === 1) return `on 1 task manager (worker thread${why})`;
   return `on ${count.taskManagers} task managers (worker threads${why})`;
-}
-
-/** Keeps the run's checkpoint figures in its retained job directory for `weir advise <job dir>`. */
-function keepAdvisorFigures(env: StreamEnvironment, result: JobResult): void {
-  const root = env.options.checkpointStorage;
-  const jobDir = path.join(root, result.jobId);
-  if (!path.isAbsolute(root) || !existsSync(jobDir)) return;
-  const c = env.options.checkpointing;
-  const incremental = env.options.stateBackend.type === 'embedded' ? env.options.stateBackend.incremental : false;
-  writeFiguresFile(
-    jobDir,
-    result.jobId,
-    { intervalMs: c.intervalMs, timeoutMs: c.timeoutMs, unaligned: c.unaligned, incremental },
-    result.restarts,
-    result.checkpoints,
-  );
 }
