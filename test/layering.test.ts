@@ -33,9 +33,10 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   cluster: ['graph', ...RUNTIME_AND_BELOW],
   api: ENGINE,
   [ENTRY]: ['api', ...ENGINE],
-  web: ['api', 'cluster', 'graph', ...RUNTIME_AND_BELOW],
+  advisor: ['checkpoint', 'storage', 'core'],
+  web: ['advisor', 'api', 'cluster', 'graph', ...RUNTIME_AND_BELOW],
   sim: [ENTRY, 'api', ...ENGINE],
-  cli: [ENTRY, 'api', 'sim', 'web', ...ENGINE],
+  cli: [ENTRY, 'advisor', 'api', 'sim', 'web', ...ENGINE],
 };
 
 /** Today's imports against the table, `file -> imported file` (both relative to src/), each with why it is there. */

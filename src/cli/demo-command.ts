@@ -20,6 +20,7 @@ import { bindWebPort, webPortChoice } from './web-port.ts';
 import { openDashboard } from './dashboard.ts';
 import { newControlToken } from './job-registry.ts';
 import { failureLine, finalStatusLine, superviseJob, type JobOutcome } from './supervise.ts';
+import { keepAdvisorFigures } from './advisor-figures.ts';
 import { verifyLedger } from './verify-ledger.ts';
 
 export interface DemoFlags {
@@ -114,6 +115,7 @@ async function runDemo(root: string, web: WebListener | null, temporary: boolean
     },
   );
   out.write(`${finalStatusLine(outcome)}\n`);
+  if (outcome.status !== 'FAILED') keepAdvisorFigures(env, outcome.result);
   const code = await verifyDemo(outcome, crash, outputDir, checkpointDir, temporary);
   await keepDashboardOpen(await dashboard);
   return code;

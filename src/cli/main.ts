@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { errorMessage } from '../core/errors.ts';
+import { adviseCommand } from './advise-command.ts';
 import { checkpointsCommand } from './checkpoints-command.ts';
 import {
   cancelCommand,
@@ -149,6 +150,13 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .argument('<dir>', 'a checkpoint root, job directory, savepoint root or one checkpoint')
     .option('--json', 'print JSON')
     .action(async (dir: string, flags: { json?: boolean }) => setExit(await checkpointsCommand(dir, flags)));
+
+  program
+    .command('advise')
+    .description('checkpoint advice from the checkpoints retained under a job or checkpoint directory')
+    .argument('<dir>', 'a job directory or checkpoint root')
+    .option('--json', 'print JSON')
+    .action(async (dir: string, flags: { json?: boolean }) => setExit(await adviseCommand(dir, flags)));
 
   program
     .command('demo')

@@ -8,6 +8,7 @@ import { errorMessage } from '../core/errors.ts';
 import { resolveStorageLocation, resolveStorageRoot } from '../storage/location.ts';
 import { EXIT_CANCELED, EXIT_JOB_FAILED, EXIT_OK, UsageError, isUsageError } from './exit.ts';
 import { oneLine } from './format.ts';
+import { keepAdvisorFigures } from './advisor-figures.ts';
 import { loadJobModule, type JobFinishedContext, type LoadedJobModule } from '../api/load-job-module.ts';
 import { ensureRegistryDir } from './registry-dir.ts';
 import { openRunControl, type RunControl } from './run-control.ts';
@@ -178,6 +179,7 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
     const sameDir = flags.checkpointDir === undefined ? '' : ` --checkpoint-dir ${flags.checkpointDir}`;
     process.stderr.write(`stopped with savepoint ${stoppedWithSavepoint}; resume with: weir run ${modulePath}${sameDir} --from ${stoppedWithSavepoint}\n`);
   }
+  keepAdvisorFigures(env, outcome.result);
   return reportFinished(job, { jobId: outcome.jobId, result: outcome.result, env, restoredFrom: flags.from ?? null, stoppedWithSavepoint });
 }
 

@@ -14,6 +14,7 @@ import { errorMessage } from '../core/errors.ts';
 import { checkHost, checkToken, readJsonBody, sendJson } from './http-util.ts';
 import { JobMetricsExporter } from './metrics.ts';
 import { RateSampler } from './rate-sampler.ts';
+import { jobAdvice } from './rest/advice-route.ts';
 import { backpressure, vertexBackpressure } from './rest/backpressure-route.ts';
 import { barrierFlow } from './rest/barrier-flow.ts';
 import { checkpointConfig, checkpointDetails, checkpointsOverview, isDiscarded, statsOf, subtaskDetails, vertexOf } from './rest/checkpoint-routes.ts';
@@ -234,6 +235,7 @@ function restRoutes(job: WebJob, operations: SavepointOperations): Route[] {
       return barrierFlow(job.master.config.graph, stats, job.master.traces.get(stats.checkpointId), isDiscarded(job, stats));
     }),
     ofJob('GET', '/backpressure', () => backpressure(job)),
+    ofJob('GET', '/advice', () => jobAdvice(job, jobId)),
     ofJob('GET', `/vertices/${seg}/backpressure`, ([vid]) => vertexBackpressure(job, vertexOf(job, vid!))),
     ofJob('GET', '/exceptions', () => jobExceptions(job)),
     ofJob('GET', '/taskmanagers', () => taskManagers(job)),

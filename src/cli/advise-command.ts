@@ -1,0 +1,41 @@
+/**
+ * `weir advise <job dir | checkpoint dir>`: the checkpoint advisor over a job directory's figures
+ * file (written by `weir run` at the job's end) or else the checkpoints retained on disk.
+ */
+import { existsSync } from 'node:fs';
+import { readFiguresFile } from '../advisor/figures-file.ts';
+import { figuresFromSnapshots } from '../advisor/from-snapshots.ts';
+import { type Advice, advise } from '../advisor/rules.ts';
+import { resolveStorageLocation } from '../storage/location.ts';
+import { EXIT_OK, UsageError } from './exit.ts';
+import { humanBytes } from './format.ts';
+
+export interface AdviseFlags {
+  readonly json?: boolean;
+}
+
+export async function adviseCommand(given: string, flags: AdviseFlags): Promise<number> {
+  const dir = resolveStorageLocation(given, 'advise <dir>');
+  if (!existsSync(dir)) throw new UsageError(`advise: no such directory: ${dir}`);
+  const figures = readFiguresFile(dir) ?? (await figuresFromSnapshots(dir));
+  if (figures.checkpoints.length === 0) throw new UsageError(`advise: no completed checkpoints under ${dir}`);
+  const advice = advise(figures);
+  process.stdout.write(flags.json ? `${JSON.stringify(advice, null, 2)}\n` : formatAdvice(advice));
+  return EXIT_OK;
+}
+
+/** The advice as text for a terminal. */
+export function formatAdvice(a: Advice): string {
+  if (a.kind === 'too-few') return `No advice yet: ${a.measured} checkpoints measured, need ${a.needed} (${a.source})\n`;
+  const s = a.situation;
+  const lines = [
+    `Checkpoints of ${a.source}: ${s.measured} measured, ${s.completed} completed, ${s.timedOut} timed out, ${s.failed} failed`,
+    `State: ${s.latestStateBytes === null ? 'unknown' : humanBytes(s.latestStateBytes)}` +
+      (s.stateGrowthBytesPerCheckpoint === null ? '' : `, growing ${humanBytes(Math.max(0, Math.round(s.stateGrowthBytesPerCheckpoint)))} per checkpoint`),
+    `Slowest checkpoint: ${s.maxDurationMs ?? 'unknown'} ms; interval ${s.intervalMs ?? 'none'} ms, timeout ${s.timeoutMs ?? 'unknown'} ms; ` +
+      `backpressure ${s.backpressureRatio === null ? 'unknown' : `${Math.round(s.backpressureRatio * 100)}%`}; restarts ${s.restarts ?? 'unknown'}`,
+  ];
+  if (a.recommendations.length === 0) lines.push('Advice: keep the checkpointing as it is; no rule fired.');
+  for (const r of a.recommendations) lines.push(`- ${r.change}`, `    because ${r.because} [${r.rule}]`, `    cost: ${r.cost}`);
+  return `${lines.join('\n')}\n`;
+}
