@@ -85,7 +85,8 @@ export class LocalExecutor {
       for (const message of preflight(options, storage instanceof FsCheckpointStorage ? storage.jobDir : null, localDirOption(this.given)))
         run.onEvent?.({ type: 'log', message });
       // A storage that is reached over the network (S3) is checked once, before anything starts.
-      await storage.preflight?.();
+      // Only then a turn is awaited: a job on the simulator's clock starts in the same turn as before.
+      if (storage.preflight !== undefined) await storage.preflight();
     }
     const restoreFrom = run.restoreFrom ? resolveStorageLocation(run.restoreFrom, 'restoreFrom') : null;
     const restoreCandidates = restoreFrom !== null ? await findRestoreCandidates(storage, restoreFrom) : [];
