@@ -7,19 +7,29 @@
  * `weir taskmanager --help`, so the manifests cannot drift from the CLI.
  */
 import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { apps, v1 } from 'kubernetes-models';
-import { validate as deploymentSchema } from 'kubernetes-models/_schemas/IoK8sApiAppsV1Deployment';
-import { validate as configMapSchema } from 'kubernetes-models/_schemas/IoK8sApiCoreV1ConfigMap';
-import { validate as namespaceSchema } from 'kubernetes-models/_schemas/IoK8sApiCoreV1Namespace';
-import { validate as claimSchema } from 'kubernetes-models/_schemas/IoK8sApiCoreV1PersistentVolumeClaim';
-import { validate as secretSchema } from 'kubernetes-models/_schemas/IoK8sApiCoreV1Secret';
-import { validate as serviceSchema } from 'kubernetes-models/_schemas/IoK8sApiCoreV1Service';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { REPO } from '../cli/run-cli.ts';
+
+/**
+ * The raw schema validators of kubernetes-models 4 (the last major release whose packages declare
+ * Node >= 14; 5 declares Node 22 and makes `npm ci` warn). Its `exports` map does not list them, so
+ * they are loaded by file path.
+ */
+type SchemaValidate = (data: unknown) => boolean;
+const schemaOf = (name: string): SchemaValidate =>
+  (createRequire(import.meta.url)(path.join(REPO, 'node_modules/kubernetes-models/_schemas', `${name}.js`)) as { validate: SchemaValidate }).validate;
+const deploymentSchema = schemaOf('IoK8sApiAppsV1Deployment');
+const configMapSchema = schemaOf('IoK8sApiCoreV1ConfigMap');
+const namespaceSchema = schemaOf('IoK8sApiCoreV1Namespace');
+const claimSchema = schemaOf('IoK8sApiCoreV1PersistentVolumeClaim');
+const secretSchema = schemaOf('IoK8sApiCoreV1Secret');
+const serviceSchema = schemaOf('IoK8sApiCoreV1Service');
 
 const exec = promisify(execFile);
 const KUBE_DIR = path.join(REPO, 'deploy/kubernetes');
