@@ -94,6 +94,24 @@ describe('in-memory connections, modelled on TCP', () => {
     expect(events).toEqual(['learned: the job master closed the connection']);
   });
 
+  it('what arrives before the owner listens waits for its handler, in order (it spun for ever: a message the loop could not hand over was never taken)', () => {
+    const world = new SimWorld(1, { stepCostMsMax: 0, slowProbability: 0, slowDelayMsMax: 0 });
+    const [a, b] = inMemoryLinkPair<number, number>(world);
+    const end = new HoldableEnd<number, number>(world);
+    end.attach(b);
+    a.send(1);
+    a.send(2);
+    let steps = 0;
+    while (world.step()) steps++;
+    expect(steps).toBe(2);
+    const got: number[] = [];
+    end.onMessage((n) => got.push(n));
+    expect(got).toEqual([1, 2]);
+    a.send(3);
+    while (world.step()) {}
+    expect(got).toEqual([1, 2, 3]);
+  });
+
   it('a data connection that broke is made again once both ends were told, and carries messages again', () => {
     const world = new SimWorld(1, { stepCostMsMax: 0, slowProbability: 0, slowDelayMsMax: 0 });
     const c = new DataConnection<DataMessage>(world, [() => 0, () => 0], () => true);

@@ -56,6 +56,7 @@ export class HoldableEnd<Out, In> implements Link<Out, In> {
 
   onMessage(handler: (message: In) => void): void {
     this.handler = handler;
+    this.release(); // what arrived before its owner listened
   }
 
   onClose(handler: (error: Error) => void): void {
@@ -117,7 +118,9 @@ export class HoldableEnd<Out, In> implements Link<Out, In> {
   }
 
   private release(): void {
-    while (this.holds === 0 && !this.closed && this.waiting.length > 0) this.handler?.(this.waiting.shift() as In);
+    // Without a handler yet, what arrived waits for one (onMessage releases it): a message is never
+    // dropped, and the loop never spins on a message it cannot hand over.
+    while (this.holds === 0 && !this.closed && this.handler !== null && this.waiting.length > 0) this.handler(this.waiting.shift() as In);
     if (this.holds === 0 && !this.closed && this.ended !== null) {
       const error = this.ended;
       this.ended = null;
