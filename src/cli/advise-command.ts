@@ -45,6 +45,8 @@ async function adviceOf(given: string): Promise<Advice> {
   return answer as unknown as Advice;
 }
 
+const pctOr = (x: number | null): string => (x === null ? 'unknown' : `${Math.round(x * 100)}%`);
+
 /** The advice as text for a terminal. */
 export function formatAdvice(a: Advice): string {
   if (a.kind === 'too-few') return `No advice yet: ${a.measured} checkpoints measured, need ${a.needed} (${a.source})\n`;
@@ -54,7 +56,10 @@ export function formatAdvice(a: Advice): string {
     `State: ${s.latestStateBytes === null ? 'unknown' : humanBytes(s.latestStateBytes)}` +
       (s.stateGrowthBytesPerCheckpoint === null ? '' : `, growing ${humanBytes(Math.max(0, Math.round(s.stateGrowthBytesPerCheckpoint)))} per checkpoint`),
     `Slowest checkpoint: ${s.maxDurationMs ?? 'unknown'} ms; interval ${s.intervalMs ?? 'none'} ms, timeout ${s.timeoutMs ?? 'unknown'} ms; ` +
-      `backpressure ${s.backpressureRatio === null ? 'unknown' : `${Math.round(s.backpressureRatio * 100)}%`}; restarts ${s.restarts ?? 'unknown'}`,
+      `backpressure ${pctOr(s.backpressureRatio)}; restarts ${s.restarts ?? 'unknown'}`,
+    `Phases: sync up to ${s.maxSyncMs ?? 'unknown'} ms, async up to ${s.maxAsyncMs ?? 'unknown'} ms (sync ${pctOr(s.syncShare)} of both); ` +
+      `alignment up to ${s.maxAlignmentMs ?? 'unknown'} ms (${pctOr(s.alignmentShare)} of checkpoint time); ` +
+      `in-flight up to ${s.maxInflightBytes === null ? 'unknown' : humanBytes(s.maxInflightBytes)}; last restore ${s.lastRestoreMs === null ? 'none' : `${s.lastRestoreMs} ms`}`,
   ];
   if (a.recommendations.length === 0) lines.push('Advice: keep the checkpointing as it is; no rule fired.');
   for (const r of a.recommendations) lines.push(`- ${r.change}`, `    because ${r.because} [${r.rule}]`, `    cost: ${r.cost}`);

@@ -5,7 +5,7 @@ import { writeFiguresFile } from '../advisor/figures-file.ts';
 import type { JobResult, StreamEnvironment } from '../index.ts';
 
 /** Keeps the run's checkpoint figures in its retained job directory for `weir advise <job dir>`. */
-export function keepAdvisorFigures(env: StreamEnvironment, result: JobResult): void {
+export function keepAdvisorFigures(env: StreamEnvironment, result: JobResult, lastRestoreMs: number | null): void {
   const root = env.options.checkpointStorage;
   const jobDir = path.join(root, result.jobId);
   if (!path.isAbsolute(root) || !existsSync(jobDir)) return;
@@ -14,8 +14,9 @@ export function keepAdvisorFigures(env: StreamEnvironment, result: JobResult): v
   writeFiguresFile(
     jobDir,
     result.jobId,
-    { intervalMs: c.intervalMs, timeoutMs: c.timeoutMs, unaligned: c.unaligned, incremental },
+    { intervalMs: c.intervalMs, timeoutMs: c.timeoutMs, unaligned: c.unaligned, alignedTimeoutMs: c.alignedCheckpointTimeoutMs, incremental },
     result.restarts,
+    lastRestoreMs,
     result.checkpoints,
   );
 }

@@ -126,7 +126,8 @@ export interface CheckpointsOverview {
     completed: CheckpointEntry | null;
     savepoint: CheckpointEntry | null;
     failed: CheckpointEntry | null;
-    restored: { id: number; restore_timestamp: number } | null;
+    /** `restore_duration` (Weir): ms from the start of the recovering attempt's deployment to running, the restore included. */
+    restored: { id: number; restore_timestamp: number; restore_duration: number } | null;
   };
   /** Newest first. */
   history: CheckpointEntry[];
