@@ -15,7 +15,7 @@ function situationRows(s: Situation): string[][] {
       `${size(s.latestStateBytes)}${s.stateGrowthBytesPerCheckpoint === null ? '' : `, growing ${bytes(Math.max(0, Math.round(s.stateGrowthBytesPerCheckpoint)))} per checkpoint`}`,
     ],
     ['slowest checkpoint', `${ms(s.maxDurationMs)} (interval ${s.intervalMs === null ? 'none' : ms(s.intervalMs)}, timeout ${ms(s.timeoutMs)})`],
-    ['sync / async phase', `up to ${ms(s.maxSyncMs)} / ${ms(s.maxAsyncMs)} (sync ${pct(s.syncShare)} of both)`],
+    ['sync / async phase', `up to ${ms(s.maxSyncMs)} / ${ms(s.maxAsyncMs)} (sync ${pct(s.syncShare)} of both, async ${pct(s.asyncShare)} of checkpoint time)`],
     ['alignment', `up to ${ms(s.maxAlignmentMs)} (${pct(s.alignmentShare)} of checkpoint time)`],
     [
       'mode',

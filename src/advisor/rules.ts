@@ -24,6 +24,8 @@ export interface Situation {
   readonly maxAsyncMs: number | null;
   /** Sync time over sync plus async time, summed over the checkpoints that recorded both. */
   readonly syncShare: number | null;
+  /** Async time over checkpoint time, summed over the checkpoints that recorded both. */
+  readonly asyncShare: number | null;
   /** The longest alignment of any checkpoint (its slowest subtask). */
   readonly maxAlignmentMs: number | null;
   /** Alignment time over checkpoint time, summed over the checkpoints that recorded both. */
@@ -105,6 +107,11 @@ export function situate(f: JobFigures): Situation {
       completed,
       (c) => c.syncMs,
       (c) => (c.syncMs === null || c.asyncMs === null ? null : c.syncMs + c.asyncMs),
+    ),
+    asyncShare: shareOf(
+      completed,
+      (c) => c.asyncMs,
+      (c) => c.durationMs,
     ),
     maxAlignmentMs: maxOf(completed.map((c) => c.alignmentMs)),
     alignmentShare: shareOf(
@@ -198,12 +205,12 @@ const stateTooLarge: Rule = ({ s, pressured, aligning, timingOut }) => {
 /** Flink docs (tuning checkpoints): minPause when checkpoints take most of the interval; maxConcurrent when the upload is what takes long. */
 const backToBack: Rule = ({ s, pressured, aligning, timingOut, slow }) => {
   if (!slow || timingOut || pressured || aligning || s.intervalMs === null || s.maxDurationMs === null) return null;
-  const uploadBound = s.unaligned !== true && s.syncShare !== null && 1 - s.syncShare >= T.ASYNC_SHARE_FOR_CONCURRENT;
+  const uploadBound = s.unaligned !== true && s.asyncShare !== null && s.asyncShare >= T.ASYNC_SHARE_FOR_CONCURRENT;
   return {
     rule: 'checkpoints-back-to-back',
     because:
       `the slowest checkpoint took ${s.maxDurationMs} ms, ${pct(s.maxDurationMs / s.intervalMs)} of the ${s.intervalMs} ms interval` +
-      (uploadBound ? `, ${pct(1 - (s.syncShare ?? 0))} of its sync and async time in the async upload` : ''),
+      (uploadBound ? `, ${pct(s.asyncShare ?? 0)} of checkpoint time in the async upload` : ''),
     change: `checkpointing.minPauseMs: ${Math.ceil(s.maxDurationMs)}${uploadBound ? ', or checkpointing.maxConcurrent: 2' : ''}`,
     cost: `checkpoints are spaced further apart: more input to replay on recovery${uploadBound ? '; or, with two at once, twice the upload load at peaks' : ''}`,
   };

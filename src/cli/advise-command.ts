@@ -57,7 +57,7 @@ export function formatAdvice(a: Advice): string {
       (s.stateGrowthBytesPerCheckpoint === null ? '' : `, growing ${humanBytes(Math.max(0, Math.round(s.stateGrowthBytesPerCheckpoint)))} per checkpoint`),
     `Slowest checkpoint: ${s.maxDurationMs ?? 'unknown'} ms; interval ${s.intervalMs ?? 'none'} ms, timeout ${s.timeoutMs ?? 'unknown'} ms; ` +
       `backpressure ${pctOr(s.backpressureRatio)}; restarts ${s.restarts ?? 'unknown'}`,
-    `Phases: sync up to ${s.maxSyncMs ?? 'unknown'} ms, async up to ${s.maxAsyncMs ?? 'unknown'} ms (sync ${pctOr(s.syncShare)} of both); ` +
+    `Phases: sync up to ${s.maxSyncMs ?? 'unknown'} ms, async up to ${s.maxAsyncMs ?? 'unknown'} ms (sync ${pctOr(s.syncShare)} of both, async ${pctOr(s.asyncShare)} of checkpoint time); ` +
       `alignment up to ${s.maxAlignmentMs ?? 'unknown'} ms (${pctOr(s.alignmentShare)} of checkpoint time); ` +
       `in-flight up to ${s.maxInflightBytes === null ? 'unknown' : humanBytes(s.maxInflightBytes)}; last restore ${s.lastRestoreMs === null ? 'none' : `${s.lastRestoreMs} ms`}`,
   ];

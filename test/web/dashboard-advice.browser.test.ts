@@ -50,7 +50,9 @@ describe.skipIf(BROWSER_SKIPPED)('dashboard Advice tab in Chromium', () => {
       'slowest checkpoint' + `${advice.situation.maxDurationMs.toLocaleString('en-US')} ms (interval 600,000 ms, timeout 600,000 ms)`,
     );
     expect(situation).toContain('restore time of the last recoveryno recovery yet');
-    expect(situation.find((r) => r.startsWith('sync / async phase'))).toMatch(/^sync \/ async phaseup to \d[\d,]* ms \/ \d[\d,]* ms \(sync \d+% of both\)$/);
+    expect(situation.find((r) => r.startsWith('sync / async phase'))).toMatch(
+      /^sync \/ async phaseup to \d[\d,]* ms \/ \d[\d,]* ms \(sync \d+% of both, async \d+% of checkpoint time\)$/,
+    );
 
     const cells = await page.locator('#advice-recommendations tbody tr').first().locator('td').allTextContents();
     const r = advice.recommendations[0];
