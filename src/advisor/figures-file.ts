@@ -3,8 +3,8 @@
  * `weir run` when the job finishes with a retained job directory, read by `weir advise <job dir>`.
  * Only `_metadata` survives otherwise, without durations or failures. Versioned: a reader refuses a
  * version it does not know rather than guess. Version 2 adds each checkpoint's sync, async and
- * alignment times, the aligned-checkpoint timeout and the last recovery's restore time; a version 1
- * file reads with those unknown.
+ * alignment times, the aligned-checkpoint timeout, the last recovery's restore time and the last
+ * attempt's backpressure; a version 1 file reads with those unknown.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,7 +35,15 @@ interface FiguresFileV2 {
   readonly checkpointing: CheckpointingFigures;
   readonly restarts: number;
   readonly lastRestoreMs: number | null;
+  /** The busiest subtask's share of the last attempt's running time spent backpressured. */
+  readonly backpressureRatio: number | null;
   readonly checkpoints: readonly CheckpointFigure[];
+}
+
+/** The busiest subtask's share of `runningMs` spent backpressured (0..1); null when the attempt did not run. */
+export function backpressureOfRun(backpressuredMs: readonly number[], runningMs: number | null): number | null {
+  if (runningMs === null || runningMs <= 0 || backpressuredMs.length === 0) return null;
+  return Math.min(1, Math.max(...backpressuredMs) / runningMs);
 }
 
 /** One checkpoint's figures from the coordinator's stats. */
@@ -66,7 +74,7 @@ export function writeFiguresFile(
   jobId: string,
   checkpointing: CheckpointingFigures,
   restarts: number,
-  lastRestoreMs: number | null,
+  run: { readonly lastRestoreMs: number | null; readonly backpressureRatio: number | null },
   stats: readonly CheckpointStats[],
 ): string {
   const file: FiguresFileV2 = {
@@ -75,7 +83,8 @@ export function writeFiguresFile(
     jobId,
     checkpointing,
     restarts,
-    lastRestoreMs,
+    lastRestoreMs: run.lastRestoreMs,
+    backpressureRatio: run.backpressureRatio,
     checkpoints: stats.filter((s) => s.kind === 'checkpoint' && s.status !== 'IN_PROGRESS').map(figureOfStats),
   };
   const path = join(jobDir, FIGURES_FILE);
@@ -104,7 +113,7 @@ export function readFiguresFile(jobDir: string): JobFigures | null {
     source: jobDir,
     checkpointing: f.checkpointing,
     checkpoints: f.checkpoints,
-    backpressureRatio: null,
+    backpressureRatio: f.backpressureRatio,
     restarts: f.restarts,
     lastRestoreMs: f.lastRestoreMs,
   };
@@ -117,6 +126,7 @@ function fromV1(f: FiguresFileV1): FiguresFileV2 {
     version: 2,
     checkpointing: { ...f.checkpointing, alignedTimeoutMs: null },
     lastRestoreMs: null,
+    backpressureRatio: null,
     checkpoints: f.checkpoints.map((c) => ({ ...c, ...NO_PHASES })),
   };
 }

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FIGURES_FILE, readFiguresFile, writeFiguresFile } from '../../src/advisor/figures-file.ts';
+import { backpressureOfRun, FIGURES_FILE, readFiguresFile, writeFiguresFile } from '../../src/advisor/figures-file.ts';
 import type { CheckpointStats } from '../../src/checkpoint/coordinator/checkpoint-stats.ts';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'weir-figures-file-'));
@@ -49,7 +49,7 @@ describe('advisor figures file', () => {
     const jobDir = path.join(dir, 'v2');
     rmSync(jobDir, { recursive: true, force: true });
     mkdirSync(jobDir);
-    writeFiguresFile(jobDir, 'job-1', CHECKPOINTING, 1, 250, [stats]);
+    writeFiguresFile(jobDir, 'job-1', CHECKPOINTING, 1, { lastRestoreMs: 250, backpressureRatio: 0.75 }, [stats]);
     expect(JSON.parse(readFileSync(path.join(jobDir, FIGURES_FILE), 'utf8')).version).toBe(2);
     expect(readFiguresFile(jobDir)).toEqual({
       source: jobDir,
@@ -68,7 +68,7 @@ describe('advisor figures file', () => {
           alignmentMs: 10,
         },
       ],
-      backpressureRatio: null,
+      backpressureRatio: 0.75,
       restarts: 1,
       lastRestoreMs: 250,
     });
@@ -90,11 +90,19 @@ describe('advisor figures file', () => {
     const f = readFiguresFile(jobDir)!;
     expect(f.checkpointing.alignedTimeoutMs).toBeNull();
     expect(f.lastRestoreMs).toBeNull();
+    expect(f.backpressureRatio).toBeNull();
     expect(f.checkpoints).toEqual([{ ...v1Checkpoint, syncMs: null, asyncMs: null, alignmentMs: null }]);
 
     writeFileSync(path.join(jobDir, FIGURES_FILE), JSON.stringify({ ...v1, version: 3 }));
     expect(() => readFiguresFile(jobDir)).toThrow(
       `${path.join(jobDir, FIGURES_FILE)}: not a figures file of version 1 to 2 (format weir-advisor-figures, version 3)`,
     );
+  });
+
+  it('backpressure of a run: the busiest subtask over the running time, at most 1, unknown without one', () => {
+    expect(backpressureOfRun([100, 600, 0], 1_000)).toBe(0.6);
+    expect(backpressureOfRun([1_500], 1_000)).toBe(1);
+    expect(backpressureOfRun([100], null)).toBeNull();
+    expect(backpressureOfRun([], 1_000)).toBeNull();
   });
 });

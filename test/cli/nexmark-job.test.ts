@@ -29,9 +29,13 @@ describe('examples/nexmark/q5-job.ts under weir run', { timeout: CLI_TEST_TIMEOU
     const jobDir = path.join(dir, jobId!);
     const file = JSON.parse(await readFile(path.join(jobDir, FIGURES_FILE), 'utf8')) as {
       checkpointing: { intervalMs: number };
+      backpressureRatio: number | null;
       checkpoints: Array<{ status: string; syncMs: number | null }>;
     };
     expect(file.checkpointing.intervalMs).toBe(100);
+    // the last attempt's backpressure, measured in this run (the busiest subtask's share of its running time)
+    expect(file.backpressureRatio).toBeGreaterThanOrEqual(0);
+    expect(file.backpressureRatio).toBeLessThanOrEqual(1);
     expect(file.checkpoints.length).toBeGreaterThanOrEqual(1);
     expect(file.checkpoints.every((c) => c.status !== 'completed' || c.syncMs !== null)).toBe(true);
     const advice = await runCli(['advise', jobDir, '--json']);

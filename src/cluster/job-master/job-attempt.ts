@@ -44,6 +44,8 @@ export class JobAttempt {
   private restoredAt: number | null = null;
   /** Wall-clock ms it began to deploy (restore included); null before. */
   private deployingAt: number | null = null;
+  /** Wall-clock ms it started running; null before. */
+  private runningAt: number | null = null;
   /** Subtasks that reached the end of their input, and that finished (by `taskKey`). */
   readonly endedData = new Set<string>();
   readonly finished = new Set<string>();
@@ -92,6 +94,11 @@ export class JobAttempt {
     return this.restoredAt === null || this.deployingAt === null ? null : this.restoredAt - this.deployingAt;
   }
 
+  /** Wall-clock ms it started running; null before. */
+  get runningAtMs(): number | null {
+    return this.runningAt;
+  }
+
   /** It begins to deploy (and restore) at `wallNowMs`. */
   deploy(wallNowMs: number): void {
     this.move('deploy');
@@ -112,6 +119,7 @@ export class JobAttempt {
   /** Every subtask opened and was started; `wallNowMs` is when (kept if it restored a checkpoint). */
   run(wallNowMs: number): void {
     this.move('run');
+    this.runningAt = wallNowMs;
     if (this.restored !== null) this.restoredAt = wallNowMs;
   }
 

@@ -207,6 +207,11 @@ export class JobMaster {
   }
 
   /** Wall-clock ms the job reached FINISHED, CANCELED or FAILED; null while it runs or restarts. */
+  /** Wall-clock ms the latest attempt that ran started running; null before one did. */
+  get runningSinceMs(): number | null {
+    return this.lastRunning?.runningAtMs ?? null;
+  }
+
   get endedAtMs(): number | null {
     return this.endedAt;
   }
