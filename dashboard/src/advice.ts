@@ -12,7 +12,7 @@ function situationRows(s: Situation): string[][] {
     ['checkpoints measured', `${s.measured}: ${s.completed} completed, ${s.timedOut} timed out (${pct(s.timeoutShare)}), ${s.failed} failed`],
     [
       'state',
-      `${size(s.latestStateBytes)}${s.stateGrowthBytesPerCheckpoint === null ? '' : `, growing ${bytes(Math.max(0, Math.round(s.stateGrowthBytesPerCheckpoint)))} per checkpoint`}`,
+      `${size(s.latestStateBytes)}${s.maxStateBytes === null || s.maxStateBytes === s.latestStateBytes ? '' : ` (largest ${bytes(s.maxStateBytes)})`}${s.stateGrowthBytesPerCheckpoint === null ? '' : `, growing ${bytes(Math.max(0, Math.round(s.stateGrowthBytesPerCheckpoint)))} per checkpoint`}`,
     ],
     ['slowest checkpoint', `${ms(s.maxDurationMs)} (interval ${s.intervalMs === null ? 'none' : ms(s.intervalMs)}, timeout ${ms(s.timeoutMs)})`],
     ['sync / async phase', `up to ${ms(s.maxSyncMs)} / ${ms(s.maxAsyncMs)} (sync ${pct(s.syncShare)} of both, async ${pct(s.asyncShare)} of checkpoint time)`],

@@ -14,6 +14,8 @@ export interface Situation {
   readonly failed: number;
   readonly timeoutShare: number;
   readonly latestStateBytes: number | null;
+  /** The largest state of any checkpoint: what the size rules read (a bounded job's final checkpoint holds less). */
+  readonly maxStateBytes: number | null;
   /** State growth per measured checkpoint, latest minus first divided by the count; null when unknown. */
   readonly stateGrowthBytesPerCheckpoint: number | null;
   readonly maxDurationMs: number | null;
@@ -98,6 +100,7 @@ export function situate(f: JobFigures): Situation {
     failed: count('failed'),
     timeoutShare: count('timed-out') / cps.length,
     latestStateBytes: last ?? null,
+    maxStateBytes: maxOf(states),
     stateGrowthBytesPerCheckpoint: first !== undefined && last !== undefined && states.length > 1 ? (last - first) / (states.length - 1) : null,
     maxDurationMs: maxOf(cps.map((c) => c.durationMs)),
     maxInflightBytes: maxOf(cps.map((c) => c.inflightBytes)),
@@ -133,6 +136,7 @@ export function situate(f: JobFigures): Situation {
 /** What the rules read off a situation, computed once. */
 interface Reading {
   readonly s: Situation;
+  /** The largest state measured. */
   readonly state: number;
   /** Backpressure at or above FREQUENT_BACKPRESSURE_RATIO. */
   readonly pressured: boolean;
@@ -306,7 +310,7 @@ const RULES: readonly Rule[] = [
 export function recommend(s: Situation): Recommendation[] {
   const reading: Reading = {
     s,
-    state: s.latestStateBytes ?? 0,
+    state: s.maxStateBytes ?? 0,
     pressured: s.backpressureRatio !== null && s.backpressureRatio >= T.FREQUENT_BACKPRESSURE_RATIO,
     aligning: s.unaligned !== true && s.alignmentShare !== null && s.alignmentShare >= T.ALIGNMENT_SHARE_MAX,
     timingOut: s.timeoutShare > T.TIMEOUT_SHARE_SWITCH,

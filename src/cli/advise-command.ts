@@ -54,6 +54,7 @@ export function formatAdvice(a: Advice): string {
   const lines = [
     `Checkpoints of ${a.source}: ${s.measured} measured, ${s.completed} completed, ${s.timedOut} timed out, ${s.failed} failed`,
     `State: ${s.latestStateBytes === null ? 'unknown' : humanBytes(s.latestStateBytes)}` +
+      (s.maxStateBytes === null || s.maxStateBytes === s.latestStateBytes ? '' : ` (largest ${humanBytes(s.maxStateBytes)})`) +
       (s.stateGrowthBytesPerCheckpoint === null ? '' : `, growing ${humanBytes(Math.max(0, Math.round(s.stateGrowthBytesPerCheckpoint)))} per checkpoint`),
     `Slowest checkpoint: ${s.maxDurationMs ?? 'unknown'} ms; interval ${s.intervalMs ?? 'none'} ms, timeout ${s.timeoutMs ?? 'unknown'} ms; ` +
       `backpressure ${pctOr(s.backpressureRatio)}; restarts ${s.restarts ?? 'unknown'}`,

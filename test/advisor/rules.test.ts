@@ -181,4 +181,13 @@ describe('advise', () => {
     expect(rules(job(grow(100 * 1024)))).toEqual([]);
     expect(rules(job(grow(130 * 1024), { checkpointing: { ...CHECKPOINTING, incremental: true } }))).toEqual([]);
   });
+
+  it("the size rules read the largest state measured, not a bounded job's smaller final checkpoint", () => {
+    const GB = 1024 * MB;
+    // 1-10 GB with 2 of 10 timing out: unaligned; the final checkpoint, after the windows fired, holds 1 MB
+    const cps = Array.from({ length: 10 }, (_, i) => cp(i, i < 2 ? 'timed-out' : 'completed', 3_000, i === 9 ? MB : 2 * GB));
+    const a = advise(job(cps));
+    expect(a.kind === 'advice' && [a.situation.latestStateBytes, a.situation.maxStateBytes]).toEqual([MB, 2 * GB]);
+    expect(rules(job(cps))).toContain('unaligned-under-backpressure');
+  });
 });
