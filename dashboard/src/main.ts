@@ -1,12 +1,13 @@
-/** The dashboard: live updates over server-sent events, five tabs, no network beyond this server. */
+/** The dashboard: live updates over server-sent events, six tabs, no network beyond this server. */
 import './style.css';
+import { renderAdvice } from './advice.ts';
 import { type CheckpointConfig, getJson, type LiveUpdate } from './api.ts';
 import { CheckpointsView } from './checkpoints.ts';
 import { bytes, count, el, table, time } from './dom.ts';
 import { FlowView } from './flow-view.ts';
 import { renderOverview } from './overview.ts';
 
-const TABS = ['overview', 'checkpoints', 'flow', 'config', 'exceptions'] as const;
+const TABS = ['overview', 'checkpoints', 'flow', 'advice', 'config', 'exceptions'] as const;
 type Tab = (typeof TABS)[number];
 
 const section = (tab: Tab): HTMLElement => document.getElementById(`tab-${tab}`)!;
@@ -15,6 +16,7 @@ const checkpoints = new CheckpointsView(section('checkpoints'), (cid) => {
   location.hash = `flow/${cid}`;
 });
 let configShownFor = '';
+let jobId: string | null = null;
 
 function currentTab(): { tab: Tab; arg: string | null } {
   const [name, arg] = location.hash.replace(/^#/, '').split('/');
@@ -27,6 +29,7 @@ function showTab(): void {
   for (const t of TABS) section(t).hidden = t !== tab;
   for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.getAttribute('data-tab') === tab);
   if (tab === 'flow' && arg !== null && /^\d+$/.test(arg)) flow.show(Number(arg));
+  if (tab === 'advice' && jobId !== null) void renderAdvice(section('advice'), jobId);
 }
 
 function renderHeader(u: LiveUpdate): void {
@@ -95,6 +98,9 @@ function onUpdate(u: LiveUpdate): void {
   flow.update(u);
   renderExceptions(u);
   void renderConfig(u);
+  jobId = u.job.jid;
+  // the advice is asked for only while its tab is shown: it reads the whole checkpoint history
+  if (currentTab().tab === 'advice') void renderAdvice(section('advice'), u.job.jid);
   document.body.setAttribute('data-updates', String(Number(document.body.getAttribute('data-updates') ?? '0') + 1));
 }
 

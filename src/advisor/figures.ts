@@ -17,6 +17,12 @@ export interface CheckpointFigure {
   /** In-flight bytes an unaligned checkpoint persisted. */
   readonly inflightBytes: number | null;
   readonly type: 'aligned' | 'unaligned' | 'at-least-once' | null;
+  /** The longest sync phase of its subtasks, ms (it blocks the subtask's records); null when unknown. */
+  readonly syncMs: number | null;
+  /** The longest async phase of its subtasks, ms (the upload, off the record path); null when unknown. */
+  readonly asyncMs: number | null;
+  /** The longest alignment of its subtasks, first barrier to last, ms; null when unknown. */
+  readonly alignmentMs: number | null;
 }
 
 /** The checkpointing options in force, as far as the source knows them (null: unknown). */
@@ -24,6 +30,8 @@ export interface CheckpointingFigures {
   readonly intervalMs: number | null;
   readonly timeoutMs: number | null;
   readonly unaligned: boolean | null;
+  /** `alignedCheckpointTimeoutMs` (0: always unaligned). */
+  readonly alignedTimeoutMs: number | null;
   readonly incremental: boolean | null;
 }
 
@@ -37,4 +45,9 @@ export interface JobFigures {
   readonly backpressureRatio: number | null;
   /** Restarts of the job so far; null when unknown. */
   readonly restarts: number | null;
+  /** Restore time of the last recovery (deploy and restore until running), ms; null when none or unknown. */
+  readonly lastRestoreMs: number | null;
 }
+
+/** The phase figures of a checkpoint no source recorded. */
+export const NO_PHASES = { syncMs: null, asyncMs: null, alignmentMs: null } as const;

@@ -4,7 +4,7 @@
  * timeouts and backpressure are unknown and only completed checkpoints are counted.
  */
 import { listCheckpointsIn } from '../checkpoint/restore/snapshot-listing.ts';
-import type { JobFigures } from './figures.ts';
+import { type JobFigures, NO_PHASES } from './figures.ts';
 
 /** Reads the retained checkpoints under `dir` (already resolved) into figures. */
 export async function figuresFromSnapshots(dir: string): Promise<JobFigures> {
@@ -12,7 +12,7 @@ export async function figuresFromSnapshots(dir: string): Promise<JobFigures> {
   listings.sort((a, b) => a.checkpointId - b.checkpointId);
   return {
     source: dir,
-    checkpointing: { intervalMs: null, timeoutMs: null, unaligned: null, incremental: null },
+    checkpointing: { intervalMs: null, timeoutMs: null, unaligned: null, alignedTimeoutMs: null, incremental: null },
     checkpoints: listings.map((l) => ({
       checkpointId: l.checkpointId,
       status: 'completed',
@@ -21,8 +21,10 @@ export async function figuresFromSnapshots(dir: string): Promise<JobFigures> {
       stateBytes: l.summary?.stateBytes ?? null,
       inflightBytes: l.summary?.channelStateBytes ?? null,
       type: l.summary?.type ?? null,
+      ...NO_PHASES,
     })),
     backpressureRatio: null,
     restarts: null,
+    lastRestoreMs: null,
   };
 }

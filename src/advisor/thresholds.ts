@@ -42,3 +42,52 @@ export const HEADROOM = 2;
  * switches within its interval (our choice).
  */
 export const SUGGESTED_ALIGNED_TIMEOUT_MS = 30_000;
+
+/**
+ * Alignment counts as the bulk of a checkpoint from this share of checkpoint time spent aligning
+ * (sum of the slowest subtask's alignment over the sum of durations): Flink's docs ("Monitoring
+ * Checkpointing": alignment duration; "Checkpointing under backpressure") name long alignment as
+ * barriers waiting behind buffers, fixed by unaligned checkpoints. The share is our choice.
+ */
+export const ALIGNMENT_SHARE_MAX = 0.5;
+
+/**
+ * A sync phase from this long is a visible pause of the subtask's records (our choice). Design
+ * invariant (DESIGN.md, State): the sync phase costs O(1) or O(changed keys), never O(state size);
+ * Flink's docs ("Monitoring Checkpointing"): the sync duration blocks all other work of the subtask.
+ */
+export const SYNC_PHASE_SLOW_MS = 100;
+
+/** The sync phase counts as long when it is at least this share of sync plus async time (our choice). */
+export const SYNC_SHARE_MAX = 0.5;
+
+/**
+ * When the async phase (the upload) is at least this share of checkpoint time, overlapping
+ * checkpoints with `maxConcurrent` helps where spacing them with `minPauseMs` would lengthen
+ * recovery (Flink docs, "Checkpointing": max concurrent checkpoints); the share is our choice.
+ */
+export const ASYNC_SHARE_FOR_CONCURRENT = 0.5;
+
+/**
+ * Seeds: intervals longer than 1-3 minutes slow recovery. A recovery costs the restore plus the
+ * replay of up to one interval; we hold the sum to the seeds' longest interval.
+ */
+export const RECOVERY_TARGET_MS = PRODUCTION_INTERVAL_MAX_MS;
+
+/** A checkpoint that took this share of the timeout has little headroom left before it times out (our choice). */
+export const TIMEOUT_NEAR_SHARE = 0.8;
+
+/**
+ * Unaligned checkpoints whose in-flight bytes reach this multiple of the state store more buffers
+ * than state: Flink's docs ("Checkpointing under backpressure") note unaligned checkpoints add
+ * in-flight data to every checkpoint and recommend the aligned checkpoint timeout, so only
+ * checkpoints that wait long persist buffers. The multiple is our choice.
+ */
+export const INFLIGHT_SHARE_OF_STATE = 1;
+
+/**
+ * Seeds: estimate the state size first; below 1 GB aligned is enough. State growing past that line
+ * within this horizon at its measured rate argues for incremental checkpoints before it gets there
+ * (our choice: one day).
+ */
+export const GROWTH_HORIZON_MS = 24 * 60 * 60 * 1000;

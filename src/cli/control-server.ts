@@ -4,6 +4,7 @@
  * `weir cancel` talk to.
  *
  *   GET  /status                          -> {jobId, status, attempt, recordsIn, recordsOut, lastCheckpoint}
+ *   GET  /advice                          -> the checkpoint advisor's Advice (as GET /jobs/:id/advice), for `weir advise <job>`
  *   POST /savepoint {dir}                 -> {jobId, location}            the job goes on
  *   POST /stop      {dir}                 -> {jobId, location}            stop-with-savepoint; answered once the job finished
  *   POST /cancel    {savepoint?, dir?}    -> {jobId, location?}           answered once the job is cancelled
@@ -17,6 +18,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import type { Advice } from '../advisor/rules.ts';
 import { sleep } from '../core/adapters.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { JobClient } from '../index.ts';
@@ -43,8 +45,11 @@ const CLOSE_GRACE_MS = 5_000;
 type Reply = { readonly status: number; readonly body: Record<string, unknown> };
 type Route = (body: Record<string, unknown>) => Promise<Reply>;
 
-/** Starts listening for `client` on 127.0.0.1, port 0, accepting requests that carry `token`; resolves once it listens. */
-export async function startControlServer(client: JobClient, token: string): Promise<ControlServer> {
+/**
+ * Starts listening for `client` on 127.0.0.1, port 0, accepting requests that carry `token`; resolves once it listens.
+ * `advice` gives the job's checkpoint advice, or null when this process has none to give (no dashboard: no local job master).
+ */
+export async function startControlServer(client: JobClient, token: string, advice: () => Advice | null = () => null): Promise<ControlServer> {
   if (token.length === 0) throw new Error('a control endpoint needs a non-empty token');
   let stoppedWithSavepoint: string | null = null;
   let cancelRequested = false;
@@ -59,6 +64,11 @@ export async function startControlServer(client: JobClient, token: string): Prom
 
   const routes: Record<string, Route> = {
     'GET /status': async () => ({ status: 200, body: statusOf(client) }),
+    'GET /advice': async () => {
+      const answer = advice();
+      if (answer === null) throw new HttpError(409, `job ${client.jobId} has no checkpoint figures in this weir run (no local job master)`);
+      return { status: 200, body: { ...answer } };
+    },
     'POST /savepoint': async (body) => {
       const dir = savepointDirOf(body);
       ensureRunning('take a savepoint');

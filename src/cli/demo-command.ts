@@ -115,7 +115,7 @@ async function runDemo(root: string, web: WebListener | null, temporary: boolean
     },
   );
   out.write(`${finalStatusLine(outcome)}\n`);
-  if (outcome.status !== 'FAILED') keepAdvisorFigures(env, outcome.result);
+  if (outcome.status !== 'FAILED') keepAdvisorFigures(env, outcome.result, master as JobMaster | null);
   const code = await verifyDemo(outcome, crash, outputDir, checkpointDir, temporary);
   await keepDashboardOpen(await dashboard);
   return code;

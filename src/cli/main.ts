@@ -153,8 +153,8 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
 
   program
     .command('advise')
-    .description('checkpoint advice from the checkpoints retained under a job or checkpoint directory')
-    .argument('<dir>', 'a job directory or checkpoint root')
+    .description("checkpoint advice from a running job's figures or the checkpoints retained under a job or checkpoint directory")
+    .argument('<job|dir>', 'a running job (id, name or control address), a job directory or a checkpoint root')
     .option('--json', 'print JSON')
     .action(async (dir: string, flags: { json?: boolean }) => setExit(await adviseCommand(dir, flags)));
 

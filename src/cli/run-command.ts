@@ -179,7 +179,7 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
     const sameDir = flags.checkpointDir === undefined ? '' : ` --checkpoint-dir ${flags.checkpointDir}`;
     process.stderr.write(`stopped with savepoint ${stoppedWithSavepoint}; resume with: weir run ${modulePath}${sameDir} --from ${stoppedWithSavepoint}\n`);
   }
-  keepAdvisorFigures(env, outcome.result);
+  keepAdvisorFigures(env, outcome.result, started.master ?? null);
   return reportFinished(job, { jobId: outcome.jobId, result: outcome.result, env, restoredFrom: flags.from ?? null, stoppedWithSavepoint });
 }
 

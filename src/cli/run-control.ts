@@ -33,11 +33,12 @@ export async function openRunControl(
   listener: WebListener | null = null,
 ): Promise<RunControl> {
   let server: ControlServer;
+  let dashboard: WebServer | null = null;
   const token = newControlToken();
   try {
     // The token reaches `weir` commands only through the registry: no safe registry, no endpoint.
     ensureRegistryDir();
-    server = await startControlServer(client, token);
+    server = await startControlServer(client, token, () => dashboard?.advice() ?? null);
   } catch (err) {
     log(`weir: warning: no control endpoint for job ${client.jobId}: ${oneLine(errorMessage(err))}`);
     await listener?.close();
@@ -63,7 +64,7 @@ export async function openRunControl(
   }
   log(`control: ${server.address} (job ${client.jobId})`);
   let stoppedByRest: string | null = null;
-  const dashboard = await openDashboard(client, master, token, log, (location) => (stoppedByRest = location), listener);
+  dashboard = await openDashboard(client, master, token, log, (location) => (stoppedByRest = location), listener);
   let closing: Promise<void> | null = null;
   return {
     server,

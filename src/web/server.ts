@@ -14,6 +14,7 @@ import { errorMessage } from '../core/errors.ts';
 import { checkHost, checkToken, readJsonBody, sendJson } from './http-util.ts';
 import { JobMetricsExporter } from './metrics.ts';
 import { RateSampler } from './rate-sampler.ts';
+import type { Advice } from '../advisor/rules.ts';
 import { jobAdvice } from './rest/advice-route.ts';
 import { backpressure, vertexBackpressure } from './rest/backpressure-route.ts';
 import { barrierFlow } from './rest/barrier-flow.ts';
@@ -96,6 +97,8 @@ export async function openWebListener(port = 0): Promise<WebListener> {
 export interface WebServer {
   /** `http://127.0.0.1:<port>` */
   readonly address: string;
+  /** The checkpoint advisor over the job's figures, as `GET /jobs/:id/advice` answers (the control endpoint's `GET /advice` asks here). */
+  advice(): Advice;
   /** Keeps the process alive while the server listens (it does not by default: the job does); for replay after a run. */
   hold(): void;
   /** Stops sampling, ends live streams and stops listening. */
@@ -198,6 +201,7 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   let closing: Promise<void> | null = null;
   return {
     address: `http://127.0.0.1:${port}`,
+    advice: () => jobAdvice(job, job.master.config.jobId),
     hold: () => {
       server.ref();
     },

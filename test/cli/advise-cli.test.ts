@@ -36,7 +36,7 @@ describe('weir advise <dir>', () => {
       const [jobId] = (await readdir(dir)).filter((n) => n.startsWith('tiny-'));
       const jobDir = path.join(dir, jobId!);
       const file = JSON.parse(await readFile(path.join(jobDir, FIGURES_FILE), 'utf8')) as { version: number; checkpoints: unknown[] };
-      expect(file.version).toBe(1);
+      expect(file.version).toBe(2);
       expect(file.checkpoints.length).toBeGreaterThanOrEqual(1);
       const fromFile = JSON.parse((await runCli(['advise', jobDir, '--json'])).stdout) as { kind: string; measured?: number; situation?: { measured: number } };
       expect(fromFile.measured ?? fromFile.situation?.measured).toBe(file.checkpoints.length);

@@ -64,12 +64,12 @@ describe('job attempt phases (the job master)', () => {
     const deployment = { tasks } as AttemptDeployment;
     const failed = new JobAttempt(epochOf(0, 3));
     expect([failed.phase, failed.live, failed.endable, failed.tasks]).toEqual(['scheduled', false, true, []]);
-    failed.deploy();
+    failed.deploy(900);
     failed.deployed(deployment, null);
     expect([failed.phase, failed.live, failed.deployment]).toEqual(['deployed', true, deployment]);
     expect(failed.open()).toBe(deployment);
     failed.run(1_000);
-    expect([failed.phase, failed.live, failed.restoredAtMs]).toEqual(['running', true, null]);
+    expect([failed.phase, failed.live, failed.restoredAtMs, failed.restoreDurationMs]).toEqual(['running', true, null, null]);
     expect(failed.end(false)).toBe(deployment);
     expect([failed.phase, failed.live, failed.endable, failed.deployment, failed.tasks]).toEqual(['ending', false, false, null, []]);
     expect(() => failed.end(false)).toThrow(AssertionError);
@@ -77,11 +77,12 @@ describe('job attempt phases (the job master)', () => {
     expect(failed.phase).toBe('ended');
 
     const finished = new JobAttempt(epochOf(0, 4));
-    finished.deploy();
+    finished.deploy(1_250);
     finished.deployed(deployment, { checkpointId: 7 } as never);
     finished.open();
     finished.run(2_000);
     expect(finished.restoredAtMs).toBe(2_000);
+    expect(finished.restoreDurationMs).toBe(750);
     expect(finished.end(true)).toBe(deployment);
     // The job finished: its figures stay readable.
     expect(finished.tasks).toBe(tasks);
@@ -90,7 +91,7 @@ describe('job attempt phases (the job master)', () => {
   it('an attempt ended while it waited for its restart delay never deploys', () => {
     const a = new JobAttempt(epochOf(0, 1));
     expect(a.end(false)).toBeNull();
-    expect(() => a.deploy()).toThrow(/'deploy' is illegal in phase 'ending'/);
+    expect(() => a.deploy(0)).toThrow(/'deploy' is illegal in phase 'ending'/);
   });
 });
 

@@ -24,13 +24,15 @@ export interface WebJobOptions {
   readonly throwAtRecord?: number;
   /** The two-input operator's name; default 'match'. */
   readonly matchName?: string;
+  /** `checkpointing.intervalMs`; default none (the test triggers checkpoints). */
+  readonly intervalMs?: number;
 }
 
 export async function startWebJob(o: WebJobOptions = {}): Promise<RunningWebJob> {
   const gate = new SourceGate(0);
   const env = StreamEnvironment.create({
     parallelism: o.parallelism ?? 2,
-    checkpointing: { retained: 3, ...(o.unaligned ? { unaligned: true } : {}) },
+    checkpointing: { retained: 3, ...(o.unaligned ? { unaligned: true } : {}), ...(o.intervalMs === undefined ? {} : { intervalMs: o.intervalMs }) },
     checkpointStorage: o.checkpointStorage ?? 'memory',
     restartStrategy: { type: 'fixed-delay', attempts: 5, delayMs: 10 },
     bufferRecords: 16,

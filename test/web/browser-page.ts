@@ -1,6 +1,8 @@
 /** A headless Chromium page for the dashboard tests (the machine's Chromium, or WEIR_CHROMIUM), collecting console errors. */
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { findChromium } from '../support/chromium.ts';
+import { type RunningWebJob, startWebJob, type WebJobOptions } from '../support/web-job.ts';
 
 const CHROMIUM = findChromium();
 /** No browser and CI does not require one: the browser tests skip, after one line naming the fix. */
@@ -28,4 +30,29 @@ export async function openBrowserPage(): Promise<BrowserPage> {
 /** Fails the suite at once when CI requires the browser tests and there is no browser. */
 export function assertBrowser(): void {
   if (!CHROMIUM.found) throw new Error(CHROMIUM.missingLine);
+}
+
+/** A running web job, its web server and a Chromium page: what a dashboard test drives. */
+export interface DashboardSession extends BrowserPage {
+  readonly job: RunningWebJob;
+  readonly server: WebServer;
+  /** Closes the browser, cancels the job and stops its server. */
+  close(): Promise<void>;
+}
+
+/** Starts a web job with `options`, its web server (sampling every `sampleIntervalMs`) and a browser page. */
+export async function openDashboardSession(options: WebJobOptions, token: string, sampleIntervalMs: number): Promise<DashboardSession> {
+  const job = await startWebJob(options);
+  const server = await startWebServer({ client: job.client, master: job.master, token, sampleIntervalMs });
+  const browser = await openBrowserPage();
+  return {
+    ...browser,
+    job,
+    server,
+    close: async () => {
+      await browser.browser.close();
+      await job.client.cancel();
+      await server.close();
+    },
+  };
 }

@@ -32,6 +32,15 @@ describe('REST and metrics around a failure and with unaligned checkpoints', () 
     const cps = await web.get(`/jobs/${jid}/checkpoints`);
     expect(cps.body.counts.restored).toBe(1);
     expect(cps.body.latest.restored.id).toBe(restored);
+    // the restore time of the recovery (deploy and restore until running), which the advisor reads
+    const restoreMs = cps.body.latest.restored.restore_duration;
+    expect(Number.isInteger(restoreMs) && restoreMs >= 0).toBe(true);
+    for (let i = 0; i < 5; i++) await job.client.triggerCheckpoint();
+    const advice = await web.get(`/jobs/${jid}/advice`);
+    expect(advice.body.kind).toBe('advice');
+    expect(advice.body.situation).toMatchObject({ lastRestoreMs: restoreMs, restarts: 1 });
+    expect(advice.body.situation.maxSyncMs).toBeGreaterThanOrEqual(0);
+    expect(advice.body.situation.alignmentShare).toBeGreaterThanOrEqual(0);
     const metrics = (await web.get('/metrics')).body as string;
     expect(metrics).toMatch(/^weir_restarts_total\{[^}]*\} 1$/m);
   });

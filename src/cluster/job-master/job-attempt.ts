@@ -42,6 +42,10 @@ export class JobAttempt {
   private restored: CompletedCheckpoint | null = null;
   /** Wall-clock ms it started running from a restored checkpoint; null otherwise. */
   private restoredAt: number | null = null;
+  /** Wall-clock ms it began to deploy (restore included); null before. */
+  private deployingAt: number | null = null;
+  /** Wall-clock ms it started running; null before. */
+  private runningAt: number | null = null;
   /** Subtasks that reached the end of their input, and that finished (by `taskKey`). */
   readonly endedData = new Set<string>();
   readonly finished = new Set<string>();
@@ -85,8 +89,20 @@ export class JobAttempt {
     return this.restoredAt;
   }
 
-  deploy(): void {
+  /** Wall-clock ms from the start of its deployment to running, when it restored a checkpoint (the restore time of a recovery); null otherwise. */
+  get restoreDurationMs(): number | null {
+    return this.restoredAt === null || this.deployingAt === null ? null : this.restoredAt - this.deployingAt;
+  }
+
+  /** Wall-clock ms it started running; null before. */
+  get runningAtMs(): number | null {
+    return this.runningAt;
+  }
+
+  /** It begins to deploy (and restore) at `wallNowMs`. */
+  deploy(wallNowMs: number): void {
     this.move('deploy');
+    this.deployingAt = wallNowMs;
   }
 
   deployed(deployment: AttemptDeployment, restoredFrom: CompletedCheckpoint | null): void {
@@ -103,6 +119,7 @@ export class JobAttempt {
   /** Every subtask opened and was started; `wallNowMs` is when (kept if it restored a checkpoint). */
   run(wallNowMs: number): void {
     this.move('run');
+    this.runningAt = wallNowMs;
     if (this.restored !== null) this.restoredAt = wallNowMs;
   }
 

@@ -178,11 +178,14 @@ export class JobMaster {
     return this.lastRunning?.restoredFrom?.checkpointId ?? null;
   }
 
-  /** The latest restore: which checkpoint, when (wall-clock ms), and how many attempts restored one; null before any. */
-  get latestRestore(): { readonly checkpointId: number; readonly atMs: number; readonly count: number } | null {
+  /** The latest restore: which checkpoint, when it was running again (wall-clock ms), how long deploying and restoring took, and how many attempts restored one; null before any. */
+  get latestRestore(): { readonly checkpointId: number; readonly atMs: number; readonly durationMs: number; readonly count: number } | null {
     const restored = this.lastRunning?.restoredFrom ?? null;
     const atMs = this.lastRunning?.restoredAtMs ?? null;
-    return restored === null || atMs === null ? null : { checkpointId: restored.checkpointId, atMs, count: this.restoreCount };
+    const durationMs = this.lastRunning?.restoreDurationMs ?? null;
+    return restored === null || atMs === null || durationMs === null
+      ? null
+      : { checkpointId: restored.checkpointId, atMs, durationMs, count: this.restoreCount };
   }
 
   /** The current attempt's epoch (leader epoch and attempt number); null before the job started. */
@@ -204,6 +207,11 @@ export class JobMaster {
   }
 
   /** Wall-clock ms the job reached FINISHED, CANCELED or FAILED; null while it runs or restarts. */
+  /** Wall-clock ms the latest attempt that ran started running; null before one did. */
+  get runningSinceMs(): number | null {
+    return this.lastRunning?.runningAtMs ?? null;
+  }
+
   get endedAtMs(): number | null {
     return this.endedAt;
   }
@@ -328,7 +336,7 @@ export class JobMaster {
   private async runAttempt(attempt: JobAttempt): Promise<void> {
     // Ended while it waited for its restart delay (the job was cancelled): nothing to deploy.
     if (attempt !== this.current || !attempt.isIn('scheduled')) return;
-    attempt.deploy();
+    attempt.deploy(this.env.clock.wallNow());
     let deployment: AttemptDeployment;
     let restoredFrom: CompletedCheckpoint | null;
     try {

@@ -3,16 +3,19 @@
  * the checkpoint history (the newest 100), its options and backpressure. `figuresFromRest` is pure,
  * so `weir advise <job id>` reduces the same answers fetched over HTTP.
  */
-import type { CheckpointFigure, JobFigures } from '../../advisor/figures.ts';
+import { phasesOfStats } from '../../advisor/figures-file.ts';
+import { type CheckpointFigure, type JobFigures, NO_PHASES } from '../../advisor/figures.ts';
 import { type Advice, advise } from '../../advisor/rules.ts';
 import type { WebJob } from '../web-job.ts';
 import { backpressure } from './backpressure-route.ts';
 import { checkpointConfig, checkpointsOverview } from './checkpoint-routes.ts';
 import type { Backpressure, CheckpointConfig, CheckpointEntry, CheckpointsOverview } from './responses.ts';
 
-/** The advice for a job served here. */
+/** The advice for a job served here: its REST answers, with each checkpoint's sync, async and alignment times from its stats. */
 export function jobAdvice(job: WebJob, jobId: string): Advice {
-  return advise(figuresFromRest(`job ${jobId}`, checkpointsOverview(job), checkpointConfig(job), backpressure(job)));
+  const figures = figuresFromRest(`job ${jobId}`, checkpointsOverview(job), checkpointConfig(job), backpressure(job));
+  const phases = new Map(job.master.checkpointCoordinator.history.map((s) => [s.checkpointId as number, phasesOfStats(s)]));
+  return advise({ ...figures, checkpoints: figures.checkpoints.map((c) => ({ ...c, ...phases.get(c.checkpointId) })) });
 }
 
 /** Reduces the REST answers about one job to figures; in-progress checkpoints and savepoints are left out. */
@@ -25,11 +28,13 @@ export function figuresFromRest(source: string, overview: CheckpointsOverview, c
       intervalMs: config.interval > 0 ? config.interval : null,
       timeoutMs: config.timeout > 0 ? config.timeout : null,
       unaligned: config.unaligned_checkpoints,
+      alignedTimeoutMs: config.aligned_checkpoint_timeout,
       incremental: null,
     },
     checkpoints: ended.map(figureOf),
     backpressureRatio: maxRatio,
     restarts: overview.counts.restored,
+    lastRestoreMs: overview.latest.restored?.restore_duration ?? null,
   };
 }
 
@@ -43,5 +48,6 @@ function figureOf(e: CheckpointEntry): CheckpointFigure {
     stateBytes: e.status === 'COMPLETED' ? e.state_size : null,
     inflightBytes: e.persisted_data,
     type: e.checkpoint_type === 'UNALIGNED_CHECKPOINT' ? 'unaligned' : 'aligned',
+    ...NO_PHASES,
   };
 }

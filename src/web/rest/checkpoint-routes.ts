@@ -126,7 +126,7 @@ export function checkpointsOverview(job: WebJob): CheckpointsOverview {
       completed: latestOf((s) => s.status === 'COMPLETED' && s.kind === 'checkpoint'),
       savepoint: latestOf((s) => s.status === 'COMPLETED' && s.kind === 'savepoint'),
       failed: latestOf((s) => s.status === 'FAILED'),
-      restored: restore === null ? null : { id: restore.checkpointId, restore_timestamp: restore.atMs },
+      restored: restore === null ? null : { id: restore.checkpointId, restore_timestamp: restore.atMs, restore_duration: Math.round(restore.durationMs) },
     },
     history: [...history].reverse().map((s) => historyEntry(job, s)),
   };

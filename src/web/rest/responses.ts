@@ -118,6 +118,9 @@ export interface CheckpointEntry {
 /** The figures the summary of completed checkpoints covers. */
 export type SummaryFigure = 'end_to_end_duration' | 'checkpointed_size' | 'state_size' | 'persisted_data' | 'processed_data' | 'alignment_duration';
 
+/** `GET /jobs/:id/advice` (Weir): the checkpoint advisor's answer, its situation and recommendations. */
+export type { Advice, Recommendation, Situation } from '../../advisor/rules.ts';
+
 /** `GET /jobs/:id/checkpoints`. */
 export interface CheckpointsOverview {
   counts: { restored: number; total: number; in_progress: number; completed: number; failed: number };
@@ -126,7 +129,8 @@ export interface CheckpointsOverview {
     completed: CheckpointEntry | null;
     savepoint: CheckpointEntry | null;
     failed: CheckpointEntry | null;
-    restored: { id: number; restore_timestamp: number } | null;
+    /** `restore_duration` (Weir): ms from the start of the recovering attempt's deployment to running, the restore included. */
+    restored: { id: number; restore_timestamp: number; restore_duration: number } | null;
   };
   /** Newest first. */
   history: CheckpointEntry[];
