@@ -79,7 +79,18 @@ export interface KeyedStateBackend {
   /** Every (key, value) of a state, for tests and inspection; not for the record path. */
   entries(stateName: string): Array<[Key, unknown]>;
   setChangeListener(listener: StateChangeListener | null): void;
+  /**
+   * Backpressure from the backend itself (the changelog backend's bytes in flight): while `holding()`
+   * the task takes no input; `wake` is called once when it stops holding. Absent: never holds.
+   */
+  readonly inputHold?: InputHold;
   dispose(): void;
+}
+
+/** See `KeyedStateBackend.inputHold`. */
+export interface InputHold {
+  holding(): boolean;
+  onRelease(wake: () => void): void;
 }
 
 /** Operator (non-keyed) list state, for sources and sinks. */

@@ -11,7 +11,7 @@ import { errorMessage } from '../../core/errors.ts';
 import { type CheckpointId, checkpointId as toCheckpointId, type KeyGroup } from '../../core/ids.ts';
 import type { Clock, Scheduler } from '../../core/time.ts';
 import type { CheckpointStreamFactory, StateScope } from '../../storage/storage.ts';
-import type { KeyedStateBackend, RestoreOptions, SnapshotOptions, SnapshotRunner, StateChangeListener, StateReader } from '../backend.ts';
+import type { InputHold, KeyedStateBackend, RestoreOptions, SnapshotOptions, SnapshotRunner, StateChangeListener, StateReader } from '../backend.ts';
 import type { StateDescriptor, StateKind } from '../descriptors.ts';
 import { changelogHandleKind, type ChangelogStateHandle, type Materialization } from '../handles/changelog.ts';
 import { isKeyedHandleOf, keyedHandleSizes, type KeyedStateHandle } from '../handles/registry.ts';
@@ -106,7 +106,8 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
   private newUploader(base: number, restored: ChangelogStateHandle['segments'] = []): ChangelogUploader {
     const write: SegmentWrite = (hint, bytes) => this.services.streams.write('shared', hint, bytes);
     const settings = { attemptsMax: this.settings.uploadAttemptsMax, timeoutMs: this.settings.uploadTimeoutMs };
-    return new ChangelogUploader(write, this.services.scheduler, settings, this.who.replace(/[^A-Za-z0-9_-]/g, '_'), base, restored);
+    const who = this.who.replace(/[^A-Za-z0-9_-]/g, '_');
+    return new ChangelogUploader(write, this.services.scheduler, settings, who, base, restored, () => this.released());
   }
 
   get keyGroupRange(): KeyGroupRange {
@@ -120,6 +121,20 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
   /** Whether the bytes in flight passed the bound: the task should take no more input until they drop. */
   get backpressured(): boolean {
     return this.uploader.figures.inFlightBytes >= this.settings.inFlightBytesMax;
+  }
+
+  private readonly wakers = new Set<() => void>();
+
+  readonly inputHold: InputHold = {
+    holding: () => this.backpressured,
+    onRelease: (wake) => void this.wakers.add(wake),
+  };
+
+  private released(): void {
+    if (this.backpressured || this.wakers.size === 0) return;
+    const wakers = [...this.wakers];
+    this.wakers.clear();
+    for (const wake of wakers) wake();
   }
 
   setCurrentKey(key: Key, keyGroup: KeyGroup): void {

@@ -51,6 +51,8 @@ export class ChangelogUploader {
     private readonly who: string,
     base: number,
     restored: readonly ChangelogSegment[] = [],
+    /** Called whenever bytes in flight went down. */
+    private readonly onLanded: () => void = () => undefined,
   ) {
     this.segments = [...restored];
     this.durableTo = Math.max(base, ...restored.map((s) => s.toSeq));
@@ -70,6 +72,7 @@ export class ChangelogUploader {
       this.figures.uploadedBytes += batch.bytes.byteLength;
       this.figures.uploads++;
       this.insert({ fromSeq: batch.fromSeq, toSeq: batch.toSeq, stream });
+      this.onLanded();
     } catch (err) {
       if (attempt < this.settings.attemptsMax) {
         this.figures.retries++;
@@ -87,6 +90,7 @@ export class ChangelogUploader {
       );
       this.failed.push({ fromSeq: batch.fromSeq, error });
       this.settle();
+      this.onLanded();
     }
   }
 

@@ -189,6 +189,25 @@ describe('changelog keyed backend over heap', () => {
     expect(live.figures()).toMatchObject({ retries: 2, failures: 1, inFlightBytes: 0 });
   });
 
+  it('holds input back while too many log bytes are in flight, and wakes the task when they land', async () => {
+    const time = new ManualTime();
+    const streams = new SegmentStreams();
+    const live = changelogOver(keyedBackend(), time, streams, { uploadBytesThreshold: 512, inFlightBytesMax: 2048 });
+    streams.mode = 'held';
+    let woken = 0;
+    expect(live.inputHold.holding()).toBe(false);
+    mutate(live, 60, 0);
+    expect(live.figures().inFlightBytes).toBeGreaterThanOrEqual(2048);
+    expect(live.inputHold.holding()).toBe(true);
+    live.inputHold.onRelease(() => woken++);
+    await time.advance(100);
+    expect(woken).toBe(0);
+    streams.release();
+    await time.advance(1);
+    expect(live.inputHold.holding()).toBe(false);
+    expect(woken).toBe(1);
+  });
+
   it('times out an upload that never completes', async () => {
     const time = new ManualTime();
     const streams = new SegmentStreams();

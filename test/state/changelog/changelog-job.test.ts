@@ -3,16 +3,17 @@
  * failures (over heap and over embedded), checkpoints that are materialization + log range, and a
  * job switched to and from the changelog backend through a savepoint.
  */
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CollectSink, StreamEnvironment } from '../../../src/index.ts';
 import type { StreamEnvironmentOptions } from '../../../src/index.ts';
+import { filePathsOf } from '../../../src/checkpoint/metadata/walk.ts';
 import { readCheckpointMetadataAt } from '../../../src/checkpoint/restore/locate.ts';
 import type { ChangelogStateHandle } from '../../../src/state/handles/changelog.ts';
 import { FaultPlan } from '../../support/fault-plan.ts';
 import { heldGenerate } from '../../support/held-source.ts';
 import { keyedCount, tempDir } from '../../support/jobs.ts';
-import { readdirSync } from 'node:fs';
 
 type Backend = StreamEnvironmentOptions['stateBackend'];
 
@@ -63,5 +64,26 @@ describe('the changelog backend in a job', () => {
       expect(keyed.every((h) => h.type === 'changelog')).toBe(true);
       expect(keyed.some((h) => (h as ChangelogStateHandle).materialization.handles.length > 0)).toBe(true);
     }
+  });
+
+  it('releases truncated log segments and old materializations: shared/ holds exactly what retained checkpoints refer to', async () => {
+    const dir = tempDir();
+    const backend: Backend = { type: 'changelog', over: { type: 'embedded', cacheEntriesMax: 50 }, materializationIntervalMs: 15, uploadBytesThreshold: 2048 };
+    const { result } = await run(backend, dir);
+    const completed = result.checkpoints.filter((c) => c.status === 'COMPLETED');
+    expect(completed.length).toBeGreaterThan(4);
+    const jobDir = join(dir, 'counts');
+    const referenced = new Set<string>();
+    const materializations = new Set<number>();
+    for (const chk of readdirSync(jobDir).filter((n) => n.startsWith('chk-'))) {
+      const meta = await readCheckpointMetadataAt(join(jobDir, chk));
+      for (const p of filePathsOf(meta)) referenced.add(p);
+      for (const h of meta.operators.flatMap((o) => o.subtasks.flatMap((s) => s.keyed))) materializations.add((h as ChangelogStateHandle).materialization.id);
+    }
+    expect([...materializations].some((id) => id > 0)).toBe(true);
+    const shared = readdirSync(join(jobDir, 'shared')).map((n) => join(jobDir, 'shared', n));
+    expect(shared.some((f) => f.includes('changelog-'))).toBe(true);
+    for (const f of shared) expect(referenced.has(f), `${f} is referenced by a retained checkpoint`).toBe(true);
+    for (const f of referenced) expect(existsSync(f), `${f} exists`).toBe(true);
   });
 });

@@ -49,9 +49,15 @@ export async function settle(): Promise<void> {
 export class SegmentStreams implements CheckpointStreamFactory {
   readonly checkpointId = checkpointId(0);
   readonly writes: Array<{ scope: StateScope; nameHint: string; bytes: number }> = [];
-  mode: 'ok' | 'fail' | 'hang' = 'ok';
+  mode: 'ok' | 'fail' | 'hang' | 'held' = 'ok';
   failures = 0;
+  /** Writes made in mode 'held', finished by `release`. */
+  private held: Array<() => void> = [];
+  release(): void {
+    for (const finish of this.held.splice(0)) finish();
+  }
   async write(scope: StateScope, nameHint: string, data: Uint8Array): Promise<StreamStateHandle> {
+    if (this.mode === 'held') await new Promise<void>((resolve) => this.held.push(resolve));
     if (this.mode === 'fail') {
       this.failures++;
       throw new Error('injected upload failure');
