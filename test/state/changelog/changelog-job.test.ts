@@ -10,6 +10,9 @@ import { CollectSink, StreamEnvironment } from '../../../src/index.ts';
 import type { StreamEnvironmentOptions } from '../../../src/index.ts';
 import { filePathsOf } from '../../../src/checkpoint/metadata/walk.ts';
 import { readCheckpointMetadataAt } from '../../../src/checkpoint/restore/locate.ts';
+import { listCheckpointsIn } from '../../../src/checkpoint/restore/snapshot-listing.ts';
+import { formatListings } from '../../../src/cli/checkpoints-command.ts';
+import { formatReport, inspectSnapshot } from '../../../src/cli/savepoint-inspect.ts';
 import type { ChangelogStateHandle } from '../../../src/state/handles/changelog.ts';
 import { FaultPlan } from '../../support/fault-plan.ts';
 import { heldGenerate } from '../../support/held-source.ts';
@@ -85,5 +88,13 @@ describe('the changelog backend in a job', () => {
     expect(shared.some((f) => f.includes('changelog-'))).toBe(true);
     for (const f of shared) expect(referenced.has(f), `${f} is referenced by a retained checkpoint`).toBe(true);
     for (const f of referenced) expect(existsSync(f), `${f} exists`).toBe(true);
+    // `weir checkpoints` and `weir savepoint inspect` show the handle kind.
+    const listed = await listCheckpointsIn(dir);
+    expect(listed.length).toBeGreaterThan(0);
+    for (const l of listed) expect(l.handleKinds).toEqual(['changelog']);
+    expect(formatListings(dir, listed)).toMatch(/HANDLES[\s\S]*changelog\s+complete/);
+    const report = await inspectSnapshot(listed[0]!.location);
+    expect(report.handleKinds).toEqual(['changelog']);
+    expect(formatReport(report)).toMatch(/keyed handles {3}changelog/);
   });
 });
