@@ -15,31 +15,57 @@ import { formatListings } from '../../../src/cli/checkpoints-command.ts';
 import { formatReport, inspectSnapshot } from '../../../src/cli/savepoint-inspect.ts';
 import type { ChangelogStateHandle } from '../../../src/state/handles/changelog.ts';
 import { FaultPlan } from '../../support/fault-plan.ts';
-import { heldGenerate } from '../../support/held-source.ts';
+import { heldGenerate, SourceGate } from '../../support/held-source.ts';
 import { keyedCount, tempDir } from '../../support/jobs.ts';
 
 type Backend = StreamEnvironmentOptions['stateBackend'];
 
-async function run(stateBackend: Backend, dir: string, faults?: FaultPlan) {
+async function run(
+  stateBackend: Backend,
+  dir: string,
+  faults?: FaultPlan,
+  stage: { gate?: SourceGate; parallelism?: number; restoreFrom?: string; sink?: CollectSink<string> } = {},
+) {
   const env = StreamEnvironment.create({
     stateBackend,
-    parallelism: 2,
+    parallelism: stage.parallelism ?? 2,
     checkpointStorage: dir,
     jobId: 'counts',
     checkpointing: { intervalMs: 10, retained: 2, retention: 'retain-on-cancel' },
     restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 5 },
   });
-  const sink = new CollectSink<string>();
-  heldGenerate(env, { count: 20_000 }, (i) => `k${(i * 7919) % 700}`, { recordsPerCheckpoint: 1000 })
+  const sink = stage.sink ?? new CollectSink<string>();
+  heldGenerate(env, { count: 20_000 }, (i) => `k${(i * 7919) % 700}`, stage.gate ? { gate: stage.gate } : { recordsPerCheckpoint: 1000 })
     .uid('keys')
     .keyBy((k) => k)
     .process(keyedCount)
     .uid('count')
     .name('count')
     .sinkTo(sink);
-  const client = await env.executeAsync('counts', { faults });
+  const client = await env.executeAsync('counts', { faults, ...(stage.restoreFrom ? { restoreFrom: stage.restoreFrom } : {}) });
+  if (stage.gate) {
+    await stage.gate.reached(stage.parallelism ?? 2);
+    const savepoint = await client.stopWithSavepoint(join(dir, 'savepoints'));
+    await client.result;
+    return { result: null, savepoint, output: sink.results() };
+  }
   const result = await client.result;
-  return { result, output: sink.results().sort() };
+  return { result, savepoint: null, output: sink.results().sort() };
+}
+
+/** Runs with `from` until a savepoint, then on with `to` at parallelism 3 from it: the output of one clean run. */
+async function switchThroughSavepoint(from: Backend, to: Backend, expected: readonly string[]): Promise<string> {
+  const dir = tempDir();
+  const sink = new CollectSink<string>();
+  const stopped = await run(from, dir, undefined, { gate: new SourceGate(3_000), sink });
+  const savepoint = stopped.savepoint!;
+  expect(stopped.output.length).toBeGreaterThan(0);
+  expect(stopped.output.length).toBeLessThan(expected.length);
+  const report = await inspectSnapshot(savepoint);
+  expect(report.handleKinds).toEqual(['key-groups']); // canonical, whatever the backend
+  const resumed = await run(to, dir, undefined, { parallelism: 3, restoreFrom: savepoint, sink });
+  expect(resumed.output).toEqual(expected);
+  return savepoint;
 }
 
 describe('the changelog backend in a job', () => {
@@ -55,7 +81,7 @@ describe('the changelog backend in a job', () => {
       const dir = tempDir();
       const { result, output } = await run(backend, dir, plan);
       expect(plan.fired.length).toBe(1);
-      expect(result.restarts).toBe(1);
+      expect(result!.restarts).toBe(1);
       expect(output).toEqual(clean.output);
       const jobDir = join(dir, 'counts');
       const newest = readdirSync(jobDir)
@@ -69,11 +95,17 @@ describe('the changelog backend in a job', () => {
     }
   });
 
+  it('switches to and from the changelog backend through a savepoint (rescaling 2 -> 3 on the way)', async () => {
+    const clean = await run('heap', tempDir());
+    await switchThroughSavepoint('heap', { type: 'changelog', over: 'embedded', materializationIntervalMs: 20 }, clean.output);
+    await switchThroughSavepoint({ type: 'changelog', materializationIntervalMs: 20 }, 'embedded', clean.output);
+  });
+
   it('releases truncated log segments and old materializations: shared/ holds exactly what retained checkpoints refer to', async () => {
     const dir = tempDir();
     const backend: Backend = { type: 'changelog', over: { type: 'embedded', cacheEntriesMax: 50 }, materializationIntervalMs: 15, uploadBytesThreshold: 2048 };
     const { result } = await run(backend, dir);
-    const completed = result.checkpoints.filter((c) => c.status === 'COMPLETED');
+    const completed = result!.checkpoints.filter((c) => c.status === 'COMPLETED');
     expect(completed.length).toBeGreaterThan(4);
     const jobDir = join(dir, 'counts');
     const referenced = new Set<string>();
