@@ -16,10 +16,12 @@ export type {
 export type {
   CheckpointingOptions,
   ClusterOptions,
+  ChangelogStateBackendOptions,
   EmbeddedStateBackendOptions,
   EmbeddedStateOptions,
   HeapStateBackendOptions,
   HeartbeatOptions,
+  ResolvedChangelogStateBackend,
   ResolvedClusterOptions,
   ResolvedEmbeddedState,
   ResolvedEmbeddedStateBackend,
@@ -28,10 +30,12 @@ export type {
   ResolvedOptions,
   ResolvedS3Options,
   ResolvedStateBackend,
+  ResolvedWrappedStateBackend,
   RestartStrategyOptions,
   S3Options,
   StateBackendOptions,
   StreamEnvironmentOptions,
+  WrappedStateBackendOptions,
 } from './api/options.ts';
 export type { CheckpointingConfig } from './checkpoint/coordinator/config.ts';
 export type { RestartStrategyConfig } from './cluster/job-master/restart-strategy.ts';

@@ -34,6 +34,7 @@ import { buildInMemoryTaskManagerContext, type InMemoryTaskManagerJob } from './
 import { MemoryCheckpointStorage } from '../storage/memory-storage.ts';
 import { memoryStoreUrl } from '../storage/memory-stores.ts';
 import { preflight } from './preflight.ts';
+import { ChangelogStateBackendFactory } from '../state/changelog/changelog-backend-factory.ts';
 import type { ResolvedClusterOptions, ResolvedOptions, ResolvedStateBackend, StreamEnvironmentOptions } from './options.ts';
 
 /** What the environment hands an executor: the job graph and the options it was built with. */
@@ -238,6 +239,10 @@ export function taskManagerCount(graph: JobGraph, cluster: ResolvedClusterOption
 /** The state backends of a job: one case per member of the `stateBackend` union. */
 export function stateBackendFactory(backend: ResolvedStateBackend): StateBackendFactory {
   switch (backend.type) {
+    case 'changelog': {
+      const { over, type: _, ...settings } = backend;
+      return new ChangelogStateBackendFactory(stateBackendFactory(over), settings);
+    }
     case 'heap':
       return new HeapStateBackendFactory();
     case 'embedded':

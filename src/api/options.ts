@@ -22,9 +22,13 @@ import type { CLUSTER_TABLE } from './options/cluster.ts';
 
 export type { ClusterOptions, HeartbeatOptions, ResolvedClusterOptions, ResolvedHeartbeat } from './options/cluster.ts';
 export type {
+  ChangelogStateBackendOptions,
   EmbeddedStateBackendOptions,
   EmbeddedStateOptions,
   HeapStateBackendOptions,
+  ResolvedChangelogStateBackend,
+  ResolvedWrappedStateBackend,
+  WrappedStateBackendOptions,
   ResolvedEmbeddedState,
   ResolvedEmbeddedStateBackend,
   ResolvedHeapStateBackend,

@@ -25,7 +25,7 @@ export function preflight(options: ResolvedOptions, jobDir: string | null, local
     writeRunOwner(jobDir);
     for (const dir of removeDeadRunsLeftovers(root, jobDir)) notes.push(`removed ${dir}: an incomplete checkpoint of a run that is gone`);
   }
-  const backend = options.stateBackend;
+  const backend = options.stateBackend.type === 'changelog' ? options.stateBackend.over : options.stateBackend;
   if (backend.type === 'embedded') {
     const local = backend.localDir;
     if (local !== null) checkWritableDir(local, { option: localDirOption, what: 'embedded state directory', create: false });

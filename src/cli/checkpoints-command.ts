@@ -28,6 +28,7 @@ function toJson(l: StoredSnapshotListing): Record<string, unknown> {
     persistedBytes: l.summary?.persistedBytes ?? null,
     stateBytes: l.summary?.stateBytes ?? null,
     inflightBytes: l.summary?.channelStateBytes ?? null,
+    handleKinds: l.handleKinds ?? null,
     location: l.location,
     ...(l.error !== undefined ? { error: l.error } : {}),
   };
@@ -45,9 +46,10 @@ export function formatListings(dir: string, listings: readonly StoredSnapshotLis
     l.summary ? humanBytes(l.summary.persistedBytes) : '-',
     l.summary ? humanBytes(l.summary.stateBytes) : '-',
     l.summary ? humanBytes(l.summary.channelStateBytes) : '-',
+    l.handleKinds === undefined || l.handleKinds.length === 0 ? '-' : l.handleKinds.join(','),
     l.status === 'corrupt' && l.error ? `corrupt: ${oneLine(l.error)}` : l.status,
   ]);
   // SIZE: files on disk for it; PERSISTED: bytes this checkpoint wrote; STATE: the full state it restores;
-  // IN-FLIGHT: buffers an unaligned checkpoint persisted.
-  return renderTable(['JOB', 'CHECKPOINT', 'TIME', 'SIZE', 'KIND', 'TYPE', 'PERSISTED', 'STATE', 'IN-FLIGHT', 'STATUS'], rows);
+  // IN-FLIGHT: buffers an unaligned checkpoint persisted; HANDLES: kinds of its keyed state handles.
+  return renderTable(['JOB', 'CHECKPOINT', 'TIME', 'SIZE', 'KIND', 'TYPE', 'PERSISTED', 'STATE', 'IN-FLIGHT', 'HANDLES', 'STATUS'], rows);
 }

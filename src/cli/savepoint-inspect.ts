@@ -12,6 +12,7 @@ import { readOperatorHandle } from '../state/formats/operator-stream.ts';
 import { keyedHandleKind } from '../state/handles/registry.ts';
 import { decodeEnvelope } from '../storage/file-format.ts';
 import { snapshotSizeBytes } from '../checkpoint/restore/checkpoint-listing.ts';
+import { keyedHandleKindsOf } from '../checkpoint/restore/snapshot-listing.ts';
 import { readCheckpointMetadataAt, resolveCheckpointLocation } from '../checkpoint/restore/locate.ts';
 import { FS_SNAPSHOT_TOOLS, type SnapshotTools } from '../storage/snapshot-tools.ts';
 import { streamSize } from '../storage/handles.ts';
@@ -55,6 +56,8 @@ export interface SnapshotReport {
   /** Bytes on disk: its files, `_metadata` included. */
   readonly sizeBytes: number;
   readonly type: string | null;
+  /** The kinds of its keyed state handles: a savepoint's are always `key-groups`. */
+  readonly handleKinds: readonly string[];
   readonly operators: readonly OperatorReport[];
 }
 
@@ -76,6 +79,7 @@ export async function inspectSnapshot(p: string, tools: SnapshotTools = FS_SNAPS
     timestampMs: meta.timestampMs,
     sizeBytes: await snapshotSizeBytes(tools.reader, location, meta),
     type: meta.summary?.type ?? null,
+    handleKinds: keyedHandleKindsOf(meta),
     operators,
   };
 }
@@ -130,6 +134,7 @@ export function formatReport(r: SnapshotReport): string {
     `  job id          ${r.jobId}`,
     `  created         ${r.createdAt}`,
     `  size            ${humanBytes(r.sizeBytes)}`,
+    `  keyed handles   ${r.handleKinds.length === 0 ? '-' : r.handleKinds.join(', ')}`,
     '',
   ].join('\n');
   const rows: string[][] = [];

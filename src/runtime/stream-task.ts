@@ -289,8 +289,22 @@ export class StreamTask {
 
   private outputsAvailable(): boolean {
     for (const writer of this.cfg.writers) if (!writer.hasCredit()) return false;
-    return true;
+    return !this.stateHoldsInput();
   }
+
+  /** A keyed backend that must not grow (the changelog's uploads in flight) holds input back like a full channel. */
+  private stateHoldsInput(): boolean {
+    for (const op of this.cfg.chain) {
+      const hold = op.keyedBackend?.inputHold;
+      if (hold?.holding()) {
+        hold.onRelease(this.wakeOnRelease);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private readonly wakeOnRelease = (): void => this.wake();
 
   private check(site: FaultSite, checkpointId?: number): void {
     this.cfg.faults.check(site, { vertex: this.cfg.name, subtask: this.cfg.id.subtask, attempt: this.cfg.attempt, checkpointId });

@@ -19,10 +19,17 @@ export function guarantee(mode: SimMode): 'exactly-once' | 'at-least-once' {
   return mode === 'at-least-once' ? 'at-least-once' : 'exactly-once';
 }
 
-/** The state backends a seed may run: heap, embedded with full checkpoints, embedded incremental. */
-export type SimBackend =
+/** The changelog wrapper around a seed's backend: small thresholds so batches, retries and materializations happen within a seed. */
+export interface SimChangelog {
+  readonly uploadBytesThreshold: number;
+  readonly materializationIntervalMs: number;
+}
+
+/** The state backends a seed may run: heap, embedded with full checkpoints, embedded incremental; any of them under the changelog. */
+export type SimBackend = (
   | { readonly kind: 'heap' }
-  | { readonly kind: 'embedded-full' | 'embedded-incremental'; readonly cacheEntriesMax: number; readonly incrementsShareMax: number };
+  | { readonly kind: 'embedded-full' | 'embedded-incremental'; readonly cacheEntriesMax: number; readonly incrementsShareMax: number }
+) & { readonly changelog?: SimChangelog };
 
 /**
  * Where a process kill strikes: a virtual time after faults start; as the nth checkpoint completes
@@ -151,8 +158,17 @@ function drawBackend(seed: number, job: string, mode: SimMode): SimBackend {
   const r = new SeededRandom(seed ^ 0x0bac4e7d);
   const drawn = (['heap', 'embedded-full', 'embedded-incremental'] as const)[r.int(3)]!;
   const kind = job === 'state-kinds' ? stateKindsBackend(seed, mode) : drawn;
-  if (kind === 'heap') return { kind };
-  return { kind, cacheEntriesMax: 2 + r.int(40), incrementsShareMax: [0.25, 1, 4][r.int(3)]! };
+  const changelog = drawChangelog(seed);
+  const wrap = changelog === null ? {} : { changelog };
+  if (kind === 'heap') return { kind, ...wrap };
+  return { kind, cacheEntriesMax: 2 + r.int(40), incrementsShareMax: [0.25, 1, 4][r.int(3)]!, ...wrap };
+}
+
+/** A third of the seeds wrap their backend in the changelog. Its own stream: the other knobs of a seed stay as they were. */
+function drawChangelog(seed: number): SimChangelog | null {
+  const r = new SeededRandom(seed ^ 0x6c0c4a11);
+  if (r.next() >= 1 / 3) return null;
+  return { uploadBytesThreshold: [256, 4096, 1 << 20][r.int(3)]!, materializationIntervalMs: 5 + r.int(200) };
 }
 
 /**
@@ -310,7 +326,10 @@ function describeTaskManagerFaults(k: SeedKnobs): string {
 
 /** The knobs in a few lines, for failure reports. */
 export function describeKnobs(k: SeedKnobs): string[] {
-  const b = k.backend.kind === 'heap' ? 'heap' : `${k.backend.kind} (cache ${k.backend.cacheEntriesMax}, share ${k.backend.incrementsShareMax})`;
+  const inner = k.backend.kind === 'heap' ? 'heap' : `${k.backend.kind} (cache ${k.backend.cacheEntriesMax}, share ${k.backend.incrementsShareMax})`;
+  const cl = k.backend.changelog;
+  const b =
+    cl === undefined ? inner : `changelog (batches ${cl.uploadBytesThreshold} B, materialization every ${cl.materializationIntervalMs}ms) over ${inner}`;
   const c = k.checkpointing;
   return [
     `knobs: job ${k.job}, mode ${k.mode}, backend ${b}, parallelism ${k.parallelism}/${k.maxParallelism}, ${k.taskManagers === 1 ? 'in-thread' : `${k.taskManagers} in-memory task managers`}, ${k.source.count} records x ${k.source.keysPerSplit} keys/split over ${k.source.durationMs}ms`,

@@ -25,6 +25,8 @@ import { checkSequences } from './checkers/per-key-sequence.ts';
 import { checkSnapshot } from './checkers/snapshot-consistency.ts';
 import { checkStorage } from './checkers/storage.ts';
 import { completedOnDisk, corruptAtRest, newestDurableId, newestSavepoint } from './world/corruption.ts';
+import { ChangelogBackends } from './world/changelog-backends.ts';
+import type { StateBackendFactory } from '../state/backend.ts';
 import { DelayedSnapshots, type PinnedWrites } from './world/delayed-snapshots.ts';
 import { describeEvent, isExpectedFailure } from './world/events.ts';
 import { FaultyStorage, type StorageKillSite } from './world/faulty-storage.ts';
@@ -92,6 +94,10 @@ export interface RecoveryCounts {
   orderedRecoveryCommits: number;
   /** Checkpoint triggers that reached a source subtask after the trigger of a newer checkpoint (delayed on the way). */
   staleTriggers: number;
+  /** Changelog seeds: restores from a checkpoint (materialization + replay of the log), log truncations by an adopted materialization, upload attempts retried. */
+  changelogReplayRestores: number;
+  changelogTruncations: number;
+  changelogUploadRetries: number;
   /** Keyed state overwritten, and deleted, while a snapshot of its backend had not finished its async part. */
   pinnedOverwrites: number;
   pinnedDeletions: number;
@@ -157,6 +163,9 @@ export function noRecovery(): RecoveryCounts {
     staleControlMessages: 0,
     orderedRecoveryCommits: 0,
     staleTriggers: 0,
+    changelogReplayRestores: 0,
+    changelogTruncations: 0,
+    changelogUploadRetries: 0,
     pinnedOverwrites: 0,
     pinnedDeletions: 0,
     stopFailures: 0,
@@ -253,6 +262,7 @@ export class SimRun {
   /** Checkpoints a dead process retained that its successor did not restore (nor claim). */
   private readonly abandoned = new Set<string>();
   private readonly pinned: PinnedWrites[] = [];
+  private readonly changelogs = new ChangelogBackends();
   /** A stop-with-savepoint request is outstanding. */
   private stopping = false;
   /** Checkpoints each process restored first, to count a second process restoring the same one. */
@@ -391,7 +401,7 @@ export class SimRun {
               taskManagerStorage: { url: memoryStoreUrl(storage.inner), open: (url: string) => storage.client(openMemoryStore(url)) },
             }
           : {}),
-        ...(this.k.asyncStartDelayMsMax > 0 ? { wrapBackends: (b) => this.delayedSnapshots(process).wrap(b) } : {}),
+        wrapBackends: (b: StateBackendFactory) => this.changelogs.wrap(this.k.asyncStartDelayMsMax > 0 ? this.delayedSnapshots(process).wrap(b) : b),
         onJobMaster: (m: JobMaster) => {
           proc.master = m;
           storage.retained = () => new Set(m.checkpointCoordinator.store.all().map((c) => c.checkpointId));
@@ -456,6 +466,7 @@ export class SimRun {
     this.checkRestoredNewest(proc, restoredFrom);
     if (restoredFrom !== null && !this.isSavepointRestore(restoredFrom)) {
       this.recovery.restoresFromCheckpoint++;
+      if (this.k.backend.changelog !== undefined) this.recovery.changelogReplayRestores++;
       if (this.inflightIds.has(restoredFrom)) this.recovery.restoresWithInflight++;
     }
     const again = proc.again;
@@ -750,6 +761,8 @@ export class SimRun {
     this.recovery.orderedRecoveryCommits = this.sinks.store.orderedRecoveryCommits;
     this.recovery.staleTriggers = this.procs.reduce((n, p) => n + p.rpc.staleTriggers, 0);
     this.recovery.pinnedOverwrites = this.pinned.reduce((n, c) => n + c.overwrites, 0);
+    this.recovery.changelogTruncations = this.changelogs.sum('truncations');
+    this.recovery.changelogUploadRetries = this.changelogs.sum('retries');
     this.recovery.pinnedDeletions = this.pinned.reduce((n, c) => n + c.deletions, 0);
     // A process that died shutting down leaves its cleanup half done; nothing runs the job again to finish it.
     if (finished && !this.diedShuttingDown) this.add('storage', await this.storageProblems());

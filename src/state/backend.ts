@@ -4,7 +4,8 @@
  * part (`SnapshotRunner.run`, off the record path) that writes files and yields state handles.
  */
 import type { CheckpointId, KeyGroup } from '../core/ids.ts';
-import type { CheckpointStreamFactory } from '../storage/storage.ts';
+import type { Clock, Scheduler } from '../core/time.ts';
+import type { CheckpointStorage, CheckpointStreamFactory } from '../storage/storage.ts';
 import type { OperatorStateHandle, StreamStateHandle } from '../storage/handles.ts';
 import type { KeyedStateHandle } from './handles/registry.ts';
 import type { Key, KeyGroupRange } from './key-groups.ts';
@@ -78,7 +79,18 @@ export interface KeyedStateBackend {
   /** Every (key, value) of a state, for tests and inspection; not for the record path. */
   entries(stateName: string): Array<[Key, unknown]>;
   setChangeListener(listener: StateChangeListener | null): void;
+  /**
+   * Backpressure from the backend itself (the changelog backend's bytes in flight): while `holding()`
+   * the task takes no input; `wake` is called once when it stops holding. Absent: never holds.
+   */
+  readonly inputHold?: InputHold;
   dispose(): void;
+}
+
+/** See `KeyedStateBackend.inputHold`. */
+export interface InputHold {
+  holding(): boolean;
+  onRelease(wake: () => void): void;
 }
 
 /** Operator (non-keyed) list state, for sources and sinks. */
@@ -101,9 +113,26 @@ export interface OperatorStateBackend extends OperatorStateStore {
   dispose(): void;
 }
 
+/** What a task hands a backend that writes outside snapshots (the changelog backend): its storage and time. */
+export interface BackendServices {
+  readonly storage: CheckpointStorage;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+}
+
+/** What a keyed backend is created for. */
+export interface KeyedBackendArgs {
+  readonly uid: string;
+  readonly subtask: number;
+  readonly keyGroupRange: KeyGroupRange;
+  readonly maxParallelism: number;
+  /** Given by the task; backends that write only in snapshots ignore it. */
+  readonly services?: BackendServices;
+}
+
 /** Creates backends for operator subtasks; chosen by the `stateBackend` option. */
 export interface StateBackendFactory {
   readonly name: string;
-  createKeyedBackend(args: { uid: string; subtask: number; keyGroupRange: KeyGroupRange; maxParallelism: number }): KeyedStateBackend;
+  createKeyedBackend(args: KeyedBackendArgs): KeyedStateBackend;
   createOperatorBackend(args: { uid: string; subtask: number }): OperatorStateBackend;
 }

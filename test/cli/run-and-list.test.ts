@@ -47,9 +47,9 @@ describe('weir run and weir checkpoints', { timeout: CLI_TEST_TIMEOUT_MS }, () =
     const table = await runCli(['checkpoints', dir]);
     expect(table.code).toBe(0);
     const rows = lines(table.stdout);
-    expect(rows[0]).toMatch(/^JOB\s+CHECKPOINT\s+TIME\s+SIZE\s+KIND\s+TYPE\s+PERSISTED\s+STATE\s+IN-FLIGHT\s+STATUS$/);
+    expect(rows[0]).toMatch(/^JOB\s+CHECKPOINT\s+TIME\s+SIZE\s+KIND\s+TYPE\s+PERSISTED\s+STATE\s+IN-FLIGHT\s+HANDLES\s+STATUS$/);
     expect(rows[1]).toContain(chk!.jobId);
-    expect(rows[1]).toMatch(/checkpoint\s+aligned\s+\d+(\.\d)? (B|KiB)\s+\d+(\.\d)? (B|KiB)\s+0 B\s+complete$/);
+    expect(rows[1]).toMatch(/checkpoint\s+aligned\s+\d+(\.\d)? (B|KiB)\s+\d+(\.\d)? (B|KiB)\s+0 B\s+(key-groups|-)\s+complete$/);
     expect(chk!.type).toBe('aligned');
     expect(chk!.persistedBytes).toBeGreaterThan(0);
 

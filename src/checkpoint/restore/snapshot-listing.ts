@@ -8,7 +8,7 @@ import type { CheckpointId } from '../../core/ids.ts';
 import { findSnapshotDirs, type SnapshotDirEntry } from '../../storage/fs-inspect.ts';
 import { FS_SNAPSHOT_TOOLS, type SnapshotTools } from '../../storage/snapshot-tools.ts';
 import type { SnapshotReader } from '../../storage/storage.ts';
-import type { CheckpointSummary, SnapshotKind } from '../metadata/metadata.ts';
+import type { CheckpointMetadata, CheckpointSummary, SnapshotKind } from '../metadata/metadata.ts';
 import { readMetadataAt } from '../metadata/read.ts';
 import { snapshotSizeBytes } from './checkpoint-listing.ts';
 
@@ -30,6 +30,13 @@ export interface StoredSnapshotListing {
   readonly error?: string;
   /** Type and byte figures recorded in the metadata, when it has them. */
   readonly summary?: CheckpointSummary;
+  /** The kinds of its keyed state handles (`key-groups`, `incremental-key-groups`, `changelog`), when the metadata reads. */
+  readonly handleKinds?: readonly string[];
+}
+
+/** The distinct keyed handle kinds of a snapshot, sorted. */
+export function keyedHandleKindsOf(meta: CheckpointMetadata): string[] {
+  return [...new Set(meta.operators.flatMap((op) => op.subtasks.flatMap((st) => st.keyed.map((h) => h.type))))].sort();
 }
 
 /** Describes one snapshot directory; a checkpoint's metadata must be for the id in its name. */
@@ -49,6 +56,7 @@ export async function describeSnapshot(reader: SnapshotReader, entry: SnapshotDi
       sizeBytes: await snapshotSizeBytes(reader, location, meta),
       status: 'complete',
       ...(meta.summary ? { summary: meta.summary } : {}),
+      handleKinds: keyedHandleKindsOf(meta),
     };
   } catch (err) {
     if (!(err instanceof StorageError)) throw err;

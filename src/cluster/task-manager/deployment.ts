@@ -261,7 +261,13 @@ async function deploySubtask(
     name: node.name,
     operator: node.createOperator(),
     keyedBackend: node.keySelectors.some((k) => k !== null)
-      ? spec.backends.createKeyedBackend({ uid: node.uid, subtask: i, keyGroupRange: sub.keyGroupRange, maxParallelism: v.maxParallelism })
+      ? spec.backends.createKeyedBackend({
+          uid: node.uid,
+          subtask: i,
+          keyGroupRange: sub.keyGroupRange,
+          maxParallelism: v.maxParallelism,
+          services: { storage: spec.storage, clock: spec.env.clock, scheduler: spec.env.scheduler },
+        })
       : null,
     operatorBackend: spec.backends.createOperatorBackend({ uid: node.uid, subtask: i }),
   }));

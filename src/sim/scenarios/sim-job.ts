@@ -39,6 +39,18 @@ export function jobName(job: SimJob): string {
 export type { SimMode };
 
 function stateBackendOptions(b: SimBackend): Pick<StreamEnvironmentOptions, 'stateBackend' | 'incremental' | 'embeddedState'> {
+  if (b.changelog !== undefined) {
+    const over =
+      b.kind === 'heap'
+        ? ({ type: 'heap' } as const)
+        : ({
+            type: 'embedded',
+            incremental: b.kind === 'embedded-incremental',
+            cacheEntriesMax: b.cacheEntriesMax,
+            incrementsShareMax: b.incrementsShareMax,
+          } as const);
+    return { stateBackend: { type: 'changelog', over, ...b.changelog } };
+  }
   if (b.kind === 'heap') return { stateBackend: 'heap' };
   return {
     stateBackend: 'embedded',

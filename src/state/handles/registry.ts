@@ -5,11 +5,12 @@
  */
 import { assert } from '../../core/assert.ts';
 import type { StreamStateHandle } from '../../storage/handles.ts';
+import { bindChangelogLookups, changelogHandleKind } from './changelog.ts';
 import { incrementalHandleKind } from './incremental.ts';
 import { keyGroupsHandleKind } from './key-groups.ts';
 import type { KeyedHandleBase, KeyedHandleKind, KeyedHandleSizes } from './kind.ts';
 
-const KINDS = [keyGroupsHandleKind, incrementalHandleKind] as const;
+const KINDS = [keyGroupsHandleKind, incrementalHandleKind, changelogHandleKind] as const;
 
 type HandleOf<K> = K extends KeyedHandleKind<infer H> ? H : never;
 
@@ -51,3 +52,5 @@ export function keyedHandleSizes(handle: KeyedStateHandle): KeyedHandleSizes {
 export function isKeyedHandleOf<H extends KeyedHandleBase>(handle: KeyedStateHandle, kind: KeyedHandleKind<H>): handle is KeyedStateHandle & H {
   return handle.type === kind.type;
 }
+
+bindChangelogLookups({ kindOf: keyedHandleKind, kindOfTag: keyedHandleKindOfTag, tags: METADATA_TAGS });

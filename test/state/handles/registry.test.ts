@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AssertionError } from '../../../src/core/assert.ts';
 import { checkpointId } from '../../../src/core/ids.ts';
+import { changelogHandleKind } from '../../../src/state/handles/changelog.ts';
 import { incrementalHandleKind } from '../../../src/state/handles/incremental.ts';
 import { keyGroupsHandleKind } from '../../../src/state/handles/key-groups.ts';
 import {
@@ -31,7 +32,8 @@ describe('keyed handle registry', () => {
     expect(handles.map((h) => keyedHandleKind(h).type)).toEqual(handles.map((h) => h.type));
     expect(keyedHandleKind(handles[0]!)).toBe(keyGroupsHandleKind);
     expect(keyedHandleKind(handles.at(-1)!)).toBe(incrementalHandleKind);
-    expect(METADATA_TAGS).toEqual(['incremental']);
+    expect(METADATA_TAGS).toEqual(['incremental', 'changelog']);
+    expect(keyedHandleKindOfTag('changelog')).toBe(changelogHandleKind);
     expect(keyedHandleKindOfTag(undefined)).toBe(keyGroupsHandleKind);
     expect(keyedHandleKindOfTag('incremental')).toBe(incrementalHandleKind);
     expect(isKeyedHandleOf(handles.at(-1)!, incrementalHandleKind)).toBe(true);
@@ -39,10 +41,10 @@ describe('keyed handle registry', () => {
   });
 
   it('a handle of a type no kind registered is a programmer error naming the type', () => {
-    const stray = { ...fixtureHandles()[0]!, type: 'changelog' } as unknown as KeyedStateHandle;
+    const stray = { ...fixtureHandles()[0]!, type: 'log-structured' } as unknown as KeyedStateHandle;
     expect(() => keyedHandleKind(stray)).toThrow(AssertionError);
-    expect(() => keyedHandleKind(stray)).toThrow(/"changelog"/);
-    expect(() => keyedHandleKindOfTag('changelog')).toThrow(/"changelog"/);
+    expect(() => keyedHandleKind(stray)).toThrow(/"log-structured"/);
+    expect(() => keyedHandleKindOfTag('log-structured')).toThrow(/"log-structured"/);
   });
 });
 

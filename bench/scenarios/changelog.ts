@@ -1,0 +1,233 @@
+/**
+ * changelog: what the changelog backend buys and costs against the embedded incremental and the
+ * heap full checkpoints, on an update-heavy keyed workload (issue 27's Benchmark section).
+ *
+ * One subtask owning all 128 key groups holds `keys` keys of `valueBytes`-byte values and takes
+ * random updates at a steady rate on the event loop (a batch, then a yield), while a checkpoint is
+ * taken every `checkpointIntervalMs` into a checkpoint directory (files fsynced), its async part
+ * running between the batches as a task's would. The changelog runs over the embedded backend
+ * (incremental materializations every `materializationIntervalMs`). Per variant:
+ *
+ *   checkpoint_p50_ms / _p99_ms   from the sync part to the handle (the async part done)
+ *   bytes_per_checkpoint          bytes written to storage over the run / checkpoints
+ *   record_gap_max_ms             the longest gap between two update batches while a checkpoint ran
+ *   recovery_ms                   restoring the last checkpoint into a fresh backend
+ *   state_bytes                   bytes the last checkpoint refers to (what must be kept for it)
+ *
+ * Variants run one after the other on fresh directories (not interleaved: each needs its whole
+ * duration of steady state). `--quick` (or WEIR_BENCH_QUICK=1) shrinks everything for a smoke run.
+ * Correctness is checked, timings are not: every restore must equal the state written.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ValueStateDescriptor } from '../../src/index.ts';
+import type { ValueState } from '../../src/index.ts';
+import { checkpointId, jobId, keyGroup } from '../../src/core/ids.ts';
+import { SeededRandom, type Cancellable, type Clock, type Scheduler } from '../../src/core/time.ts';
+import type { KeyedStateBackend } from '../../src/state/backend.ts';
+import { ChangelogKeyedStateBackend } from '../../src/state/changelog/changelog-keyed-backend.ts';
+import { CHANGELOG_STREAMS_ID } from '../../src/state/changelog/changelog-keyed-backend.ts';
+import { EmbeddedKeyedStateBackend } from '../../src/state/embedded/embedded-keyed-backend.ts';
+import { keyedHandleSizes, type KeyedStateHandle } from '../../src/state/handles/registry.ts';
+import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-backend.ts';
+import { assignToKeyGroup } from '../../src/state/key-groups.ts';
+import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
+import type { CheckpointStreamFactory } from '../../src/storage/storage.ts';
+import { buildResult, median, parseScenarioArgs, publishResult, runScenario, type Figures } from '../lib/result.ts';
+
+const SCENARIO = 'changelog';
+const MAX_PARALLELISM = 128;
+const ALL_GROUPS = { start: 0, end: MAX_PARALLELISM - 1 };
+const args = parseScenarioArgs(process.argv.slice(2));
+if (args.variants !== null) throw new Error('changelog: --variants is not supported');
+const quick = args.quick || process.env.WEIR_BENCH_QUICK === '1';
+const params = {
+  quick,
+  keys: quick ? 20_000 : 1_000_000,
+  valueBytes: 100,
+  updatesPerSec: quick ? 20_000 : 50_000,
+  batch: 500,
+  checkpointIntervalMs: quick ? 200 : 1000,
+  materializationIntervalMs: quick ? 1000 : 60_000,
+  durationMs: quick ? 3000 : 180_000,
+  cacheEntriesMax: quick ? 5_000 : 100_000,
+  statistic: 'checkpoint durations: p50 and p99 over the run; ratios: same-run figures of sequential variants',
+};
+const VARIANTS = ['changelog', 'incremental', 'heap-full'] as const;
+type Variant = (typeof VARIANTS)[number];
+
+const log = (line: string) => process.stderr.write(`[${SCENARIO}] ${line}\n`);
+const realTime: Clock & Scheduler = {
+  now: () => performance.now(),
+  wallNow: () => Date.now(),
+  execute: (fn) => void setImmediate(fn),
+  schedule: (delayMs, fn): Cancellable => {
+    const t = setTimeout(fn, delayMs);
+    return { cancel: () => clearTimeout(t) };
+  },
+};
+const yieldTurn = () => new Promise<void>((r) => setImmediate(r));
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** Stream factories that count the bytes written through them. */
+function counting(inner: CheckpointStreamFactory, written: { bytes: number }): CheckpointStreamFactory {
+  return {
+    checkpointId: inner.checkpointId,
+    write: (scope, hint, data) => {
+      written.bytes += data.byteLength;
+      return inner.write(scope, hint, data);
+    },
+    ...(inner.writeParts === undefined
+      ? {}
+      : {
+          writeParts: (scope, hint, parts) => {
+            for (const p of parts) written.bytes += p.byteLength;
+            return inner.writeParts!(scope, hint, parts);
+          },
+        }),
+  };
+}
+
+function backendFor(variant: Variant, storage: FsCheckpointStorage, written: { bytes: number }, dir: string): KeyedStateBackend {
+  const args = { uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM };
+  if (variant === 'heap-full') return new HeapKeyedStateBackend(args);
+  const embedded = new EmbeddedKeyedStateBackend(args, { incremental: true, cacheEntriesMax: params.cacheEntriesMax, localDir: dir });
+  if (variant === 'incremental') return embedded;
+  const settings = {
+    uploadBytesThreshold: 10 * 1024 * 1024,
+    uploadDelayMs: 10,
+    uploadAttemptsMax: 3,
+    uploadTimeoutMs: 30_000,
+    inFlightBytesMax: 100 * 1024 * 1024,
+    materializationIntervalMs: params.materializationIntervalMs,
+  };
+  const streams = counting(storage.streamFactory(CHANGELOG_STREAMS_ID), written);
+  return new ChangelogKeyedStateBackend(embedded, settings, { streams, clock: realTime, scheduler: realTime }, 'bench-0');
+}
+
+const value = (k: number, n: number) => `${k}:${n}:`.padEnd(params.valueBytes, 'x');
+
+function setKey(b: KeyedStateBackend, k: number): void {
+  b.setCurrentKey(k, keyGroup(assignToKeyGroup(k, MAX_PARALLELISM)));
+}
+
+async function runVariant(variant: Variant): Promise<Figures> {
+  const dir = mkdtempSync(join(tmpdir(), `weir-bench-changelog-${variant}-`));
+  try {
+    const storage = new FsCheckpointStorage(join(dir, 'checkpoints'), jobId(variant));
+    await storage.initialize();
+    const written = { bytes: 0 };
+    const backend = backendFor(variant, storage, written, dir);
+    const descriptor = new ValueStateDescriptor<string>('v');
+    const state = backend.getState<ValueState<string>>(descriptor);
+    const expected = new Map<number, string>();
+    for (let k = 0; k < params.keys; k++) {
+      setKey(backend, k);
+      state.update(value(k, 0));
+      expected.set(k, value(k, 0));
+      if (k % 10_000 === 0) await yieldTurn();
+    }
+    const random = new SeededRandom(27);
+    const durations: number[] = [];
+    let gapMax = 0;
+    let running = 0;
+    let last: KeyedStateHandle[] = [];
+    let id = 0;
+    let updates = 0;
+    const start = performance.now();
+    let nextCheckpoint = start + params.checkpointIntervalMs;
+    let lastBatchEnd = start;
+    let checkpointed = false;
+    while (performance.now() - start < params.durationMs) {
+      for (let i = 0; i < params.batch; i++) {
+        const k = random.int(params.keys);
+        const v = value(k, ++updates);
+        setKey(backend, k);
+        state.update(v);
+        expected.set(k, v);
+      }
+      const now = performance.now();
+      // A checkpoint was running since the last batch (or started and ran to its end within that turn).
+      if (running > 0 || checkpointed) gapMax = Math.max(gapMax, now - lastBatchEnd);
+      checkpointed = false;
+      lastBatchEnd = now;
+      if (now >= nextCheckpoint && running === 0) {
+        nextCheckpoint = now + params.checkpointIntervalMs;
+        const cid = checkpointId(++id);
+        const t0 = performance.now();
+        const runner = backend.snapshot(cid, counting(storage.streamFactory(cid), written));
+        running++;
+        checkpointed = true;
+        void runner.run(yieldTurn).then((handles) => {
+          durations.push(performance.now() - t0);
+          last = handles;
+          backend.notifyCheckpointComplete(cid);
+          running--;
+        });
+      }
+      // Hold the steady rate: wait out what the batch got ahead of it.
+      const aheadMs = (updates / params.updatesPerSec) * 1000 - (performance.now() - start);
+      if (aheadMs > 1) await new Promise((r) => setTimeout(r, aheadMs));
+      else await yieldTurn();
+    }
+    while (running > 0) await yieldTurn();
+    // A last checkpoint after the updates stopped, so its restore must give exactly the state written.
+    const final = checkpointId(++id);
+    last = await backend.snapshot(final, counting(storage.streamFactory(final), written)).run(yieldTurn);
+    backend.notifyCheckpointComplete(final);
+    const stateBytes = last.reduce((n, h) => n + keyedHandleSizes(h).stateBytes, 0);
+    const t0 = performance.now();
+    const fresh = new EmbeddedKeyedStateBackend(
+      { uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM },
+      { cacheEntriesMax: params.cacheEntriesMax, localDir: dir },
+    );
+    fresh.getState(descriptor);
+    await fresh.restore(last, (h) => storage.readState(h));
+    const recoveryMs = performance.now() - t0;
+    const restored = fresh.entries('v');
+    const wrong = restored.filter(([k, v]) => expected.get(k as number) !== v).length;
+    if (restored.length !== params.keys || wrong > 0) throw new Error(`${variant}: restored ${restored.length} keys, ${wrong} differ from the state written`);
+    fresh.dispose();
+    backend.dispose();
+    const figures = {
+      checkpoints: durations.length,
+      checkpoint_p50_ms: median(durations),
+      checkpoint_p99_ms: percentile(durations, 99),
+      bytes_per_checkpoint: durations.length === 0 ? 0 : written.bytes / durations.length,
+      record_gap_max_ms: gapMax,
+      recovery_ms: recoveryMs,
+      state_bytes: stateBytes,
+    };
+    log(`${variant}: ${JSON.stringify(figures)}`);
+    return figures;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const metrics: Figures = {};
+  const byVariant = new Map<Variant, Figures>();
+  for (const variant of VARIANTS) {
+    const figures = await runVariant(variant);
+    byVariant.set(variant, figures);
+    for (const [name, v] of Object.entries(figures)) metrics[`${variant.replace('-', '_')}_${name}`] = v;
+  }
+  const c = byVariant.get('changelog')!;
+  const inc = byVariant.get('incremental')!;
+  const ratios: Figures = {
+    changelog_vs_incremental_p99: c.checkpoint_p99_ms! / inc.checkpoint_p99_ms!,
+    changelog_vs_incremental_p50: c.checkpoint_p50_ms! / inc.checkpoint_p50_ms!,
+    changelog_vs_incremental_recovery: c.recovery_ms! / inc.recovery_ms!,
+    changelog_vs_incremental_space: c.state_bytes! / inc.state_bytes!,
+  };
+  metrics.load_average_1m_end = loadavg()[0]!;
+  publishResult(buildResult(SCENARIO, params, metrics, ratios), args.outDir);
+}
+
+runScenario(SCENARIO, main);

@@ -1,0 +1,325 @@
+/**
+ * The changelog keyed backend: wraps a heap or embedded backend, logs every change the wrapped
+ * backend reports (its change listener) into a per-subtask buffer uploaded in the background, and
+ * checkpoints as "materialization + log range". The sync phase seals the buffer and records the
+ * sequence number; the async phase only waits until the log up to it is durable. Materialization
+ * (a snapshot of the wrapped backend, written to `shared/`) runs in the background every
+ * `materializationIntervalMs`, and a checkpoint after it refers to it and to the log after it only.
+ */
+import { assert } from '../../core/assert.ts';
+import { errorMessage } from '../../core/errors.ts';
+import { type CheckpointId, checkpointId as toCheckpointId, type KeyGroup } from '../../core/ids.ts';
+import type { Clock, Scheduler } from '../../core/time.ts';
+import type { CheckpointStreamFactory, StateScope } from '../../storage/storage.ts';
+import type { InputHold, KeyedStateBackend, RestoreOptions, SnapshotOptions, SnapshotRunner, StateChangeListener, StateReader } from '../backend.ts';
+import type { StateDescriptor, StateKind } from '../descriptors.ts';
+import { changelogHandleKind, type ChangelogStateHandle, type Materialization } from '../handles/changelog.ts';
+import { isKeyedHandleOf, keyedHandleSizes, type KeyedStateHandle } from '../handles/registry.ts';
+import type { Key, KeyGroupRange } from '../key-groups.ts';
+import { ChangelogWriter } from './log-writer.ts';
+import { ChangelogUploader, type SegmentWrite, type UploadFigures } from './uploader.ts';
+
+/** The changelog settings a backend runs with. */
+export interface ChangelogSettings {
+  /** Pending log bytes that start an upload at once. */
+  readonly uploadBytesThreshold: number;
+  /** The longest a change waits in the buffer before its batch is uploaded. */
+  readonly uploadDelayMs: number;
+  readonly uploadAttemptsMax: number;
+  readonly uploadTimeoutMs: number;
+  /** Bytes in flight beyond which the subtask is held back (`backpressured`). */
+  readonly inFlightBytesMax: number;
+  readonly materializationIntervalMs: number;
+}
+
+/** What the changelog backend needs from its task: storage for segments and materializations, time. */
+export interface ChangelogServices {
+  /** A stream factory for files that belong to no single checkpoint (written to `shared/`). */
+  readonly streams: CheckpointStreamFactory;
+  readonly clock: Clock;
+  readonly scheduler: Scheduler;
+}
+
+/** Per-subtask figures for REST and /metrics. */
+export interface ChangelogFigures extends UploadFigures {
+  pendingBytes: number;
+  materializations: number;
+  materializationFailures: number;
+  /** Clock time of the newest finished materialization (null: none yet). */
+  materializedAtMs: number | null;
+  materializedBytes: number;
+  truncations: number;
+  restoresByReplay: number;
+}
+
+const NO_MATERIALIZATION: Materialization = { id: 0, seq: 0, handles: [] };
+
+/** A snapshot factory that writes every file of a materialization to `shared/`, under names no checkpoint's cleanup claims. */
+function materializationStreams(shared: CheckpointStreamFactory, id: CheckpointId): CheckpointStreamFactory {
+  const hint = (nameHint: string): string => `chlog-mat-${id}-${nameHint.replace(/^ckpt-\d+-/, '')}`;
+  return {
+    checkpointId: id,
+    write: (_scope: StateScope, nameHint: string, data: Uint8Array) => shared.write('shared', hint(nameHint), data),
+    ...(shared.writeParts === undefined
+      ? {}
+      : { writeParts: (_scope: StateScope, nameHint: string, parts: readonly Uint8Array[]) => shared.writeParts!('shared', hint(nameHint), parts) }),
+  };
+}
+
+/** Keyed state in a wrapped backend, with every change logged and uploaded as it happens. */
+export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChangeListener {
+  private writer = new ChangelogWriter();
+  private uploader: ChangelogUploader;
+  private readonly kinds = new Map<string, StateKind>();
+  /** State name -> the writer's id for it (reset with the writer). */
+  private ids = new Map<string, number>();
+  private materialization: Materialization = NO_MATERIALIZATION;
+  /** A finished materialization the next checkpoint adopts. */
+  private finished: Materialization | null = null;
+  private running: Promise<Materialization> | null = null;
+  /** Set after a restore that did not continue a log: the next checkpoint waits for a materialization. */
+  private materializeNext = false;
+  private lastMaterializedAtMs: number;
+  private knownCompleted: number | null = null;
+  private readonly savepoints = new Set<number>();
+  private delayTimer: { cancel(): void } | null = null;
+  private outer: StateChangeListener | null = null;
+  private readonly counts = {
+    materializations: 0,
+    materializationFailures: 0,
+    materializedAtMs: null as number | null,
+    materializedBytes: 0,
+    truncations: 0,
+    restoresByReplay: 0,
+  };
+
+  constructor(
+    private readonly inner: KeyedStateBackend,
+    private readonly settings: ChangelogSettings,
+    private readonly services: ChangelogServices,
+    private readonly who: string,
+  ) {
+    this.uploader = this.newUploader(0);
+    this.lastMaterializedAtMs = services.clock.now();
+    inner.setChangeListener(this);
+  }
+
+  private newUploader(base: number, restored: ChangelogStateHandle['segments'] = []): ChangelogUploader {
+    const write: SegmentWrite = (hint, bytes) => this.services.streams.write('shared', hint, bytes);
+    const settings = { attemptsMax: this.settings.uploadAttemptsMax, timeoutMs: this.settings.uploadTimeoutMs };
+    const who = this.who.replace(/[^A-Za-z0-9_-]/g, '_');
+    return new ChangelogUploader(write, this.services.scheduler, settings, who, base, restored, () => this.released());
+  }
+
+  get keyGroupRange(): KeyGroupRange {
+    return this.inner.keyGroupRange;
+  }
+
+  get maxParallelism(): number {
+    return this.inner.maxParallelism;
+  }
+
+  /** Whether the bytes in flight passed the bound: the task should take no more input until they drop. */
+  get backpressured(): boolean {
+    return this.uploader.figures.inFlightBytes >= this.settings.inFlightBytesMax;
+  }
+
+  private readonly wakers = new Set<() => void>();
+
+  readonly inputHold: InputHold = {
+    holding: () => this.backpressured,
+    onRelease: (wake) => void this.wakers.add(wake),
+  };
+
+  private released(): void {
+    if (this.backpressured || this.wakers.size === 0) return;
+    const wakers = [...this.wakers];
+    this.wakers.clear();
+    for (const wake of wakers) wake();
+  }
+
+  setCurrentKey(key: Key, keyGroup: KeyGroup): void {
+    this.inner.setCurrentKey(key, keyGroup);
+  }
+
+  getCurrentKey(): Key {
+    return this.inner.getCurrentKey();
+  }
+
+  getCurrentKeyGroup(): KeyGroup {
+    return this.inner.getCurrentKeyGroup();
+  }
+
+  getState<S>(descriptor: StateDescriptor): S {
+    const state = this.inner.getState<S>(descriptor);
+    this.kinds.set(descriptor.name, descriptor.kind);
+    return state;
+  }
+
+  /** The record path: encode into the buffer; upload when it is full enough, or arm the delay bound. */
+  onChange(stateName: string, keyGroup: KeyGroup, key: Key, op: 'set' | 'clear' | 'append' | 'mapPut' | 'mapRemove', value: unknown, mapKey?: unknown): void {
+    let id = this.ids.get(stateName);
+    if (id === undefined) {
+      const kind = this.kinds.get(stateName);
+      assert(kind !== undefined, () => `${this.who}: change of state "${stateName}", which was never requested`);
+      id = this.writer.stateId(stateName, kind);
+      this.ids.set(stateName, id);
+    }
+    this.writer.append(op, id, keyGroup, key, value, mapKey);
+    if (this.outer !== null) this.outer.onChange(stateName, keyGroup, key, op, value, mapKey);
+    if (this.writer.pendingBytes >= this.settings.uploadBytesThreshold) this.flush();
+    else if (this.delayTimer === null) this.delayTimer = this.services.scheduler.schedule(this.settings.uploadDelayMs, () => this.flush());
+  }
+
+  /** Seals what is pending and uploads it. */
+  private flush(): void {
+    this.delayTimer?.cancel();
+    this.delayTimer = null;
+    const batch = this.writer.seal();
+    if (batch !== null) this.uploader.upload(batch);
+  }
+
+  snapshot(checkpointId: CheckpointId, streams: CheckpointStreamFactory, options?: SnapshotOptions): SnapshotRunner<KeyedStateHandle[]> {
+    if (options?.kind === 'savepoint') {
+      // Savepoints stay canonical: the wrapped backend's own full snapshot, no log inside.
+      this.savepoints.add(checkpointId);
+      return this.inner.snapshot(checkpointId, streams, options);
+    }
+    this.flush();
+    const toSeq = this.writer.nextSeq;
+    if (this.finished !== null) this.adopt(this.finished);
+    let materialization: Promise<Materialization> | Materialization = this.materialization;
+    const due = this.services.clock.now() - this.lastMaterializedAtMs >= this.settings.materializationIntervalMs;
+    if (this.running === null && (this.materializeNext || due)) {
+      const started = this.materialize(checkpointId, toSeq);
+      if (this.materializeNext) materialization = started;
+    } else if (this.materializeNext && this.running !== null) {
+      materialization = this.running;
+    }
+    const known = this.knownCompleted;
+    const keyCounts = this.inner.keyCounts();
+    const range = this.inner.keyGroupRange;
+    return {
+      syncInfo: { stateBytesEstimate: this.uploader.figures.inFlightBytes },
+      run: async () => {
+        const m = await materialization;
+        await this.uploader.durable(toSeq);
+        const handle: ChangelogStateHandle = {
+          type: 'changelog',
+          range,
+          checkpointId,
+          knownCompletedCheckpointId: known,
+          materialization: m,
+          segments: this.uploader.covering(m.seq, toSeq),
+          toSeq,
+          keyCounts,
+        };
+        return [handle];
+      },
+    };
+  }
+
+  /** Starts a materialization of everything before `seq` (the sync part now, the upload in the background). */
+  private materialize(id: CheckpointId, seq: number): Promise<Materialization> {
+    const runner = this.inner.snapshot(id, materializationStreams(this.services.streams, id));
+    this.lastMaterializedAtMs = this.services.clock.now();
+    const running = runner.run().then(
+      (handles) => {
+        this.inner.notifyCheckpointComplete(id);
+        const m: Materialization = { id, seq, handles };
+        this.counts.materializations++;
+        this.counts.materializedAtMs = this.services.clock.now();
+        this.counts.materializedBytes = handles.reduce((n, h) => n + keyedHandleSizes(h).stateBytes, 0);
+        if (this.running === running) this.running = null;
+        this.finished = m;
+        this.materializeNext = false;
+        return m;
+      },
+      (err: unknown) => {
+        this.inner.notifyCheckpointAborted(id);
+        this.counts.materializationFailures++;
+        if (this.running === running) this.running = null;
+        throw new Error(`${this.who}: materialization ${id} failed: ${errorMessage(err)}`, { cause: err });
+      },
+    );
+    running.catch(() => undefined);
+    this.running = running;
+    return running;
+  }
+
+  /** Later checkpoints refer to `m` and the log after it; older segments are left to the checkpoints that hold them. */
+  private adopt(m: Materialization): void {
+    this.finished = null;
+    if (m.seq < this.materialization.seq) return;
+    this.materialization = m;
+    this.uploader.truncate(m.seq);
+    this.counts.truncations++;
+  }
+
+  async restore(handles: readonly KeyedStateHandle[], read: StateReader, options?: RestoreOptions): Promise<void> {
+    await this.inner.restore(handles, read, options);
+    const only = handles.length === 1 ? handles[0]! : null;
+    const range = this.inner.keyGroupRange;
+    if (
+      only !== null &&
+      isKeyedHandleOf(only, changelogHandleKind) &&
+      options?.firstCheckpointFull !== true &&
+      only.range.start === range.start &&
+      only.range.end === range.end
+    ) {
+      // Same range, own files: continue the restored log, so the next checkpoint needs no materialization.
+      this.materialization = only.materialization;
+      this.writer = new ChangelogWriter(only.toSeq);
+      this.ids = new Map();
+      this.uploader = this.newUploader(
+        only.toSeq,
+        only.segments.filter((s) => s.toSeq > only.materialization.seq),
+      );
+      this.knownCompleted = only.checkpointId;
+    } else if (handles.length > 0) {
+      this.materializeNext = true;
+    }
+    if (handles.some((h) => isKeyedHandleOf(h, changelogHandleKind))) this.counts.restoresByReplay++;
+  }
+
+  notifyCheckpointComplete(checkpointId: CheckpointId): void {
+    if (this.savepoints.delete(checkpointId)) {
+      this.inner.notifyCheckpointComplete(checkpointId);
+      return;
+    }
+    if (this.knownCompleted === null || checkpointId > this.knownCompleted) this.knownCompleted = checkpointId;
+  }
+
+  notifyCheckpointAborted(checkpointId: CheckpointId): void {
+    // A materialization started under this id runs on: its files belong to no checkpoint.
+    if (this.savepoints.delete(checkpointId)) this.inner.notifyCheckpointAborted(checkpointId);
+  }
+
+  keyCounts(): Record<string, number> {
+    return this.inner.keyCounts();
+  }
+
+  entries(stateName: string): Array<[Key, unknown]> {
+    return this.inner.entries(stateName);
+  }
+
+  /** Another observer of changes (a test or simulator wrapper); the log keeps listening either way. */
+  setChangeListener(listener: StateChangeListener | null): void {
+    this.outer = listener;
+  }
+
+  /** Figures with the buffer's pending bytes filled in. */
+  figures(): ChangelogFigures {
+    return { ...this.uploader.figures, ...this.counts, pendingBytes: this.writer.pendingBytes };
+  }
+
+  dispose(): void {
+    this.delayTimer?.cancel();
+    this.delayTimer = null;
+    this.inner.setChangeListener(null);
+    this.inner.dispose();
+  }
+}
+
+/** The id under which segment uploads write: they belong to no single checkpoint. */
+export const CHANGELOG_STREAMS_ID = toCheckpointId(0);
