@@ -25,6 +25,7 @@ import { DataStream } from './data-stream.ts';
 import { createStorage, LocalExecutor, stateBackendFactory, taskManagerCount } from './executor.ts';
 import { refuseExecuteDuringImport } from './job-module-import.ts';
 import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
+import { executeLed, haSettingsOf } from './ha-execute.ts';
 
 /** Options of `StreamEnvironment.fromSource`. */
 export interface SourceOptions<T> {
@@ -366,7 +367,14 @@ export class StreamEnvironment {
     return this.start(name, run);
   }
 
-  private async start(name: string, run: InternalRunOptions): Promise<JobClient> {
+  private start(name: string, run: InternalRunOptions): Promise<JobClient> {
+    // `weir run` and the simulator elect the leader themselves and hand its leadership in.
+    const ha = run.leadership === undefined ? haSettingsOf(this.options.highAvailability, name) : null;
+    if (ha !== null) return executeLed(ha, run, (led) => this.startHere(name, led));
+    return this.startHere(name, run);
+  }
+
+  private async startHere(name: string, run: InternalRunOptions): Promise<JobClient> {
     const job = {
       graph: this.jobGraph(),
       options: this.options,

@@ -21,7 +21,8 @@ import type { ClusterListenOptions } from '../api/environment.ts';
 import { clusterToken, parseAddress, tlsOf, type ClusterFlags } from './cluster-flags.ts';
 import { startLocalTaskManagers, type LocalTaskManagers } from './local-task-managers.ts';
 import { formatAddress } from '../cluster/transport/address.ts';
-import { becomeLeader, type HaFlags, type HaLeader } from './ha-run.ts';
+import { becomeCliLeader, cliHaSettings, type HaFlags } from './ha-run.ts';
+import type { HaLeader } from '../cluster/ha/ha-leader.ts';
 
 export interface RunFlags extends ClusterFlags, HaFlags {
   /** Accept task manager processes (`weir taskmanager --connect`) at this host:port instead of starting worker threads. */
@@ -120,8 +121,9 @@ export async function runCommand(modulePath: string, given: RunFlags): Promise<n
 async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModule, env: StreamEnvironment, web: WebListener | null): Promise<number> {
   const quiet = flags.quiet === true;
   let ha: HaLeader | null = null;
-  if (flags.ha !== undefined) {
-    ha = await becomeLeader({ ...flags, ha: flags.ha }, job.name, (line) => process.stderr.write(`${line}\n`));
+  const haSettings = cliHaSettings(flags, env.options.highAvailability, job.name);
+  if (haSettings !== null) {
+    ha = await becomeCliLeader(haSettings, (line) => process.stderr.write(`${line}\n`));
     if (ha === null) return EXIT_OK;
   }
   const haLeader = ha;

@@ -21,6 +21,7 @@
 import pg from 'pg';
 import { errorMessage, HaError } from '../../core/errors.ts';
 import type { AcquireResult, CheckpointPointer, HaStore, LeaseHolder } from './ha-store.ts';
+import { describeHaUrl } from './ha-url.ts';
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS weir_ha_leases (
@@ -51,17 +52,6 @@ const PUBLISH = `
   ON CONFLICT (job) DO UPDATE SET epoch = EXCLUDED.epoch, checkpoint_id = EXCLUDED.checkpoint_id, location = EXCLUDED.location, written_at = EXCLUDED.written_at
     WHERE p.epoch < EXCLUDED.epoch OR p.checkpoint_id < EXCLUDED.checkpoint_id
   RETURNING checkpoint_id`;
-
-/** The URL for messages: the password never appears. */
-export function describeHaUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return '(an unparsable URL)';
-  }
-}
 
 export class PostgresHaStore implements HaStore {
   readonly description: string;

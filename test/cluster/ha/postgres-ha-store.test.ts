@@ -8,7 +8,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TcpCutProxy } from '../../support/tcp-cut-proxy.ts';
 import { HaError } from '../../../src/core/errors.ts';
-import { PostgresHaStore, describeHaUrl } from '../../../src/cluster/ha/postgres-ha-store.ts';
+import { PostgresHaStore } from '../../../src/cluster/ha/postgres-ha-store.ts';
+import { describeHaUrl } from '../../../src/cluster/ha/ha-url.ts';
 
 const URL_ = `postgres://root@${process.env.WEIR_PG_HOST ?? '127.0.0.1'}:${process.env.WEIR_PG_PORT ?? 5432}/test`;
 const LONG = 60_000;
