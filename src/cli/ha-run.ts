@@ -8,6 +8,7 @@ import type { ResolvedHighAvailability } from '../api/options.ts';
 import { becomeLeader, type HaLeader, type HaSettings } from '../cluster/ha/ha-leader.ts';
 import { DEFAULT_HA_LEASE_MS } from '../api/options/high-availability.ts';
 import { UsageError } from './exit.ts';
+import type { HaRole } from '../web/health.ts';
 
 export interface HaFlags {
   /** The HA store's URL (`postgres://user@host:port/db`). */
@@ -37,12 +38,26 @@ export function cliHaSettings(flags: HaFlags, option: ResolvedHighAvailability, 
   };
 }
 
-/** Waits until this process leads (null: the job ended); a lost leadership ends the process. */
-export function becomeCliLeader(settings: HaSettings, log: (line: string) => void): Promise<HaLeader | null> {
-  return becomeLeader(settings, log, (error) => {
-    // Nothing of this process may act for the job any more: no checkpoint completes (the store
-    // refuses its pointer), and the subtasks stop with the process.
-    process.stderr.write(`weir run: ${error.message}; stopping this job master at once (the new leader restores from the newest published checkpoint)\n`);
-    process.exit(1);
-  });
+/**
+ * Waits until this process leads (null: the job ended); a lost leadership ends the process. While
+ * it waits, `onRole` hears who leads (the web port's `/ha` and `/readyz`, `weir list`).
+ */
+export function becomeCliLeader(settings: HaSettings, log: (line: string) => void, onRole: (role: HaRole) => void): Promise<HaLeader | null> {
+  onRole({ role: 'starting' });
+  return becomeLeader(
+    settings,
+    log,
+    (error) => {
+      // Nothing of this process may act for the job any more: no checkpoint completes (the store
+      // refuses its pointer), and the subtasks stop with the process.
+      process.stderr.write(`weir run: ${error.message}; stopping this job master at once (the new leader restores from the newest published checkpoint)\n`);
+      process.exit(1);
+    },
+    (leader, store) => onRole({ role: 'standby', job: settings.job, leader: leader.holder, epoch: leader.epoch, store }),
+  );
+}
+
+/** The role of a process that leads. */
+export function leaderRole(leader: HaLeader): HaRole {
+  return { role: 'leader', job: leader.job, epoch: leader.leadership.epoch, store: leader.store };
 }

@@ -21,7 +21,8 @@ import type { ClusterListenOptions } from '../api/environment.ts';
 import { clusterToken, parseAddress, tlsOf, type ClusterFlags } from './cluster-flags.ts';
 import { startLocalTaskManagers, type LocalTaskManagers } from './local-task-managers.ts';
 import { formatAddress } from '../cluster/transport/address.ts';
-import { becomeCliLeader, cliHaSettings, type HaFlags } from './ha-run.ts';
+import { becomeCliLeader, cliHaSettings, leaderRole, type HaFlags } from './ha-run.ts';
+import { StandbyEntry } from './standby-entry.ts';
 import type { HaLeader } from '../cluster/ha/ha-leader.ts';
 
 export interface RunFlags extends ClusterFlags, HaFlags {
@@ -51,6 +52,8 @@ export interface RunFlags extends ClusterFlags, HaFlags {
   readonly quiet?: boolean;
   /** The web server's port (else WEIR_WEB_PORT, else an ephemeral port). */
   readonly webPort?: number;
+  /** The address the web server binds (default 127.0.0.1; 0.0.0.0 for a Kubernetes probe). */
+  readonly webHost?: string;
 }
 
 /** Module options with the flags applied on top (flags win). */
@@ -110,7 +113,7 @@ export async function runCommand(modulePath: string, given: RunFlags): Promise<n
     throw new UsageError(`job module ${job.path} failed to build the job: ${oneLine(errorMessage(err))}`, { cause: err });
   }
   // Bound before the job starts: a port that is taken stops the run here, with exit 2.
-  const web = await bindWebPort(webPortChoice(flags.webPort));
+  const web = await bindWebPort(webPortChoice(flags.webPort), flags.webHost);
   try {
     return await supervise(modulePath, flags, job, env, web);
   } finally {
@@ -123,8 +126,21 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
   let ha: HaLeader | null = null;
   const haSettings = cliHaSettings(flags, env.options.highAvailability, job.name);
   if (haSettings !== null) {
-    ha = await becomeCliLeader(haSettings, (line) => process.stderr.write(`${line}\n`));
+    const entry = new StandbyEntry(job, web?.address ?? null);
+    try {
+      ha = await becomeCliLeader(
+        haSettings,
+        (line) => process.stderr.write(`${line}\n`),
+        (role) => {
+          if (web !== null) web.role = role;
+          entry.update(role);
+        },
+      );
+    } finally {
+      entry.close();
+    }
     if (ha === null) return EXIT_OK;
+    if (web !== null) web.role = leaderRole(ha);
   }
   const haLeader = ha;
   const leadership = ha?.leadership;
@@ -160,7 +176,9 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
           }),
       onStarted: (client, log) => {
         if (!quiet) log(describeStart(job.name, client.jobId, env, listen));
-        started.control = openRunControl(client, job, log, started.master ?? null, web);
+        const registered =
+          haLeader === null ? {} : { ha: { role: 'leader' as const, job: haLeader.job, epoch: haLeader.leadership.epoch, store: haLeader.store } };
+        started.control = openRunControl(client, { path: job.path, name: job.name, ...registered }, log, started.master ?? null, web);
       },
     },
   );

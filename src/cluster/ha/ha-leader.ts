@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { realEnvironment } from '../../core/adapters.ts';
 import { errorMessage, type HaError } from '../../core/errors.ts';
-import type { HaStore } from './ha-store.ts';
+import type { HaStore, LeaseHolder } from './ha-store.ts';
 import { elect, type Leadership } from './leadership.ts';
 
 /** Where and how a job master competes for a job's leadership. */
@@ -33,6 +33,10 @@ export interface HaSettings {
 /** A leader's part of the run: what to restore, the hook the job master publishes through, and the end. */
 export interface HaLeader {
   readonly leadership: Leadership;
+  /** The job's name in the store. */
+  readonly job: string;
+  /** The store for people (its URL without the password). */
+  readonly store: string;
   /** The pointer's checkpoint, to restore from; null: none was published (start as without HA). */
   readonly takeOverFrom: string | null;
   /** The job ended for good: end the lease and remove the pointer. */
@@ -56,14 +60,20 @@ async function openStore(url: string): Promise<HaStore> {
  * a person reads (who leads while this one waits, what it takes over from); `onLost` is called once
  * if the leadership is lost while the job runs.
  */
-export async function becomeLeader(settings: HaSettings, log: (line: string) => void, onLost: (error: HaError) => void): Promise<HaLeader | null> {
+export async function becomeLeader(
+  settings: HaSettings,
+  log: (line: string) => void,
+  onLost: (error: HaError) => void,
+  onStandby: (leader: LeaseHolder, store: string) => void = () => {},
+): Promise<HaLeader | null> {
   const store = await openStore(settings.url);
   const env = realEnvironment();
   const { job, leaseMs } = settings;
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const elected = await elect(store, { job, holder, leaseMs, address: null, takeEnded: settings.newRun }, env, (leader) =>
-    log(`standby: job '${job}' is led by ${leader.holder} (epoch ${leader.epoch}) in ${store.description}; waiting to take over`),
-  );
+  const elected = await elect(store, { job, holder, leaseMs, address: null, takeEnded: settings.newRun }, env, (leader) => {
+    log(`standby: job '${job}' is led by ${leader.holder} (epoch ${leader.epoch}) in ${store.description}; waiting to take over`);
+    onStandby(leader, store.description);
+  });
   if (elected === 'ended') {
     await store.close();
     log(`job '${job}' has ended (its last leader finished it); nothing to run (--ha-new-run runs it again from the start)`);
@@ -78,6 +88,8 @@ export async function becomeLeader(settings: HaSettings, log: (line: string) => 
   elected.start();
   return {
     leadership: elected,
+    job,
+    store: store.description,
     takeOverFrom: pointer?.location ?? null,
     stepDown: async () => {
       elected.stop();
