@@ -165,6 +165,12 @@ export interface InternalRunOptions extends RunOptions, ExecutionHooks {
   /** Wraps the state backends the options name (the simulator delays when async snapshot parts start). */
   readonly wrapBackends?: (backends: StateBackendFactory) => StateBackendFactory;
   /**
+   * High availability: the checkpoints the HA store published, newest first (the first is
+   * `restoreFrom`); given, the run restores from the newest that verifies, read lazily, instead of
+   * reading `restoreFrom` alone at the start.
+   */
+  readonly restorePublished?: readonly { readonly checkpointId: number; readonly location: string }[];
+  /**
    * High availability: this job master leads with `epoch` (every attempt's epoch starts with it,
    * so task managers refuse an older leader's messages), and publishes each completed checkpoint
    * through `publish` before any subtask is told (a rejection fails the checkpoint: nothing commits).

@@ -46,6 +46,7 @@ export async function executeLed(settings: HaSettings, run: InternalRunOptions, 
     client = await start({
       ...run,
       restoreFrom: leader.takeOverFrom ?? run.restoreFrom,
+      ...(leader.published.length === 0 ? {} : { restorePublished: leader.published }),
       leadership: { epoch: leadership.epoch, publish: (id, location) => leadership.publish(id, location) },
       onJobMaster: (m) => {
         master = m;

@@ -157,6 +157,7 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
     job.name,
     {
       restoreFrom: ha?.takeOverFrom ?? flags.from,
+      ...(ha === null || ha.published.length === 0 ? {} : { restorePublished: ha.published }),
       ...(leadership === undefined ? {} : { leadership: { epoch: leadership.epoch, publish: (id, location) => leadership.publish(id, location) } }),
       allowNonRestoredState: flags.allowNonRestoredState,
       ...(flags.claim === true ? { claim: true } : {}),

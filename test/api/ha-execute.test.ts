@@ -4,12 +4,13 @@
  * (HA_JOB_ENDED); a leader whose lease is taken from it fails its job with HA_LEADERSHIP_LOST and
  * ends nothing in the store.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HaError, StreamEnvironment, type JobEvent, type StreamEnvironmentOptions } from '../../src/index.ts';
+import { PostgresHaStore } from '../../src/cluster/ha/postgres-ha-store.ts';
 
 const HA = `postgres://root@${process.env.WEIR_PG_HOST ?? '127.0.0.1'}:${process.env.WEIR_PG_PORT ?? 5432}/test`;
 const jobs: string[] = [];
@@ -28,6 +29,7 @@ afterAll(async () => {
   for (const j of jobs) {
     await sql('DELETE FROM weir_ha_leases WHERE job = $1', [j]).catch(() => {});
     await sql('DELETE FROM weir_ha_pointers WHERE job = $1', [j]).catch(() => {});
+    await sql('DELETE FROM weir_ha_published WHERE job = $1', [j]).catch(() => {});
   }
 });
 
@@ -88,4 +90,54 @@ describe('StreamEnvironment.execute with highAvailability', () => {
     expect(a.logs.some((l) => l.includes('its lease expired or another job master took it over'))).toBe(true);
     expect(await sql('SELECT holder FROM weir_ha_leases WHERE job = $1', [job])).toEqual([{ holder: 'another' }]);
   }, 60_000);
+
+  it.each([
+    ['corrupt', (location: string) => truncateSync(path.join(location, '_metadata'), 10)],
+    ['missing', (location: string) => rmSync(location, { recursive: true })],
+  ] as const)(
+    'a takeover whose newest published checkpoint is %s at rest restores from the one published before it',
+    async (what, spoil) => {
+      const job = `ha-exec-${process.pid}-fallback-${what}`;
+      jobs.push(job);
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-exec-'));
+      // A first leader's run, as the store saw it: three checkpoints, each published under its epoch.
+      const store = await PostgresHaStore.open(HA);
+      try {
+        const first = await store.acquire(job, 'jm-first', 60_000, null, true);
+        if (!first.held) throw new Error('the new job was led already');
+        const a = haJob(100_000_000, 2000, { checkpointing: { intervalMs: 40, retained: 3, retention: 'retain-on-cancel' }, checkpointStorage: root });
+        const completed: Array<{ checkpointId: number; location: string }> = [];
+        const client = await a.env.executeAsync('ha-first', {
+          onEvent: (e) => void (e.type === 'checkpoint-completed' && completed.push({ checkpointId: e.stats.checkpointId, location: e.stats.location! })),
+        });
+        while (completed.length < 3) await new Promise((r) => setTimeout(r, 20));
+        await client.cancel();
+        // The three retained when it stopped.
+        const published = completed.slice(-3);
+        for (const p of published) expect(await store.publish(job, first.epoch, p)).toBe(true);
+        await store.release(job, 'jm-first', first.epoch);
+        const [older, newer] = [published[1]!, published[2]!];
+        spoil(newer.location);
+        // The takeover, through the option.
+        const b = haJob(100_000_000, 2000, { checkpointStorage: root, highAvailability: { type: 'postgres', url: HA, job, leaseMs: 2000 } });
+        const events: JobEvent[] = [];
+        const running = new Promise<JobEvent>((resolve) => {
+          b.onEvent = (e) => {
+            events.push(e);
+            if (e.type === 'running') resolve(e);
+          };
+        });
+        const taken = await b.env.executeAsync('ha-second', { onEvent: (e) => b.onEvent(e) });
+        const ran = await running;
+        await taken.cancel();
+        expect(events.filter((e) => e.type === 'restore-fallback').map((e) => e.type === 'restore-fallback' && [e.checkpointId, e.location])).toEqual([
+          [newer.checkpointId, newer.location],
+        ]);
+        expect(ran.type === 'running' && ran.restoredFrom).toBe(older.checkpointId);
+      } finally {
+        await store.close();
+      }
+    },
+    60_000,
+  );
 });

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { realEnvironment } from '../../core/adapters.ts';
 import { errorMessage, type HaError } from '../../core/errors.ts';
-import type { HaStore, LeaseHolder } from './ha-store.ts';
+import type { CheckpointPointer, HaStore, LeaseHolder } from './ha-store.ts';
 import { elect, type Leadership } from './leadership.ts';
 
 /** Where and how a job master competes for a job's leadership. */
@@ -39,6 +39,8 @@ export interface HaLeader {
   readonly store: string;
   /** The pointer's checkpoint, to restore from; null: none was published (start as without HA). */
   readonly takeOverFrom: string | null;
+  /** The published checkpoints, newest first (the pointer's, then the ones to fall back on); empty: none. */
+  readonly published: readonly CheckpointPointer[];
   /** The job ended for good: end the lease and remove the pointer. */
   finish(): Promise<void>;
   /**
@@ -80,6 +82,9 @@ export async function becomeLeader(
     return null;
   }
   const pointer = await store.latest(job);
+  // The pointer first, then the older published ones (a list written before the pointer's
+  // checkpoint could lag behind it, never run ahead: both are written in one statement).
+  const published = pointer === null ? [] : [pointer, ...(await store.published(job)).filter((p) => p.checkpointId < pointer.checkpointId)];
   log(
     `leading job '${job}' as ${holder} (epoch ${elected.epoch}, lease ${leaseMs} ms)` +
       (pointer === null ? '' : `; taking over from checkpoint ${pointer.checkpointId} at ${pointer.location}`),
@@ -91,6 +96,7 @@ export async function becomeLeader(
     job,
     store: store.description,
     takeOverFrom: pointer?.location ?? null,
+    published,
     stepDown: async () => {
       elected.stop();
       try {
