@@ -376,7 +376,7 @@ export class StreamEnvironment {
   private start(name: string, run: InternalRunOptions): Promise<JobClient> {
     // `weir run` and the simulator elect the leader themselves and hand its leadership in.
     const ha = run.leadership === undefined ? haSettingsOf(this.options.highAvailability, name) : null;
-    if (ha !== null) return executeLed(ha, run, (led) => this.startHere(name, led));
+    if (ha !== null) return executeLed(ha, this.options, run, (led) => this.startHere(name, led));
     return this.startHere(name, run);
   }
 

@@ -12,7 +12,8 @@ import { becomeLeader, type HaSettings } from '../cluster/ha/ha-leader.ts';
 import { describeHaUrl } from '../cluster/ha/ha-url.ts';
 import type { JobMaster } from '../cluster/job-master/job-master.ts';
 import type { InternalRunOptions, JobClient } from './environment.ts';
-import type { ResolvedHighAvailability } from './options.ts';
+import type { ResolvedHighAvailability, ResolvedOptions } from './options.ts';
+import { publishingLeader } from './ha-earlier-leaders.ts';
 
 /** The HA settings a job named `name` runs with under `option`, or null without HA. */
 export function haSettingsOf(option: ResolvedHighAvailability, name: string): HaSettings | null {
@@ -25,7 +26,12 @@ export function haSettingsOf(option: ResolvedHighAvailability, name: string): Ha
  * @throws HaError (HA_UNREACHABLE) when the store cannot be reached; (HA_JOB_ENDED) when the job
  * ended in the store (before, or while this process waited as a standby).
  */
-export async function executeLed(settings: HaSettings, run: InternalRunOptions, start: (run: InternalRunOptions) => Promise<JobClient>): Promise<JobClient> {
+export async function executeLed(
+  settings: HaSettings,
+  options: ResolvedOptions,
+  run: InternalRunOptions,
+  start: (run: InternalRunOptions) => Promise<JobClient>,
+): Promise<JobClient> {
   const log = (message: string): void => run.onEvent?.({ type: 'log', message });
   let master: JobMaster | null = null;
   let lostEarly: HaError | null = null;
@@ -40,14 +46,13 @@ export async function executeLed(settings: HaSettings, run: InternalRunOptions, 
       `job '${settings.job}' has ended in the HA store ${describeHaUrl(settings.url)} (its last leader finished it); give highAvailability.job another name to run it again`,
     );
   }
-  const { leadership } = leader;
   let client: JobClient;
   try {
     client = await start({
       ...run,
       restoreFrom: leader.takeOverFrom ?? run.restoreFrom,
       ...(leader.published.length === 0 ? {} : { restorePublished: leader.published }),
-      leadership: { epoch: leadership.epoch, publish: (id, location) => leadership.publish(id, location) },
+      leadership: publishingLeader(leader, options, log),
       onJobMaster: (m) => {
         master = m;
         run.onJobMaster?.(m);

@@ -23,6 +23,7 @@ import { startLocalTaskManagers, type LocalTaskManagers } from './local-task-man
 import { formatAddress } from '../cluster/transport/address.ts';
 import { becomeCliLeader, cliHaSettings, leaderRole, type HaFlags } from './ha-run.ts';
 import { StandbyEntry } from './standby-entry.ts';
+import { publishingLeader } from '../api/ha-earlier-leaders.ts';
 import type { HaLeader } from '../cluster/ha/ha-leader.ts';
 
 export interface RunFlags extends ClusterFlags, HaFlags {
@@ -158,7 +159,7 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
     {
       restoreFrom: ha?.takeOverFrom ?? flags.from,
       ...(ha === null || ha.published.length === 0 ? {} : { restorePublished: ha.published }),
-      ...(leadership === undefined ? {} : { leadership: { epoch: leadership.epoch, publish: (id, location) => leadership.publish(id, location) } }),
+      ...(haLeader === null ? {} : { leadership: publishingLeader(haLeader, env.options, (line) => process.stderr.write(`${line}\n`)) }),
       allowNonRestoredState: flags.allowNonRestoredState,
       ...(flags.claim === true ? { claim: true } : {}),
       ...(flags.acceptDuplicates === true ? { acceptDuplicates: true } : {}),

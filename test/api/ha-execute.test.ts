@@ -4,7 +4,7 @@
  * (HA_JOB_ENDED); a leader whose lease is taken from it fails its job with HA_LEADERSHIP_LOST and
  * ends nothing in the store.
  */
-import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import pg from 'pg';
@@ -46,6 +46,29 @@ function haJob(
     .uid('discard');
   const logs: string[] = [];
   return { env, logs, onEvent: (e) => void (e.type === 'log' && logs.push(e.message)) };
+}
+
+interface Published {
+  readonly checkpointId: number;
+  readonly location: string;
+}
+
+/**
+ * A first leader's run under lease `jm-first` of `job` (a job without the option, under `root`,
+ * retaining three checkpoints): its epoch and the three checkpoints retained when it stopped,
+ * oldest first; nothing is published yet.
+ */
+async function firstLeaderRun(store: PostgresHaStore, job: string, root: string): Promise<{ epoch: number; retained: Published[] }> {
+  const first = await store.acquire(job, 'jm-first', 60_000, null, true);
+  if (!first.held) throw new Error('the new job was led already');
+  const a = haJob(100_000_000, 2000, { checkpointing: { intervalMs: 40, retained: 3, retention: 'retain-on-cancel' }, checkpointStorage: root });
+  const completed: Published[] = [];
+  const client = await a.env.executeAsync('ha-first', {
+    onEvent: (e) => void (e.type === 'checkpoint-completed' && completed.push({ checkpointId: e.stats.checkpointId, location: e.stats.location! })),
+  });
+  while (completed.length < 3) await new Promise((r) => setTimeout(r, 20));
+  await client.cancel();
+  return { epoch: first.epoch, retained: completed.slice(-3) };
 }
 
 describe('StreamEnvironment.execute with highAvailability', () => {
@@ -103,17 +126,8 @@ describe('StreamEnvironment.execute with highAvailability', () => {
       // A first leader's run, as the store saw it: three checkpoints, each published under its epoch.
       const store = await PostgresHaStore.open(HA);
       try {
-        const first = await store.acquire(job, 'jm-first', 60_000, null, true);
-        if (!first.held) throw new Error('the new job was led already');
-        const a = haJob(100_000_000, 2000, { checkpointing: { intervalMs: 40, retained: 3, retention: 'retain-on-cancel' }, checkpointStorage: root });
-        const completed: Array<{ checkpointId: number; location: string }> = [];
-        const client = await a.env.executeAsync('ha-first', {
-          onEvent: (e) => void (e.type === 'checkpoint-completed' && completed.push({ checkpointId: e.stats.checkpointId, location: e.stats.location! })),
-        });
-        while (completed.length < 3) await new Promise((r) => setTimeout(r, 20));
-        await client.cancel();
-        // The three retained when it stopped.
-        const published = completed.slice(-3);
+        const { epoch: firstEpoch, retained: published } = await firstLeaderRun(store, job, root);
+        const first = { epoch: firstEpoch };
         for (const p of published) expect(await store.publish(job, first.epoch, p)).toBe(true);
         await store.release(job, 'jm-first', first.epoch);
         const [older, newer] = [published[1]!, published[2]!];
@@ -140,4 +154,51 @@ describe('StreamEnvironment.execute with highAvailability', () => {
     },
     60_000,
   );
+
+  it("once the new leader published checkpointing.retained checkpoints of its own, the earlier leader's job directory goes: published, unpublished and half-written checkpoints", async () => {
+    const job = `ha-exec-${process.pid}-cleanup`;
+    jobs.push(job);
+    const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-exec-'));
+    const store = await PostgresHaStore.open(HA);
+    try {
+      const { epoch: firstEpoch, retained } = await firstLeaderRun(store, job, root);
+      const first = { epoch: firstEpoch };
+      // Published: the two older of the three retained; the newest stays unpublished (killed before its pointer).
+      const [p1, p2, unpublished] = retained as [Published, Published, Published];
+      for (const p of [p1, p2]) expect(await store.publish(job, first.epoch, p)).toBe(true);
+      await store.release(job, 'jm-first', first.epoch);
+      const dirA = path.dirname(p1.location);
+      // What a checkpoint in progress had written when the leader died: a chk dir without _metadata, a temp file.
+      mkdirSync(path.join(dirA, 'chk-999'));
+      writeFileSync(path.join(dirA, 'chk-999', 'state-0.tmp'), 'half');
+      expect(readdirSync(dirA).filter((n) => n.startsWith('chk-')).length).toBe(4);
+      expect(existsSync(unpublished.location)).toBe(true);
+
+      const b = haJob(100_000_000, 2000, {
+        checkpointing: { intervalMs: 40, retained: 2 },
+        checkpointStorage: root,
+        highAvailability: { type: 'postgres', url: HA, job, leaseMs: 2000 },
+      });
+      const ownPublished: string[] = [];
+      const taken = await b.env.executeAsync('ha-second', {
+        onEvent: (e) => {
+          b.onEvent(e);
+          if (e.type === 'checkpoint-completed') ownPublished.push(e.stats.location!);
+        },
+      });
+      const removed = `removed the job directory ${dirA} of an earlier leader`;
+      while (!b.logs.some((l) => l.startsWith(removed))) {
+        // Not before the second of its own (retained: 2): until then the earlier checkpoints are still retained.
+        if (ownPublished.length < 2) expect(existsSync(p2.location)).toBe(true);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(ownPublished.length).toBeGreaterThanOrEqual(2);
+      expect(existsSync(dirA)).toBe(false);
+      expect(path.dirname(ownPublished[0]!)).not.toBe(dirA);
+      expect(existsSync(ownPublished.at(-1)!)).toBe(true);
+      await taken.cancel();
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
 });
