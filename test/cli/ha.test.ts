@@ -131,7 +131,8 @@ describe('weir run --ha (PostgreSQL)', () => {
       const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-'));
       const job = `ha-list-${process.pid}`;
       jobs.push(job);
-      const env = { KILL_RATE: '1000', KILL_INTERVAL_MS: '100' };
+      // 50 s of input: the new leader must still run when it is listed (the test ends it).
+      const env = { KILL_RATE: '400', KILL_INTERVAL_MS: '100' };
       const web = ['--web-host', '127.0.0.1'];
       const a = jobMaster(root, job, env, web);
       const led = await waitForMatch(a, /leading job '\S+' as (\S+) \(epoch (\d+), lease 1500 ms\)$/m, 60_000, 'the first leader');

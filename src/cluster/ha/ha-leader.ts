@@ -72,10 +72,16 @@ export async function becomeLeader(
   const env = realEnvironment();
   const { job, leaseMs } = settings;
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const elected = await elect(store, { job, holder, leaseMs, address: null, takeEnded: settings.newRun }, env, (leader) => {
-    log(`standby: job '${job}' is led by ${leader.holder} (epoch ${leader.epoch}) in ${store.description}; waiting to take over`);
-    onStandby(leader, store.description);
-  });
+  const elected = await elect(
+    store,
+    { job, holder, leaseMs, address: null, takeEnded: settings.newRun },
+    env,
+    (leader) => {
+      log(`standby: job '${job}' is led by ${leader.holder} (epoch ${leader.epoch}) in ${store.description}; waiting to take over`);
+      onStandby(leader, store.description);
+    },
+    (err) => log(`standby: the HA store ${store.description} did not answer (${errorMessage(err)}); asking again`),
+  );
   if (elected === 'ended') {
     await store.close();
     log(`job '${job}' has ended (its last leader finished it); nothing to run (--ha-new-run runs it again from the start)`);
