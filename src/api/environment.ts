@@ -25,6 +25,7 @@ import { DataStream } from './data-stream.ts';
 import { createStorage, LocalExecutor, stateBackendFactory, taskManagerCount } from './executor.ts';
 import { refuseExecuteDuringImport } from './job-module-import.ts';
 import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
+import { executeLed, haSettingsOf } from './ha-execute.ts';
 
 /** Options of `StreamEnvironment.fromSource`. */
 export interface SourceOptions<T> {
@@ -163,6 +164,12 @@ export interface InternalRunOptions extends RunOptions, ExecutionHooks {
   readonly taskManagerClockSkewMs?: (index: number) => number;
   /** Wraps the state backends the options name (the simulator delays when async snapshot parts start). */
   readonly wrapBackends?: (backends: StateBackendFactory) => StateBackendFactory;
+  /**
+   * High availability: the checkpoints the HA store published, newest first (the first is
+   * `restoreFrom`); given, the run restores from the newest that verifies, read lazily, instead of
+   * reading `restoreFrom` alone at the start.
+   */
+  readonly restorePublished?: readonly { readonly checkpointId: number; readonly location: string }[];
   /**
    * High availability: this job master leads with `epoch` (every attempt's epoch starts with it,
    * so task managers refuse an older leader's messages), and publishes each completed checkpoint
@@ -366,7 +373,14 @@ export class StreamEnvironment {
     return this.start(name, run);
   }
 
-  private async start(name: string, run: InternalRunOptions): Promise<JobClient> {
+  private start(name: string, run: InternalRunOptions): Promise<JobClient> {
+    // `weir run` and the simulator elect the leader themselves and hand its leadership in.
+    const ha = run.leadership === undefined ? haSettingsOf(this.options.highAvailability, name) : null;
+    if (ha !== null) return executeLed(ha, this.options, run, (led) => this.startHere(name, led));
+    return this.startHere(name, run);
+  }
+
+  private async startHere(name: string, run: InternalRunOptions): Promise<JobClient> {
     const job = {
       graph: this.jobGraph(),
       options: this.options,

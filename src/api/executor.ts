@@ -24,7 +24,7 @@ import type { JobGraph } from '../graph/job-graph.ts';
 import type { StateBackendFactory } from '../state/backend.ts';
 import { HeapStateBackendFactory } from '../state/heap/heap-backend-factory.ts';
 import { EmbeddedStateBackendFactory } from '../state/embedded/embedded-backend-factory.ts';
-import { restoreCandidates as findRestoreCandidates } from '../checkpoint/restore/restore-candidates.ts';
+import { restoreCandidates as findRestoreCandidates, publishedCandidates } from '../checkpoint/restore/restore-candidates.ts';
 import { FsCheckpointStorage } from '../storage/fs-storage.ts';
 import type { CheckpointStorage } from '../storage/storage.ts';
 import { openCheckpointStorage, resolveStorageLocation } from '../storage/location.ts';
@@ -90,7 +90,12 @@ export class LocalExecutor {
       if (storage.preflight !== undefined) await storage.preflight();
     }
     const restoreFrom = run.restoreFrom ? resolveStorageLocation(run.restoreFrom, 'restoreFrom') : null;
-    const restoreCandidates = restoreFrom !== null ? await findRestoreCandidates(storage, restoreFrom) : [];
+    const restoreCandidates =
+      run.restorePublished !== undefined && run.restorePublished.length > 0
+        ? publishedCandidates(storage, run.restorePublished)
+        : restoreFrom !== null
+          ? await findRestoreCandidates(storage, restoreFrom)
+          : [];
     if (run.claim && restoreCandidates.length === 1 && (await restoreCandidates[0]!.load()).kind === 'savepoint') {
       throw new ConfigError('claim', `${restoreCandidates[0]!.location} is a savepoint; savepoints belong to their owner and cannot be claimed`);
     }

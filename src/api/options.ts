@@ -19,6 +19,7 @@ import type {
 } from './options/state-backend.ts';
 import { type CHECKPOINTING_TABLE, type OPTION_TABLE, type RESTART_STRATEGIES, resolveOptionTable, type SHORTHAND_TABLE } from './options/table.ts';
 import type { CLUSTER_TABLE } from './options/cluster.ts';
+import type { HIGH_AVAILABILITY } from './options/high-availability.ts';
 
 export type { ClusterOptions, HeartbeatOptions, ResolvedClusterOptions, ResolvedHeartbeat } from './options/cluster.ts';
 export type {
@@ -187,7 +188,48 @@ export interface StreamEnvironmentOptions {
   heartbeat?: HeartbeatOptions;
   /** Shorthand for `cluster.cancellationTimeoutMs`. */
   cancellationTimeoutMs?: number;
+  /**
+   * Job master high availability; default `{ type: 'none' }`. With `{ type: 'postgres', url }`,
+   * `weir run` of the job module competes for the job's lease in that PostgreSQL, as `--ha <url>`
+   * does (the flags win): one job master leads, the others wait as standbys and take over from the
+   * newest published checkpoint. `StreamEnvironment.execute` runs such a job likewise (see
+   * docs/high-availability.md).
+   */
+  highAvailability?: HighAvailabilityOptions;
 }
+
+/**
+ * Job master high availability: `StreamEnvironmentOptions.highAvailability`. The URL may carry a
+ * password; Weir never prints it (logs, errors, REST and the dashboard show it as `***`).
+ */
+export type HighAvailabilityOptions =
+  | {
+      /** One job master, no HA store (the default). */
+      type: 'none';
+    }
+  | {
+      /** Leases and checkpoint pointers in PostgreSQL. */
+      type: 'postgres';
+      /** `postgres://user:password@host:port/db` (or `postgresql://`); required. */
+      url: string;
+      /** The job's name in the HA store, the same for every job master of the job; default the job module's name. */
+      job?: string;
+      /** Milliseconds of a leader's lease (>= 300); default 10000, renewed three times per lease. */
+      leaseMs?: number;
+    };
+
+/** `HighAvailabilityOptions` with defaults applied. */
+export type ResolvedHighAvailability =
+  | { readonly type: 'none' }
+  | {
+      readonly type: 'postgres';
+      /** The store's URL (with its password: never print it, see `describeHaUrl`). */
+      readonly url: string;
+      /** The job's name in the HA store, or null: the job module's name. */
+      readonly job: string | null;
+      /** Milliseconds of a leader's lease. */
+      readonly leaseMs: number;
+    };
 
 /** How `s3://` checkpoint storage reaches its endpoint. */
 export interface S3Options {
@@ -232,6 +274,8 @@ export interface ResolvedOptions {
   readonly jobId: string | null;
   /** Where the subtasks run and how they are watched. */
   readonly cluster: ResolvedClusterOptions;
+  /** Job master high availability. */
+  readonly highAvailability: ResolvedHighAvailability;
 }
 
 /**
@@ -249,8 +293,8 @@ type Agree<A, B> = [A, B] extends [B, A] ? ([keyof A, keyof B] extends [keyof B,
 type Given = Omit<StreamEnvironmentOptions, keyof typeof SHORTHAND_TABLE>;
 const agreements: {
   given: Agree<
-    Omit<Given, 'checkpointing' | 'restartStrategy' | 'stateBackend' | 'cluster'>,
-    Omit<GivenOf<typeof OPTION_TABLE>, 'checkpointing' | 'restartStrategy' | 'stateBackend' | 'cluster'>
+    Omit<Given, 'checkpointing' | 'restartStrategy' | 'stateBackend' | 'cluster' | 'highAvailability'>,
+    Omit<GivenOf<typeof OPTION_TABLE>, 'checkpointing' | 'restartStrategy' | 'stateBackend' | 'cluster' | 'highAvailability'>
   >;
   shorthands: Agree<Pick<StreamEnvironmentOptions, keyof typeof SHORTHAND_TABLE>, GivenOf<typeof SHORTHAND_TABLE>>;
   checkpointing: Agree<CheckpointingOptions, GivenOf<typeof CHECKPOINTING_TABLE>>;
@@ -263,6 +307,8 @@ const agreements: {
   resolvedBackend: Agree<ResolvedStateBackend, ResolvedUnion<typeof STATE_BACKENDS>>;
   resolvedEmbedded: Agree<ResolvedEmbeddedStateBackend, Extract<ResolvedUnion<typeof STATE_BACKENDS>, { type: 'embedded' }>>;
   resolvedCluster: Agree<ResolvedClusterOptions, ResolvedOf<typeof CLUSTER_TABLE>>;
+  highAvailability: Agree<HighAvailabilityOptions, GivenUnion<typeof HIGH_AVAILABILITY>>;
+  resolvedHighAvailability: Agree<ResolvedHighAvailability, ResolvedUnion<typeof HIGH_AVAILABILITY>>;
 } = {
   given: true,
   shorthands: true,
@@ -276,5 +322,7 @@ const agreements: {
   resolvedBackend: true,
   resolvedEmbedded: true,
   resolvedCluster: true,
+  highAvailability: true,
+  resolvedHighAvailability: true,
 };
 void agreements;

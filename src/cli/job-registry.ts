@@ -26,6 +26,24 @@ export interface RegisteredJob {
   readonly module: string;
   /** ISO-8601 wall-clock time the run started. */
   readonly startedAt: string;
+  /**
+   * With high availability: this process's role. A standby has no job yet: its entry (id
+   * `standby-<pid>`) names the job it waits for, the leader and that leader's epoch; `address` is
+   * its web port (`/ha`, `/readyz`) or '-'.
+   */
+  readonly ha?: RegisteredHa;
+}
+
+/** A registry entry's high availability part (the store without its password). */
+export interface RegisteredHa {
+  readonly role: 'leader' | 'standby';
+  /** The job's name in the HA store. */
+  readonly job: string;
+  /** The leader's epoch (a standby: of the leader it waits for). */
+  readonly epoch: number;
+  /** A standby: the leader it waits for. */
+  readonly leader?: string;
+  readonly store: string;
 }
 
 const SAFE_ID_RE = /^[A-Za-z0-9._-]+$/;
@@ -141,8 +159,15 @@ function isRegisteredJob(v: unknown): v is RegisteredJob {
     e.token.length > 0 &&
     Number.isSafeInteger(e.pid) &&
     typeof e.module === 'string' &&
-    typeof e.startedAt === 'string'
+    typeof e.startedAt === 'string' &&
+    (e.ha === undefined || isRegisteredHa(e.ha))
   );
+}
+
+function isRegisteredHa(v: unknown): v is RegisteredHa {
+  if (typeof v !== 'object' || v === null) return false;
+  const h = v as Record<string, unknown>;
+  return (h.role === 'leader' || h.role === 'standby') && typeof h.job === 'string' && Number.isSafeInteger(h.epoch) && typeof h.store === 'string';
 }
 
 /** Removes a stale entry (its process is gone); never throws. */

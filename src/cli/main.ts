@@ -92,6 +92,10 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
       portArgument,
     )
     .option(
+      '--web-host <address>',
+      'bind the web server (dashboard, REST, /healthz, /readyz) to this address instead of 127.0.0.1, e.g. 0.0.0.0 for Kubernetes probes; reads need no token there',
+    )
+    .option(
       '--listen <host:port>',
       'accept task manager processes (weir taskmanager --connect) at this address instead of starting worker threads; --task-managers n waits for n',
     )

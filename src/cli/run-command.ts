@@ -21,7 +21,10 @@ import type { ClusterListenOptions } from '../api/environment.ts';
 import { clusterToken, parseAddress, tlsOf, type ClusterFlags } from './cluster-flags.ts';
 import { startLocalTaskManagers, type LocalTaskManagers } from './local-task-managers.ts';
 import { formatAddress } from '../cluster/transport/address.ts';
-import { becomeLeader, type HaFlags, type HaLeader } from './ha-run.ts';
+import { becomeCliLeader, cliHaSettings, leaderRole, type HaFlags } from './ha-run.ts';
+import { StandbyEntry } from './standby-entry.ts';
+import { publishingLeader } from '../api/ha-earlier-leaders.ts';
+import type { HaLeader } from '../cluster/ha/ha-leader.ts';
 
 export interface RunFlags extends ClusterFlags, HaFlags {
   /** Accept task manager processes (`weir taskmanager --connect`) at this host:port instead of starting worker threads. */
@@ -50,6 +53,8 @@ export interface RunFlags extends ClusterFlags, HaFlags {
   readonly quiet?: boolean;
   /** The web server's port (else WEIR_WEB_PORT, else an ephemeral port). */
   readonly webPort?: number;
+  /** The address the web server binds (default 127.0.0.1; 0.0.0.0 for a Kubernetes probe). */
+  readonly webHost?: string;
 }
 
 /** Module options with the flags applied on top (flags win). */
@@ -109,7 +114,7 @@ export async function runCommand(modulePath: string, given: RunFlags): Promise<n
     throw new UsageError(`job module ${job.path} failed to build the job: ${oneLine(errorMessage(err))}`, { cause: err });
   }
   // Bound before the job starts: a port that is taken stops the run here, with exit 2.
-  const web = await bindWebPort(webPortChoice(flags.webPort));
+  const web = await bindWebPort(webPortChoice(flags.webPort), flags.webHost);
   try {
     return await supervise(modulePath, flags, job, env, web);
   } finally {
@@ -120,9 +125,23 @@ export async function runCommand(modulePath: string, given: RunFlags): Promise<n
 async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModule, env: StreamEnvironment, web: WebListener | null): Promise<number> {
   const quiet = flags.quiet === true;
   let ha: HaLeader | null = null;
-  if (flags.ha !== undefined) {
-    ha = await becomeLeader({ ...flags, ha: flags.ha }, job.name, (line) => process.stderr.write(`${line}\n`));
+  const haSettings = cliHaSettings(flags, env.options.highAvailability, job.name);
+  if (haSettings !== null) {
+    const entry = new StandbyEntry(job, web?.address ?? null);
+    try {
+      ha = await becomeCliLeader(
+        haSettings,
+        (line) => process.stderr.write(`${line}\n`),
+        (role) => {
+          if (web !== null) web.role = role;
+          entry.update(role);
+        },
+      );
+    } finally {
+      entry.close();
+    }
     if (ha === null) return EXIT_OK;
+    if (web !== null) web.role = leaderRole(ha);
   }
   const haLeader = ha;
   const leadership = ha?.leadership;
@@ -139,7 +158,8 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
     job.name,
     {
       restoreFrom: ha?.takeOverFrom ?? flags.from,
-      ...(leadership === undefined ? {} : { leadership: { epoch: leadership.epoch, publish: (id, location) => leadership.publish(id, location) } }),
+      ...(ha === null || ha.published.length === 0 ? {} : { restorePublished: ha.published }),
+      ...(haLeader === null ? {} : { leadership: publishingLeader(haLeader, env.options, (line) => process.stderr.write(`${line}\n`)) }),
       allowNonRestoredState: flags.allowNonRestoredState,
       ...(flags.claim === true ? { claim: true } : {}),
       ...(flags.acceptDuplicates === true ? { acceptDuplicates: true } : {}),
@@ -158,7 +178,9 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
           }),
       onStarted: (client, log) => {
         if (!quiet) log(describeStart(job.name, client.jobId, env, listen));
-        started.control = openRunControl(client, job, log, started.master ?? null, web);
+        const registered =
+          haLeader === null ? {} : { ha: { role: 'leader' as const, job: haLeader.job, epoch: haLeader.leadership.epoch, store: haLeader.store } };
+        started.control = openRunControl(client, { path: job.path, name: job.name, ...registered }, log, started.master ?? null, web);
       },
     },
   );

@@ -10,7 +10,7 @@ import type { WebListener, WebServer } from '../web/server.ts';
 import { startControlServer, type ControlServer } from './control-server.ts';
 import { openDashboard } from './dashboard.ts';
 import { isoTime, oneLine } from './format.ts';
-import { newControlToken, registerJob, unregisterJob } from './job-registry.ts';
+import { newControlToken, registerJob, unregisterJob, type RegisteredHa } from './job-registry.ts';
 import { ensureRegistryDir } from './registry-dir.ts';
 
 export interface RunControl {
@@ -26,7 +26,7 @@ export interface RunControl {
 
 export async function openRunControl(
   client: JobClient,
-  job: { path: string; name: string },
+  job: { path: string; name: string; ha?: RegisteredHa },
   log: (line: string) => void,
   master: JobMaster | null = null,
   /** The dashboard's port, bound before the job started (`--web-port`); null: an ephemeral one. */
@@ -54,6 +54,7 @@ export async function openRunControl(
       pid: process.pid,
       module: job.path,
       startedAt: isoTime(systemClock.wallNow()),
+      ...(job.ha === undefined ? {} : { ha: job.ha }),
     });
     process.on('exit', onExit);
   } catch (err) {

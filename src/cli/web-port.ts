@@ -5,7 +5,7 @@
  * not a job that runs without its dashboard.
  */
 import { InvalidArgumentError } from 'commander';
-import { openWebListener, type WebListener, WebPortError } from '../web/server.ts';
+import { openWebListener, type WebListener, WebPortError } from '../web/listener.ts';
 import { UsageError } from './exit.ts';
 
 export const WEB_PORT_ENV = 'WEIR_WEB_PORT';
@@ -44,16 +44,22 @@ export function webPortChoice(flag: number | undefined, env: NodeJS.ProcessEnv =
   return { port, named: `${WEB_PORT_ENV}=${port}`, option: WEB_PORT_ENV };
 }
 
-/** Binds the chosen port now (null when none was chosen); a port taken or not allowed is a UsageError. */
-export async function bindWebPort(choice: WebPortChoice | null): Promise<WebListener | null> {
-  if (choice === null) return null;
+/**
+ * Binds the chosen port now on `host` (default 127.0.0.1; with a host but no port, an ephemeral
+ * one), or null when neither was chosen; a port taken or not allowed, or a host that is not this
+ * one's, is a UsageError.
+ */
+export async function bindWebPort(choice: WebPortChoice | null, host?: string): Promise<WebListener | null> {
+  if (choice === null && host === undefined) return null;
+  const named = [choice?.named, host === undefined ? undefined : `--web-host ${host}`].filter((n) => n !== undefined).join(' ');
   try {
-    return await openWebListener(choice.port);
+    return await openWebListener(choice?.port ?? 0, host);
   } catch (err) {
     if (!(err instanceof WebPortError)) throw err;
-    throw new UsageError(
-      `${choice.named}: ${err.message}, so the dashboard cannot be served there; choose another port, or leave ${choice.option} out for an ephemeral one`,
-      { cause: err },
-    );
+    const instead =
+      err.reason === 'EADDRNOTAVAIL'
+        ? 'give an address of this host (0.0.0.0: every one)'
+        : `choose another port, or leave ${choice?.option ?? '--web-port'} out for an ephemeral one`;
+    throw new UsageError(`${named}: ${err.message}, so the dashboard cannot be served there; ${instead}`, { cause: err });
   }
 }

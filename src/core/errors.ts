@@ -25,7 +25,8 @@ export type WeirErrorCode =
   | 'CLUSTER_CONNECTION_LOST'
   | 'CLUSTER_SLOT_SHORTAGE'
   | 'HA_UNREACHABLE'
-  | 'HA_LEADERSHIP_LOST';
+  | 'HA_LEADERSHIP_LOST'
+  | 'HA_JOB_ENDED';
 
 /**
  * Codes of failures that come back on every retry of the same restore: the restart strategy does
@@ -231,16 +232,17 @@ export class ClusterError extends WeirError {
 }
 
 /**
- * A high-availability store could not be reached (`HA_UNREACHABLE`), or this job master lost its
+ * A high-availability store could not be reached (`HA_UNREACHABLE`), this job master lost its
  * leadership (`HA_LEADERSHIP_LOST`: its lease expired or another leader took over; it commits
- * nothing more and ends).
+ * nothing more and ends), or the job it was to lead has ended (`HA_JOB_ENDED`: its last leader
+ * finished it, so there is nothing to take over).
  */
 export class HaError extends WeirError {
   /**
    * Creates the error.
    * @param message what went wrong, naming the store (without credentials) or the job.
    */
-  constructor(code: 'HA_UNREACHABLE' | 'HA_LEADERSHIP_LOST', message: string, options?: { cause?: unknown }) {
+  constructor(code: 'HA_UNREACHABLE' | 'HA_LEADERSHIP_LOST' | 'HA_JOB_ENDED', message: string, options?: { cause?: unknown }) {
     super(code, message, options);
   }
 }

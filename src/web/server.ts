@@ -1,17 +1,20 @@
 /**
  * The web server of a job run by `weir run` (or any embedding that starts it): the REST API in
  * Flink's shapes, Prometheus metrics at `/metrics`, server-sent events at `/events` and the
- * dashboard, on 127.0.0.1 at a fixed port (`port`, `weir run --web-port`) or else an ephemeral one. Reading needs nothing; anything that changes the
- * job (POST) needs `Authorization: Bearer <token>`, the job's control token. Every request must
- * name the loopback address in its Host header (no DNS rebinding). See docs/rest.md.
+ * dashboard, and the health routes (`/healthz`, `/readyz`, `/ha`, see health.ts), on 127.0.0.1
+ * (or the host of `weir run --web-host`) at a fixed port (`port`, `weir run --web-port`) or else an
+ * ephemeral one. Reading needs nothing; anything that changes the job (POST) needs
+ * `Authorization: Bearer <token>`, the job's control token. On loopback every request must name
+ * the loopback address in its Host header (no DNS rebinding; listener.ts). See docs/rest.md.
  */
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type * as http from 'node:http';
 import type { JobClient } from '../api/environment.ts';
 import type { JobMaster } from '../cluster/job-master/job-master.ts';
 import { everyUnref, systemClock } from '../core/adapters.ts';
 import { errorMessage } from '../core/errors.ts';
-import { checkHost, checkToken, readJsonBody, sendJson } from './http-util.ts';
+import { checkToken, readJsonBody, sendJson } from './http-util.ts';
+import { healthAnswer } from './health.ts';
+import { openWebListener, type WebListener } from './listener.ts';
 import { JobMetricsExporter } from './metrics.ts';
 import { RateSampler } from './rate-sampler.ts';
 import type { Advice } from '../advisor/rules.ts';
@@ -42,60 +45,10 @@ export interface WebServerOptions {
   readonly listener?: WebListener;
 }
 
-/** A port bound on 127.0.0.1 for a web server that is not serving yet. */
-export interface WebListener {
-  readonly port: number;
-  /** @internal the bound server */
-  readonly server: http.Server;
-  /** Stops listening (idempotent); a web server started on it closes it itself. */
-  close(): Promise<void>;
-}
-
-/** Why a web server could not listen on the port it was given: `EADDRINUSE`, `EACCES` or `INVALID`. */
-export class WebPortError extends Error {
-  constructor(
-    readonly port: number,
-    readonly reason: 'EADDRINUSE' | 'EACCES' | 'INVALID',
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'WebPortError';
-  }
-}
-
-/** Binds `port` on 127.0.0.1 (0: an ephemeral port); rejects with a WebPortError when it is taken, not allowed or not a port. */
-export async function openWebListener(port = 0): Promise<WebListener> {
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new WebPortError(port, 'INVALID', `web port ${port} is not a port number (an integer from 1 to 65535, or 0 for an ephemeral port)`);
-  }
-  const server = http.createServer();
-  const bound = await new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', reject);
-      server.unref(); // the job keeps the process alive, not its dashboard
-      resolve((server.address() as AddressInfo).port);
-    });
-  }).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'EADDRINUSE') throw new WebPortError(port, 'EADDRINUSE', `port ${port} on 127.0.0.1 is already in use`, { cause: err });
-    if (err.code === 'EACCES') throw new WebPortError(port, 'EACCES', `port ${port} on 127.0.0.1 is not allowed for this user`, { cause: err });
-    throw err;
-  });
-  let closing: Promise<void> | null = null;
-  return {
-    port: bound,
-    server,
-    close: () =>
-      (closing ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      })),
-  };
-}
+export type { WebListener } from './listener.ts';
 
 export interface WebServer {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://<host>:<port>` (127.0.0.1 unless the listener was bound elsewhere) */
   readonly address: string;
   /** The checkpoint advisor over the job's figures, as `GET /jobs/:id/advice` answers (the control endpoint's `GET /advice` asks here). */
   advice(): Advice;
@@ -145,14 +98,10 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
   const timer = everyUnref(o.sampleIntervalMs ?? 1000, tick);
 
   const listener = o.listener ?? (await openWebListener(o.port ?? 0));
-  const { server, port } = listener;
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    void handle(req, res).catch(() => res.destroy());
-  });
-  const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+  const handle = async (req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<void> => {
     try {
-      checkHost(req, port);
-      const pathname = new URL(req.url ?? '/', 'http://127.0.0.1').pathname.replace(/\/+$/, '') || '/';
+      const health = req.method === 'GET' ? healthAnswer(pathname, listener.role, o.client.metrics().status) : null;
+      if (health !== null) return sendJson(res, health.status, health.body);
       if (req.method === 'GET' && pathname === '/metrics') {
         const { contentType, text } = await exporter.scrape();
         res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' });
@@ -198,12 +147,13 @@ export async function startWebServer(o: WebServerOptions): Promise<WebServer> {
     }
   };
 
+  listener.serve(handle);
   let closing: Promise<void> | null = null;
   return {
-    address: `http://127.0.0.1:${port}`,
+    address: listener.address,
     advice: () => jobAdvice(job, job.master.config.jobId),
     hold: () => {
-      server.ref();
+      listener.server.ref();
     },
     close: () =>
       (closing ??= new Promise<void>((resolve) => {

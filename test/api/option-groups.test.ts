@@ -108,3 +108,41 @@ describe('cluster settings, a group of their own', () => {
     expect(job({ taskManagers: 3 })).toEqual(job({ cluster: { taskManagers: 3 } }));
   });
 });
+
+describe('highAvailability, a union on type', () => {
+  const URL_WITH_PW = 'postgres://weir:s3cret-pw@db.example:5432/weir';
+
+  it("defaults to 'none'; 'postgres' resolves with its defaults and keeps the URL as given", () => {
+    expect(resolveOptions({}).highAvailability).toEqual({ type: 'none' });
+    expect(resolveOptions({ highAvailability: { type: 'postgres', url: URL_WITH_PW } }).highAvailability).toEqual({
+      type: 'postgres',
+      url: URL_WITH_PW,
+      job: null,
+      leaseMs: 10_000,
+    });
+    expect(resolveOptions({ highAvailability: { type: 'postgres', url: 'postgresql://h/d', job: 'orders', leaseMs: 2000 } }).highAvailability).toEqual({
+      type: 'postgres',
+      url: 'postgresql://h/d',
+      job: 'orders',
+      leaseMs: 2000,
+    });
+  });
+
+  it('a bad value is named, and a rejected URL never shows its password', () => {
+    const missing = optionRejection({ highAvailability: { type: 'postgres' } });
+    expect(missing.message).toBe('highAvailability.url: is required: a postgres:// or postgresql:// URL');
+    const scheme = optionRejection({ highAvailability: { type: 'postgres', url: 'mysql://weir:s3cret-pw@db.example/weir' } });
+    expect(scheme.option).toBe('highAvailability.url');
+    expect(scheme.message).toContain("has scheme 'mysql:'");
+    expect(scheme.message).toContain('mysql://weir:***@db.example/weir');
+    expect(scheme.message).not.toContain('s3cret-pw');
+    expect(optionRejection({ highAvailability: { type: 'postgres', url: 'not a url' } }).message).toBe(
+      'highAvailability.url: is not a URL: (an unparsable URL)',
+    );
+    expect(optionRejection({ highAvailability: { type: 'postgres', url: URL_WITH_PW, leaseMs: 100 } }).message).toBe(
+      'highAvailability.leaseMs: must be an integer >= 300, got 100',
+    );
+    expect(optionRejection({ highAvailability: { type: 'zookeeper', url: URL_WITH_PW } }).option).toBe('highAvailability.type');
+    expect(optionRejection({ highAvailability: { type: 'none', url: URL_WITH_PW } }).option).toBe('highAvailability.url');
+  });
+});

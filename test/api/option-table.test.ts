@@ -69,7 +69,11 @@ describe('the option table', () => {
     expect(leaf.field.doc.length).toBeGreaterThan(10);
     expect(leaf.field.defaultDoc.length).toBeGreaterThan(0);
     const name = leaf.path.replace(/ \(.*\)$/, '');
-    expect(() => leaf.field.resolve(undefined, name, {})).not.toThrow();
+    if (leaf.field.required === true) {
+      // A required field has no default: leaving it out is a ConfigError naming it.
+      expect(leaf.field.defaultDoc).toBe('required');
+      expect(() => leaf.field.resolve(undefined, name, {})).toThrow(`${name}: is required`);
+    } else expect(() => leaf.field.resolve(undefined, name, {})).not.toThrow();
   });
 
   it.each(ALL.map((l) => [l.path, l] as const))('%s: a wrong value is a ConfigError naming it', (path, leaf) => {
@@ -122,6 +126,7 @@ describe('the option table', () => {
         heartbeat: { intervalMs: 1000, timeoutMs: 10_000, startTimeoutMs: 30_000 },
         cancellationTimeoutMs: 10_000,
       },
+      highAvailability: { type: 'none' },
     });
   });
 });

@@ -75,6 +75,100 @@ describe('weir run --ha (PostgreSQL)', () => {
   });
 
   it(
+    "a job module's highAvailability option runs as --ha: one leads, the other waits and exits when the job ended; output exact",
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-'));
+      const job = `ha-option-${process.pid}`;
+      jobs.push(job);
+      // About 10 s of input: the standby must start (a few seconds on a loaded machine) while the leader runs.
+      const env = { KILL_RECORDS: '3000', KILL_RATE: '300', KILL_INTERVAL_MS: '100', KILL_HA_URL: HA, KILL_HA_JOB: job, KILL_HA_LEASE_MS: '1200' };
+      const run = (): CliRun => {
+        const cli = startCli(['run', KILL_JOB, '--checkpoint-dir', root, '--quiet'], { env });
+        started.push(cli);
+        return cli;
+      };
+      const a = run();
+      await waitForMatch(a, new RegExp(`leading job '${job}' as \\S+ \\(epoch \\d+, lease 1200 ms\\)$`, 'm'), 60_000, 'the leader');
+      const b = run();
+      await waitForMatch(b, new RegExp(`standby: job '${job}' is led by`), 60_000, 'the standby');
+      const ra = await within(60_000, a.done, () => a.output().stderr);
+      expect(ra.code, ra.stderr).toBe(0);
+      const rb = await within(60_000, b.done, () => b.output().stderr);
+      expect(rb.code, rb.stderr).toBe(0);
+      expect(rb.stderr).toContain(`job '${job}' has ended (its last leader finished it); nothing to run`);
+      expect(checkKillOutput(outputDirOf(root), 3000, KEYS).problems).toEqual([]);
+      expect(await rows(job)).toEqual({ lease: { holder: '' }, pointer: null });
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    '--ha and its companions win over the option; an unreachable store from the option is named without its password',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-'));
+      const job = `ha-override-${process.pid}`;
+      jobs.push(job);
+      const unreachable = 'postgres://root:sekret-pw@127.0.0.1:1/test';
+      const env = { KILL_RECORDS: '300', KILL_RATE: '3000', KILL_HA_URL: unreachable, KILL_HA_JOB: 'not-this-name', KILL_HA_LEASE_MS: '5000' };
+      const flagged = await runCli(['run', KILL_JOB, '--checkpoint-dir', root, '--ha', HA, '--ha-job', job, '--ha-lease', '1300', '--quiet'], { env });
+      expect(flagged.code, flagged.stderr).toBe(0);
+      expect(flagged.stderr).toMatch(new RegExp(`leading job '${job}' as \\S+ \\(epoch \\d+, lease 1300 ms\\)`));
+      expect(flagged.stderr).not.toContain('sekret-pw');
+      const fromOption = await runCli(['run', KILL_JOB, '--checkpoint-dir', root, '--quiet'], { env });
+      expect(fromOption.code).toBe(1);
+      expect(fromOption.stderr).toContain('cannot reach the HA store postgres://root:***@127.0.0.1:1/test');
+      expect(fromOption.stderr).not.toContain('sekret-pw');
+      const stray = await runCli(['run', path.join(FIXTURES, 'tiny-job.ts'), '--ha-job', job]);
+      expect(stray.code).toBe(2);
+      expect(stray.stderr).toContain("--ha-job applies with high availability: give --ha <url> (or the job's highAvailability option)");
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a standby is listed by weir list and answers /ha and /readyz (503) with the leader and its epoch; once it took over it is ready',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-'));
+      const job = `ha-list-${process.pid}`;
+      jobs.push(job);
+      // 50 s of input: the new leader must still run when it is listed (the test ends it).
+      const env = { KILL_RATE: '400', KILL_INTERVAL_MS: '100' };
+      const web = ['--web-host', '127.0.0.1'];
+      const a = jobMaster(root, job, env, web);
+      const led = await waitForMatch(a, /leading job '\S+' as (\S+) \(epoch (\d+), lease 1500 ms\)$/m, 60_000, 'the first leader');
+      const [, holderA, epochA] = led;
+      const dashboardA = (await waitForMatch(a, /dashboard: (http:\/\/127\.0\.0\.1:\d+)\//, 60_000, "the leader's dashboard"))[1]!;
+      const b = jobMaster(root, job, env, web);
+      await waitForMatch(b, /standby: job '\S+' is led by \S+ \(epoch \d+\)/, 60_000, 'the standby');
+      const listed = await runCli(['list', '--json']);
+      expect(listed.code, listed.stderr).toBe(0);
+      const entries = (JSON.parse(listed.stdout) as Array<{ state: string; address: string; pid: number; ha?: Record<string, unknown> }>).filter(
+        (e) => e.ha?.job === job,
+      );
+      const store = HA; // no password to mask
+      const standby = entries.find((e) => e.pid === b.child.pid)!;
+      expect(standby).toMatchObject({ state: 'STANDBY', ha: { role: 'standby', job, leader: holderA, epoch: Number(epochA), store } });
+      expect(entries.find((e) => e.pid === a.child.pid)).toMatchObject({ state: 'RUNNING', ha: { role: 'leader', job, epoch: Number(epochA), store } });
+      const table = await runCli(['list']);
+      expect(table.stdout).toContain(`STANDBY`);
+      expect(table.stdout).toContain(`standby of '${job}', led by ${holderA} (epoch ${epochA})`);
+      const ha = await fetch(`${standby.address}/ha`);
+      expect(await ha.json()).toEqual({ role: 'standby', job, leader: holderA, 'leader-epoch': Number(epochA), store });
+      expect((await fetch(`${standby.address}/readyz`)).status).toBe(503);
+      expect((await fetch(`${standby.address}/healthz`)).status).toBe(200);
+      expect((await fetch(`${dashboardA}/readyz`)).status).toBe(200);
+      a.child.kill('SIGKILL');
+      await a.done;
+      await waitForMatch(b, /leading job '\S+' as \S+ \(epoch \d+, lease 1500 ms\); taking over/, 60_000, 'the takeover');
+      expect(await waitUntil(b, 'the new leader ready', async () => (await fetch(`${standby.address}/readyz`)).status === 200, 60_000)).toBe(true);
+      expect(await (await fetch(`${standby.address}/ha`)).json()).toMatchObject({ role: 'leader', job });
+      const after = JSON.parse((await runCli(['list', '--json'])).stdout) as Array<{ pid: number; state: string; ha?: { role: string } }>;
+      expect(after.filter((e) => e.pid === b.child.pid).map((e) => [e.state, e.ha?.role])).toEqual([['RUNNING', 'leader']]);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'the leader is SIGKILLed while a checkpoint is written: the standby takes over from the newest published checkpoint, exactly once',
     async () => {
       const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-'));

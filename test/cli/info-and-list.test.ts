@@ -47,7 +47,7 @@ describe('weir --version, weir help and weir list', () => {
       const table = await runCli(['list']);
       expect(table.code, table.stderr).toBe(0);
       const [header, row, ...rest] = lines(table.stdout);
-      expect(header!.split(/\s+/)).toEqual(['JOB', 'NAME', 'STATE', 'CONTROL', 'STARTED']);
+      expect(header!.split(/\s+/)).toEqual(['JOB', 'NAME', 'STATE', 'CONTROL', 'STARTED', 'HA']);
       expect(rest).toEqual([]);
       const [id, name, state, address, started] = row!.split(/\s+/);
       expect({ id, name, state, address }).toEqual({ id: job.jobId, name: 'slow', state: 'RUNNING', address: job.address });

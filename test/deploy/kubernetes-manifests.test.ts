@@ -172,8 +172,8 @@ describe('deploy/kubernetes: schemas', () => {
     misspelled.spec.replica = misspelled.spec.replicas;
     expect(() => validate(misspelled)).toThrow(/replica/);
     const nested = structuredClone(jobMaster);
-    nested.spec.template.spec.containers[0].readinessProbe.exec.comand = nested.spec.template.spec.containers[0].readinessProbe.exec.command;
-    expect(() => validate(nested)).toThrow(/readinessProbe\/exec\/comand/);
+    nested.spec.template.spec.containers[0].readinessProbe.httpGet.pathh = nested.spec.template.spec.containers[0].readinessProbe.httpGet.path;
+    expect(() => validate(nested)).toThrow(/readinessProbe\/httpGet\/pathh/);
     const inArray = structuredClone(taskManager);
     inArray.spec.template.spec.containers[0].volumeMounts[0].mountpath = '/checkpoints';
     expect(() => validate(inArray)).toThrow(/volumeMounts\/0\/mountpath/);
@@ -274,10 +274,12 @@ describe('deploy/kubernetes: wiring', () => {
     expect(pvc.spec.accessModes).toEqual(['ReadWriteMany']);
   });
 
-  it('marks only the leader Ready: the probe asks the web port given by --web-port for GET /jobs', () => {
-    const probe: string[] = jmContainer.readinessProbe.exec.command;
-    expect(probe.slice(0, 2)).toEqual(['node', '-e']);
-    expect(probe[2]).toContain(`http://127.0.0.1:${flagValue(jmArgs, '--web-port')}/jobs`);
+  it('marks only the leader Ready and probes liveness over HTTP: /readyz and /healthz on the --web-port, bound on every address (--web-host)', () => {
+    const web = jmContainer.ports.find((p: Manifest) => p.name === 'web');
+    expect(String(web.containerPort)).toBe(flagValue(jmArgs, '--web-port'));
+    expect(flagValue(jmArgs, '--web-host')).toBe('0.0.0.0');
+    expect(jmContainer.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'web' });
+    expect(jmContainer.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'web' });
   });
 
   it('defines every $(VAR) the args use, and gives every container requests and limits', () => {

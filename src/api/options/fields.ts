@@ -26,6 +26,8 @@ export interface Field<G, R> {
   readonly fields?: Table;
   /** A union's members by discriminant value, each a table of its other fields. */
   readonly members?: Readonly<Record<string, Table>>;
+  /** A field that must be given (no default). */
+  readonly required?: true;
   /** The strings an enum (or a union's shorthand) accepts. */
   readonly values?: readonly string[];
   /** Type only: what a user gives. Never set. */
@@ -38,8 +40,13 @@ export type Table = Readonly<Record<string, Field<unknown, unknown>>>;
 /** What a table resolves to. */
 export type ResolvedOf<T extends Table> = { readonly [K in keyof T]: T[K] extends Field<unknown, infer R> ? R : never };
 
-/** What a user may give for a table: every field optional. */
-export type GivenOf<T extends Table> = { [K in keyof T]?: T[K] extends Field<infer G, unknown> ? G : never };
+/** The fields of a table that must be given. */
+type RequiredKeys<T extends Table> = { [K in keyof T]: T[K] extends { readonly required: true } ? K : never }[keyof T];
+
+/** What a user may give for a table: every field optional but the required ones. */
+export type GivenOf<T extends Table> = { [K in Exclude<keyof T, RequiredKeys<T>>]?: T[K] extends Field<infer G, unknown> ? G : never } & {
+  [K in RequiredKeys<T>]: T[K] extends Field<infer G, unknown> ? G : never;
+};
 
 /** A default computed from the fields resolved before it in the same group. */
 export type Derive<R> = (siblings: Siblings) => R;
@@ -140,18 +147,22 @@ interface TextSpec {
   readonly doc: string;
 }
 
+/** A string option that must be given. */
+export function text(spec: TextSpec & { readonly required: true }): Field<string, string> & { readonly required: true };
 /** A string option that is null when not given. */
 export function text(spec: TextSpec & { readonly defaultDoc: string }): Field<string, string | null>;
 /** A string option with a default. */
 export function text(spec: TextSpec & { readonly default: string }): Field<string, string>;
-export function text(spec: TextSpec & { readonly default?: string; readonly defaultDoc?: string }): Field<string, string | null> {
+export function text(spec: TextSpec & { readonly default?: string; readonly defaultDoc?: string; readonly required?: true }): Field<string, string | null> {
   const fallback = spec.default ?? null;
   const parse = (s: string, path: string): string => (spec.parse === undefined ? s : spec.parse(s, path));
   return {
     kind: 'text',
     doc: spec.doc,
-    defaultDoc: docOf(fallback, spec.defaultDoc),
+    defaultDoc: spec.required === true ? 'required' : docOf(fallback, spec.defaultDoc),
+    ...(spec.required === true ? { required: true } : {}),
     resolve: (value, path) => {
+      if (value === undefined && spec.required === true) throw new ConfigError(path, `is required: ${spec.expect}`);
       if (value === undefined) return fallback === null ? null : parse(fallback, path);
       if (typeof value !== 'string' || value.length === 0 || (spec.valid !== undefined && !spec.valid(value))) {
         throw new ConfigError(path, `must be ${spec.expect}, got ${show(value)}`);

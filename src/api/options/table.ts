@@ -9,6 +9,7 @@ import { DEFAULT_MAX_PARALLELISM, MAX_PARALLELISM_LIMIT } from '../../state/key-
 import { resolveStorageRoot } from '../../storage/location.ts';
 import { CLUSTER_GROUP, CLUSTER_TABLE } from './cluster.ts';
 import { bool, child, type Field, group, int, num, objectAt, oneOf, type ResolvedOf, resolveTable, text, union } from './fields.ts';
+import { HIGH_AVAILABILITY_FIELD } from './high-availability.ts';
 import { foldStateBackendShorthands, STATE_BACKEND_FIELD, STATE_BACKEND_SHORTHANDS } from './state-backend.ts';
 
 /** The fields of `checkpointing`. */
@@ -119,6 +120,7 @@ export const OPTION_TABLE = {
     doc: 'the job id, its directory name under the checkpoint storage',
   }),
   cluster: CLUSTER_GROUP,
+  highAvailability: HIGH_AVAILABILITY_FIELD,
 };
 
 /**

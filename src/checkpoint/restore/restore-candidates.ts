@@ -123,3 +123,20 @@ async function checkFilesOf(reader: SnapshotReader, metadata: CheckpointMetadata
     }
   }
 }
+
+/**
+ * Candidates for checkpoints an HA store published, newest first, each read only when it is
+ * tried: a takeover whose newest published checkpoint is corrupt or missing at rest falls back to
+ * the one published before it (the job master skips a candidate that does not verify, and the
+ * sink-aware rule judges the choice), instead of failing at the start as a single `--from` does.
+ */
+export function publishedCandidates(
+  reader: SnapshotReader,
+  published: readonly { readonly checkpointId: number; readonly location: string }[],
+): RestoreCandidate[] {
+  return published.map((p) => ({
+    checkpointId: p.checkpointId as CheckpointId,
+    location: p.location,
+    load: () => readMetadataAt(reader, p.location, p.checkpointId as CheckpointId),
+  }));
+}

@@ -6,7 +6,7 @@
  * - a lease per job with a monotonically increasing epoch: `acquire` takes it when it is free or
  *   expired (bumping the epoch), `renew` extends it only for the holder of that epoch while it is
  *   still live, so a leader that missed its renewals cannot quietly continue;
- * - the pointer to the newest completed checkpoint, written with `publish` in the step that makes
+ * - the pointer to the newest completed checkpoint (and the few before it, to fall back on), written with `publish` in the step that makes
  *   a checkpoint complete (after `_metadata` is durable, before any subtask is told to commit), and
  *   only by the holder of the current, live lease: a stale leader's write is refused, so it can
  *   never tell a sink to commit. A takeover reads the pointer after it holds the lease, so it sees
@@ -35,6 +35,14 @@ export interface CheckpointPointer {
   readonly epoch: number;
 }
 
+/** Published checkpoints an HA store keeps per job (the newest and the ones before it to fall back on). */
+export const PUBLISHED_KEPT = 3;
+
+/** Keeps the newest `PUBLISHED_KEPT` of `list` with `pointer` added (a pure decision; one per checkpoint id, the newer epoch's). */
+export function keepPublished(list: readonly CheckpointPointer[], pointer: CheckpointPointer): CheckpointPointer[] {
+  return [pointer, ...list.filter((p) => p.checkpointId !== pointer.checkpointId)].sort((a, b) => b.checkpointId - a.checkpointId).slice(0, PUBLISHED_KEPT);
+}
+
 /** The answer to `acquire`: the lease with its new epoch, or who holds it now. */
 export type AcquireResult = { readonly held: true; readonly epoch: number } | { readonly held: false; readonly leader: LeaseHolder };
 
@@ -54,6 +62,11 @@ export interface HaStore {
   publish(job: string, epoch: number, pointer: Omit<CheckpointPointer, 'epoch'>): Promise<boolean>;
   /** The newest published checkpoint of `job`, or null. */
   latest(job: string): Promise<CheckpointPointer | null>;
+  /**
+   * The last `PUBLISHED_KEPT` published checkpoints of `job`, newest first: what a takeover falls
+   * back on when the newest does not verify (corrupt or missing at rest), under the sink-aware rule.
+   */
+  published(job: string): Promise<readonly CheckpointPointer[]>;
   /** Who holds the lease of `job` (live or not), or null when nobody ever did. */
   leader(job: string): Promise<(LeaseHolder & { readonly live: boolean }) | null>;
   /** Where task managers reach the leader of `epoch` (its `--listen` address once bound); nothing when it no longer leads. */

@@ -43,19 +43,33 @@ export interface LeadershipSettings {
  * Waits until this job master holds the lease of `settings.job` (a Leadership, still to be
  * started), or until the job has ended ('ended': it ended before, and `takeEnded` is not set, or
  * it ended while this one watched it as a standby); `onStandby` is told who leads
- * whenever that changes.
+ * whenever that changes. A standby's poll that fails (the store restarting) is asked again at the
+ * next poll; the first one's failure is thrown.
  */
 export async function elect(
   store: HaStore,
   settings: LeadershipSettings,
   env: Environment,
   onStandby: (leader: LeaseHolder) => void,
+  /** A standby's poll the store did not answer (it polls again). */
+  onUnreachable?: (error: unknown) => void,
 ): Promise<Leadership | 'ended'> {
   let seen: string | null = null;
   let watched = false;
   for (;;) {
     const sentMs = env.clock.now();
-    const r = await store.acquire(settings.job, settings.holder, settings.leaseMs, settings.address, settings.takeEnded === true && !watched);
+    let r: Awaited<ReturnType<HaStore['acquire']>>;
+    try {
+      r = await store.acquire(settings.job, settings.holder, settings.leaseMs, settings.address, settings.takeEnded === true && !watched);
+    } catch (err) {
+      // A standby outlives a store that stops answering for a while (a restart, a cut): it asks
+      // again at its next poll. Only the first answer must come (an unreachable store at the start
+      // is one clear error).
+      if (!watched) throw err;
+      onUnreachable?.(err);
+      await new Promise<void>((resolve) => env.scheduler.schedule(settings.leaseMs / RENEWALS_PER_LEASE, resolve));
+      continue;
+    }
     if (r.held) return new Leadership(store, settings, r.epoch, localDeadline(sentMs, settings.leaseMs), env);
     if (r.leader.holder === '') return 'ended';
     watched = true;

@@ -5,7 +5,7 @@
  * to a server would.
  */
 import type { Clock } from '../../core/time.ts';
-import type { AcquireResult, CheckpointPointer, HaStore, LeaseHolder } from './ha-store.ts';
+import { type AcquireResult, type CheckpointPointer, type HaStore, keepPublished, type LeaseHolder } from './ha-store.ts';
 
 interface Lease extends LeaseHolder {
   readonly untilMs: number;
@@ -15,6 +15,7 @@ export class MemoryHaStore implements HaStore {
   readonly description = 'memory HA store';
   private readonly leases = new Map<string, Lease>();
   private readonly pointers = new Map<string, CheckpointPointer>();
+  private readonly publishedOf = new Map<string, readonly CheckpointPointer[]>();
   /** Pointer writes refused (a stale epoch), for the simulator's counts. */
   refusedPublishes = 0;
 
@@ -50,12 +51,17 @@ export class MemoryHaStore implements HaStore {
       }
       const p = this.pointers.get(job);
       if (p === undefined || p.epoch < epoch || p.checkpointId < pointer.checkpointId) this.pointers.set(job, { ...pointer, epoch });
+      this.publishedOf.set(job, keepPublished(this.publishedOf.get(job) ?? [], { ...pointer, epoch }));
       return true;
     });
   }
 
   latest(job: string): Promise<CheckpointPointer | null> {
     return settle(() => this.pointers.get(job) ?? null);
+  }
+
+  published(job: string): Promise<readonly CheckpointPointer[]> {
+    return settle(() => this.publishedOf.get(job) ?? []);
   }
 
   leader(job: string): Promise<(LeaseHolder & { readonly live: boolean }) | null> {
@@ -78,6 +84,7 @@ export class MemoryHaStore implements HaStore {
       if (l === undefined || l.holder !== holder || l.epoch !== epoch || l.untilMs <= this.clock.now()) return;
       this.leases.set(job, { holder: '', epoch, address: null, untilMs: Number.NEGATIVE_INFINITY });
       this.pointers.delete(job);
+      this.publishedOf.delete(job);
     });
   }
 

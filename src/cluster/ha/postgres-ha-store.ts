@@ -9,6 +9,8 @@
  *
  *   weir_ha_leases   (job text PRIMARY KEY, holder text, epoch bigint, lease_until timestamptz, address text)
  *   weir_ha_pointers (job text PRIMARY KEY, epoch bigint, checkpoint_id bigint, location text, written_at timestamptz)
+ *   weir_ha_published (job text, checkpoint_id bigint, epoch bigint, location text, written_at timestamptz,
+ *                      PRIMARY KEY (job, checkpoint_id)): the last few published, to fall back on
  *
  * Every comparison uses the server's clock (`clock_timestamp()`). `publish` is one statement whose
  * CTE locks the lease row `FOR SHARE` and re-reads it: a takeover that committed meanwhile (a
@@ -20,13 +22,17 @@
  */
 import pg from 'pg';
 import { errorMessage, HaError } from '../../core/errors.ts';
-import type { AcquireResult, CheckpointPointer, HaStore, LeaseHolder } from './ha-store.ts';
+import { type AcquireResult, type CheckpointPointer, type HaStore, type LeaseHolder, PUBLISHED_KEPT } from './ha-store.ts';
+import { describeHaUrl } from './ha-url.ts';
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS weir_ha_leases (
      job text PRIMARY KEY, holder text NOT NULL, epoch bigint NOT NULL, lease_until timestamptz NOT NULL, address text)`,
   `CREATE TABLE IF NOT EXISTS weir_ha_pointers (
      job text PRIMARY KEY, epoch bigint NOT NULL, checkpoint_id bigint NOT NULL, location text NOT NULL, written_at timestamptz NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS weir_ha_published (
+     job text NOT NULL, checkpoint_id bigint NOT NULL, epoch bigint NOT NULL, location text NOT NULL, written_at timestamptz NOT NULL,
+     PRIMARY KEY (job, checkpoint_id))`,
 ];
 
 const UNTIL = `clock_timestamp() + make_interval(secs => $3::double precision / 1000)`;
@@ -42,26 +48,26 @@ const RENEW = `
   WHERE job = $1 AND holder = $2 AND epoch = $4 AND lease_until > clock_timestamp()
   RETURNING epoch`;
 
+// Besides the pointer, the published list: this checkpoint, and the newest PUBLISHED_KEPT - 1 of
+// the ones before it (the statement's snapshot does not see its own insert, so the prune keeps
+// that many of the older rows).
 const PUBLISH = `
   WITH lease AS (
     SELECT epoch FROM weir_ha_leases WHERE job = $1 AND epoch = $2 AND lease_until > clock_timestamp() FOR SHARE
+  ), listed AS (
+    INSERT INTO weir_ha_published AS h (job, checkpoint_id, epoch, location, written_at)
+      SELECT $1, $3, $2, $4, clock_timestamp() FROM lease
+    ON CONFLICT (job, checkpoint_id) DO UPDATE SET epoch = EXCLUDED.epoch, location = EXCLUDED.location, written_at = EXCLUDED.written_at
+      WHERE h.epoch <= EXCLUDED.epoch
+  ), pruned AS (
+    DELETE FROM weir_ha_published WHERE job = $1 AND checkpoint_id <> $3 AND EXISTS (SELECT 1 FROM lease) AND checkpoint_id NOT IN (
+      SELECT checkpoint_id FROM weir_ha_published WHERE job = $1 AND checkpoint_id <> $3 ORDER BY checkpoint_id DESC LIMIT ${PUBLISHED_KEPT - 1})
   )
   INSERT INTO weir_ha_pointers AS p (job, epoch, checkpoint_id, location, written_at)
     SELECT $1, $2, $3, $4, clock_timestamp() FROM lease
   ON CONFLICT (job) DO UPDATE SET epoch = EXCLUDED.epoch, checkpoint_id = EXCLUDED.checkpoint_id, location = EXCLUDED.location, written_at = EXCLUDED.written_at
     WHERE p.epoch < EXCLUDED.epoch OR p.checkpoint_id < EXCLUDED.checkpoint_id
   RETURNING checkpoint_id`;
-
-/** The URL for messages: the password never appears. */
-export function describeHaUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return '(an unparsable URL)';
-  }
-}
 
 export class PostgresHaStore implements HaStore {
   readonly description: string;
@@ -130,6 +136,14 @@ export class PostgresHaStore implements HaStore {
     return row === undefined ? null : { checkpointId: Number(row.checkpoint_id), location: row.location, epoch: Number(row.epoch) };
   }
 
+  async published(job: string): Promise<readonly CheckpointPointer[]> {
+    const r = await this.query<{ checkpoint_id: string; location: string; epoch: string }>(
+      `SELECT checkpoint_id, location, epoch FROM weir_ha_published WHERE job = $1 ORDER BY checkpoint_id DESC LIMIT ${PUBLISHED_KEPT}`,
+      [job],
+    );
+    return r.rows.map((row) => ({ checkpointId: Number(row.checkpoint_id), location: row.location, epoch: Number(row.epoch) }));
+  }
+
   async leader(job: string): Promise<(LeaseHolder & { readonly live: boolean }) | null> {
     const r = await this.query<{ holder: string; epoch: string; address: string | null; live: boolean }>(
       'SELECT holder, epoch, address, lease_until > clock_timestamp() AS live FROM weir_ha_leases WHERE job = $1',
@@ -148,6 +162,8 @@ export class PostgresHaStore implements HaStore {
       `WITH ended AS (
          UPDATE weir_ha_leases SET holder = '', lease_until = '-infinity', address = NULL
          WHERE job = $1 AND holder = $2 AND epoch = $3 AND lease_until > clock_timestamp() RETURNING job
+       ), listed AS (
+         DELETE FROM weir_ha_published WHERE job IN (SELECT job FROM ended)
        )
        DELETE FROM weir_ha_pointers WHERE job IN (SELECT job FROM ended)`,
       [job, holder, epoch],

@@ -119,6 +119,43 @@ describe('Leadership', () => {
     expect(await store.latest('j')).toEqual({ checkpointId: 5, location: '/b/chk-5', epoch: 2 });
   });
 
+  it('a standby outlives a store that stops answering (a restart): it asks again at each poll and takes over once it answers; a store that does not answer the first poll is an error', async () => {
+    const m = new ManualEnvironment();
+    const store = new MemoryHaStore(m.environment.clock);
+    await leader(m, store, 'a', 600);
+    const acquire = store.acquire.bind(store);
+    let down = false;
+    store.acquire = (...args) => (down ? Promise.reject(new Error('connection refused')) : acquire(...args));
+    const unanswered: string[] = [];
+    let b: Leadership | 'ended' | Error | null = null;
+    void elect(
+      store,
+      { job: 'j', holder: 'b', leaseMs: 600, address: null },
+      m.environment,
+      () => {},
+      (err) => unanswered.push((err as Error).message),
+    ).then(
+      (x) => (b = x),
+      (e: Error) => (b = e),
+    );
+    await flush();
+    down = true; // after the standby's first poll: the store restarts for 2 s, longer than the lease
+    for (let t = 50; t <= 2_000; t += 50) {
+      m.advanceTo(t);
+      await flush();
+    }
+    expect(b).toBeNull();
+    expect(unanswered.length).toBeGreaterThan(3);
+    down = false;
+    for (let t = 2_050; t <= 3_000 && b === null; t += 50) {
+      m.advanceTo(t);
+      await flush();
+    }
+    expect((b as unknown as Leadership).epoch).toBe(2);
+    down = true;
+    await expect(elect(store, { job: 'j', holder: 'c', leaseMs: 600, address: null }, m.environment, () => {})).rejects.toThrow('connection refused');
+  });
+
   it('a standby that watched the job learns that it ended; a later run does nothing unless it asks to run the job again', async () => {
     const m = new ManualEnvironment();
     const store = new MemoryHaStore(m.environment.clock);

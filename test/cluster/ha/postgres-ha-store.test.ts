@@ -8,7 +8,9 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TcpCutProxy } from '../../support/tcp-cut-proxy.ts';
 import { HaError } from '../../../src/core/errors.ts';
-import { PostgresHaStore, describeHaUrl } from '../../../src/cluster/ha/postgres-ha-store.ts';
+import { PostgresHaStore } from '../../../src/cluster/ha/postgres-ha-store.ts';
+import { PUBLISHED_KEPT } from '../../../src/cluster/ha/ha-store.ts';
+import { describeHaUrl } from '../../../src/cluster/ha/ha-url.ts';
 
 const URL_ = `postgres://root@${process.env.WEIR_PG_HOST ?? '127.0.0.1'}:${process.env.WEIR_PG_PORT ?? 5432}/test`;
 const LONG = 60_000;
@@ -39,6 +41,7 @@ afterAll(async () => {
   for (const j of jobs) {
     await c.query('DELETE FROM weir_ha_leases WHERE job = $1', [j]);
     await c.query('DELETE FROM weir_ha_pointers WHERE job = $1', [j]);
+    await c.query('DELETE FROM weir_ha_published WHERE job = $1', [j]);
   }
   await c.end();
   for (const st of stores) await st.close();
@@ -88,6 +91,31 @@ describe('PostgresHaStore', () => {
     expect(await s.latest(job)).toEqual({ checkpointId: 5, location: '/ck/b/chk-5', epoch: 2 });
     expect(await s.publish(job, 1, { checkpointId: 9, location: '/ck/a/chk-9' })).toBe(false);
     expect(await s.latest(job)).toEqual({ checkpointId: 5, location: '/ck/b/chk-5', epoch: 2 });
+  });
+
+  it('the published list: the last PUBLISHED_KEPT, newest first, across epochs; a stale epoch adds nothing; an ended job has none', async () => {
+    const s = await open();
+    const job = jobName();
+    await s.acquire(job, 'jm-a', LONG, null, true);
+    for (const id of [1, 2, 3, 4]) expect(await s.publish(job, 1, { checkpointId: id, location: `/ck/a/chk-${id}` })).toBe(true);
+    expect(PUBLISHED_KEPT).toBe(3);
+    expect(await s.published(job)).toEqual([
+      { checkpointId: 4, location: '/ck/a/chk-4', epoch: 1 },
+      { checkpointId: 3, location: '/ck/a/chk-3', epoch: 1 },
+      { checkpointId: 2, location: '/ck/a/chk-2', epoch: 1 },
+    ]);
+    await s.release(job, 'jm-a', 1);
+    await s.acquire(job, 'jm-b', LONG, null, true);
+    // The stale epoch's write is refused and lists nothing.
+    expect(await s.publish(job, 1, { checkpointId: 9, location: '/ck/a/chk-9' })).toBe(false);
+    expect(await s.publish(job, 2, { checkpointId: 5, location: '/ck/b/chk-5' })).toBe(true);
+    expect((await s.published(job)).map((p) => [p.checkpointId, p.epoch])).toEqual([
+      [5, 2],
+      [4, 1],
+      [3, 1],
+    ]);
+    await s.finish(job, 'jm-b', 2);
+    expect(await s.published(job)).toEqual([]);
   });
 
   it('a pointer write racing a takeover in progress waits for it and is refused once it commits (the lease row is locked FOR SHARE)', async () => {
