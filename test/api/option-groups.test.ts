@@ -36,8 +36,8 @@ describe('stateBackend, a union on type', () => {
   });
 
   it.each([
-    [{ stateBackend: 'rocks' }, 'stateBackend', "must be one of 'heap', 'embedded' or an object with a type, got \"rocks\""],
-    [{ stateBackend: { type: 'rocks' } }, 'stateBackend.type', "must be one of 'heap', 'embedded', got \"rocks\""],
+    [{ stateBackend: 'rocks' }, 'stateBackend', "must be one of 'heap', 'embedded', 'changelog' or an object with a type, got \"rocks\""],
+    [{ stateBackend: { type: 'rocks' } }, 'stateBackend.type', "must be one of 'heap', 'embedded', 'changelog', got \"rocks\""],
     [{ stateBackend: {} }, 'stateBackend.type', 'got undefined'],
     [{ stateBackend: { type: 'heap', cacheEntriesMax: 5 } }, 'stateBackend.cacheEntriesMax', 'unknown option (known: type)'],
     [{ stateBackend: { type: 'embedded', cacheEntriesMax: 0 } }, 'stateBackend.cacheEntriesMax', 'got 0'],
