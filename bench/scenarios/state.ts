@@ -11,16 +11,19 @@
  *   (d) throughput     records/s of a keyed count job (ValueState per key, checkpoint every second),
  *                      heap vs embedded at 100k keys (the cache holds them all), interleaved rounds;
  *                      then embedded alone at 10M keys (the cache holds 1%: the store serves the rest)
+ *   (e) scale          the same job at 1M keys (2 records per key), each backend alone in a child
+ *                      process: peak RSS, peak V8 heap, peak external memory, CPU-seconds per
+ *                      million records (process CPU, all threads: less load-sensitive than rates)
  *
  * (a)-(c) drive the backends directly (one subtask owning all 128 key groups) so the figures are
- * the backend's own; (d) runs whole jobs. Timings are measured, never asserted; correctness is:
+ * the backend's own; (d) and (e) run whole jobs. Timings are measured, never asserted; correctness is:
  * restores equal the state written, and every job's sink checksum equals the expected counts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
-import type { CheckpointStats, KeyedProcessFunction, Sink, ValueState } from '../../src/index.ts';
+import { ValueStateDescriptor } from '../../src/index.ts';
+import type { ValueState } from '../../src/index.ts';
 import { checkpointId, jobId, keyGroup } from '../../src/core/ids.ts';
 import { SeededRandom } from '../../src/core/time.ts';
 import type { KeyedStateBackend } from '../../src/state/backend.ts';
@@ -30,6 +33,8 @@ import { assignToKeyGroup } from '../../src/state/key-groups.ts';
 import { keyedHandleSizes, type KeyedStateHandle } from '../../src/state/handles/registry.ts';
 import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
 import { buildResult, median, parseScenarioArgs, publishResult, runScenario, seconds, startTimer, type Figures } from '../lib/result.ts';
+import { expectedChecksum, runStateJob, type StateBackendName } from '../lib/state-job.ts';
+import { measureStateJob, type StateScaleFigures } from '../lib/state-scale-child.ts';
 
 const SCENARIO = 'state';
 const MAX_PARALLELISM = 128;
@@ -52,6 +57,8 @@ const params = {
   throughputCacheEntriesMax: quick ? 40_000 : 200_000,
   largeKeys: quick ? 200_000 : 10_000_000,
   largeRecordsPerKey: 1.2,
+  scaleKeys: quick ? 100_000 : 1_000_000,
+  scaleRecordsPerKey: 2,
   checkpointIntervalMs: 1000,
   statistic: 'pauses and durations: median and p99 over samples; records/s: median over rounds; ratios: same-run figures',
 };
@@ -214,70 +221,7 @@ async function restoreMs(handles: KeyedStateHandle[], dir: string, label: string
   return { ms, keys, probe };
 }
 
-// ---- (d) keyed count throughput ----
-
-function keyedCount(): KeyedProcessFunction<string, string, number> {
-  let count: ValueState<number>;
-  return {
-    open(ctx) {
-      count = ctx.getState(new ValueStateDescriptor<number>('count', 0));
-    },
-    processElement(_key, _ctx, out) {
-      const n = (count.value() ?? 0) + 1;
-      count.update(n);
-      out.collect(n);
-    },
-  };
-}
-
-/** Record i's key: a permutation of the key space repeated, so every key appears. */
-const STRIDE = 7_919;
-const keyIndex = (i: number, keys: number): number => (i * STRIDE) % keys;
-
-/** Sum over keys of 1 + 2 + ... + count: what the sink sees summed when every count is emitted. */
-function expectedChecksum(keys: number, records: number): number {
-  const counts = new Uint32Array(keys);
-  for (let i = 0; i < records; i++) counts[keyIndex(i, keys)]!++;
-  let sum = 0;
-  for (const c of counts) sum += (c * (c + 1)) / 2;
-  return sum;
-}
-
-async function runJob(
-  backend: 'heap' | 'embedded',
-  keys: number,
-  records: number,
-  cacheEntriesMax: number,
-): Promise<{ recordsPerSec: number; checkpoints: CheckpointStats[]; checksum: number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'weir-bench-state-'));
-  try {
-    const env = StreamEnvironment.create({
-      parallelism: 1,
-      restartStrategy: { type: 'none' },
-      checkpointing: { intervalMs: params.checkpointIntervalMs },
-      checkpointStorage: dir,
-      ...(backend === 'embedded' ? { stateBackend: 'embedded' as const, embeddedState: { cacheEntriesMax } } : {}),
-    });
-    let checksum = 0;
-    const sink: Sink<number> = { name: 'sum', kind: 'plain', createWriter: () => ({ write: (n: number) => void (checksum += n) }) };
-    env
-      .generate({ count: records, seed: 1 }, (i) => `key-${keyIndex(i, keys)}`)
-      .uid('keys')
-      .keyBy((k) => k)
-      .process(keyedCount)
-      .uid('count')
-      .sinkTo(sink)
-      .uid('sink');
-    collectGarbage();
-    const t = startTimer();
-    const result = await env.execute(`bench-state-${backend}`);
-    const ms = t().ms;
-    if (result.status !== 'FINISHED') throw new Error(`${backend} job ended ${result.status}`);
-    return { recordsPerSec: records / (ms / 1000), checkpoints: result.checkpoints.filter((c) => c.status === 'COMPLETED'), checksum };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+// ---- (d) keyed count throughput: bench/lib/state-job.ts; (e) memory and CPU at scale: bench/lib/state-scale-child.ts ----
 
 async function main(): Promise<void> {
   const metrics: Figures = { load_average_1m_start: loadavg()[0]! };
@@ -342,7 +286,7 @@ async function main(): Promise<void> {
   const embeddedRates: number[] = [];
   for (let round = 1; round <= params.throughputRounds; round++) {
     for (const backend of ['heap', 'embedded'] as const) {
-      const run = await runJob(backend, keys, records, params.throughputCacheEntriesMax);
+      const run = await runStateJob(backend, keys, records, params.throughputCacheEntriesMax, params.checkpointIntervalMs);
       if (run.checksum !== expected) throw new Error(`${backend} (round ${round}): checksum ${run.checksum}, expected ${expected}`);
       (backend === 'heap' ? heapRates : embeddedRates).push(run.recordsPerSec);
       log(
@@ -355,7 +299,7 @@ async function main(): Promise<void> {
   ratios.embedded_vs_heap_throughput = median(embeddedRates.map((e, i) => e / heapRates[i]!));
 
   const largeRecords = Math.round(params.largeKeys * params.largeRecordsPerKey);
-  const large = await runJob('embedded', params.largeKeys, largeRecords, params.cacheEntriesMax);
+  const large = await runStateJob('embedded', params.largeKeys, largeRecords, params.cacheEntriesMax, params.checkpointIntervalMs);
   if (large.checksum !== expectedChecksum(params.largeKeys, largeRecords))
     throw new Error('embedded at the large key count: checksum differs from the expected counts');
   metrics[`embedded_records_per_sec_${keyTag(params.largeKeys)}`] = large.recordsPerSec;
@@ -364,6 +308,27 @@ async function main(): Promise<void> {
   log(
     `(d) embedded at ${params.largeKeys.toLocaleString('en-US')} keys: ${Math.round(large.recordsPerSec).toLocaleString('en-US')} records/s, ${large.checkpoints.length} checkpoints`,
   );
+  // (e) each backend alone in a child process at scaleKeys: peak RSS, peak V8 heap, CPU per record
+  const scaleRecords = Math.round(params.scaleKeys * params.scaleRecordsPerKey);
+  const scale: Partial<Record<StateBackendName, StateScaleFigures>> = {};
+  for (const backend of ['heap', 'embedded'] as const) {
+    const f = await measureStateJob(backend, params.scaleKeys, scaleRecords, params.cacheEntriesMax, params.checkpointIntervalMs);
+    scale[backend] = f;
+    const tag = `${backend}_${keyTag(params.scaleKeys)}`;
+    metrics[`peak_rss_mb_${tag}`] = f.peakRssMb;
+    metrics[`peak_heap_used_mb_${tag}`] = f.peakHeapUsedMb;
+    metrics[`peak_external_mb_${tag}`] = f.peakExternalMb;
+    metrics[`peak_rss_anon_mb_${tag}`] = f.peakRssAnonMb;
+    metrics[`peak_rss_file_mb_${tag}`] = f.peakRssFileMb;
+    metrics[`cpu_s_per_m_records_${tag}`] = f.cpuSecondsPerMillion;
+    metrics[`records_per_sec_${tag}`] = f.recordsPerSec;
+    log(
+      `(e) ${backend} at ${params.scaleKeys.toLocaleString('en-US')} keys: peak RSS ${f.peakRssMb.toFixed(0)} MB, peak heap ${f.peakHeapUsedMb.toFixed(0)} MB, external ${f.peakExternalMb.toFixed(0)} MB, anon ${f.peakRssAnonMb.toFixed(0)} / file ${f.peakRssFileMb.toFixed(0)} MB, ${f.cpuSecondsPerMillion.toFixed(2)} CPU-s per M records, ${Math.round(f.recordsPerSec).toLocaleString('en-US')} records/s, ${f.checkpoints} checkpoints`,
+    );
+  }
+  ratios[`embedded_vs_heap_peak_rss_${keyTag(params.scaleKeys)}`] = scale.embedded!.peakRssMb / scale.heap!.peakRssMb;
+  ratios[`embedded_vs_heap_cpu_per_record_${keyTag(params.scaleKeys)}`] = scale.embedded!.cpuSecondsPerMillion / scale.heap!.cpuSecondsPerMillion;
+
   metrics.load_average_1m_end = loadavg()[0]!;
 
   const result = buildResult(SCENARIO, params, metrics, ratios);

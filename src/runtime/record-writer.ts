@@ -79,7 +79,7 @@ export class RecordWriter {
         return;
       case 'hash': {
         const kg = assignToKeyGroup(this.keySelector!(record), this.maxParallelism);
-        const ch = subtaskForKeyGroup(this.maxParallelism, this.channels.length, kg);
+        const ch = this.channels.length === 1 ? 0 : subtaskForKeyGroup(this.maxParallelism, this.channels.length, kg);
         this.pendingKeyGroups![ch]![this.pending[ch]!.length] = kg;
         this.add(ch, record);
         return;

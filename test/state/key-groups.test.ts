@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SeededRandom } from '../../src/core/time.ts';
 import {
   assignToKeyGroup,
   keyGroupRangeForSubtask,
@@ -118,6 +119,22 @@ describe('assignToKeyGroup', () => {
     for (const [key, at128, at32768] of cases) {
       expect(assignToKeyGroup(key, 128), String(key)).toBe(at128);
       expect(assignToKeyGroup(key, 32768), String(key)).toBe(at32768);
+    }
+  });
+
+  it('hashes strings of every length as Java does one character at a time, and maps to groups by modulo for any maxParallelism', () => {
+    const javaHash = (s: string) => {
+      let h = 0;
+      for (let i = 0; i < s.length; i++) h = (Math.imul(31, h) + s.charCodeAt(i)) | 0;
+      return h;
+    };
+    const random = new SeededRandom(28);
+    for (let n = 0; n < 2000; n++) {
+      let s = '';
+      const length = n % 41;
+      for (let c = 0; c < length; c++) s += String.fromCharCode(random.int(n % 3 === 0 ? 0x10000 : 128));
+      expect(stableHash(s), JSON.stringify(s)).toBe(javaHash(s));
+      for (const m of [1, 3, 100, 128, 129, 4096, 32767]) expect(assignToKeyGroup(s, m)).toBe(murmurMix(javaHash(s)) % m);
     }
   });
 

@@ -240,11 +240,11 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   private load(table: SlotTable): Slot {
     if (this.index < 0) throw new AssertionError(`state "${table.name}": no current key was set`);
     this.makeRoom();
-    const bytes = this.store.get(storeKeyOf(this.keyGroup, table.stateId, encodeUserKey(this.key), table.name));
+    const stored = this.store.read(storeKeyOf(this.keyGroup, table.stateId, encodeUserKey(this.key), table.name), decodeValue);
     let value: unknown = ABSENT;
-    if (bytes !== undefined) {
+    if (stored !== undefined) {
       const corrupt = (what: string) => new StorageError('CORRUPT_FILE', this.store.dir, `key ${String(this.key)}: ${what}`);
-      value = toWorkingValue(table.kind, decodeValue(bytes), corrupt, table.name);
+      value = toWorkingValue(table.kind, stored, corrupt, table.name);
     }
     const slot = new Slot(value, false, this.epoch);
     table.writable(this.index).set(this.key, slot);

@@ -134,6 +134,19 @@ export class LocalStore {
     return this.live.getBinary(key as Buffer) ?? undefined;
   }
 
+  /**
+   * The stored bytes decoded by `decode` without copying them first (lmdb hands out its reusable
+   * read buffer, overwritten by the next read), or undefined when the key is absent. For the cache's
+   * misses, which decode at once: `get` copies into a new buffer per read.
+   */
+  read<T>(key: Uint8Array, decode: (bytes: Uint8Array) => T): T | undefined {
+    const db = this.live;
+    const bytes = db.getBinaryFast(key as Buffer);
+    if (bytes === undefined) return undefined;
+    // The reusable buffer is longer than the value: its length is lmdb's `lastSize` (not typed).
+    return decode(bytes.subarray(0, (db as unknown as { lastSize: number }).lastSize));
+  }
+
   /** Writes puts (value) and deletes (null) in one write transaction, in key order. */
   write(batch: Array<readonly [Buffer, Uint8Array | null]>): void {
     if (batch.length === 0) return;

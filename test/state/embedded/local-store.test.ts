@@ -1,0 +1,36 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { decodeValue, encodeValue } from '../../../src/state/codec.ts';
+import { LocalStore } from '../../../src/state/embedded/local-store.ts';
+
+const opened: Array<{ store: LocalStore; root: string }> = [];
+afterEach(() => {
+  for (const { store, root } of opened.splice(0)) {
+    store.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+function openStore(): LocalStore {
+  const root = mkdtempSync(join(tmpdir(), 'weir-local-store-'));
+  const store = LocalStore.create(root, 'read-test');
+  opened.push({ store, root });
+  return store;
+}
+
+describe('local store reads', () => {
+  it('read decodes exactly the stored bytes of each key, small and larger than lmdb’s reusable buffer, one after another', () => {
+    const store = openStore();
+    const values: unknown[] = [1, 'a', [1, 2, 3], 'x'.repeat(300_000), { n: 7 }, 2 ** 40, 'b'.repeat(70_000), 0];
+    const keyOf = (i: number) => Buffer.from([0, 1, 0, 1, i]);
+    store.write(values.map((v, i) => [keyOf(i), encodeValue(v)] as const));
+    // Longest first, then shorter: a read that kept the previous length would decode trailing bytes.
+    for (const i of [3, 6, 0, 2, 1, 5, 4, 7, 3, 1]) {
+      expect(store.read(keyOf(i), decodeValue), `key ${i}`).toEqual(values[i]);
+      expect(store.read(keyOf(i), decodeValue)).toEqual(decodeValue(store.get(keyOf(i))!));
+    }
+    expect(store.read(keyOf(99), decodeValue)).toBeUndefined();
+  });
+});
