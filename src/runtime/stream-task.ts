@@ -8,7 +8,7 @@ import { assert } from '../core/assert.ts';
 import type { CheckpointId, TaskId } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
 import type { CheckpointBarrier, CheckpointOptions } from '../checkpoint/barrier/barrier.ts';
-import type { KeyedStateBackend, OperatorStateBackend } from '../state/backend.ts';
+import type { InputHold, KeyedStateBackend, OperatorStateBackend } from '../state/backend.ts';
 import type { CheckpointStreamFactory } from '../storage/storage.ts';
 import { END_OF_DATA, END_OF_PARTITION, type StreamElement } from './elements.ts';
 import type { FaultInjector, FaultSite } from './faults.ts';
@@ -100,6 +100,7 @@ export class StreamTask {
   constructor(readonly cfg: StreamTaskConfig) {
     assert(cfg.chain.length > 0, `task ${cfg.name}: empty chain`);
     this.head = cfg.chain[0]!.operator;
+    this.inputHolds = cfg.chain.flatMap((op) => (op.keyedBackend?.inputHold ? [op.keyedBackend.inputHold] : []));
     this.source = isSourceOperator(this.head) ? this.head : null;
     assert((this.source === null) === (cfg.input !== null), `task ${cfg.name}: a task has an input gate or a source, not both`);
     this.timestamps = cfg.timestamps ?? newElementTimestamp();
@@ -294,9 +295,8 @@ export class StreamTask {
 
   /** A keyed backend that must not grow (the changelog's uploads in flight) holds input back like a full channel. */
   private stateHoldsInput(): boolean {
-    for (const op of this.cfg.chain) {
-      const hold = op.keyedBackend?.inputHold;
-      if (hold?.holding()) {
+    for (const hold of this.inputHolds) {
+      if (hold.holding()) {
         hold.onRelease(this.wakeOnRelease);
         return true;
       }
@@ -305,6 +305,8 @@ export class StreamTask {
   }
 
   private readonly wakeOnRelease = (): void => this.wake();
+  /** The chain's backends that can hold input back (empty but for the changelog backend): checked per element. */
+  private readonly inputHolds: readonly InputHold[];
 
   private check(site: FaultSite, checkpointId?: number): void {
     this.cfg.faults.check(site, { vertex: this.cfg.name, subtask: this.cfg.id.subtask, attempt: this.cfg.attempt, checkpointId });
