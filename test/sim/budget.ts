@@ -60,6 +60,16 @@ const MINIMUMS: Partial<Record<keyof RecoveryCounts, number>> = {
   // leader waiting out the dead one's lease and restoring the published pointer. Seeds 1-600 at
   // 1dd81a6+: 48 takeovers, 3 with a newer _metadata durable but unpublished; the parts 11/9/6.
   haTakeovers: 3,
+  // Object-store checkpoint storage (two in five seeds): no rename, create-only _metadata, uploads
+  // lost, PUTs landing after their timeout (some after their checkpoint was discarded: orphans a
+  // lifecycle rule removes), _metadata answers lost and the create-only retry finding its own bytes.
+  // Seeds 1-330 when the model came (weir sim outside vitest, per part): seeds 40/43/46, lost
+  // uploads 166/167/96, late PUTs 75/69/53, orphans 15/23/11, _metadata answers lost 2/2/2.
+  objectStoreSeeds: 30,
+  lostUploads: 50,
+  latePuts: 25,
+  lateOrphans: 5,
+  metadataAnswersLost: 1,
 };
 
 export function budgetPart(part: number): void {
