@@ -6,7 +6,7 @@
 import { SeededRandom } from '../core/time.ts';
 import type { StreamEnvironmentOptions } from '../api/options.ts';
 import type { FaultProbabilities } from './world/random-faults.ts';
-import type { StorageFaultOptions } from './world/faulty-storage.ts';
+import type { ObjectStoreKnobs, StorageFaultOptions } from './world/faulty-storage.ts';
 import type { SimRpcOptions } from './world/sim-rpc.ts';
 import { drawTaskManagerFaults, NO_TASK_MANAGER_FAULTS, type TaskManagerFaultKnobs } from './world/task-manager-faults.ts';
 
@@ -153,6 +153,16 @@ function drawCommitLatency(seed: number, job: string): number {
   return r.next() < 0.5 ? 0 : 5 + r.int(60);
 }
 
+/**
+ * Two in five seeds checkpoint to an object store (no rename, create-only `_metadata`, lost uploads,
+ * late PUTs) instead of a file system. From a stream of its own: the other draws of a seed stay as
+ * they were (the seeds that draw it take other paths through the same fault draws).
+ */
+function drawObjectStore(seed: number): ObjectStoreKnobs | null {
+  const r = new SeededRandom(seed ^ 0x0b1ec75e);
+  return r.next() < 0.4 ? { latePutDelayMsMax: 1 + r.int(40) } : null;
+}
+
 /** A tiny cache forces eviction to the store; a small share forces frequent new bases. */
 function drawBackend(seed: number, job: string, mode: SimMode): SimBackend {
   const r = new SeededRandom(seed ^ 0x0bac4e7d);
@@ -234,7 +244,7 @@ export function drawKnobs(seed: number, inputs: KnobInputs): SeedKnobs {
       ? { process: 0, 'sync-phase': 0, 'async-phase': 0, 'before-ack': 0, commit: 0 }
       : { process: 0.01, 'sync-phase': 0.05, 'async-phase': 0.05, 'before-ack': 0.05, commit: 0.05 },
     maxTaskFaults: 8,
-    storage: { writeFailProbability: 0.04, tornWriteProbability: 0.04, renameFailProbability: 0.05, latencyMsMax: 2 },
+    storage: { writeFailProbability: 0.04, tornWriteProbability: 0.04, renameFailProbability: 0.05, latencyMsMax: 2, objectStore: drawObjectStore(seed) },
     rpc: { delayProbability: 0.1, delayMsMax: 20, lossProbability: 0.04 },
     slowProbability: 0.05,
     taskManagers: killsOnly ? NO_TASK_MANAGER_FAULTS : drawTaskManagerFaults(seed, durationMs, drawTaskManagers(seed)),
@@ -336,6 +346,7 @@ export function describeKnobs(k: SeedKnobs): string[] {
     `  checkpoints every ${c.intervalMs}ms, timeout ${c.timeoutMs}ms, concurrent ${c.maxConcurrent}, retained ${c.retained}${k.mode === 'aligned-timeout' ? `, aligned timeout ${c.alignedTimeoutMs}ms` : ''}; restart delay ${k.restartDelayMs}ms, buffers ${k.bufferRecords} records x ${k.channelCapacity}`,
     `  faults until ${k.faults.untilCheckpoints} checkpoints completed (at most ${k.faults.maxWindowMs}ms); restarts at ${k.restartsAtMs.map((t) => `+${t.toFixed(1)}ms`).join(', ') || 'none'}`,
     `  task managers: ${describeTaskManagerFaults(k)}`,
+    `  checkpoint storage: ${k.faults.storage.objectStore ? `object store (no rename, create-only _metadata, lost uploads, PUTs landing up to ${k.faults.storage.objectStore.latePutDelayMsMax}ms after their timeout)` : 'file system (rename, torn writes)'}`,
     `  kills: ${k.kills.map(describeKill).join('; ') || 'none'}`,
     `  corruption: ${k.corruption ? `${k.corruption.how} a ${k.corruption.target} at +${k.corruption.afterMs.toFixed(1)}ms, then ${k.corruption.followedBy}` : 'none'}`,
     ...(k.commitLatencyMs > 0 ? [`  external commits take ${k.commitLatencyMs}ms each`] : []),

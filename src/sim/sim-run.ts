@@ -137,6 +137,17 @@ export interface RecoveryCounts {
   haRestoresBehindDisk: number;
   /** Leaders that lost their lease while they ran (renewals too late) and stopped. */
   haDepositions: number;
+  /**
+   * Object-store storage (knob faults.storage.objectStore): seeds that ran it; uploads lost or failed
+   * (nothing landed); PUTs that landed after their request timed out, and of those the objects left
+   * at the end (landed after their checkpoint was discarded: what a bucket lifecycle rule removes);
+   * `_metadata` PUTs whose answer was lost, committed by the create-only retry finding its own bytes.
+   */
+  objectStoreSeeds: number;
+  lostUploads: number;
+  latePuts: number;
+  lateOrphans: number;
+  metadataAnswersLost: number;
 }
 
 export function noRecovery(): RecoveryCounts {
@@ -184,6 +195,11 @@ export function noRecovery(): RecoveryCounts {
     haTakeovers: 0,
     haRestoresBehindDisk: 0,
     haDepositions: 0,
+    objectStoreSeeds: 0,
+    lostUploads: 0,
+    latePuts: 0,
+    lateOrphans: 0,
+    metadataAnswersLost: 0,
   };
 }
 
@@ -351,6 +367,7 @@ export class SimRun {
     const storage = new FaultyStorage(JOB_ID, process, this.world.random, this.withFaults ? this.k.faults.storage : NO_STORAGE_FAULTS, this.files);
     const rpc = new SimRpc(process, this.world.random, this.withFaults ? this.k.faults.rpc : NO_RPC_FAULTS);
     storage.active = rpc.active = this.faultsActive;
+    storage.network = this.world;
     const known = new Set<number>(spec.restoreFrom === JOB_DIR ? this.completedByRun(spec.startedFrom) : []);
     const proc: Proc = {
       process,
@@ -764,6 +781,12 @@ export class SimRun {
     this.recovery.changelogTruncations = this.changelogs.sum('truncations');
     this.recovery.changelogUploadRetries = this.changelogs.sum('retries');
     this.recovery.pinnedDeletions = this.pinned.reduce((n, c) => n + c.deletions, 0);
+    if (this.k.faults.storage.objectStore) this.recovery.objectStoreSeeds = 1;
+    for (const p of this.procs) {
+      this.recovery.lostUploads += p.storage.objectStore.lostUploads;
+      this.recovery.latePuts += p.storage.objectStore.latePuts;
+      this.recovery.metadataAnswersLost += p.storage.objectStore.metadataAnswersLost;
+    }
     // A process that died shutting down leaves its cleanup half done; nothing runs the job again to finish it.
     if (finished && !this.diedShuttingDown) this.add('storage', await this.storageProblems());
     return {
@@ -792,8 +815,16 @@ export class SimRun {
       abandonedFiles.add(metadataPath(dir));
       for (const f of filePathsOf(meta)) abandonedFiles.add(f);
     }
+    // A PUT that landed after its checkpoint was discarded is an orphan no listing of a living job
+    // reaches (a lifecycle rule's work, docs/s3-storage.md); any other file left is checker (d)'s.
+    const late = new Set(this.procs.flatMap((p) => [...p.storage.lateLanded]));
+    for (const f of this.files.keys()) if (late.has(f)) this.recovery.lateOrphans++;
     const kept = (f: string) =>
-      f.startsWith(`${SAVEPOINT_ROOT}/`) || abandonedFiles.has(f) || this.corruptedFiles.has(f) || [...this.corruptedDirs].some((d) => f.startsWith(`${d}/`));
+      f.startsWith(`${SAVEPOINT_ROOT}/`) ||
+      late.has(f) ||
+      abandonedFiles.has(f) ||
+      this.corruptedFiles.has(f) ||
+      [...this.corruptedDirs].some((d) => f.startsWith(`${d}/`));
     return checkStorage(
       this.procs.flatMap((p) => p.storage.violations),
       this.files.keys(),

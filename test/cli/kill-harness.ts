@@ -61,7 +61,14 @@ export interface TrialOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Extra arguments of every run (`--task-manager-processes 2`: its task manager processes are in its group and die with it). */
   readonly args?: readonly string[];
+  /** Where the runs checkpoint when not below `root` (an `s3://` prefix; then `env` sets KILL_OUTPUT), and how its checkpoints are listed. */
+  readonly checkpointRoot?: string;
+  readonly list?: CheckpointLister;
 }
+
+/** How a harness reads the checkpoints of a job directory: the file system by default, a bucket for S3. */
+export type CheckpointLister = (jobDir: string) => Promise<{ completed: number[]; incomplete: number[] }>;
+const fsLister: CheckpointLister = async (jobDir) => checkpointsIn(jobDir);
 
 /** `weir run kill-job.ts` in a process group of its own, once it printed its job id. */
 export async function startKillJob(root: string, from: string | null, env: Readonly<Record<string, string>>, extra: readonly string[] = []): Promise<WeirRun> {
@@ -69,7 +76,7 @@ export async function startKillJob(root: string, from: string | null, env: Reado
   const cli = startCli(args, { env, detached: true });
   try {
     const m = await waitForMatch(cli, /^control: \S+ \(job ([A-Za-z0-9._-]+)\)$/m, EVENT_TIMEOUT_MS, "the 'control:' line");
-    return { cli, jobDir: path.join(root, m[1]!) };
+    return { cli, jobDir: root.startsWith('s3://') ? `${root}/${m[1]!}` : path.join(root, m[1]!) };
   } catch (err) {
     await killGroup(cli);
     throw err;
@@ -131,21 +138,36 @@ export class CheckpointTracker {
   constructor(private readonly jobDir: string) {}
   /** Reads the job dir now, remembering every completed checkpoint. */
   poll(): { completed: number[]; incomplete: number[] } {
-    const now = checkpointsIn(this.jobDir);
+    return this.remember(checkpointsIn(this.jobDir));
+  }
+
+  /** `poll` through a lister (a bucket's). */
+  async pollWith(list: CheckpointLister): Promise<{ completed: number[]; incomplete: number[] }> {
+    return this.remember(await list(this.jobDir));
+  }
+
+  private remember(now: { completed: number[]; incomplete: number[] }): { completed: number[]; incomplete: number[] } {
     for (const id of now.completed) this.completedSeen.add(id);
     return now;
   }
 }
 
 /** Waits until checkpoint `nth` is half-written (`during`) or completed (`after-complete`); false when the run ended first. */
-export function checkpointMoment(cli: CliRun, jobDir: string, moment: 'during' | 'after-complete', nth: number, timeoutMs?: number): Promise<boolean> {
+export function checkpointMoment(
+  cli: CliRun,
+  jobDir: string,
+  moment: 'during' | 'after-complete',
+  nth: number,
+  timeoutMs?: number,
+  list: CheckpointLister = fsLister,
+): Promise<boolean> {
   const tracker = new CheckpointTracker(jobDir);
   if (moment === 'after-complete') {
     return waitUntil(
       cli,
       `completed checkpoint ${nth}`,
-      () => {
-        tracker.poll();
+      async () => {
+        await tracker.pollWith(list);
         return tracker.completedSeen.size >= nth;
       },
       timeoutMs,
@@ -154,8 +176,8 @@ export function checkpointMoment(cli: CliRun, jobDir: string, moment: 'during' |
   return waitUntil(
     cli,
     `half-written checkpoint ${nth}`,
-    () => {
-      const now = tracker.poll();
+    async () => {
+      const now = await tracker.pollWith(list);
       return tracker.completedSeen.size >= nth - 1 && now.incomplete.some((id) => id > Math.max(0, ...tracker.completedSeen));
     },
     timeoutMs,
@@ -178,13 +200,13 @@ function inProgressFiles(outputDir: string): Set<string> {
 }
 
 /** Waits for the step's moment in a started run; false when the run ended before it. */
-async function reachMoment(run: WeirRun, step: KillStep, outputDir: string, before: Set<string>): Promise<boolean> {
+async function reachMoment(run: WeirRun, step: KillStep, outputDir: string, before: Set<string>, list: CheckpointLister): Promise<boolean> {
   switch (step.moment) {
     case 'before-first':
       return true;
     case 'during':
     case 'after-complete':
-      return checkpointMoment(run.cli, run.jobDir, step.moment, step.nth);
+      return checkpointMoment(run.cli, run.jobDir, step.moment, step.nth, undefined, list);
     case 'resumed-no-checkpoint':
       return waitUntil(run.cli, 'uncommitted output of the resumed run', () => [...inProgressFiles(outputDir)].some((n) => !before.has(n)));
   }
@@ -198,6 +220,8 @@ async function reachMoment(run: WeirRun, step: KillStep, outputDir: string, befo
 export async function runKillTrial(o: TrialOptions): Promise<TrialResult> {
   const slow = { KILL_RATE: '2000', ...o.env };
   const outputDir = outputDirOf(o.root);
+  const checkpointRoot = o.checkpointRoot ?? o.root;
+  const list = o.list ?? fsLister;
   const kills: KillRecord[] = [];
   let latest: string | null = null;
   let resumes = 0;
@@ -205,11 +229,11 @@ export async function runKillTrial(o: TrialOptions): Promise<TrialResult> {
   for (const step of o.steps) {
     const before = inProgressFiles(outputDir);
     const longInterval = step.moment === 'resumed-no-checkpoint' ? ['--checkpoint-interval', '600000'] : [];
-    const run = await startKillJob(o.root, latest, slow, [...longInterval, ...(o.args ?? [])]);
+    const run = await startKillJob(checkpointRoot, latest, slow, [...longInterval, ...(o.args ?? [])]);
     if (latest !== null) resumes++;
     let reached = false;
     try {
-      reached = await reachMoment(run, step, outputDir, before);
+      reached = await reachMoment(run, step, outputDir, before, list);
     } finally {
       // Killed at the moment, and on a timeout too: a detached group would outlive the test.
       await killGroup(run.cli);
@@ -218,12 +242,12 @@ export async function runKillTrial(o: TrialOptions): Promise<TrialResult> {
       finished = await run.cli.done;
       break;
     }
-    const seen = checkpointsIn(run.jobDir);
+    const seen = await list(run.jobDir);
     kills.push({ ...step, completed: seen.completed, incomplete: seen.incomplete.length > 0, from: latest });
     if (seen.completed.length > 0) latest = run.jobDir;
   }
   if (finished === null) {
-    const run = await startKillJob(o.root, latest, { ...o.env, KILL_RATE: '200000' }, ['--quiet', ...(o.args ?? [])]);
+    const run = await startKillJob(checkpointRoot, latest, { ...o.env, KILL_RATE: '200000' }, ['--quiet', ...(o.args ?? [])]);
     if (latest !== null) resumes++;
     try {
       finished = await within(FINISH_TIMEOUT_MS, run.cli.done, () => `the last run did not finish; stderr:\n${run.cli.output().stderr}`);

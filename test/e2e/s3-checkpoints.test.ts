@@ -1,6 +1,7 @@
 /**
- * Jobs checkpointing to S3 (a real s3rver on loopback) do what they do on a directory: unaligned
- * checkpoints with entropy-injected keys, restore from the job's prefix skipping a corrupt newest
+ * Jobs checkpointing to S3 (a real s3rver on loopback, behind a pass-through proxy that records
+ * the requests) do what they do on a directory: unaligned checkpoints with entropy-injected keys
+ * whose in-flight data is written as objects and read back on restore, restore from the job's prefix skipping a corrupt newest
  * `_metadata` with the file sink rolled back, incremental embedded checkpoints (shared objects), and
  * savepoints that are relocatable (copied to another prefix, resumed from the copy at another
  * parallelism and backend).
@@ -15,20 +16,24 @@ import { S3Objects } from '../../src/storage/s3/objects.ts';
 import { readStateS3, s3SnapshotReader } from '../../src/storage/s3/reader.ts';
 import { s3Settings } from '../../src/storage/s3/settings.ts';
 import { checkpointInSteps, whenRunning } from '../support/clients.ts';
+import { FaultyS3Proxy } from '../support/faulty-s3-proxy.ts';
 import { SourceGate } from '../support/held-source.ts';
 import { buildKeyedCountJob, expectedRunningCounts, tempDir, until } from '../support/jobs.ts';
 import { keyedStateAt, readCheckpointMetadataAt } from '../support/read-state.ts';
 import { type S3TestServer, startS3rver } from '../support/s3-server.ts';
 
 let s3: S3TestServer;
+let proxy: FaultyS3Proxy;
 let objects: S3Objects;
 const dirs: string[] = [];
 beforeAll(async () => {
   s3 = await startS3rver(['weir-e2e']);
-  Object.assign(process.env, s3.env);
+  proxy = await FaultyS3Proxy.start(s3.endpoint);
+  Object.assign(process.env, s3.env, { AWS_ENDPOINT_URL_S3: proxy.endpoint });
   objects = new S3Objects(s3Settings());
 });
 afterAll(async () => {
+  await proxy.stop();
   await s3.stop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
@@ -48,10 +53,14 @@ function fallbackJob(out: string, jobId: string, count: number, gate = new Sourc
     checkpointStorage: 's3://weir-e2e/_entropy_/chk',
     checkpointing: { retained: 3, retention: 'retain-on-cancel', unaligned: true },
     restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 5 },
+    // Small buffers and a count slow enough (20 µs a record) that its input queues are full when a
+    // barrier arrives: the barrier overtakes them, and they are written as channel state objects.
+    bufferRecords: 256,
+    channelCapacity: 8,
     jobId,
   });
   const sink = new FileSink({ directory: out });
-  buildKeyedCountJob(env, sink, { count, keys: KEYS, gate });
+  buildKeyedCountJob(env, sink, { count, keys: KEYS, gate, countMicros: 20 });
   return { env, sink, gate };
 }
 
@@ -71,10 +80,17 @@ describe('jobs with S3 checkpoint storage', () => {
     const keys = (await objects.list('s3://weir-e2e')).objects.map((o) => o.url);
     expect(keys.some((k) => /^s3:\/\/weir-e2e\/[0-9a-f]{4}\/chk\/first\/chk-\d+\//.test(k))).toBe(true);
     expect(keys.some((k) => k.includes('_entropy_'))).toBe(false);
+    // The checkpoint restored from holds in-flight data, as objects of its own in the bucket.
+    const inFlight = meta.operators.flatMap((o) => o.subtasks.flatMap((st) => st.channels));
+    const channelObjects = inFlight.flatMap((c) => (c.stream.type === 'file' ? [c.stream.path] : []));
+    expect(channelObjects.length).toBeGreaterThan(0);
+    expect(meta.summary?.channelStateBytes).toBeGreaterThan(0);
+    for (const url of channelObjects) expect(await objects.head(url), url).not.toBeNull();
     const file = metadataPath(newest!.location);
     await objects.put(file, Buffer.from((await objects.get(file, 'test')).bytes.subarray(0, 20)));
 
     const events: JobEvent[] = [];
+    const fromRequest = proxy.seen.length;
     const second = fallbackJob(out, 'second', count);
     const result = await second.env.execute('second', { restoreFrom: 's3://weir-e2e/chk/first', onEvent: (e) => events.push(e) });
     expect(result.status).toBe('FINISHED');
@@ -83,6 +99,9 @@ describe('jobs with S3 checkpoint storage', () => {
     const running = events.find((e) => e.type === 'running');
     expect(running?.type === 'running' && running.restoredFrom).toBe(older!.checkpointId);
     expect(events.some((e) => e.type === 'sink-rolled-back')).toBe(true);
+    // The restore read every channel state object back (and the output shows it replayed them).
+    const read = new Set(proxy.seen.slice(fromRequest).flatMap((r) => (r.method === 'GET' ? [`s3:/${r.url.split('?')[0]}`] : [])));
+    expect(channelObjects.filter((url) => !read.has(url))).toEqual([]);
     expect(readCommittedLines(out).sort()).toEqual(expectedRunningCounts(count, KEYS));
   });
 

@@ -4,6 +4,9 @@ import { CommitLedger, RecoveryCommits } from '../../src/sim/checkers/commit-onc
 import { completedOnDisk, corruptAtRest, newestDurableId } from '../../src/sim/world/corruption.ts';
 import { ExternalTransactionStore, ExternalTransactionalSink } from '../../src/sim/world/external-sink.ts';
 import { describeKnobs, drawKnobs } from '../../src/sim/knobs.ts';
+import { StorageError } from '../../src/core/errors.ts';
+import { checkpointId, jobId } from '../../src/core/ids.ts';
+import { FaultyStorage, type StorageFaultOptions } from '../../src/sim/world/faulty-storage.ts';
 import { SimProcess } from '../../src/sim/world/sim-process.ts';
 import { SimWorld } from '../../src/sim/world/sim-world.ts';
 import type { RuntimeContext } from '../../src/runtime/functions.ts';
@@ -161,5 +164,67 @@ describe('corruption at rest', () => {
     expect(f.get(hit.file)).toEqual(new Uint8Array([9]));
     f.delete('memory:sim/chk-1/_metadata');
     expect(corruptAtRest(f, 'memory:sim', { afterMs: 0, target: 'metadata', how: 'flip', followedBy: 'kill' }, () => 0)).toBeNull();
+  });
+});
+
+/** Steps the world until `p` settles (storage calls complete through its scheduler). */
+async function drive<T>(world: SimWorld, p: Promise<T>): Promise<T> {
+  let done = false;
+  const out = p.finally(() => {
+    done = true;
+  });
+  out.catch(() => undefined);
+  for (let i = 0; !done && i < 10_000; i++) {
+    world.step();
+    await new Promise((r) => setImmediate(r));
+  }
+  return out;
+}
+
+describe('the object-store storage model', () => {
+  const world = () => new SimWorld(5, { stepCostMsMax: 0, slowProbability: 0, slowDelayMsMax: 0 });
+  const NO_FAULTS = { writeFailProbability: 0, tornWriteProbability: 0, renameFailProbability: 0, latencyMsMax: 1 };
+  const objectStore = (w: SimWorld, o: Partial<StorageFaultOptions>) =>
+    new FaultyStorage(jobId('os'), w, w.random, { ...NO_FAULTS, objectStore: { latePutDelayMsMax: 20 }, ...o });
+
+  it('a PUT whose request timed out fails for the writer and lands later, in a checkpoint that has no _metadata', async () => {
+    const w = world();
+    const s = objectStore(w, { tornWriteProbability: 1 });
+    const err = await drive(w, s.streamFactory(checkpointId(1)).write('exclusive', 'k', new Uint8Array(200).fill(7))).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StorageError);
+    expect((err as StorageError).message).toContain('lands later');
+    // No torn object: nothing is there yet, then the whole object.
+    expect(s.files()).toEqual([]);
+    while (w.step());
+    expect(s.objectStore.latePuts).toBe(1);
+    expect(s.files()).toEqual([...s.lateLanded]);
+    expect(s.files()[0]).toMatch(/\/chk-1\/k-/);
+    expect(await s.listCheckpointDirs()).toEqual([{ checkpointId: 1, location: s.checkpointLocation(checkpointId(1)), hasMetadata: false }]);
+  });
+
+  it('_metadata is one create-only PUT: no temporary file, lost or answered-late PUTs, a second _metadata refused', async () => {
+    const w = world();
+    const s = objectStore(w, { renameFailProbability: 1 });
+    const outcomes: string[] = [];
+    for (let id = 1; id <= 12; id++) {
+      const bytes = new Uint8Array([id, 1, 2, 3]);
+      const done = await drive(w, s.commitMetadata(checkpointId(id), bytes)).then(
+        () => 'committed',
+        (e: unknown) => (e instanceof StorageError ? 'lost' : String(e)),
+      );
+      outcomes.push(done);
+      const stored = s.inner.rawFiles().get(`${s.checkpointLocation(checkpointId(id))}/_metadata`);
+      // Committed only with our own bytes (the create-only retry recognised them); a lost PUT left nothing.
+      expect(stored === undefined ? 'lost' : Array.from(stored).join() === Array.from(bytes).join() ? 'committed' : 'other bytes').toBe(done);
+    }
+    expect(s.files().filter((f) => f.includes('.tmp'))).toEqual([]);
+    expect(outcomes).toContain('lost');
+    expect(outcomes).toContain('committed');
+    expect(s.objectStore.lostUploads + s.objectStore.metadataAnswersLost).toBe(12);
+    // A second writer of a committed checkpoint's _metadata (another client of the same bucket).
+    const other = new FaultyStorage(jobId('os'), w, w.random, { ...NO_FAULTS, objectStore: { latePutDelayMsMax: 20 } }, s.inner.rawFiles());
+    const id = checkpointId(outcomes.indexOf('committed') + 1);
+    const refused = await drive(w, other.commitMetadata(id, new Uint8Array([9]))).catch((e: unknown) => e);
+    expect((refused as StorageError).message).toContain('create-only _metadata refused');
   });
 });

@@ -5,7 +5,8 @@
  * upload), never answers (a timeout), or passes the request on and answers 412 Precondition Failed
  * (what a server with conditional writes says to a retried create-only PUT whose first answer was
  * lost), answers 412 without passing it on (another writer's create-only PUT got there first), or
- * answers 404 (a HEAD that ran before another writer's PUT landed). Each rule applies a given number of times, then the
+ * answers 404 (a HEAD that ran before another writer's PUT landed). A rule may let its first
+ * matching requests pass (a cleanup cut short after its first delete). Each rule applies a given number of times, then the
  * request passes again; every request is recorded, so tests can say what was retried.
  */
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
@@ -20,6 +21,8 @@ export interface FaultRule {
   readonly fault: S3Fault;
   /** How many matching requests get the fault; Infinity for all. */
   times: number;
+  /** How many matching requests pass unharmed before the fault applies (0 when absent). */
+  skip?: number;
 }
 
 export interface SeenRequest {
@@ -69,6 +72,10 @@ export class FaultyS3Proxy {
       if (rule.times <= 0) continue;
       if (rule.method !== undefined && rule.method !== req.method) continue;
       if (rule.pathContains !== undefined && !(req.url ?? '').includes(rule.pathContains)) continue;
+      if ((rule.skip ?? 0) > 0) {
+        rule.skip = (rule.skip ?? 0) - 1;
+        return null;
+      }
       rule.times--;
       return rule;
     }

@@ -129,14 +129,15 @@ export function sortedCopy(xs: readonly string[]): string[] {
   return [...xs].sort();
 }
 
-/** A keyed count over string keys: ValueState 'n' per key, emits `key:n` for every record. */
-export function keyedCount(): KeyedProcessFunction<string, string, string> {
+/** A keyed count over string keys: ValueState 'n' per key, emits `key:n` for every record (spending `micros` on each, when given). */
+export function keyedCount(micros = 0): KeyedProcessFunction<string, string, string> {
   let n: ValueState<number>;
   return {
     open(ctx) {
       n = ctx.getState(new ValueStateDescriptor<number>('n', 0));
     },
     processElement(k, _ctx, out) {
+      if (micros > 0) spin(micros);
       n.update((n.value() ?? 0) + 1);
       out.collect(`${k}:${n.value()}`);
     },
@@ -167,12 +168,13 @@ export function expectedRunningCounts(count: number, keys: number): string[] {
 
 /**
  * gen (`key-${(i * 7919) % keys}`, held by `gate` when given, else at `ratePerSec`) -> keyBy ->
- * keyedCount (uid 'count') -> sink (uid 'out'): the sink and cluster tests' job.
+ * keyedCount (uid 'count', `countMicros` a record: a slow consumer whose input queues are full
+ * when a barrier arrives) -> sink (uid 'out'): the sink and cluster tests' job.
  */
 export function buildKeyedCountJob(
   env: StreamEnvironment,
   sink: TwoPhaseCommitSink<string, unknown>,
-  o: { count: number; keys: number; gate?: SourceGate; ratePerSec?: number },
+  o: { count: number; keys: number; gate?: SourceGate; ratePerSec?: number; countMicros?: number },
 ): void {
   const key = (i: number) => `key-${(i * 7919) % o.keys}`;
   const generator = { count: o.count, ...(o.ratePerSec === undefined ? {} : { ratePerSec: o.ratePerSec }) };
@@ -180,7 +182,7 @@ export function buildKeyedCountJob(
   source
     .uid('gen')
     .keyBy((k) => k)
-    .process(keyedCount)
+    .process(() => keyedCount(o.countMicros))
     .uid('count')
     .name('count')
     .sinkTo(sink)

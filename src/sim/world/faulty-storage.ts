@@ -2,6 +2,12 @@
  * Checkpoint storage for the simulation: in-memory, with completions delayed through the world's
  * scheduler and faults drawn by the seed (a write fails, a write is torn, the metadata rename
  * fails). It also checks on every delete that no retained checkpoint loses a file (checker d).
+ *
+ * In object-store mode (S3, `src/storage/s3/`) there is no rename and no torn object: `_metadata`
+ * is one create-only PUT, and the same draws strike as an object store fails: an upload is lost or
+ * fails (nothing lands), a PUT lands after its request timed out (the writer saw a failure; the
+ * object appears later, whoever is alive by then), and a `_metadata` PUT lands but its answer is
+ * lost, so the retry is refused as create-only and recognises its own bytes (as `commit.ts` does).
  */
 import { StorageError } from '../../core/errors.ts';
 import type { CheckpointId, JobId } from '../../core/ids.ts';
@@ -14,11 +20,28 @@ import type { SavepointTarget } from '../../storage/savepoint-target.ts';
 import type { RestoredFrom } from '../../storage/restored-from.ts';
 import type { Random, Scheduler } from '../../core/time.ts';
 
+/** The object-store mode: how late a PUT whose request timed out may land. */
+export interface ObjectStoreKnobs {
+  readonly latePutDelayMsMax: number;
+}
+
 export interface StorageFaultOptions {
   readonly writeFailProbability: number;
   readonly tornWriteProbability: number;
   readonly renameFailProbability: number;
   readonly latencyMsMax: number;
+  /** Null: a file system (rename, torn writes); else an object store (see the file comment). */
+  readonly objectStore?: ObjectStoreKnobs | null;
+}
+
+/** What an object store's faults did in one seed (all processes and clients). */
+export interface ObjectStoreCounts {
+  /** Uploads that were lost or failed (state objects and `_metadata` PUTs): nothing landed. */
+  lostUploads: number;
+  /** PUTs that landed after the writer's request had timed out (state objects). */
+  latePuts: number;
+  /** `_metadata` PUTs whose answer was lost: the create-only retry was refused and found its own bytes. */
+  metadataAnswersLost: number;
 }
 
 /** Moments a process kill may strike inside storage; the hook returns true when the process just died. */
@@ -33,6 +56,11 @@ export class FaultyStorage implements CheckpointStorage {
   readonly inner: MemoryCheckpointStorage;
   private activeHere = true;
   readonly injected: { writeFail: number; torn: number; renameFail: number };
+  readonly objectStore: ObjectStoreCounts;
+  /** Objects that landed after their writer gave up, shared by the seed's clients (the end-of-run check reads it). */
+  readonly lateLanded: Set<string>;
+  /** Where a late PUT lands from: the world, not the process (a PUT in the network lands after its writer died). */
+  network: Scheduler;
   /** Violations of "no file referenced by a retained checkpoint is deleted". */
   readonly violations: string[];
   /** Ids of the checkpoints the coordinator retains right now; set by the runner. */
@@ -55,6 +83,9 @@ export class FaultyStorage implements CheckpointStorage {
   ) {
     this.inner = new MemoryCheckpointStorage(jobId, { inlineThresholdBytes: 64, files, ...(discarded ? { discarded } : {}) });
     this.injected = owner?.injected ?? { writeFail: 0, torn: 0, renameFail: 0 };
+    this.objectStore = owner?.objectStore ?? { lostUploads: 0, latePuts: 0, metadataAnswersLost: 0 };
+    this.lateLanded = owner?.lateLanded ?? new Set();
+    this.network = owner?.network ?? scheduler;
     this.violations = owner?.violations ?? [];
     if (owner !== null) {
       this.kill = (site) => owner.kill(site);
@@ -110,10 +141,19 @@ export class FaultyStorage implements CheckpointStorage {
         if (this.kill('upload')) return never();
         if (this.roll(this.options.writeFailProbability)) {
           this.injected.writeFail++;
+          if (this.options.objectStore) {
+            this.objectStore.lostUploads++;
+            throw new StorageError('STORAGE_IO', `memory:${nameHint}`, 'injected lost upload (nothing landed)');
+          }
           throw new StorageError('STORAGE_IO', `memory:${nameHint}`, 'injected write failure');
         }
         const handle = await inner.write(scope, nameHint, data);
-        if (handle.type === 'file' && this.roll(this.options.tornWriteProbability)) {
+        if (handle.type === 'file' && this.options.objectStore && this.roll(this.options.tornWriteProbability)) {
+          this.injected.torn++;
+          this.landLate(handle.path, this.options.objectStore);
+          throw new StorageError('STORAGE_IO', handle.path, 'injected request timeout (the PUT lands later)');
+        }
+        if (handle.type === 'file' && !this.options.objectStore && this.roll(this.options.tornWriteProbability)) {
           this.injected.torn++;
           const raw = this.inner.rawFiles();
           const bytes = raw.get(handle.path)!;
@@ -134,8 +174,21 @@ export class FaultyStorage implements CheckpointStorage {
     return this.inner.checkpointLocation(checkpointId);
   }
 
+  /** Takes the object just written out of the store and puts it back after a drawn delay: a PUT that lands after its request timed out. */
+  private landLate(path: string, o: ObjectStoreKnobs): void {
+    const raw = this.inner.rawFiles();
+    const bytes = raw.get(path)!;
+    raw.delete(path);
+    this.objectStore.latePuts++;
+    this.network.schedule(this.random.next() * o.latePutDelayMsMax, () => {
+      raw.set(path, bytes);
+      this.lateLanded.add(path);
+    });
+  }
+
   async commitMetadata(checkpointId: CheckpointId, bytes: Uint8Array): Promise<string> {
     await this.latency();
+    if (this.options.objectStore) return this.putMetadata(checkpointId, bytes);
     if (this.roll(this.options.renameFailProbability)) {
       this.injected.renameFail++;
       // The temporary file was written; the rename never happened.
@@ -145,6 +198,36 @@ export class FaultyStorage implements CheckpointStorage {
     if (this.kill('metadata-before')) return never();
     const location = await this.inner.commitMetadata(checkpointId, bytes);
     if (this.kill('metadata-after')) return never();
+    return location;
+  }
+
+  /**
+   * Object-store commit: one create-only PUT, no rename. The rename draw strikes as a lost PUT
+   * (nothing lands) or, one time in two, as a PUT that landed whose answer was lost: the retry is
+   * refused (412) and the object holds our bytes, which is our own commit.
+   */
+  private async putMetadata(checkpointId: CheckpointId, bytes: Uint8Array): Promise<string> {
+    const file = `${this.inner.checkpointDir(checkpointId)}/_metadata`;
+    const struck = this.roll(this.options.renameFailProbability);
+    if (struck && this.random.next() < 0.5) {
+      this.injected.renameFail++;
+      this.objectStore.lostUploads++;
+      throw new StorageError('STORAGE_IO', file, 'injected lost _metadata PUT (nothing landed)');
+    }
+    const existing = this.inner.rawFiles().get(file);
+    if (existing !== undefined) throw new StorageError('STORAGE_IO', file, `checkpoint ${checkpointId} is already committed (create-only _metadata refused)`);
+    if (this.kill('metadata-before')) return never();
+    const location = await this.inner.commitMetadata(checkpointId, bytes);
+    if (this.kill('metadata-after')) return never();
+    if (struck) {
+      // The answer was lost; the retry's create-only PUT is refused, and the object is ours.
+      this.injected.renameFail++;
+      this.objectStore.metadataAnswersLost++;
+      await this.latency();
+      const found = this.inner.rawFiles().get(file);
+      if (found === undefined || Buffer.compare(Buffer.from(found), Buffer.from(bytes)) !== 0)
+        throw new StorageError('STORAGE_IO', file, `checkpoint ${checkpointId}: create-only _metadata refused and the object is not ours`);
+    }
     return location;
   }
 

@@ -8,6 +8,7 @@
  * on a retried PUT whose first answer was lost is our own object: its bytes are compared.
  */
 import { StorageError } from '../../core/errors.ts';
+import { metadataPath } from '../paths.ts';
 import type { S3Objects } from './objects.ts';
 import { httpStatusOf } from './retry.ts';
 
@@ -30,4 +31,16 @@ export async function commitCreateOnly(objects: S3Objects, url: string, bytes: U
 async function holds(objects: S3Objects, url: string, bytes: Uint8Array): Promise<boolean> {
   const found = (await objects.get(url, '_metadata')).bytes;
   return Buffer.compare(Buffer.from(found.buffer, found.byteOffset, found.byteLength), Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) === 0;
+}
+
+/**
+ * Deletes the objects below the snapshot directory `dir`, `_metadata` first: the reverse of the
+ * commit, so a deletion cut short leaves an incomplete snapshot (never restored, removed at the
+ * next start or by a second dispose), never a complete-looking one whose objects are gone.
+ */
+export async function deleteSnapshotObjects(objects: S3Objects, dir: string): Promise<void> {
+  const { objects: below } = await objects.list(dir);
+  const meta = metadataPath(dir);
+  if (below.some((o) => o.url === meta)) await objects.deleteAll([meta]);
+  await objects.deleteAll(below.map((o) => o.url).filter((u) => u !== meta));
 }

@@ -43,11 +43,14 @@ export class S3Objects {
     url: string,
     action: string,
     send: (c: { client: S3Client; sdk: S3Sdk }, signal: AbortSignal) => Promise<T>,
-    ctx = this.retryContext(),
+    ctx?: RetryContext,
   ): Promise<T> {
+    // The deadline starts once the SDK is loaded: its first import is not the operation's time.
     const c = await this.sdk();
     try {
-      return await withRetries(ctx, (remainingMs) => send(c, AbortSignal.timeout(Math.min(remainingMs, this.settings.requestTimeoutMs))));
+      return await withRetries(ctx ?? this.retryContext(), (remainingMs) =>
+        send(c, AbortSignal.timeout(Math.min(remainingMs, this.settings.requestTimeoutMs))),
+      );
     } catch (err) {
       throw s3Error(url, action, err);
     }

@@ -37,7 +37,7 @@ import {
   type SnapshotPathProbe,
   type StateScope,
 } from '../storage.ts';
-import { commitCreateOnly } from './commit.ts';
+import { commitCreateOnly, deleteSnapshotObjects } from './commit.ts';
 import { type EntropyRoot, entropyRootOf, injectedRoot, isInjectedUnder, stableRoot } from './entropy.ts';
 import { S3Objects } from './objects.ts';
 import { checkpointDirsS3, readStateS3, s3SnapshotReader } from './reader.ts';
@@ -219,12 +219,7 @@ export class S3CheckpointStorage implements CheckpointStorage {
   /** Deletes checkpoint n's objects: below its stable prefix, and with entropy below every injected one. */
   private async deleteCheckpointObjects(checkpointId: CheckpointId): Promise<void> {
     const dir = this.checkpointDir(checkpointId);
-    // `_metadata` first, so a crash half-way leaves an incomplete checkpoint (never restored, removed
-    // at the next start), never a complete-looking one whose objects are gone.
-    const { objects } = await this.objects.list(dir);
-    const meta = metadataPath(dir);
-    if (objects.some((o) => o.url === meta)) await this.objects.deleteAll([meta]);
-    await this.objects.deleteAll(objects.map((o) => o.url).filter((u) => u !== meta));
+    await deleteSnapshotObjects(this.objects, dir);
     if (this.entropy !== null) {
       const e = this.entropy;
       const tail = `${this.jobId}/${baseName(dir)}`;
@@ -246,10 +241,7 @@ export class S3CheckpointStorage implements CheckpointStorage {
       return;
     }
     // Another job's checkpoint this run claimed: its objects below its prefix (its own entropy root is unknown here).
-    const meta = metadataPath(location);
-    const { objects } = await this.objects.list(location);
-    await this.objects.deleteAll(objects.map((o) => o.url).filter((u) => u !== meta));
-    await this.objects.deleteAll([meta]);
+    await deleteSnapshotObjects(this.objects, location);
   }
 
   async discardShared(handle: StreamStateHandle): Promise<void> {

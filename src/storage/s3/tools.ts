@@ -6,6 +6,7 @@
  */
 import type { SnapshotTools } from '../snapshot-tools.ts';
 import { metadataPath } from '../paths.ts';
+import { deleteSnapshotObjects } from './commit.ts';
 import { S3Objects } from './objects.ts';
 import { readStateS3, s3SnapshotReader } from './reader.ts';
 import { s3Settings } from './settings.ts';
@@ -24,13 +25,6 @@ export function s3SnapshotTools(objects = new S3Objects(s3Settings())): Snapshot
       subdirs: async (dir) => (await objects.list(dir, { delimiter: true })).dirs,
       hasMetadata: async (dir) => (await objects.head(metadataPath(dir))) !== null,
     },
-    removeDir: async (dir) => {
-      // `_metadata` first: a dispose cut short leaves an incomplete savepoint (never restored, and
-      // removable again), never a complete-looking one whose objects are gone.
-      const { objects: below } = await objects.list(dir);
-      const meta = metadataPath(dir);
-      if (below.some((o) => o.url === meta)) await objects.deleteAll([meta]);
-      await objects.deleteAll(below.map((o) => o.url).filter((u) => u !== meta));
-    },
+    removeDir: (dir) => deleteSnapshotObjects(objects, dir),
   };
 }
