@@ -95,6 +95,6 @@ export function budgetPart(part: number): void {
       expect(summary.restarts).toBeGreaterThan(seeds / 2);
       const below = Object.entries(MINIMUMS).filter(([k, min]) => summary.recovery[k as keyof RecoveryCounts] < min!);
       expect(below.map(([k, min]) => `${k}: ${summary.recovery[k as keyof RecoveryCounts]} < ${min}`)).toEqual([]);
-    }, 300_000);
+    }, 900_000); // 110 seeds took 126 s quiet and 340-430 s at load 20 once the changelog and object-store draws came
   });
 }
