@@ -220,8 +220,12 @@ export type HighAvailabilityOptions =
 
 /** `HighAvailabilityOptions` with defaults applied. */
 export type ResolvedHighAvailability =
-  | { readonly type: 'none' }
   | {
+      /** No high availability: one job master, restarted by hand (`weir run --from`). */
+      readonly type: 'none';
+    }
+  | {
+      /** A PostgreSQL HA store: a lease row with an epoch, the published checkpoint pointers. */
       readonly type: 'postgres';
       /** The store's URL (with its password: never print it, see `describeHaUrl`). */
       readonly url: string;
