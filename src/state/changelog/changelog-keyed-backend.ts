@@ -81,6 +81,13 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
   private materializeNext = false;
   private lastMaterializedAtMs: number;
   private knownCompleted: number | null = null;
+  /**
+   * Checkpoints whose async part has not named its segments yet, by the sequence number their log
+   * may start at (the materialization current at their sync part, or a newer one). A newer
+   * materialization adopted meanwhile must not truncate segments they still name (seed 73 of
+   * file-sink, exactly-once: a handle named changes in no segment).
+   */
+  private readonly unnamed = new Map<number, number>();
   private readonly savepoints = new Set<number>();
   private delayTimer: { cancel(): void } | null = null;
   private outer: StateChangeListener | null = null;
@@ -197,24 +204,29 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
       materialization = this.running;
     }
     const known = this.knownCompleted;
+    this.unnamed.set(checkpointId, this.materialization.seq);
     const keyCounts = this.inner.keyCounts();
     const range = this.inner.keyGroupRange;
     return {
       syncInfo: { stateBytesEstimate: this.uploader.figures.inFlightBytes },
       run: async () => {
-        const m = await materialization;
-        await this.uploader.durable(toSeq);
-        const handle: ChangelogStateHandle = {
-          type: 'changelog',
-          range,
-          checkpointId,
-          knownCompletedCheckpointId: known,
-          materialization: m,
-          segments: this.uploader.covering(m.seq, toSeq),
-          toSeq,
-          keyCounts,
-        };
-        return [handle];
+        try {
+          const m = await materialization;
+          await this.uploader.durable(toSeq);
+          const handle: ChangelogStateHandle = {
+            type: 'changelog',
+            range,
+            checkpointId,
+            knownCompletedCheckpointId: known,
+            materialization: m,
+            segments: this.uploader.covering(m.seq, toSeq),
+            toSeq,
+            keyCounts,
+          };
+          return [handle];
+        } finally {
+          this.unnamed.delete(checkpointId);
+        }
       },
     };
   }
@@ -252,7 +264,9 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
     this.finished = null;
     if (m.seq < this.materialization.seq) return;
     this.materialization = m;
-    this.uploader.truncate(m.seq);
+    let keep = m.seq;
+    for (const from of this.unnamed.values()) keep = Math.min(keep, from);
+    this.uploader.truncate(keep);
     this.counts.truncations++;
   }
 
@@ -291,6 +305,7 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
   }
 
   notifyCheckpointAborted(checkpointId: CheckpointId): void {
+    this.unnamed.delete(checkpointId);
     // A materialization started under this id runs on: its files belong to no checkpoint.
     if (this.savepoints.delete(checkpointId)) this.inner.notifyCheckpointAborted(checkpointId);
   }
