@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CollectSink, type StreamEnvironment, ValueStateDescriptor } from '../../src/index.ts';
-import { heldGenerate, type SourceGate } from './held-source.ts';
+import { heldGenerate, type Hold, type SourceGate } from './held-source.ts';
 import type { KeyedCoProcessFunction, KeyedProcessFunction, StreamEnvironmentOptions, TwoPhaseCommitSink, ValueState } from '../../src/index.ts';
 
 export function tempDir(prefix = 'weir-test-'): string {
@@ -187,4 +187,15 @@ export function buildKeyedCountJob(
     .name('count')
     .sinkTo(sink)
     .uid('out');
+}
+
+/** The backend tests' counts job: 20,000 records over 700 keys counted per key (operator name 'count'), its source held by `hold`. */
+export function backendCountsJob(env: StreamEnvironment, sink: CollectSink<string>, hold: Hold): void {
+  heldGenerate(env, { count: 20_000 }, (i) => `k${(i * 7919) % 700}`, hold)
+    .uid('keys')
+    .keyBy((k) => k)
+    .process(keyedCount)
+    .uid('count')
+    .name('count')
+    .sinkTo(sink);
 }

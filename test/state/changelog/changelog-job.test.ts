@@ -15,8 +15,8 @@ import { formatListings } from '../../../src/cli/checkpoints-command.ts';
 import { formatReport, inspectSnapshot } from '../../../src/cli/savepoint-inspect.ts';
 import type { ChangelogStateHandle } from '../../../src/state/handles/changelog.ts';
 import { FaultPlan } from '../../support/fault-plan.ts';
-import { heldGenerate, SourceGate } from '../../support/held-source.ts';
-import { keyedCount, tempDir } from '../../support/jobs.ts';
+import { SourceGate } from '../../support/held-source.ts';
+import { backendCountsJob, tempDir } from '../../support/jobs.ts';
 
 type Backend = StreamEnvironmentOptions['stateBackend'];
 
@@ -35,13 +35,7 @@ async function run(
     restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 5 },
   });
   const sink = stage.sink ?? new CollectSink<string>();
-  heldGenerate(env, { count: 20_000 }, (i) => `k${(i * 7919) % 700}`, stage.gate ? { gate: stage.gate } : { recordsPerCheckpoint: 1000 })
-    .uid('keys')
-    .keyBy((k) => k)
-    .process(keyedCount)
-    .uid('count')
-    .name('count')
-    .sinkTo(sink);
+  backendCountsJob(env, sink, stage.gate ? { gate: stage.gate } : { recordsPerCheckpoint: 1000 });
   const client = await env.executeAsync('counts', { faults, ...(stage.restoreFrom ? { restoreFrom: stage.restoreFrom } : {}) });
   if (stage.gate) {
     await stage.gate.reached(stage.parallelism ?? 2);

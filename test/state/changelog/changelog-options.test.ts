@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../../../src/api/options.ts';
-import { ConfigError } from '../../../src/core/errors.ts';
+import { optionRejection } from '../../support/option-errors.ts';
 
 const DEFAULTS = {
   uploadBytesThreshold: 10 * 1024 * 1024,
@@ -35,15 +35,9 @@ describe('changelog backend options', () => {
       [{ stateBackend: 'changelog', incremental: true }, 'incremental', /stateBackend: 'embedded'/],
     ];
     for (const [options, option, message] of cases) {
-      let error: unknown;
-      try {
-        resolveOptions(options as never);
-      } catch (e) {
-        error = e;
-      }
-      expect(error, JSON.stringify(options)).toBeInstanceOf(ConfigError);
-      expect((error as ConfigError).option).toBe(option);
-      expect((error as ConfigError).message).toMatch(message);
+      const error = optionRejection(options);
+      expect(error.option, JSON.stringify(options)).toBe(option);
+      expect(error.message).toMatch(message);
     }
   });
 });

@@ -13,7 +13,7 @@ import { readCheckpointMetadataAt } from '../../../src/checkpoint/restore/locate
 import { checkpointInSteps } from '../../support/clients.ts';
 import { FaultPlan } from '../../support/fault-plan.ts';
 import { heldGenerate, SourceGate } from '../../support/held-source.ts';
-import { keyedCount, tempDir } from '../../support/jobs.ts';
+import { backendCountsJob, keyedCount, tempDir } from '../../support/jobs.ts';
 
 type Backend = Pick<StreamEnvironmentOptions, 'stateBackend' | 'incremental' | 'embeddedState'>;
 
@@ -36,13 +36,7 @@ async function run(backend: Backend, dir: string, faults?: FaultPlan, steps?: { 
   });
   const sink = new CollectSink<string>();
   const gate = new SourceGate(steps ? steps.first - steps.step : Infinity);
-  heldGenerate(env, { count: 20_000 }, (i) => `k${(i * 7919) % 700}`, { gate })
-    .uid('keys')
-    .keyBy((k) => k)
-    .process(keyedCount)
-    .uid('count')
-    .name('count')
-    .sinkTo(sink);
+  backendCountsJob(env, sink, { gate });
   const client = await env.executeAsync('counts', { faults });
   if (steps) {
     await checkpointInSteps(client, gate, { count: steps.count, step: steps.step, subtasks: 2 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveOptions } from '../../../src/api/options.ts';
-import { ConfigError } from '../../../src/core/errors.ts';
+import { optionRejection } from '../../support/option-errors.ts';
 
 describe('embedded backend options', () => {
   it('defaults: incremental on for the embedded backend, off (and refused) for heap', () => {
@@ -22,14 +22,7 @@ describe('embedded backend options', () => {
       [{ stateBackend: 'rocksdb' }, 'stateBackend'],
     ];
     for (const [options, option] of cases) {
-      let error: unknown;
-      try {
-        resolveOptions(options as never);
-      } catch (e) {
-        error = e;
-      }
-      expect(error, JSON.stringify(options)).toBeInstanceOf(ConfigError);
-      expect((error as ConfigError).option).toBe(option);
+      expect(optionRejection(options).option, JSON.stringify(options)).toBe(option);
     }
   });
 });
