@@ -95,6 +95,7 @@ export async function tcpDeployer(
     sourceBatchRecords: job.sourceBatchRecords,
     sharedDirs: plantSharedDirProbes(shared, job.jobId),
     stuckLimitMs: stuckLimitMs(watch),
+    jobMasterSilenceMs: watch.heartbeat.timeoutMs,
   };
   const registry = await TaskManagerRegistry.open({
     host: listen.host,

@@ -43,10 +43,14 @@ export interface CliOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Start the command in a process group of its own (kill it whole with `process.kill(-pid, ...)`). */
   readonly detached?: boolean;
+  /** Run it inside this network namespace (`ip netns exec`, which execs: the child is the command itself). */
+  readonly netns?: string;
 }
 
 export function startCli(args: readonly string[], options: CliOptions = {}): CliRun {
-  const child = spawn(process.execPath, [path.join(REPO, 'bin/weir.mjs'), ...args], {
+  const command = [process.execPath, path.join(REPO, 'bin/weir.mjs'), ...args];
+  if (options.netns !== undefined) command.unshift('ip', 'netns', 'exec', options.netns);
+  const child = spawn(command[0]!, command.slice(1), {
     cwd: options.cwd ?? REPO,
     env: { ...process.env, NO_COLOR: '1', WEIR_HOME, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

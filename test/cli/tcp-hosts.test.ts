@@ -9,7 +9,6 @@
  * dropped it, stops, and joins again). Without root or ip netns these skip, saying why; the same
  * scenarios run over loopback in tcp-task-managers.test.ts.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -18,40 +17,15 @@ import { createTestNetwork, netnsProblem, type TestNetwork } from '../support/ne
 import { checkpointMoment, KILL_JOB } from './kill-harness.ts';
 import { checkKillOutput } from './kill-oracle.ts';
 import { KEYS, outputDirOf } from './fixtures/kill-job.ts';
-import { CLI_TEST_TIMEOUT_MS, REPO, startCli, WEIR_HOME, type CliRun } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, startCli, type CliRun } from './run-cli.ts';
 import { waitForMatch, within } from './running-job.ts';
 
 const problem = netnsProblem();
 if (problem !== null) console.warn(`tcp-hosts: skipped: ${problem}`);
 
-/** `weir taskmanager` inside host `ns`, its output collected like startCli's. */
+/** `weir taskmanager` inside host `ns`. */
 function taskManagerIn(ns: string, connect: string, env: Readonly<Record<string, string>>): CliRun {
-  const child = spawn(
-    'ip',
-    ['netns', 'exec', ns, process.execPath, path.join(REPO, 'bin/weir.mjs'), 'taskmanager', '--connect', connect, '--slots', '2', '--insecure'],
-    {
-      cwd: REPO,
-      env: { ...process.env, NO_COLOR: '1', WEIR_HOME, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let stdout = '';
-  let stderr = '';
-  const waiters: Array<{ text: string; resolve: () => void }> = [];
-  child.stdout.setEncoding('utf8').on('data', (s: string) => (stdout += s));
-  child.stderr.setEncoding('utf8').on('data', (s: string) => {
-    stderr += s;
-    for (const w of [...waiters]) if (stderr.includes(w.text)) waiters.splice(waiters.indexOf(w), 1)[0]!.resolve();
-  });
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
-  );
-  return {
-    child,
-    done,
-    waitForStderr: (text) => (stderr.includes(text) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ text, resolve }))),
-    output: () => ({ stdout, stderr }),
-  };
+  return startCli(['taskmanager', '--connect', connect, '--slots', '2', '--insecure'], { env, netns: ns });
 }
 
 describe.skipIf(problem !== null)('task managers on hosts of their own (network namespaces)', () => {

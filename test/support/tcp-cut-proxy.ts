@@ -1,5 +1,5 @@
 /**
- * A TCP proxy on loopback in front of a real server (PostgreSQL, for the HA tests): bytes pass
+ * A TCP proxy (on loopback unless told) in front of a real server (PostgreSQL, for the HA tests): bytes pass
  * unchanged; `cut()` destroys every connection open now (a server restart or a network cut, as the
  * client sees it), and `block(true)` also refuses new ones until `block(false)` (a partition).
  */
@@ -14,7 +14,8 @@ export class TcpCutProxy {
 
   private constructor(private readonly server: Server) {}
 
-  static async start(targetHost: string, targetPort: number): Promise<TcpCutProxy> {
+  /** A proxy listening on `listenHost` (default loopback; a test network's gateway for processes in network namespaces). */
+  static async start(targetHost: string, targetPort: number, listenHost = '127.0.0.1'): Promise<TcpCutProxy> {
     const proxy: TcpCutProxy = new TcpCutProxy(
       createServer((client) => {
         if (proxy.blocked) {
@@ -34,7 +35,7 @@ export class TcpCutProxy {
         upstream.on('close', () => client.destroy());
       }),
     );
-    await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => proxy.server.listen(0, listenHost, resolve));
     return proxy;
   }
 

@@ -26,6 +26,13 @@ export interface JobSubmission extends TaskManagerJobData {
   readonly sharedDirs: readonly SharedDirProbe[];
   /** Milliseconds its thread may stand still while it serves the job before its own watchdog ends the process (`stuck-thread-watchdog.ts`). */
   readonly stuckLimitMs: number;
+  /**
+   * Milliseconds a task manager serving a pool may hear nothing from its job master (which sends a
+   * heartbeat every `heartbeat.intervalMs`) before it treats the job master as gone: one cut off by
+   * the network closes nothing. The job master's own limit for its task managers,
+   * `heartbeat.timeoutMs`.
+   */
+  readonly jobMasterSilenceMs: number;
 }
 
 /** What a task manager says about itself when it joins (the handshake's hello body of a control connection). */

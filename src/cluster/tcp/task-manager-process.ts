@@ -270,11 +270,48 @@ class Session {
     };
   }
 
+  /**
+   * While it runs an attempt (from its deploy to its cancel) the job master sends a heartbeat every
+   * interval; a job master cut off by
+   * the network (a host pulled away, a partition) closes nothing, so silence longer than `limitMs`
+   * ends the connection here as a close would: the subtasks stop (controlLost) and the process dials
+   * again, through the HA store to the next leader. Returns the stamp the
+   * control link's messages update.
+   */
+  private watchJobMasterSilence(limitMs: number): { atMs: number; watching: boolean } {
+    const heard = { atMs: systemClock.now(), watching: false };
+    const check = () => {
+      if (this.resolveEnd === null) return;
+      const silentMs = systemClock.now() - heard.atMs;
+      if (!heard.watching || silentMs <= limitMs) {
+        wallTimer(heard.watching ? limitMs - silentMs + 1 : limitMs, check, { unref: true });
+        return;
+      }
+      this.settings.log(
+        `no message from the job master at ${this.framed.remote} for ${Math.round(silentMs)} ms (heartbeat.timeoutMs ${limitMs}): treating it as gone`,
+      );
+      this.framed.close(new ClusterError('CLUSTER_CONNECTION_LOST', `job master ${this.framed.remote}`, `silent for ${Math.round(silentMs)} ms`));
+    };
+    wallTimer(limitMs + 1, check, { unref: true });
+    return heard;
+  }
+
   /** The assignment: the connection switches to the attempt protocol; the data links come up; a TaskManager serves the pool. */
   private serve(m: Extract<ToJoiningTaskManager, { type: 'assign' }>, context: (index: number) => TaskManagerContext): void {
     const link = socketLink<ToJobMaster, ToTaskManager>(this.framed);
+    // Only with an HA store is there another job master to go to; without one, a stalled connection
+    // waits for the network (the job master has dropped this task manager by then, and says so when it heals).
+    const heard = this.settings.resolve === undefined ? { atMs: 0, watching: false } : this.watchJobMasterSilence(this.welcome.job.jobMasterSilenceMs);
+    const onMessage = (handler: (m: ToTaskManager) => void) =>
+      link.onMessage((message) => {
+        heard.atMs = systemClock.now();
+        // Heartbeats flow from an attempt's deploy to its cancel; a warm pool waits in silence between attempts.
+        if (message.type === 'deploy') heard.watching = true;
+        else if (message.type === 'cancel') heard.watching = false;
+        handler(message);
+      });
     // The session keeps the connection's one close handler (it must redial); it calls controlLost itself.
-    const control = answerHeartbeatsUntilReady({ send: link.send, onMessage: link.onMessage, close: link.close }, systemClock);
+    const control = answerHeartbeatsUntilReady({ send: link.send, onMessage, close: link.close }, systemClock);
     this.settings.log(`pool ${m.pool}: task manager ${m.index} of ${m.peers.length + 1}`);
     this.mesh.connect(m.pool, m.index, m.peers, this.settings.connectTimeoutMs).then(
       (peers) => {
