@@ -188,10 +188,8 @@ abstract class SessionWindows implements WindowAssigner<unknown, TimeWindow> {
     return this.isEventTime ? EventTimeTrigger.create() : ProcessingTimeTrigger.create();
   }
 
-  /** Overlapping or touching sessions merge. */
-  mergeWindows(windows: readonly TimeWindow[]): Array<MergeGroup<TimeWindow>> {
-    return mergeTimeWindows(windows);
-  }
+  /** Overlapping or touching sessions merge (the function itself: `MergingWindowSet` recognises it and takes its one-session path). */
+  readonly mergeWindows: (windows: readonly TimeWindow[]) => Array<MergeGroup<TimeWindow>> = mergeTimeWindows;
 
   /** A description for errors and the job graph. */
   abstract toString(): string;

@@ -10,7 +10,12 @@
 import { assert } from '../../core/assert.ts';
 import type { Key } from '../../state/key-groups.ts';
 import type { WindowAssigner } from './assigners.ts';
-import { TimeWindow, type Window } from './window.ts';
+import { mergeTimeWindows, TimeWindow, type Window } from './window.ts';
+
+/** The one window `addToOne` merged away, in an array reused per call (`onMerge` reads it during the call only). */
+const ONE_MERGED: TimeWindow[] = [];
+/** No state windows merged away. */
+const NO_WINDOWS: readonly TimeWindow[] = [];
 
 /** The persisted form: `[start, end, stateStart, stateEnd]` per open window. */
 export type PersistedMergingSet = ReadonlyArray<readonly [number, number, number, number]>;
@@ -30,8 +35,12 @@ export class MergingWindowSet {
   /** @internal The state value this set was read from or last saved as (MergingWindowSets). */
   savedAs: PersistedMergingSet | undefined = undefined;
 
+  /** Whether the assigner merges as session windows do (`mergeTimeWindows`), which `addToOne` reproduces. */
+  private readonly sessions: boolean;
+
   private constructor(private readonly assigner: WindowAssigner<unknown, Window>) {
     assert(assigner.isMerging && assigner.mergeWindows, `${assigner} is not a merging assigner`);
+    this.sessions = assigner.mergeWindows === mergeTimeWindows;
   }
 
   static fromPersisted(assigner: WindowAssigner<unknown, Window>, persisted: PersistedMergingSet | undefined): MergingWindowSet {
@@ -82,6 +91,7 @@ export class MergingWindowSet {
    * one window already open (a new window merging alone is just added).
    */
   addWindow(newWindow: TimeWindow, onMerge: MergeCallback): TimeWindow {
+    if (this.windows.length <= 1 && this.sessions) return this.addToOne(newWindow, onMerge);
     const all = this.windows.slice();
     all.push(newWindow);
     let resultWindow = newWindow;
@@ -126,6 +136,31 @@ export class MergingWindowSet {
       this.changed = true;
     }
     return resultWindow;
+  }
+
+  /**
+   * `addWindow` for session windows (`mergeTimeWindows`) when at most one window is open: a key's
+   * one session and its next element, the common case. The same outcome as the general path (the
+   * result window, the state window kept, `onMerge`'s arguments, the set marked changed), without
+   * its arrays: measured on Nexmark q11, the general path allocated about half of the operator's
+   * bytes per element.
+   */
+  private addToOne(newWindow: TimeWindow, onMerge: MergeCallback): TimeWindow {
+    this.changed = true;
+    const open = this.windows[0];
+    if (open === undefined || !open.intersects(newWindow)) {
+      this.windows.push(newWindow);
+      this.states.push(newWindow);
+      return newWindow;
+    }
+    // `mergeTimeWindows` covers the earlier window by the later; an equal window is the open one.
+    const result = open.cover(newWindow);
+    if (result === open) return open; // inside the open window, which does not grow: no merge
+    this.windows[0] = result;
+    ONE_MERGED[0] = open;
+    onMerge(result, ONE_MERGED, this.states[0]!, NO_WINDOWS);
+    ONE_MERGED.length = 0;
+    return result;
   }
 
   /** Forgets the changes so far: the caller saved the set (or is about to reuse it as saved). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventTimeSessionWindows } from '../../../src/runtime/windows/assigners.ts';
 import { MergingWindowSet, MergingWindowSets, type PersistedMergingSet } from '../../../src/runtime/windows/merging-window-set.ts';
-import { TimeWindow } from '../../../src/runtime/windows/window.ts';
+import { mergeTimeWindows, TimeWindow } from '../../../src/runtime/windows/window.ts';
 
 const sessions = EventTimeSessionWindows.withGap(10);
 const w = (s: number, e: number) => new TimeWindow(s, e);
@@ -147,5 +147,47 @@ describe('merging window set', () => {
     expect(fromOld).not.toBe(first);
     expect(fromOld.toPersisted()).toEqual([[0, 10, 0, 10]]);
     expect(sets.load('k', structuredClone(v1))).not.toBe(fromOld);
+  });
+});
+
+describe('the one-session path', () => {
+  /** Session windows merged by another function than `mergeTimeWindows` itself: the general path. */
+  const generalSessions = Object.assign(EventTimeSessionWindows.withGap(10), {
+    mergeWindows: (windows: readonly TimeWindow[]) => mergeTimeWindows(windows),
+  });
+
+  it('gives what the general path gives, element by element, over seeded random sessions', () => {
+    let seed = 12345;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    let oneSessionSteps = 0;
+    for (let round = 0; round < 200; round++) {
+      const fast = MergingWindowSet.fromPersisted(sessions, undefined);
+      const general = MergingWindowSet.fromPersisted(generalSessions, undefined);
+      let t = next(50);
+      for (let step = 0; step < 30; step++) {
+        t += next(4) === 0 ? 5 + next(20) : next(6) - 2;
+        const length = 1 + next(12);
+        if (fast.size <= 1) oneSessionSteps++;
+        const fastMerges: Merge[] = [];
+        const generalMerges: Merge[] = [];
+        const a = add(fast, w(t, t + length), fastMerges);
+        const b = add(general, w(t, t + length), generalMerges);
+        expect(`${a}`).toBe(`${b}`);
+        expect(fastMerges).toEqual(generalMerges);
+        expect(fast.isChanged).toBe(general.isChanged);
+        expect(fast.toPersisted()).toEqual(general.toPersisted());
+        if (next(5) === 0 && fast.size > 0) {
+          const first = fast.toPersisted()[0]!;
+          fast.retireWindow(w(first[0], first[1]));
+          general.retireWindow(w(first[0], first[1]));
+        }
+        fast.markSaved();
+        general.markSaved();
+      }
+    }
+    expect(oneSessionSteps).toBeGreaterThan(300);
   });
 });
