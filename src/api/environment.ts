@@ -25,7 +25,7 @@ import { DataStream } from './data-stream.ts';
 import { createStorage, LocalExecutor, stateBackendFactory, taskManagerCount } from './executor.ts';
 import { refuseExecuteDuringImport } from './job-module-import.ts';
 import { resolveOptions, type ResolvedOptions, type StreamEnvironmentOptions } from './options.ts';
-import { executeLed, haSettingsOf } from './ha-execute.ts';
+import { executeLed, haSettingsOf, ownSubmission } from './ha-execute.ts';
 
 /** Options of `StreamEnvironment.fromSource`. */
 export interface SourceOptions<T> {
@@ -376,7 +376,8 @@ export class StreamEnvironment {
   private start(name: string, run: InternalRunOptions): Promise<JobClient> {
     // `weir run` and the simulator elect the leader themselves and hand its leadership in.
     const ha = run.leadership === undefined ? haSettingsOf(this.options.highAvailability, name) : null;
-    if (ha !== null) return executeLed(ha, this.options, run, (led) => this.startHere(name, led));
+    if (ha !== null)
+      return ownSubmission(this.jobGraph(), this.jobModulePath).then((own) => executeLed(ha, own, this.options, run, (led) => this.startHere(name, led)));
     return this.startHere(name, run);
   }
 

@@ -9,6 +9,10 @@
  */
 import { HaError } from '../core/errors.ts';
 import { becomeLeader, type HaSettings } from '../cluster/ha/ha-leader.ts';
+import type { OwnSubmission } from '../cluster/ha/ha-submission.ts';
+import { hashOfLocalModule } from '../cluster/job-code/code-cache.ts';
+import { fingerprintOf } from '../cluster/job-master/graph-fingerprint.ts';
+import type { JobGraph } from '../graph/job-graph.ts';
 import { describeHaUrl } from '../cluster/ha/ha-url.ts';
 import type { JobMaster } from '../cluster/job-master/job-master.ts';
 import type { InternalRunOptions, JobClient } from './environment.ts';
@@ -21,13 +25,20 @@ export function haSettingsOf(option: ResolvedHighAvailability, name: string): Ha
   return { url: option.url, job: option.job ?? name, leaseMs: option.leaseMs, newRun: false };
 }
 
+/** The job this process built, as the HA store records it: the graph's shape and the module bundle's hash (null: a job built in code). */
+export async function ownSubmission(graph: JobGraph, modulePath: string | null): Promise<OwnSubmission> {
+  return { graph: fingerprintOf(graph), moduleHash: modulePath === null ? null : await hashOfLocalModule(modulePath) };
+}
+
 /**
  * Runs `start` once this process leads the job of `settings`.
  * @throws HaError (HA_UNREACHABLE) when the store cannot be reached; (HA_JOB_ENDED) when the job
- * ended in the store (before, or while this process waited as a standby).
+ * ended in the store (before, or while this process waited as a standby); (HA_JOB_MISMATCH) when the
+ * store records another job graph under this name.
  */
 export async function executeLed(
   settings: HaSettings,
+  own: OwnSubmission,
   options: ResolvedOptions,
   run: InternalRunOptions,
   start: (run: InternalRunOptions) => Promise<JobClient>,
@@ -35,7 +46,7 @@ export async function executeLed(
   const log = (message: string): void => run.onEvent?.({ type: 'log', message });
   let master: JobMaster | null = null;
   let lostEarly: HaError | null = null;
-  const leader = await becomeLeader(settings, log, (error) => {
+  const leader = await becomeLeader(settings, own, log, (error) => {
     log(error.message);
     if (master === null) lostEarly = error;
     else master.failGlobal(error);

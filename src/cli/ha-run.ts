@@ -6,6 +6,7 @@
  */
 import type { ResolvedHighAvailability } from '../api/options.ts';
 import { becomeLeader, type HaLeader, type HaSettings } from '../cluster/ha/ha-leader.ts';
+import type { OwnSubmission } from '../cluster/ha/ha-submission.ts';
 import { DEFAULT_HA_LEASE_MS } from '../api/options/high-availability.ts';
 import { UsageError } from './exit.ts';
 import type { HaRole } from '../web/health.ts';
@@ -42,10 +43,16 @@ export function cliHaSettings(flags: HaFlags, option: ResolvedHighAvailability, 
  * Waits until this process leads (null: the job ended); a lost leadership ends the process. While
  * it waits, `onRole` hears who leads (the web port's `/ha` and `/readyz`, `weir list`).
  */
-export function becomeCliLeader(settings: HaSettings, log: (line: string) => void, onRole: (role: HaRole) => void): Promise<HaLeader | null> {
+export function becomeCliLeader(
+  settings: HaSettings,
+  own: OwnSubmission,
+  log: (line: string) => void,
+  onRole: (role: HaRole) => void,
+): Promise<HaLeader | null> {
   onRole({ role: 'starting' });
   return becomeLeader(
     settings,
+    own,
     log,
     (error) => {
       // Nothing of this process may act for the job any more: no checkpoint completes (the store

@@ -24,6 +24,7 @@ import { formatAddress } from '../cluster/transport/address.ts';
 import { becomeCliLeader, cliHaSettings, leaderRole, type HaFlags } from './ha-run.ts';
 import { StandbyEntry } from './standby-entry.ts';
 import { publishingLeader } from '../api/ha-earlier-leaders.ts';
+import { ownSubmission } from '../api/ha-execute.ts';
 import type { HaLeader } from '../cluster/ha/ha-leader.ts';
 
 export interface RunFlags extends ClusterFlags, HaFlags {
@@ -131,6 +132,7 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
     try {
       ha = await becomeCliLeader(
         haSettings,
+        await ownSubmission(env.jobGraph(), job.path),
         (line) => process.stderr.write(`${line}\n`),
         (role) => {
           if (web !== null) web.role = role;

@@ -26,7 +26,8 @@ export type WeirErrorCode =
   | 'CLUSTER_SLOT_SHORTAGE'
   | 'HA_UNREACHABLE'
   | 'HA_LEADERSHIP_LOST'
-  | 'HA_JOB_ENDED';
+  | 'HA_JOB_ENDED'
+  | 'HA_JOB_MISMATCH';
 
 /**
  * Codes of failures that come back on every retry of the same restore: the restart strategy does
@@ -235,14 +236,15 @@ export class ClusterError extends WeirError {
  * A high-availability store could not be reached (`HA_UNREACHABLE`), this job master lost its
  * leadership (`HA_LEADERSHIP_LOST`: its lease expired or another leader took over; it commits
  * nothing more and ends), or the job it was to lead has ended (`HA_JOB_ENDED`: its last leader
- * finished it, so there is nothing to take over).
+ * finished it, so there is nothing to take over), or this job master built another job graph than the
+ * one the HA store records for the job (`HA_JOB_MISMATCH`: it neither stands by nor takes over).
  */
 export class HaError extends WeirError {
   /**
    * Creates the error.
    * @param message what went wrong, naming the store (without credentials) or the job.
    */
-  constructor(code: 'HA_UNREACHABLE' | 'HA_LEADERSHIP_LOST' | 'HA_JOB_ENDED', message: string, options?: { cause?: unknown }) {
+  constructor(code: 'HA_UNREACHABLE' | 'HA_LEADERSHIP_LOST' | 'HA_JOB_ENDED' | 'HA_JOB_MISMATCH', message: string, options?: { cause?: unknown }) {
     super(code, message, options);
   }
 }

@@ -37,6 +37,8 @@ afterAll(async () => {
   for (const j of jobs) {
     await c.query('DELETE FROM weir_ha_leases WHERE job = $1', [j]).catch(() => {});
     await c.query('DELETE FROM weir_ha_pointers WHERE job = $1', [j]).catch(() => {});
+    await c.query('DELETE FROM weir_ha_published WHERE job = $1', [j]).catch(() => {});
+    await c.query('DELETE FROM weir_ha_submissions WHERE job = $1', [j]).catch(() => {});
   }
   await c.end();
 });
@@ -200,6 +202,36 @@ describe('weir run --ha (PostgreSQL)', () => {
       const ended = await within(60_000, again.done, () => again.output().stderr);
       expect(ended.code).toBe(0);
       expect(ended.stderr).toContain(`job '${job}' has ended (its last leader finished it); nothing to run (--ha-new-run runs it again from the start)`);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a job master that built another job graph neither stands by nor takes over: one error naming both modules and the difference; the leader runs on, exactly once',
+    async () => {
+      const root = mkdtempSync(path.join(os.tmpdir(), 'weir-ha-'));
+      const job = `ha-other-${process.pid}`;
+      jobs.push(job);
+      const env = { KILL_RATE: '3000', KILL_INTERVAL_MS: '100' };
+      const a = jobMaster(root, job, env);
+      await waitForMatch(a, /leading job '\S+' as \S+ \(epoch 1, lease 1500 ms\)$/m, 60_000, 'the leader');
+      const c = new pg.Client({ connectionString: HA });
+      await c.connect();
+      const recorded = await c.query('SELECT epoch, graph, module_hash FROM weir_ha_submissions WHERE job = $1', [job]).finally(() => c.end());
+      expect(recorded.rows[0]?.epoch).toBe('1');
+      expect(recorded.rows[0]?.module_hash).toMatch(/^[0-9a-f]{64}$/);
+      const other = await runCli(['run', path.join(FIXTURES, 'tiny-job.ts'), '--checkpoint-dir', root, '--ha', HA, '--ha-job', job, '--ha-lease', '1500']);
+      expect(other.code, other.stderr).toBe(1);
+      expect(other.stderr).toMatch(
+        new RegExp(
+          `job '${job}' in the HA store \\S+ runs another job graph than this process built \\(recorded by epoch 1, module [0-9a-f]{12}; this process: module [0-9a-f]{12}\\): uid '\\S+' \\(vertex 0, '\\S+'\\) is missing; .*; a standby must run the same job`,
+        ),
+      );
+      expect(other.stderr).not.toContain('standby:');
+      const r = await within(120_000, a.done, () => a.output().stderr);
+      expect(r.code, r.stderr).toBe(0);
+      expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
+      expect((await rows(job)).pointer).toBeNull();
     },
     CLI_TEST_TIMEOUT_MS,
   );

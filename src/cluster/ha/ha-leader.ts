@@ -16,6 +16,7 @@ import { hostname } from 'node:os';
 import { realEnvironment } from '../../core/adapters.ts';
 import { errorMessage, type HaError } from '../../core/errors.ts';
 import type { CheckpointPointer, HaStore, LeaseHolder } from './ha-store.ts';
+import { moduleChangeNote, type OwnSubmission, submissionMismatch } from './ha-submission.ts';
 import { elect, type Leadership } from './leadership.ts';
 
 /** Where and how a job master competes for a job's leadership. */
@@ -60,10 +61,13 @@ async function openStore(url: string): Promise<HaStore> {
 /**
  * Waits until this process leads the job, or the job it watched ended (null). `log` gets the lines
  * a person reads (who leads while this one waits, what it takes over from); `onLost` is called once
- * if the leadership is lost while the job runs.
+ * if the leadership is lost while the job runs. `own` is the job this process built: it must be
+ * the job the store records (if any) before it stands by and once it leads; the leader records it.
+ * @throws HaError (HA_JOB_MISMATCH) when the store records another job graph under this name.
  */
 export async function becomeLeader(
   settings: HaSettings,
+  own: OwnSubmission,
   log: (line: string) => void,
   onLost: (error: HaError) => void,
   onStandby: (leader: LeaseHolder, store: string) => void = () => {},
@@ -72,6 +76,11 @@ export async function becomeLeader(
   const env = realEnvironment();
   const { job, leaseMs } = settings;
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const refusal = submissionMismatch(job, store.description, own, await store.submission(job));
+  if (refusal !== null) {
+    await store.close();
+    throw refusal;
+  }
   const elected = await elect(
     store,
     { job, holder, leaseMs, address: null, takeEnded: settings.newRun },
@@ -87,6 +96,18 @@ export async function becomeLeader(
     log(`job '${job}' has ended (its last leader finished it); nothing to run (--ha-new-run runs it again from the start)`);
     return null;
   }
+  // Again under the lease: the record may have changed while this one waited.
+  const before = await store.submission(job);
+  const changed = submissionMismatch(job, store.description, own, before);
+  if (changed !== null) {
+    elected.stop();
+    await store.release(job, holder, elected.epoch).catch(() => {});
+    await store.close();
+    throw changed;
+  }
+  const note = moduleChangeNote(job, own, before);
+  if (note !== null) log(note);
+  await store.submit(job, elected.epoch, own);
   const pointer = await store.latest(job);
   // The pointer first, then the older published ones (a list written before the pointer's
   // checkpoint could lag behind it, never run ahead: both are written in one statement).

@@ -10,12 +10,19 @@
  *   a checkpoint complete (after `_metadata` is durable, before any subtask is told to commit), and
  *   only by the holder of the current, live lease: a stale leader's write is refused, so it can
  *   never tell a sink to commit. A takeover reads the pointer after it holds the lease, so it sees
- *   every checkpoint its predecessors published.
+ *   every checkpoint its predecessors published;
+ * - the job submission (`submit`): the graph's shape and the module's hash, so a job master that
+ *   built another job refuses to stand by or take over (`ha-submission.ts`).
+ *
+ * The checkpoint id counter needs no record of its own: a leader's ids continue above the
+ * checkpoint it restored, and each leader writes a job directory of its own, so ids of two
+ * leaders never name the same files.
  *
  * Time is the store's (the database server's clock), never the job masters': leases compare with
  * one clock. Each job master also keeps its own, shorter deadline (`leadership.ts`) and stops
  * before the store could give the lease away.
  */
+import type { GraphFingerprint } from '../transport/protocol.ts';
 
 /** The lease of one job as the store holds it. */
 export interface LeaseHolder {
@@ -41,6 +48,20 @@ export const PUBLISHED_KEPT = 3;
 /** Keeps the newest `PUBLISHED_KEPT` of `list` with `pointer` added (a pure decision; one per checkpoint id, the newer epoch's). */
 export function keepPublished(list: readonly CheckpointPointer[], pointer: CheckpointPointer): CheckpointPointer[] {
   return [pointer, ...list.filter((p) => p.checkpointId !== pointer.checkpointId)].sort((a, b) => b.checkpointId - a.checkpointId).slice(0, PUBLISHED_KEPT);
+}
+
+/**
+ * What job a leader runs, kept in the store beside the lease (Flink keeps the job graph there): a
+ * job master about to stand by or take over compares it with the job it built, so two different
+ * jobs never share one HA name and one's checkpoints are never restored into the other's operators.
+ */
+export interface JobSubmissionRecord {
+  /** The job graph's shape: vertex names, parallelism and operator uids (`graph-fingerprint.ts`). */
+  readonly graph: GraphFingerprint;
+  /** The content hash of the job module's bundle (sha256, hex), as task managers check it; null: a job built in code. */
+  readonly moduleHash: string | null;
+  /** The epoch of the leader that recorded it. */
+  readonly epoch: number;
 }
 
 /** The answer to `acquire`: the lease with its new epoch, or who holds it now. */
@@ -73,6 +94,13 @@ export interface HaStore {
   announce(job: string, holder: string, epoch: number, address: string): Promise<void>;
   /** The job ended for good: its lease and pointer go (only by the holder of `epoch`, while its lease is live: a deposed leader ends nothing). */
   finish(job: string, holder: string, epoch: number): Promise<void>;
+  /**
+   * Records the job the leader of `epoch` runs (replacing an earlier leader's record); false
+   * (nothing written) when `epoch` is not the live lease's. Removed with the job by `finish`.
+   */
+  submit(job: string, epoch: number, record: Omit<JobSubmissionRecord, 'epoch'>): Promise<boolean>;
+  /** The job its leaders recorded, or null (none yet, or the job ended). */
+  submission(job: string): Promise<JobSubmissionRecord | null>;
   /** Gives the lease up (a clean stop of a leader whose job is not over); others may take it at once. */
   release(job: string, holder: string, epoch: number): Promise<void>;
   close(): Promise<void>;

@@ -5,7 +5,7 @@
  * to a server would.
  */
 import type { Clock } from '../../core/time.ts';
-import { type AcquireResult, type CheckpointPointer, type HaStore, keepPublished, type LeaseHolder } from './ha-store.ts';
+import { type AcquireResult, type CheckpointPointer, type HaStore, type JobSubmissionRecord, keepPublished, type LeaseHolder } from './ha-store.ts';
 
 interface Lease extends LeaseHolder {
   readonly untilMs: number;
@@ -16,6 +16,7 @@ export class MemoryHaStore implements HaStore {
   private readonly leases = new Map<string, Lease>();
   private readonly pointers = new Map<string, CheckpointPointer>();
   private readonly publishedOf = new Map<string, readonly CheckpointPointer[]>();
+  private readonly submissions = new Map<string, JobSubmissionRecord>();
   /** Pointer writes refused (a stale epoch), for the simulator's counts. */
   refusedPublishes = 0;
 
@@ -85,7 +86,21 @@ export class MemoryHaStore implements HaStore {
       this.leases.set(job, { holder: '', epoch, address: null, untilMs: Number.NEGATIVE_INFINITY });
       this.pointers.delete(job);
       this.publishedOf.delete(job);
+      this.submissions.delete(job);
     });
+  }
+
+  submit(job: string, epoch: number, record: Omit<JobSubmissionRecord, 'epoch'>): Promise<boolean> {
+    return settle(() => {
+      const l = this.leases.get(job);
+      if (l === undefined || l.epoch !== epoch || l.untilMs <= this.clock.now()) return false;
+      this.submissions.set(job, { ...record, epoch });
+      return true;
+    });
+  }
+
+  submission(job: string): Promise<JobSubmissionRecord | null> {
+    return settle(() => this.submissions.get(job) ?? null);
   }
 
   release(job: string, holder: string, epoch: number): Promise<void> {

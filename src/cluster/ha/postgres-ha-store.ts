@@ -11,6 +11,8 @@
  *   weir_ha_pointers (job text PRIMARY KEY, epoch bigint, checkpoint_id bigint, location text, written_at timestamptz)
  *   weir_ha_published (job text, checkpoint_id bigint, epoch bigint, location text, written_at timestamptz,
  *                      PRIMARY KEY (job, checkpoint_id)): the last few published, to fall back on
+ *   weir_ha_submissions (job text PRIMARY KEY, epoch bigint, graph jsonb, module_hash text, written_at timestamptz):
+ *                      the job its leaders run (`submit`), written under the live lease as the pointer is
  *
  * Every comparison uses the server's clock (`clock_timestamp()`). `publish` is one statement whose
  * CTE locks the lease row `FOR SHARE` and re-reads it: a takeover that committed meanwhile (a
@@ -22,7 +24,8 @@
  */
 import pg from 'pg';
 import { errorMessage, HaError } from '../../core/errors.ts';
-import { type AcquireResult, type CheckpointPointer, type HaStore, type LeaseHolder, PUBLISHED_KEPT } from './ha-store.ts';
+import { type AcquireResult, type CheckpointPointer, type HaStore, type JobSubmissionRecord, type LeaseHolder, PUBLISHED_KEPT } from './ha-store.ts';
+import type { GraphFingerprint } from '../transport/protocol.ts';
 import { describeHaUrl } from './ha-url.ts';
 
 const SCHEMA = [
@@ -33,7 +36,19 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS weir_ha_published (
      job text NOT NULL, checkpoint_id bigint NOT NULL, epoch bigint NOT NULL, location text NOT NULL, written_at timestamptz NOT NULL,
      PRIMARY KEY (job, checkpoint_id))`,
+  `CREATE TABLE IF NOT EXISTS weir_ha_submissions (
+     job text PRIMARY KEY, epoch bigint NOT NULL, graph jsonb NOT NULL, module_hash text, written_at timestamptz NOT NULL)`,
 ];
+
+const SUBMIT = `
+  WITH lease AS (
+    SELECT epoch FROM weir_ha_leases WHERE job = $1 AND epoch = $2 AND lease_until > clock_timestamp() FOR SHARE
+  )
+  INSERT INTO weir_ha_submissions AS s (job, epoch, graph, module_hash, written_at)
+    SELECT $1, $2, $3::jsonb, $4, clock_timestamp() FROM lease
+  ON CONFLICT (job) DO UPDATE SET epoch = EXCLUDED.epoch, graph = EXCLUDED.graph, module_hash = EXCLUDED.module_hash, written_at = EXCLUDED.written_at
+    WHERE s.epoch <= EXCLUDED.epoch
+  RETURNING epoch`;
 
 const UNTIL = `clock_timestamp() + make_interval(secs => $3::double precision / 1000)`;
 
@@ -164,10 +179,26 @@ export class PostgresHaStore implements HaStore {
          WHERE job = $1 AND holder = $2 AND epoch = $3 AND lease_until > clock_timestamp() RETURNING job
        ), listed AS (
          DELETE FROM weir_ha_published WHERE job IN (SELECT job FROM ended)
+       ), submitted AS (
+         DELETE FROM weir_ha_submissions WHERE job IN (SELECT job FROM ended)
        )
        DELETE FROM weir_ha_pointers WHERE job IN (SELECT job FROM ended)`,
       [job, holder, epoch],
     );
+  }
+
+  async submit(job: string, epoch: number, record: Omit<JobSubmissionRecord, 'epoch'>): Promise<boolean> {
+    const r = await this.query(SUBMIT, [job, epoch, JSON.stringify(record.graph), record.moduleHash]);
+    return r.rows.length === 1;
+  }
+
+  async submission(job: string): Promise<JobSubmissionRecord | null> {
+    const r = await this.query<{ epoch: string; graph: GraphFingerprint; module_hash: string | null }>(
+      'SELECT epoch, graph, module_hash FROM weir_ha_submissions WHERE job = $1',
+      [job],
+    );
+    const row = r.rows[0];
+    return row === undefined ? null : { graph: row.graph, moduleHash: row.module_hash, epoch: Number(row.epoch) };
   }
 
   async release(job: string, holder: string, epoch: number): Promise<void> {

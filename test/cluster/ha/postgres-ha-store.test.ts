@@ -42,6 +42,7 @@ afterAll(async () => {
     await c.query('DELETE FROM weir_ha_leases WHERE job = $1', [j]);
     await c.query('DELETE FROM weir_ha_pointers WHERE job = $1', [j]);
     await c.query('DELETE FROM weir_ha_published WHERE job = $1', [j]);
+    await c.query('DELETE FROM weir_ha_submissions WHERE job = $1', [j]);
   }
   await c.end();
   for (const st of stores) await st.close();
@@ -197,5 +198,21 @@ describe('PostgresHaStore', () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('records the job its live leader runs; a stale epoch records nothing; the record goes when the job ends', async () => {
+    const [a, b] = [await open(), await open()];
+    const job = jobName();
+    const graph = { vertices: [{ name: 'source -> map', parallelism: 2, uids: ['source', 'map'] }] };
+    expect(await a.submission(job)).toBeNull();
+    expect(await a.acquire(job, 'jm-a', 1, null, true)).toEqual({ held: true, epoch: 1 });
+    await expire();
+    expect(await a.submit(job, 1, { graph, moduleHash: 'a'.repeat(64) })).toBe(false);
+    expect(await b.acquire(job, 'jm-b', LONG, null, true)).toEqual({ held: true, epoch: 2 });
+    expect(await b.submit(job, 2, { graph, moduleHash: 'b'.repeat(64) })).toBe(true);
+    expect(await a.submit(job, 1, { graph: { vertices: [] }, moduleHash: null })).toBe(false);
+    expect(await a.submission(job)).toEqual({ graph, moduleHash: 'b'.repeat(64), epoch: 2 });
+    await b.finish(job, 'jm-b', 2);
+    expect(await a.submission(job)).toBeNull();
   });
 });
