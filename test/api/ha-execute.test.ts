@@ -29,6 +29,7 @@ afterAll(async () => {
   for (const j of jobs) {
     await sql('DELETE FROM weir_ha_leases WHERE job = $1', [j]).catch(() => {});
     await sql('DELETE FROM weir_ha_pointers WHERE job = $1', [j]).catch(() => {});
+    await sql('DELETE FROM weir_ha_submissions WHERE job = $1', [j]).catch(() => {});
     await sql('DELETE FROM weir_ha_published WHERE job = $1', [j]).catch(() => {});
   }
 });

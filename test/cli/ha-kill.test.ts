@@ -35,6 +35,7 @@ afterAll(async () => {
   for (const j of jobs) {
     await admin.query('DELETE FROM weir_ha_leases WHERE job = $1', [j]).catch(() => {});
     await admin.query('DELETE FROM weir_ha_pointers WHERE job = $1', [j]).catch(() => {});
+    await admin.query('DELETE FROM weir_ha_submissions WHERE job = $1', [j]).catch(() => {});
   }
   await admin.end();
 });
