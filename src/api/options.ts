@@ -189,8 +189,8 @@ export interface StreamEnvironmentOptions {
   /** Shorthand for `cluster.cancellationTimeoutMs`. */
   cancellationTimeoutMs?: number;
   /**
-   * Job master high availability; default `{ type: 'none' }`. With `{ type: 'postgres', url }`,
-   * `weir run` of the job module competes for the job's lease in that PostgreSQL, as `--ha <url>`
+   * Job master high availability; default `{ type: 'none' }`. With `{ type: 'postgres', url }`
+   * (or `'etcd'`), `weir run` of the job module competes for the job's lease in that store, as `--ha <url>`
    * does (the flags win): one job master leads, the others wait as standbys and take over from the
    * newest published checkpoint. `StreamEnvironment.execute` runs such a job likewise (see
    * docs/high-availability.md).
@@ -208,9 +208,9 @@ export type HighAvailabilityOptions =
       type: 'none';
     }
   | {
-      /** Leases and checkpoint pointers in PostgreSQL. */
-      type: 'postgres';
-      /** `postgres://user:password@host:port/db` (or `postgresql://`); required. */
+      /** Leases and checkpoint pointers in PostgreSQL (`postgres`) or etcd (`etcd`). */
+      type: 'postgres' | 'etcd';
+      /** `postgres://user:password@host:port/db` (or `postgresql://`), or `etcd://host:port[,host:port...][?prefix=weir/ha/]`; required. */
       url: string;
       /** The job's name in the HA store, the same for every job master of the job; default the job module's name. */
       job?: string;
@@ -225,8 +225,8 @@ export type ResolvedHighAvailability =
       readonly type: 'none';
     }
   | {
-      /** A PostgreSQL HA store: a lease row with an epoch, the published checkpoint pointers. */
-      readonly type: 'postgres';
+      /** A PostgreSQL HA store (a lease row with an epoch) or an etcd one (a leased key whose create revision is the epoch), with the published checkpoint pointers. */
+      readonly type: 'postgres' | 'etcd';
       /** The store's URL (with its password: never print it, see `describeHaUrl`). */
       readonly url: string;
       /** The job's name in the HA store, or null: the job module's name. */

@@ -12,7 +12,7 @@ import { UsageError } from './exit.ts';
 import type { HaRole } from '../web/health.ts';
 
 export interface HaFlags {
-  /** The HA store's URL (`postgres://user@host:port/db`). */
+  /** The HA store's URL (`postgres://user@host:port/db` or `etcd://host:port`). */
   readonly ha?: string;
   /** The job's name in the HA store (default: the option's, else the job module's name). */
   readonly haJob?: string;
@@ -24,7 +24,7 @@ export interface HaFlags {
 
 /** The settings of this run: `--ha` and its companions over the module's option; null without HA. */
 export function cliHaSettings(flags: HaFlags, option: ResolvedHighAvailability, jobName: string): HaSettings | null {
-  const fromOption = option.type === 'postgres' ? option : null;
+  const fromOption = option.type === 'none' ? null : option;
   const url = flags.ha ?? fromOption?.url;
   if (url === undefined) {
     const stray = flags.haJob !== undefined ? '--ha-job' : flags.haLease !== undefined ? '--ha-lease' : flags.haNewRun === true ? '--ha-new-run' : null;

@@ -113,7 +113,7 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .option('--insecure', 'listen on a non-loopback address without TLS (a network you trust)')
     .option(
       '--ha <url>',
-      'high availability through this PostgreSQL (postgres://user@host:port/db): one leader per job, the others wait as standbys and take over from the newest checkpoint',
+      'high availability through this HA store (postgres://user@host:port/db or etcd://host:port): one leader per job, the others wait as standbys and take over from the newest checkpoint',
     )
     .option('--ha-job <name>', "the job's name in the HA store (default: the job module's name)")
     .option('--ha-lease <ms>', "a leader's lease in the HA store (default 10000; renewed three times per lease)", positiveInt('the lease'))
@@ -124,7 +124,7 @@ function buildProgram(setExit: (code: number) => void): { program: Command; curr
     .command('taskmanager')
     .description('run a task manager process that joins a job master over TCP and runs the subtasks it is given')
     .option('--connect <host:port>', "the job master's --listen address")
-    .option('--ha <url>', 'instead of --connect: join whichever job master leads --ha-job in this HA store (PostgreSQL), and the next one after it')
+    .option('--ha <url>', 'instead of --connect: join whichever job master leads --ha-job in this HA store (PostgreSQL or etcd), and the next one after it')
     .option('--ha-job <name>', 'with --ha: the job whose leader to join')
     .option('--slots <n>', 'slots offered, each holding subtask i of every operator (default: one per core)', positiveInt('slots'))
     .option('--token-file <file>', "the cluster token (default: $WEIR_CLUSTER_TOKEN, else the one 'weir run' made in your weir directory on this host)")

@@ -4,6 +4,7 @@
  * `--retry`: until a job master answers again). Exit 0 when stopped or the job master ended, 1 when
  * the job master refused it (the error says what differs: token, version, job module).
  */
+import { openHaStore } from '../cluster/ha/open-ha-store.ts';
 import { availableParallelism } from 'node:os';
 import { errorMessage } from '../core/errors.ts';
 import { packageVersion } from '../core/package-version.ts';
@@ -101,8 +102,7 @@ interface LeaderResolver {
 }
 
 async function leaderResolver(url: string, job: string): Promise<LeaderResolver> {
-  const { PostgresHaStore } = await import('../cluster/ha/postgres-ha-store.ts');
-  const store = await PostgresHaStore.open(url);
+  const store = await openHaStore(url);
   let storeHost = '0.0.0.0';
   try {
     storeHost = new URL(url).hostname || storeHost;

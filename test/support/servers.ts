@@ -3,7 +3,7 @@
  * the default ports serve every other test and engineer, so a restart test runs its own instance
  * on a free loopback port, with its data in a temporary directory that survives the restart.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createServer, Socket } from 'node:net';
 import { tempDir } from './jobs.ts';
 
@@ -32,6 +32,16 @@ async function accepting(port: number): Promise<boolean> {
 }
 
 /** A server process that can be killed and started again on the same port and data directory. */
+/** Why a private `command` server cannot run here (its binary is not installed), or null. */
+export function serverProblem(command: string, pkg: string): string | null {
+  try {
+    execFileSync(command, ['--version'], { stdio: 'ignore' });
+    return null;
+  } catch {
+    return `${command} is not installed (apt-get install ${pkg})`;
+  }
+}
+
 export class PrivateServer {
   private child: ChildProcess | null = null;
   readonly dir = tempDir('weir-server-');
@@ -68,6 +78,37 @@ export class PrivateServer {
     const server = new PrivateServer(await freePort(), 'nats-server', (port, dir) => ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir, ...extraArgs]);
     await server.start();
     return server;
+  }
+
+  /** A single-member etcd (Debian's etcd-server) with its data in its own directory; its peer port is another free one. */
+  static async etcd(): Promise<PrivateServer> {
+    const peer = await freePort();
+    const server = new PrivateServer(await freePort(), 'etcd', (port, dir) => [
+      '--name',
+      'weir-test',
+      '--data-dir',
+      dir,
+      '--listen-client-urls',
+      `http://127.0.0.1:${port}`,
+      '--advertise-client-urls',
+      `http://127.0.0.1:${port}`,
+      '--listen-peer-urls',
+      `http://127.0.0.1:${peer}`,
+      '--initial-advertise-peer-urls',
+      `http://127.0.0.1:${peer}`,
+      '--initial-cluster',
+      `weir-test=http://127.0.0.1:${peer}`,
+    ]);
+    await server.start();
+    // Accepting connections comes before the single member has elected itself: wait until it says it is healthy.
+    for (let i = 0; ; i++) {
+      const health = await fetch(`http://127.0.0.1:${server.port}/health`)
+        .then((r) => r.json() as Promise<{ health?: string }>)
+        .catch(() => ({ health: 'false' }));
+      if (health.health === 'true') return server;
+      if (i === 300) throw new Error(`etcd on port ${server.port} did not become healthy`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 
   /** Starts the process and resolves once it accepts connections. */

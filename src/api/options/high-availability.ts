@@ -1,12 +1,12 @@
 /**
  * The `highAvailability` option: job master high availability through an HA store, as `weir run
  * --ha <url>` gives it on the command line (the flags win over the option). `{ type: 'none' }`, the
- * default, runs one job master; `{ type: 'postgres', url, job?, leaseMs? }` makes every job master
- * started with the job compete for its lease in that PostgreSQL: one leads, the others wait as
+ * default, runs one job master; `{ type: 'postgres' | 'etcd', url, job?, leaseMs? }` makes every job
+ * master started with the job compete for its lease in that store: one leads, the others wait as
  * standbys (see docs/high-availability.md).
  */
 import { ConfigError } from '../../core/errors.ts';
-import { describeHaUrl, postgresHaUrlProblem } from '../../cluster/ha/ha-url.ts';
+import { describeHaUrl, haUrlProblem } from '../../cluster/ha/ha-url.ts';
 import { int, text, union } from './fields.ts';
 
 /** A leader's lease when none is given (milliseconds); renewed three times per lease. */
@@ -14,10 +14,9 @@ export const DEFAULT_HA_LEASE_MS = 10_000;
 /** The shortest lease accepted: below it the clock margin and three renewals leave no time to act. */
 export const MIN_HA_LEASE_MS = 300;
 
-/** The members of the `highAvailability` union. */
-export const HIGH_AVAILABILITY = {
-  none: {},
-  postgres: {
+/** The fields of a store's member: the same for every store, but for its URL. */
+function storeMember(kind: 'postgres' | 'etcd', expect: string, urlDoc: string) {
+  return {
     job: text({
       expect: 'a non-empty name',
       defaultDoc: "the job module's name",
@@ -30,21 +29,36 @@ export const HIGH_AVAILABILITY = {
     }),
     // Last: a wrong field beside a missing URL is named first.
     url: text({
-      expect: 'a postgres:// or postgresql:// URL',
+      expect,
       required: true,
       // The URL may carry a password: a rejection shows it masked.
-      parse: (s, path) => {
-        const problem = postgresHaUrlProblem(s);
+      parse: (s: string, path: string) => {
+        const problem = haUrlProblem(s, kind);
         if (problem !== null) throw new ConfigError(path, `${problem}: ${describeHaUrl(s)}`);
         return s;
       },
-      doc: 'the PostgreSQL holding the leases and checkpoint pointers (postgres://user:password@host:port/db; the password is never shown)',
+      doc: urlDoc,
     }),
-  },
+  };
+}
+
+/** The members of the `highAvailability` union. */
+export const HIGH_AVAILABILITY = {
+  none: {},
+  postgres: storeMember(
+    'postgres',
+    'a postgres:// or postgresql:// URL',
+    'the PostgreSQL holding the leases and checkpoint pointers (postgres://user:password@host:port/db; the password is never shown)',
+  ),
+  etcd: storeMember(
+    'etcd',
+    'an etcd:// URL',
+    'the etcd cluster holding the leases and checkpoint pointers (etcd://host:port[,host:port...]; ?prefix= sets the key root, default weir/ha/; a user:password is never shown)',
+  ),
 };
 
 /** The `highAvailability` option. */
 export const HIGH_AVAILABILITY_FIELD = union(HIGH_AVAILABILITY, {
   default: { type: 'none' },
-  doc: "job master high availability: 'none', or 'postgres' (a leader and standbys through a PostgreSQL lease)",
+  doc: "job master high availability: 'none', 'postgres' (a leader and standbys through a PostgreSQL lease) or 'etcd' (through an etcd lease)",
 });

@@ -1,7 +1,7 @@
 /**
  * Job master high availability, the election flow every way of running a job shares (`weir run
  * --ha <url>`, a job module's `highAvailability` option, `StreamEnvironment.execute` with it).
- * Every job master so started competes for the job's lease in the HA store (PostgreSQL); one
+ * Every job master so started competes for the job's lease in the HA store (PostgreSQL or etcd); one
  * leads, the others wait as standbys and say who leads. The leader runs the job from the newest
  * checkpoint the store's pointer names (the checkpoint its predecessor published), publishes each
  * completed checkpoint before any subtask hears of it, and renews its lease. When it loses the
@@ -15,7 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { realEnvironment } from '../../core/adapters.ts';
 import { errorMessage, type HaError } from '../../core/errors.ts';
-import type { CheckpointPointer, HaStore, LeaseHolder } from './ha-store.ts';
+import type { CheckpointPointer, LeaseHolder } from './ha-store.ts';
+import { openHaStore } from './open-ha-store.ts';
 import { moduleChangeNote, type OwnSubmission, submissionMismatch } from './ha-submission.ts';
 import { elect, type Leadership } from './leadership.ts';
 
@@ -52,12 +53,6 @@ export interface HaLeader {
   stepDown(): Promise<void>;
 }
 
-/** Opens the store (PostgreSQL, loaded only when HA is asked for). @throws HaError naming the URL (password masked) when unreachable. */
-async function openStore(url: string): Promise<HaStore> {
-  const { PostgresHaStore } = await import('./postgres-ha-store.ts');
-  return PostgresHaStore.open(url);
-}
-
 /**
  * Waits until this process leads the job, or the job it watched ended (null). `log` gets the lines
  * a person reads (who leads while this one waits, what it takes over from); `onLost` is called once
@@ -72,7 +67,7 @@ export async function becomeLeader(
   onLost: (error: HaError) => void,
   onStandby: (leader: LeaseHolder, store: string) => void = () => {},
 ): Promise<HaLeader | null> {
-  const store = await openStore(settings.url);
+  const store = await openHaStore(settings.url);
   const env = realEnvironment();
   const { job, leaseMs } = settings;
   const holder = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
