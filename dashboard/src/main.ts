@@ -1,13 +1,14 @@
-/** The dashboard: live updates over server-sent events, six tabs, no network beyond this server. */
+/** The dashboard: live updates over server-sent events, seven tabs (State log only for the changelog backend), no network beyond this server. */
 import './style.css';
 import { renderAdvice } from './advice.ts';
+import { renderChangelog } from './changelog.ts';
 import { type CheckpointConfig, getJson, type LiveUpdate } from './api.ts';
 import { CheckpointsView } from './checkpoints.ts';
 import { bytes, count, el, table, time } from './dom.ts';
 import { FlowView } from './flow-view.ts';
 import { renderOverview } from './overview.ts';
 
-const TABS = ['overview', 'checkpoints', 'flow', 'advice', 'config', 'exceptions'] as const;
+const TABS = ['overview', 'checkpoints', 'flow', 'advice', 'changelog', 'config', 'exceptions'] as const;
 type Tab = (typeof TABS)[number];
 
 const section = (tab: Tab): HTMLElement => document.getElementById(`tab-${tab}`)!;
@@ -30,6 +31,14 @@ function showTab(): void {
   for (const a of document.querySelectorAll('#tabs a')) a.classList.toggle('active', a.getAttribute('data-tab') === tab);
   if (tab === 'flow' && arg !== null && /^\d+$/.test(arg)) flow.show(Number(arg));
   if (tab === 'advice' && jobId !== null) void renderAdvice(section('advice'), jobId);
+  if (tab === 'changelog' && jobId !== null) void showChangelog(jobId);
+}
+
+/** The State log tab's figures; its link shows only for a job on the changelog backend (asked once, then while the tab is shown). */
+let changelogAsked = false;
+async function showChangelog(jid: string): Promise<void> {
+  const uses = await renderChangelog(section('changelog'), jid);
+  document.querySelector<HTMLElement>('#tabs a[data-tab="changelog"]')!.hidden = !uses;
 }
 
 function renderHeader(u: LiveUpdate): void {
@@ -101,6 +110,10 @@ function onUpdate(u: LiveUpdate): void {
   jobId = u.job.jid;
   // the advice is asked for only while its tab is shown: it reads the whole checkpoint history
   if (currentTab().tab === 'advice') void renderAdvice(section('advice'), u.job.jid);
+  if (currentTab().tab === 'changelog' || !changelogAsked) {
+    changelogAsked = true;
+    void showChangelog(u.job.jid);
+  }
   document.body.setAttribute('data-updates', String(Number(document.body.getAttribute('data-updates') ?? '0') + 1));
 }
 

@@ -9,6 +9,7 @@ import type { CheckpointId, TaskId } from '../core/ids.ts';
 import type { Environment } from '../core/time.ts';
 import type { CheckpointBarrier, CheckpointOptions } from '../checkpoint/barrier/barrier.ts';
 import type { InputHold, KeyedStateBackend, OperatorStateBackend } from '../state/backend.ts';
+import { addChangelogFigures, type ChangelogFigures } from '../state/changelog/figures.ts';
 import type { CheckpointStreamFactory } from '../storage/storage.ts';
 import { END_OF_DATA, END_OF_PARTITION, type StreamElement } from './elements.ts';
 import type { FaultInjector, FaultSite } from './faults.ts';
@@ -101,6 +102,7 @@ export class StreamTask {
     assert(cfg.chain.length > 0, `task ${cfg.name}: empty chain`);
     this.head = cfg.chain[0]!.operator;
     this.inputHolds = cfg.chain.flatMap((op) => (op.keyedBackend?.inputHold ? [op.keyedBackend.inputHold] : []));
+    this.changelogBackends = cfg.chain.flatMap((op) => (op.keyedBackend?.changelogFigures ? [op.keyedBackend] : []));
     this.source = isSourceOperator(this.head) ? this.head : null;
     assert((this.source === null) === (cfg.input !== null), `task ${cfg.name}: a task has an input gate or a source, not both`);
     this.timestamps = cfg.timestamps ?? newElementTimestamp();
@@ -171,6 +173,13 @@ export class StreamTask {
   /** Milliseconds this subtask spent blocked on output (no credit downstream) since it started. */
   get backpressuredMs(): number {
     return this.backpressure.blockedMs(this.cfg.env.clock.now());
+  }
+
+  /** The changelog backends' figures of this chain's keyed operators, together; null: none uses the changelog backend. */
+  get changelog(): ChangelogFigures | null {
+    let sum: ChangelogFigures | null = null;
+    for (const b of this.changelogBackends) sum = addChangelogFigures(sum, b.changelogFigures!());
+    return sum;
   }
 
   /** Records the sinks of this chain received. */
@@ -307,6 +316,8 @@ export class StreamTask {
   private readonly wakeOnRelease = (): void => this.wake();
   /** The chain's backends that can hold input back (empty but for the changelog backend): checked per element. */
   private readonly inputHolds: readonly InputHold[];
+  /** The chain's changelog backends (their figures, read with the others a few times a second). */
+  private readonly changelogBackends: readonly KeyedStateBackend[];
 
   private check(site: FaultSite, checkpointId?: number): void {
     this.cfg.faults.check(site, { vertex: this.cfg.name, subtask: this.cfg.id.subtask, attempt: this.cfg.attempt, checkpointId });

@@ -3,6 +3,7 @@
  * is split into a sync part (done when `snapshot` returns, while the task is paused) and an async
  * part (`SnapshotRunner.run`, off the record path) that writes files and yields state handles.
  */
+import type { ChangelogFigures } from './changelog/figures.ts';
 import type { CheckpointId, KeyGroup } from '../core/ids.ts';
 import type { Clock, Scheduler } from '../core/time.ts';
 import type { CheckpointStorage, CheckpointStreamFactory } from '../storage/storage.ts';
@@ -84,6 +85,8 @@ export interface KeyedStateBackend {
    * the task takes no input; `wake` is called once when it stops holding. Absent: never holds.
    */
   readonly inputHold?: InputHold;
+  /** The changelog backend's figures of its log and materializations (REST, `/metrics`); absent for the others. */
+  changelogFigures?(): ChangelogFigures;
   dispose(): void;
 }
 

@@ -10,6 +10,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { JobStatus } from '../cluster/job-master/job-events.ts';
 import type { TaskManagerState, TaskManagerStatus } from '../cluster/job-master/task-manager-roster.ts';
 import { vertexRecords } from './record-counts.ts';
+import { ChangelogMetrics } from './changelog-metrics.ts';
 import { vertexId, type WebJob } from './web-job.ts';
 
 const STATUSES: readonly JobStatus[] = ['CREATED', 'RUNNING', 'RESTARTING', 'FINISHED', 'FAILED', 'CANCELED'];
@@ -36,6 +37,7 @@ export class JobMetricsExporter {
   private readonly tmBytesReceived: Counter<TmLabel>;
   /** The bytes each task manager reported at the last update, by its labels. */
   private readonly lastTmBytes = new Map<string, { sent: number; received: number }>();
+  private readonly changelog: ChangelogMetrics;
 
   constructor(private readonly job: WebJob) {
     const registers = [this.registry];
@@ -43,6 +45,7 @@ export class JobMetricsExporter {
     this.registry.setDefaultLabels({ job_id: job.master.config.jobId });
     this.recordsIn = new Counter({ name: 'weir_records_in_total', help: 'Records a subtask took in (a source: records it read).', labelNames, registers });
     this.recordsOut = new Counter({ name: 'weir_records_out_total', help: 'Records a subtask sent downstream.', labelNames, registers });
+    this.changelog = new ChangelogMetrics(job, registers);
     this.checkpoints = new Counter({
       name: 'weir_checkpoints_total',
       help: 'Checkpoints and savepoints that finished, by status.',
@@ -175,6 +178,7 @@ export class JobMetricsExporter {
     }
     this.observed = observed;
     this.updateTaskManagerBytes();
+    this.changelog.update();
   }
 
   /** The counters follow each task manager's totals; a total that went down is a new process: a reset. */

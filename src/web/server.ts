@@ -7,6 +7,7 @@
  * `Authorization: Bearer <token>`, the job's control token. On loopback every request must name
  * the loopback address in its Host header (no DNS rebinding; listener.ts). See docs/rest.md.
  */
+import { jobChangelog } from './rest/changelog-route.ts';
 import type * as http from 'node:http';
 import type { JobClient } from '../api/environment.ts';
 import type { JobMaster } from '../cluster/job-master/job-master.ts';
@@ -189,6 +190,7 @@ function restRoutes(job: WebJob, operations: SavepointOperations): Route[] {
       return barrierFlow(job.master.config.graph, stats, job.master.traces.get(stats.checkpointId), isDiscarded(job, stats));
     }),
     ofJob('GET', '/backpressure', () => backpressure(job)),
+    ofJob('GET', '/changelog', () => jobChangelog(job)),
     ofJob('GET', '/advice', () => jobAdvice(job, jobId)),
     ofJob('GET', `/vertices/${seg}/backpressure`, ([vid]) => vertexBackpressure(job, vertexOf(job, vid!))),
     ofJob('GET', '/exceptions', () => jobExceptions(job)),

@@ -254,7 +254,7 @@ describe("the job master's side of an attempt on task managers, fenced by epoch"
       {
         type: 'metrics',
         epoch: E0,
-        tasks: [{ task: TASK, sourceRecordsOut: 99, sinkRecordsIn: 0, recordsIn: 0, recordsWritten: 0, backpressuredMs: 0 }],
+        tasks: [{ task: TASK, sourceRecordsOut: 99, sinkRecordsIn: 0, recordsIn: 0, recordsWritten: 0, backpressuredMs: 0, changelog: null }],
         data: { bytesSent: 1, bytesReceived: 1, messagesSent: 1, messagesReceived: 1 },
       },
       { type: 'heartbeat', epoch: E0, seq: 1, at: 1_700_000_000_000.25 },
@@ -319,6 +319,7 @@ function recordingDeployer(): { deployer: Deployer; specs: DeploymentSpec[] } {
       recordsIn: 0,
       recordsWritten: 0,
       backpressuredMs: 0,
+      changelog: null,
       triggerCheckpoint: () => {},
       notifyCheckpointComplete: () => {},
       notifyCheckpointAborted: () => {},

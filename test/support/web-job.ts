@@ -4,7 +4,15 @@
  * until the test cancels it; the test lets records through with the gate and triggers checkpoints.
  */
 import type { JobMaster } from '../../src/cluster/job-master/job-master.ts';
-import { CollectSink, type JobClient, type KeyedCoProcessFunction, StreamEnvironment, type ValueState, ValueStateDescriptor } from '../../src/index.ts';
+import {
+  CollectSink,
+  type JobClient,
+  type KeyedCoProcessFunction,
+  StreamEnvironment,
+  type StreamEnvironmentOptions,
+  type ValueState,
+  ValueStateDescriptor,
+} from '../../src/index.ts';
 import { heldGenerate, SourceGate } from './held-source.ts';
 
 export interface RunningWebJob {
@@ -26,6 +34,8 @@ export interface WebJobOptions {
   readonly matchName?: string;
   /** `checkpointing.intervalMs`; default none (the test triggers checkpoints). */
   readonly intervalMs?: number;
+  /** The state backend; default the environment's. */
+  readonly stateBackend?: StreamEnvironmentOptions['stateBackend'];
 }
 
 export async function startWebJob(o: WebJobOptions = {}): Promise<RunningWebJob> {
@@ -37,6 +47,7 @@ export async function startWebJob(o: WebJobOptions = {}): Promise<RunningWebJob>
     restartStrategy: { type: 'fixed-delay', attempts: 5, delayMs: 10 },
     bufferRecords: 16,
     channelCapacity: 4,
+    ...(o.stateBackend === undefined ? {} : { stateBackend: o.stateBackend }),
   });
   const orders = heldGenerate(env, { count: 1_000_000, seed: 1 }, (i): Row => ({ key: `k${i % 13}`, i }), { gate })
     .uid('orders')

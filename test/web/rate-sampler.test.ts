@@ -15,6 +15,7 @@ function task(o: Partial<TaskHandle> & { vertex: number; subtask: number }): Tas
     recordsIn: o.recordsIn ?? 0,
     recordsWritten: o.recordsWritten ?? 0,
     backpressuredMs: o.backpressuredMs ?? 0,
+    changelog: null,
     triggerCheckpoint: () => {},
     notifyCheckpointComplete: () => {},
     notifyCheckpointAborted: () => {},

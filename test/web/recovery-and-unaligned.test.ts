@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { startWebJob, type RunningWebJob } from '../support/web-job.ts';
-import { until, webClient } from './web-client.ts';
+import { seriesSum, until, webClient } from './web-client.ts';
 
 describe('REST and metrics around a failure and with unaligned checkpoints', () => {
   let job: RunningWebJob | null = null;
@@ -67,11 +67,7 @@ describe('REST and metrics around a failure and with unaligned checkpoints', () 
     expect(sources.reduce((a: number, v: any) => a + v.metrics['read-records-attempt'], 0)).toBe(800);
     expect(d.vertices[2].metrics['read-records']).toBeGreaterThan(800);
     const metrics = (await web.get('/metrics')).body as string;
-    const sum = (name: string, vertex: string) =>
-      metrics
-        .split('\n')
-        .filter((l) => l.startsWith(`${name}{`) && l.includes(`vertex="${vertex}"`))
-        .reduce((a, l) => a + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    const sum = (name: string, vertex: string) => seriesSum(metrics, name, vertex);
     for (const v of d.vertices) {
       expect(sum('weir_records_in_total', v.id)).toBe(v.metrics['read-records']);
       expect(sum('weir_records_out_total', v.id)).toBe(v.metrics['write-records']);

@@ -29,3 +29,11 @@ export async function until<T>(read: () => Promise<T>, done: (value: T) => boole
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** The sum of a /metrics series over its samples labelled `vertex="<vertex>"` (every subtask of it). */
+export function seriesSum(metrics: string, name: string, vertex: string): number {
+  return metrics
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) && l.includes(`vertex="${vertex}"`))
+    .reduce((a, l) => a + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+}

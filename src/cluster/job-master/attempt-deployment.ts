@@ -4,6 +4,7 @@
  * teardown. In this thread the handles are the StreamTasks themselves; with task managers they are
  * proxies that turn each call into a protocol message (remote-deployment.ts).
  */
+import type { ChangelogFigures } from '../../state/changelog/figures.ts';
 import type { CheckpointBarrier } from '../../checkpoint/barrier/barrier.ts';
 import type { CheckpointMetadata } from '../../checkpoint/metadata/metadata.ts';
 import type { CheckpointId, TaskId } from '../../core/ids.ts';
@@ -24,6 +25,8 @@ export interface TaskHandle {
   readonly recordsWritten: number;
   /** Milliseconds the subtask spent blocked on output (backpressure), in its own clock. */
   readonly backpressuredMs: number;
+  /** Its changelog backends' figures (log bytes, materializations), or null: it uses none. */
+  readonly changelog: ChangelogFigures | null;
   triggerCheckpoint(barrier: CheckpointBarrier): void;
   notifyCheckpointComplete(checkpointId: CheckpointId): void;
   notifyCheckpointAborted(checkpointId: CheckpointId): void;

@@ -7,6 +7,7 @@
 import type { TaskId } from '../../core/ids.ts';
 import { taskKey } from '../../core/ids.ts';
 import type { TaskHandle } from './attempt-deployment.ts';
+import { afterAttempt, type ChangelogFigures, overAttempts } from '../../state/changelog/figures.ts';
 
 /** What a subtask counted (all attempts, or one). */
 export interface SubtaskRecordCounts {
@@ -34,6 +35,8 @@ function plus(a: SubtaskRecordCounts, b: SubtaskRecordCounts): SubtaskRecordCoun
 /** The counts of ended attempts, per subtask; `of(id, live)` adds the running attempt's. */
 export class RecordTotals {
   private readonly ended = new Map<string, SubtaskRecordCounts>();
+  /** The changelog figures of ended attempts, per subtask (counters summed; the newest materialization). */
+  private readonly endedChangelog = new Map<string, ChangelogFigures>();
   /** Subtasks of torn-down attempts that have not stopped yet: still read live. */
   private readonly stopping = new Set<readonly TaskHandle[]>();
 
@@ -43,7 +46,12 @@ export class RecordTotals {
     this.stopping.add(tasks);
     const fold = () => {
       if (!this.stopping.delete(tasks)) return;
-      for (const t of tasks) this.ended.set(taskKey(t.id), plus(this.ended.get(taskKey(t.id)) ?? NO_RECORDS, t));
+      for (const t of tasks) {
+        const key = taskKey(t.id);
+        this.ended.set(key, plus(this.ended.get(key) ?? NO_RECORDS, t));
+        const changelog = afterAttempt(this.endedChangelog.get(key) ?? null, t.changelog);
+        if (changelog !== null) this.endedChangelog.set(key, changelog);
+      }
     };
     void stopped.then(fold, fold);
   }
@@ -56,6 +64,16 @@ export class RecordTotals {
       if (t !== undefined) sum = plus(sum, t);
     }
     return live === undefined ? sum : plus(sum, live);
+  }
+
+  /** The changelog figures of subtask `id` over every attempt (null: it never used the changelog backend); `live` as for `of`. */
+  changelogOf(id: TaskId, live: TaskHandle | undefined): ChangelogFigures | null {
+    let ended = this.endedChangelog.get(taskKey(id)) ?? null;
+    for (const tasks of this.stopping) {
+      const t = tasks.find((x) => x.id.vertex === id.vertex && x.id.subtask === id.subtask);
+      if (t !== undefined) ended = afterAttempt(ended, t.changelog);
+    }
+    return overAttempts(ended, live?.changelog ?? null);
   }
 
   /** The job's counts over every attempt: summed over every subtask, `running` being the running attempt's handles. */

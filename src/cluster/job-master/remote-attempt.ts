@@ -5,6 +5,7 @@
  * the answers still awaited while it deploys or opens, a task manager that died before it started,
  * the task managers still stopping while it ends. A message of another epoch is dropped and counted.
  */
+import type { ChangelogFigures } from '../../state/changelog/figures.ts';
 import { assert } from '../../core/assert.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { CheckpointBarrier } from '../../checkpoint/barrier/barrier.ts';
@@ -33,6 +34,7 @@ class RemoteTask implements TaskHandle {
   recordsIn = 0;
   recordsWritten = 0;
   backpressuredMs = 0;
+  changelog: ChangelogFigures | null = null;
 
   constructor(
     readonly id: TaskId,
@@ -247,6 +249,7 @@ export class RemoteAttempt implements AttemptDeployment {
             t.recordsIn = f.recordsIn;
             t.recordsWritten = f.recordsWritten;
             t.backpressuredMs = f.backpressuredMs;
+            t.changelog = f.changelog;
           }
         }
         return;

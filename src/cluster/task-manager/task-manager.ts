@@ -201,6 +201,7 @@ export class TaskManager {
         recordsIn: t.recordsIn,
         recordsWritten: t.recordsWritten,
         backpressuredMs: t.backpressuredMs,
+        changelog: t.changelog,
       })),
       data: this.traffic.figures,
     });

@@ -3,6 +3,7 @@
  * data plane: discriminated unions of plain data (structured-clone safe, no class instances, no
  * functions), so every transport (in memory, worker threads, later TCP) carries the same protocol.
  */
+import type { ChangelogFigures } from '../../state/changelog/figures.ts';
 import type { CheckpointAck } from '../../checkpoint/ack.ts';
 import type { CheckpointBarrier } from '../../checkpoint/barrier/barrier.ts';
 import type { CheckpointFailureReason } from '../../checkpoint/failure-reason.ts';
@@ -70,6 +71,8 @@ export interface TaskFigures {
   readonly recordsIn: number;
   readonly recordsWritten: number;
   readonly backpressuredMs: number;
+  /** The changelog backends' figures, or null: the subtask uses none. */
+  readonly changelog: ChangelogFigures | null;
 }
 
 /**

@@ -1,6 +1,6 @@
 /** The changelog backends a seed's processes created, so the run can count what they did (truncations, retried uploads). */
 import type { StateBackendFactory } from '../../state/backend.ts';
-import { ChangelogKeyedStateBackend, type ChangelogFigures } from '../../state/changelog/changelog-keyed-backend.ts';
+import { ChangelogKeyedStateBackend } from '../../state/changelog/changelog-keyed-backend.ts';
 
 export class ChangelogBackends {
   private readonly backends: ChangelogKeyedStateBackend[] = [];
@@ -20,7 +20,7 @@ export class ChangelogBackends {
 
   sum(figure: 'truncations' | 'retries'): number {
     let n = 0;
-    for (const b of this.backends) n += (b.figures() as ChangelogFigures)[figure];
+    for (const b of this.backends) n += b.changelogFigures()[figure];
     return n;
   }
 }

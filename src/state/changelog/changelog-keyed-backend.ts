@@ -17,7 +17,8 @@ import { changelogHandleKind, type ChangelogStateHandle, type Materialization } 
 import { isKeyedHandleOf, keyedHandleSizes, type KeyedStateHandle } from '../handles/registry.ts';
 import type { Key, KeyGroupRange } from '../key-groups.ts';
 import { ChangelogWriter } from './log-writer.ts';
-import { ChangelogUploader, type SegmentWrite, type UploadFigures } from './uploader.ts';
+import type { ChangelogFigures } from './figures.ts';
+import { ChangelogUploader, type SegmentWrite } from './uploader.ts';
 
 /** The changelog settings a backend runs with. */
 export interface ChangelogSettings {
@@ -40,17 +41,7 @@ export interface ChangelogServices {
   readonly scheduler: Scheduler;
 }
 
-/** Per-subtask figures for REST and /metrics. */
-export interface ChangelogFigures extends UploadFigures {
-  pendingBytes: number;
-  materializations: number;
-  materializationFailures: number;
-  /** Clock time of the newest finished materialization (null: none yet). */
-  materializedAtMs: number | null;
-  materializedBytes: number;
-  truncations: number;
-  restoresByReplay: number;
-}
+export type { ChangelogFigures } from './figures.ts';
 
 const NO_MATERIALIZATION: Materialization = { id: 0, seq: 0, handles: [] };
 
@@ -324,7 +315,7 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
   }
 
   /** Figures with the buffer's pending bytes filled in. */
-  figures(): ChangelogFigures {
+  changelogFigures(): ChangelogFigures {
     return { ...this.uploader.figures, ...this.counts, pendingBytes: this.writer.pendingBytes };
   }
 

@@ -73,6 +73,42 @@ export interface JobDetails {
   exceptions: JobException[];
 }
 
+/** A changelog backend's figures (one subtask's over every attempt, or a vertex's totals). */
+export interface ChangelogFiguresAnswer {
+  /** Bytes of changes in the buffer, not sealed into a batch yet (now). */
+  'pending-bytes': number;
+  /** Bytes of sealed batches being uploaded (now). */
+  'in-flight-bytes': number;
+  /** Over every attempt. */
+  'uploaded-bytes': number;
+  uploads: number;
+  'upload-retries': number;
+  'upload-failures': number;
+  materializations: number;
+  'materialization-failures': number;
+  /** Milliseconds since the newest materialization finished (a vertex: its oldest subtask's); null: none yet. */
+  'materialization-age-ms': number | null;
+  /** State bytes of the newest materialization. */
+  'materialized-bytes': number;
+  /** Log segments let go after a materialization. */
+  truncations: number;
+  /** Restores that replayed the log. */
+  'restores-by-replay': number;
+}
+
+export interface ChangelogVertex {
+  id: string;
+  name: string;
+  totals: ChangelogFiguresAnswer;
+  subtasks: Array<ChangelogFiguresAnswer & { subtask: number }>;
+}
+
+/** `GET /jobs/:id/changelog` (Weir): the vertices using the changelog state backend. */
+export interface JobChangelog {
+  now: number;
+  vertices: ChangelogVertex[];
+}
+
 /** `GET /jobs/:id/exceptions`. */
 export interface JobExceptions {
   exceptions: JobException[];

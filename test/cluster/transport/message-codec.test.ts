@@ -224,6 +224,23 @@ const GENERATORS: { readonly [K in ProtocolMessage['type']]: (r: Gen) => Extract
       recordsIn: r.int(1e7),
       recordsWritten: r.int(1e7),
       backpressuredMs: num(r),
+      changelog:
+        r.int(2) === 0
+          ? null
+          : {
+              pendingBytes: r.int(1e9),
+              inFlightBytes: r.int(1e9),
+              uploadedBytes: r.int(1e12),
+              uploads: r.int(1e6),
+              retries: r.int(100),
+              failures: r.int(10),
+              materializations: r.int(100),
+              materializationFailures: r.int(10),
+              materializedAtMs: r.int(2) === 0 ? null : 1_700_000_000_000 + r.int(1e9),
+              materializedBytes: r.int(1e12),
+              truncations: r.int(1e4),
+              restoresByReplay: r.int(10),
+            },
     })),
     data: { bytesSent: r.int(1e12), bytesReceived: r.int(1e12), messagesSent: r.int(1e9), messagesReceived: r.int(1e9) },
   }),

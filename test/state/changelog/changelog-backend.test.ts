@@ -88,7 +88,7 @@ describe('changelog keyed backend over heap', () => {
     expect(streams.writes).toHaveLength(0);
     await time.advance(1);
     expect(streams.writes).toHaveLength(1);
-    expect(live.figures().uploadedBytes).toBe(streams.writes[0]!.bytes);
+    expect(live.changelogFigures().uploadedBytes).toBe(streams.writes[0]!.bytes);
   });
 
   it('materializes in the background, then truncates the log the next checkpoints refer to', async () => {
@@ -108,7 +108,7 @@ describe('changelog keyed backend over heap', () => {
     expect(h3.materialization.handles).toHaveLength(1);
     expect(h3.segments.every((s) => s.toSeq > h2.toSeq)).toBe(true);
     expect(h3.segments.some((s) => h1.segments.includes(s))).toBe(false);
-    expect(live.figures()).toMatchObject({ materializations: 1, truncations: 1 });
+    expect(live.changelogFigures()).toMatchObject({ materializations: 1, truncations: 1 });
     expect(contents(await restoredHeap([h3]))).toEqual(contents(live));
   });
 
@@ -186,7 +186,7 @@ describe('changelog keyed backend over heap', () => {
     const run = live.snapshot(checkpointId(1), new InlineStreams(1)).run();
     await expect(run).rejects.toThrowError(/failed after 3 attempts: injected upload failure/);
     expect(streams.failures).toBe(3);
-    expect(live.figures()).toMatchObject({ retries: 2, failures: 1, inFlightBytes: 0 });
+    expect(live.changelogFigures()).toMatchObject({ retries: 2, failures: 1, inFlightBytes: 0 });
   });
 
   it('holds input back while too many log bytes are in flight, and wakes the task when they land', async () => {
@@ -197,7 +197,7 @@ describe('changelog keyed backend over heap', () => {
     let woken = 0;
     expect(live.inputHold.holding()).toBe(false);
     mutate(live, 60, 0);
-    expect(live.figures().inFlightBytes).toBeGreaterThanOrEqual(2048);
+    expect(live.changelogFigures().inFlightBytes).toBeGreaterThanOrEqual(2048);
     expect(live.inputHold.holding()).toBe(true);
     live.inputHold.onRelease(() => woken++);
     await time.advance(100);
