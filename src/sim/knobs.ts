@@ -23,6 +23,8 @@ export function guarantee(mode: SimMode): 'exactly-once' | 'at-least-once' {
 export interface SimChangelog {
   readonly uploadBytesThreshold: number;
   readonly materializationIntervalMs: number;
+  /** Kill the process as the nth materialization (of any subtask, within the fault window) starts; null: no such kill. */
+  readonly killAtMaterialization: number | null;
 }
 
 /** The state backends a seed may run: heap, embedded with full checkpoints, embedded incremental; any of them under the changelog. */
@@ -178,7 +180,11 @@ function drawBackend(seed: number, job: string, mode: SimMode): SimBackend {
 function drawChangelog(seed: number): SimChangelog | null {
   const r = new SeededRandom(seed ^ 0x6c0c4a11);
   if (r.next() >= 1 / 3) return null;
-  return { uploadBytesThreshold: [256, 4096, 1 << 20][r.int(3)]!, materializationIntervalMs: 5 + r.int(200) };
+  const uploadBytesThreshold = [256, 4096, 1 << 20][r.int(3)]!;
+  const materializationIntervalMs = 5 + r.int(200);
+  // Drawn last: the draws above stay as they were for every seed.
+  const killAtMaterialization = r.next() < 0.5 ? 1 + r.int(3) : null;
+  return { uploadBytesThreshold, materializationIntervalMs, killAtMaterialization };
 }
 
 /**
@@ -339,7 +345,9 @@ export function describeKnobs(k: SeedKnobs): string[] {
   const inner = k.backend.kind === 'heap' ? 'heap' : `${k.backend.kind} (cache ${k.backend.cacheEntriesMax}, share ${k.backend.incrementsShareMax})`;
   const cl = k.backend.changelog;
   const b =
-    cl === undefined ? inner : `changelog (batches ${cl.uploadBytesThreshold} B, materialization every ${cl.materializationIntervalMs}ms) over ${inner}`;
+    cl === undefined
+      ? inner
+      : `changelog (batches ${cl.uploadBytesThreshold} B, materialization every ${cl.materializationIntervalMs}ms${cl.killAtMaterialization === null ? '' : `, a kill as materialization ${cl.killAtMaterialization} starts`}) over ${inner}`;
   const c = k.checkpointing;
   return [
     `knobs: job ${k.job}, mode ${k.mode}, backend ${b}, parallelism ${k.parallelism}/${k.maxParallelism}, ${k.taskManagers === 1 ? 'in-thread' : `${k.taskManagers} in-memory task managers`}, ${k.source.count} records x ${k.source.keysPerSplit} keys/split over ${k.source.durationMs}ms`,

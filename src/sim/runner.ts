@@ -167,7 +167,7 @@ export function describeRecovery(r: RecoveryCounts): string {
     `task managers died silently (found by heartbeats): ${r.taskManagerDeaths} (${r.deathsBeforeHello} before their hello) / exited (found by their closed connections): ${r.taskManagerExits}, ` +
     `connections dropped: ${r.controlConnectionDrops} control / ${r.dataConnectionDrops} data (${r.dataConnectionFailovers} restarts for a lost data connection), ` +
     `partitions healed: ${r.partitionsHealed} (${r.partitionsOutlived} task managers found their job master gone at the heal and stopped), ${r.earlierRunCheckpointsPassed} resumes passing over an earlier run's checkpoints, ` +
-    `changelog: ${r.changelogReplayRestores} restores by replay, ${r.changelogTruncations} truncations, ${r.changelogUploadRetries} uploads retried, ` +
+    `changelog: ${r.changelogReplayRestores} restores by replay, ${r.changelogTruncations} truncations, ${r.changelogUploadRetries} uploads retried, ${r.changelogKillsDuringMaterialization} kills during a materialization, ` +
     `HA takeovers from the published pointer: ${r.haTakeovers} (${r.haRestoresBehindDisk} with a newer _metadata durable but never published), ${r.haDepositions} leaders deposed, ` +
     `object store: ${r.objectStoreSeeds} seeds, ${r.lostUploads} uploads lost, ${r.latePuts} PUTs landing after their timeout (${r.lateOrphans} left as orphans), ${r.metadataAnswersLost} _metadata answers lost (create-only retry found its own)`
   );

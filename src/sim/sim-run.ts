@@ -98,6 +98,8 @@ export interface RecoveryCounts {
   changelogReplayRestores: number;
   changelogTruncations: number;
   changelogUploadRetries: number;
+  /** Process kills that landed while a changelog materialization was under way (its files half written, never adopted). */
+  changelogKillsDuringMaterialization: number;
   /** Keyed state overwritten, and deleted, while a snapshot of its backend had not finished its async part. */
   pinnedOverwrites: number;
   pinnedDeletions: number;
@@ -175,6 +177,7 @@ export function noRecovery(): RecoveryCounts {
     orderedRecoveryCommits: 0,
     staleTriggers: 0,
     changelogReplayRestores: 0,
+    changelogKillsDuringMaterialization: 0,
     changelogTruncations: 0,
     changelogUploadRetries: 0,
     pinnedOverwrites: 0,
@@ -305,6 +308,18 @@ export class SimRun {
     this.tmFaults = new SimTaskManagerFaults(k.seed, k.faults.taskManagers);
     this.armed = new Set(withFaults ? k.kills : []);
     this.ha = k.ha === null ? null : new MemoryHaStore(this.world);
+    this.changelogs.onMaterializationStart = () => this.onMaterializationStart();
+  }
+
+  /** Changelog seeds that draw it: the process is killed as the nth materialization within the fault window starts. */
+  private materializationsInWindow = 0;
+  private onMaterializationStart(): void {
+    const nth = this.k.backend.changelog?.killAtMaterialization ?? null;
+    if (nth === null || !this.withFaults || !this.faultsActive || ++this.materializationsInWindow !== nth) return;
+    const proc = this.current;
+    // The next step: the materialization's sync part is done, its files are being written.
+    if (proc !== null)
+      this.world.schedule(0, () => this.kill(proc, `as materialization ${nth} of the fault window started`, { left: 0, afterMs: 0, downMs: 1 }));
   }
 
   async run(): Promise<RunRecord> {
@@ -701,6 +716,7 @@ export class SimRun {
     if (proc !== this.current || !proc.process.isAlive || !(this.faultsActive || outsideWindow) || this.recovery.kills >= MAX_KILLS || this.settled !== null)
       return false;
     proc.process.kill();
+    if (this.changelogs.kill()) this.recovery.changelogKillsDuringMaterialization++;
     // What the operating system does for a dead process: close its files and store handles. Nothing is flushed.
     proc.master?.abandonAttempt();
     this.current = null;

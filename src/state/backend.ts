@@ -121,6 +121,8 @@ export interface BackendServices {
   readonly storage: CheckpointStorage;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
+  /** The deployment's run id (unique across processes and attempts), for names that must never repeat. */
+  readonly runId?: string;
 }
 
 /** What a keyed backend is created for. */

@@ -1,10 +1,11 @@
 /**
  * `weir run` with the changelog backend (over embedded) under SIGKILL: killed at the soak's seeded
- * moments, and killed as a checkpoint adopting a new materialization completes (the checkpoint with
- * the longer log it replaces just subsumed); each time resumed from the job directory, the committed output checked
+ * moments, killed as a checkpoint adopting a new materialization completes (the checkpoint with
+ * the longer log it replaces just subsumed), and killed while a materialization's files are being
+ * written (a crash during materialization: files no checkpoint refers to); each time resumed from the job directory, the committed output checked
  * exactly by the engine-independent oracle.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -65,6 +66,41 @@ describe('weir run with the changelog backend under SIGKILL', () => {
         await killGroup(first.cli);
       }
       expect(reached).toBe(true);
+      const last = await startKillJob(root, first.jobDir, { ...CHANGELOG, KILL_RATE: '200000' }, ['--quiet']);
+      const done = await within(90_000, last.cli.done, () => `the resumed run did not finish; stderr:\n${last.cli.output().stderr}`);
+      expect(done.code, done.stderr).toBe(0);
+      expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('is killed while a materialization is written or awaits adoption (its files in shared/, no completed checkpoint adopting it), and resumes exactly', {
+    timeout: 240_000,
+  }, async () => {
+    const root = await mkdtemp(path.join(os.tmpdir(), 'weir-changelog-kill-during-'));
+    try {
+      const first = await startKillJob(root, null, { ...CHANGELOG, KILL_RATE: '2000' });
+      let caught: { writing: number; adopted: number } | null = null;
+      try {
+        await waitUntil(first.cli, 'a materialization being written', async () => {
+          const newest = checkpointsIn(first.jobDir).completed.at(-1);
+          if (newest === undefined) return false; // something to resume from: a checkpoint with the log alone (materialization 0)
+          const ids = await materializationIds(path.join(first.jobDir, `chk-${newest}`));
+          if (ids === null) return false;
+          const adopted = Math.max(...ids);
+          // A materialization's files go to shared/ (small later ones may be inline in its handle): one
+          // with files that no completed checkpoint adopts yet is being written or awaits adoption.
+          const files = await readdir(path.join(first.jobDir, 'shared')).catch(() => [] as string[]);
+          const writing = Math.max(0, ...files.map((f) => Number(/^chlog-mat-(\d+)-/.exec(f)?.[1] ?? 0)));
+          if (writing <= adopted) return false;
+          caught = { writing, adopted };
+          return true;
+        });
+      } finally {
+        await killGroup(first.cli);
+      }
+      expect(caught, 'no materialization was caught being written').not.toBeNull();
       const last = await startKillJob(root, first.jobDir, { ...CHANGELOG, KILL_RATE: '200000' }, ['--quiet']);
       const done = await within(90_000, last.cli.done, () => `the resumed run did not finish; stderr:\n${last.cli.output().stderr}`);
       expect(done.code, done.stderr).toBe(0);

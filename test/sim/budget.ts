@@ -67,6 +67,10 @@ const MINIMUMS: Partial<Record<keyof RecoveryCounts, number>> = {
   changelogReplayRestores: 10,
   changelogTruncations: 30,
   changelogUploadRetries: 20,
+  // Kills of the process while a materialization was under way (half the changelog seeds draw a kill
+  // as their nth materialization starts; other kills land in one by chance). Seeds 1-330 at the
+  // draw's introduction (weir sim outside vitest, per part): 11/13/8.
+  changelogKillsDuringMaterialization: 3,
   // Object-store checkpoint storage (two in five seeds): no rename, create-only _metadata, uploads
   // lost, PUTs landing after their timeout (some after their checkpoint was discarded: orphans a
   // lifecycle rule removes), _metadata answers lost and the create-only retry finding its own bytes.

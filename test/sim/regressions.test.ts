@@ -335,6 +335,13 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     reaches: { what: 'the changelog backend truncating its log after a materialization', test: (r) => r.changelogTruncations > 0 },
   },
   {
+    seed: 465,
+    job: 'file-sink',
+    mode: 'unaligned',
+    bug: "found when the simulator drew kills as a changelog materialization starts: a changelog segment of a later attempt (a new process's, its upload counter and the storage's name counter back at zero) took the name of an earlier attempt's segment the job master had deleted; the job master remembers deleted names, so the new file was never an orphan and stayed after the job ended ('memory:sim/shared/changelog-sim-keyed-0-0-3' left), and a checkpoint naming it would have looked like one reusing a deleted file. Segment names now carry the deployment's run id, unique across processes and attempts",
+    reaches: { what: 'a process killed during a changelog materialization', test: (r) => r.changelogKillsDuringMaterialization > 0 },
+  },
+  {
     seed: 346,
     job: 'event-time',
     mode: 'aligned-timeout',

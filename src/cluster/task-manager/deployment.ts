@@ -266,7 +266,7 @@ async function deploySubtask(
           subtask: i,
           keyGroupRange: sub.keyGroupRange,
           maxParallelism: v.maxParallelism,
-          services: { storage: spec.storage, clock: spec.env.clock, scheduler: spec.env.scheduler },
+          services: { storage: spec.storage, clock: spec.env.clock, scheduler: spec.env.scheduler, runId: spec.runId },
         })
       : null,
     operatorBackend: spec.backends.createOperatorBackend({ uid: node.uid, subtask: i }),

@@ -49,7 +49,8 @@ function stateBackendOptions(b: SimBackend): Pick<StreamEnvironmentOptions, 'sta
             cacheEntriesMax: b.cacheEntriesMax,
             incrementsShareMax: b.incrementsShareMax,
           } as const);
-    return { stateBackend: { type: 'changelog', over, ...b.changelog } };
+    const { uploadBytesThreshold, materializationIntervalMs } = b.changelog;
+    return { stateBackend: { type: 'changelog', over, uploadBytesThreshold, materializationIntervalMs } };
   }
   if (b.kind === 'heap') return { stateBackend: 'heap' };
   return {

@@ -21,7 +21,7 @@ export class ChangelogStateBackendFactory implements StateBackendFactory {
     return new ChangelogKeyedStateBackend(
       this.inner.createKeyedBackend(args),
       this.settings,
-      { streams, clock: services.clock, scheduler: services.scheduler },
+      { streams, clock: services.clock, scheduler: services.scheduler, ...(services.runId === undefined ? {} : { runTag: services.runId }) },
       `${args.uid}-${args.subtask}`,
     );
   }

@@ -39,6 +39,12 @@ export interface ChangelogServices {
   readonly streams: CheckpointStreamFactory;
   readonly clock: Clock;
   readonly scheduler: Scheduler;
+  /**
+   * Unique to the run and attempt (the deployment's run id), put in every segment's name: a segment
+   * of a later attempt never takes the name of an earlier one's that was deleted (the job master
+   * remembers deleted names, and a file under one would be neither an orphan nor reusable).
+   */
+  readonly runTag?: string;
 }
 
 export type { ChangelogFigures } from './figures.ts';
@@ -68,6 +74,7 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
   /** A finished materialization the next checkpoint adopts. */
   private finished: Materialization | null = null;
   private running: Promise<Materialization> | null = null;
+  private disposed = false;
   /** Set after a restore that did not continue a log: the next checkpoint waits for a materialization. */
   private materializeNext = false;
   private lastMaterializedAtMs: number;
@@ -105,7 +112,7 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
   private newUploader(base: number, restored: ChangelogStateHandle['segments'] = []): ChangelogUploader {
     const write: SegmentWrite = (hint, bytes) => this.services.streams.write('shared', hint, bytes);
     const settings = { attemptsMax: this.settings.uploadAttemptsMax, timeoutMs: this.settings.uploadTimeoutMs };
-    const who = this.who.replace(/[^A-Za-z0-9_-]/g, '_');
+    const who = (this.services.runTag === undefined ? this.who : `${this.who}-${this.services.runTag}`).replace(/[^A-Za-z0-9_-]/g, '_');
     return new ChangelogUploader(write, this.services.scheduler, settings, who, base, restored, () => this.released());
   }
 
@@ -247,8 +254,12 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
     );
     running.catch(() => undefined);
     this.running = running;
+    this.onMaterializationStart?.();
     return running;
   }
+
+  /** Told each time a materialization starts (its sync part done, its files being written): the simulator's kill point. */
+  onMaterializationStart: (() => void) | null = null;
 
   /** Later checkpoints refer to `m` and the log after it; older segments are left to the checkpoints that hold them. */
   private adopt(m: Materialization): void {
@@ -319,7 +330,13 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
     return { ...this.uploader.figures, ...this.counts, pendingBytes: this.writer.pendingBytes };
   }
 
+  /** Whether a materialization is under way (started, not finished or failed) in a backend not disposed. */
+  get materializing(): boolean {
+    return this.running !== null && !this.disposed;
+  }
+
   dispose(): void {
+    this.disposed = true;
     this.delayTimer?.cancel();
     this.delayTimer = null;
     this.inner.setChangeListener(null);
