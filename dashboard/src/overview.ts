@@ -1,5 +1,5 @@
 /** The overview: the job graph with per-vertex rates and backpressure colours, the job's figures and its task managers. */
-import type { LiveUpdate } from './api.ts';
+import { getJson, type HaStatus, type LiveUpdate } from './api.ts';
 import { count, el, rate, svg, svgName, table } from './dom.ts';
 import { columnsOf } from './layout.ts';
 import { taskManagersPanel } from './task-managers.ts';
@@ -10,6 +10,32 @@ const GAP_X = 90;
 const GAP_Y = 30;
 /** The vertex name's font (style.css `.vertex .vertex-name`), to fit it in its box. */
 const NAME_FONT = '700 13px system-ui, sans-serif';
+
+/** The leader's view of its standbys (`GET /ha`), asked at most every 2 s while the job runs under HA. */
+let ha: HaStatus | null = null;
+let haAskedAt = 0;
+function refreshHa(): void {
+  if (Date.now() - haAskedAt < 2000) return;
+  haAskedAt = Date.now();
+  getJson<HaStatus>('./ha').then(
+    (answer) => (ha = answer),
+    () => (ha = null),
+  );
+}
+
+/** High availability: this leader's epoch and store, and the standbys waiting to take over. */
+function haPanel(epoch: number): HTMLElement[] {
+  if (epoch === 0) return [];
+  refreshHa();
+  if (ha === null || ha.role !== 'leader') return [el('h3', {}, `High availability: leader epoch ${epoch}`)];
+  const rows = ha.standbys.map((w) => [w.holder, w.address ?? '–', `${Math.round(w['seen-ms-ago'] / 100) / 10} s ago`]);
+  return [
+    el('h3', {}, `High availability: leader epoch ${ha['leader-epoch']} in ${ha.store}`),
+    rows.length === 0
+      ? el('p', { id: 'ha-no-standbys' }, 'No standby waits: if this job master dies, the job stays down until one starts.')
+      : table(['standby', 'address', 'last heard'], rows, { id: 'ha-standbys' }),
+  ];
+}
 
 export function renderOverview(root: HTMLElement, u: LiveUpdate): void {
   const { job, backpressure } = u;
@@ -120,6 +146,7 @@ export function renderOverview(root: HTMLElement, u: LiveUpdate): void {
     figures,
     el('h3', {}, 'Backpressure per subtask (share of time blocked on output)'),
     table(['vertex', 'subtask', 'blocked', 'level'], bpRows, { id: 'backpressure-table' }),
+    ...haPanel(job['leader-epoch']),
     ...taskManagersPanel(u),
   );
 }

@@ -22,7 +22,7 @@ import { publishingLeader } from './ha-earlier-leaders.ts';
 /** The HA settings a job named `name` runs with under `option`, or null without HA. */
 export function haSettingsOf(option: ResolvedHighAvailability, name: string): HaSettings | null {
   if (option.type === 'none') return null;
-  return { url: option.url, job: option.job ?? name, leaseMs: option.leaseMs, newRun: false };
+  return { url: option.url, job: option.job ?? name, leaseMs: option.leaseMs, newRun: false, listAsStandby: { address: null } };
 }
 
 /** The job this process built, as the HA store records it: the graph's shape and the module bundle's hash (null: a job built in code). */

@@ -7,6 +7,7 @@
 import type { ResolvedHighAvailability } from '../api/options.ts';
 import { becomeLeader, type HaLeader, type HaSettings } from '../cluster/ha/ha-leader.ts';
 import type { OwnSubmission } from '../cluster/ha/ha-submission.ts';
+import type { StandbyEntry } from '../cluster/ha/ha-store.ts';
 import { DEFAULT_HA_LEASE_MS } from '../api/options/high-availability.ts';
 import { UsageError } from './exit.ts';
 import type { HaRole } from '../web/health.ts';
@@ -65,6 +66,6 @@ export function becomeCliLeader(
 }
 
 /** The role of a process that leads. */
-export function leaderRole(leader: HaLeader): HaRole {
-  return { role: 'leader', job: leader.job, epoch: leader.leadership.epoch, store: leader.store };
+export function leaderRole(leader: HaLeader, standbys?: readonly StandbyEntry[]): HaRole {
+  return { role: 'leader', job: leader.job, epoch: leader.leadership.epoch, store: leader.store, ...(standbys === undefined ? {} : { standbys }) };
 }

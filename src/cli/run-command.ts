@@ -126,7 +126,8 @@ export async function runCommand(modulePath: string, given: RunFlags): Promise<n
 async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModule, env: StreamEnvironment, web: WebListener | null): Promise<number> {
   const quiet = flags.quiet === true;
   let ha: HaLeader | null = null;
-  const haSettings = cliHaSettings(flags, env.options.highAvailability, job.name);
+  const given = cliHaSettings(flags, env.options.highAvailability, job.name);
+  const haSettings = given === null ? null : { ...given, listAsStandby: { address: web?.address ?? null } };
   if (haSettings !== null) {
     const entry = new StandbyEntry(job, web?.address ?? null);
     try {
@@ -145,6 +146,7 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
     if (ha === null) return EXIT_OK;
     if (web !== null) web.role = leaderRole(ha);
   }
+  const standbysShown = ha === null || web === null ? null : showStandbys(ha, web, haSettings!.leaseMs);
   const haLeader = ha;
   const leadership = ha?.leadership;
   const started: { control?: Promise<RunControl>; master?: JobMaster; local?: LocalTaskManagers } = {};
@@ -189,6 +191,7 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
   const control = started.control === undefined ? null : await started.control;
   await control?.close();
   started.local?.stop();
+  standbysShown?.cancel();
   await ha?.finish();
   process.stderr.write(`${finalStatusLine(outcome)}\n`);
   if (outcome.status === 'FAILED') {
@@ -205,6 +208,24 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
   }
   keepAdvisorFigures(env, outcome.result, started.master ?? null);
   return reportFinished(job, { jobId: outcome.jobId, result: outcome.result, env, restoredFrom: flags.from ?? null, stoppedWithSavepoint });
+}
+
+/** Keeps the leader's `/ha` (and the dashboard) showing the standbys the store lists: asked at each renewal period. */
+function showStandbys(ha: HaLeader, web: WebListener, leaseMs: number): { cancel(): void } {
+  let stopped = false;
+  const look = async (): Promise<void> => {
+    const standbys = await ha.standbys();
+    if (!stopped) web.role = leaderRole(ha, standbys);
+  };
+  void look();
+  const timer = setInterval(() => void look(), Math.max(100, Math.round(leaseMs / 3)));
+  timer.unref();
+  return {
+    cancel: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
 }
 
 /** Calls the module's `onFinished`; its text goes to stdout, its error fails the run. */

@@ -3,9 +3,11 @@
  * `GET /healthz` (the process answers: alive), `GET /readyz` (it leads, or runs without HA, and
  * its job is RUNNING) and `GET /ha` (its part in high availability: a standby names the leader it
  * waits for and that leader's epoch). A standby serves these before any job runs on it (from
- * `openWebListener`), the job's web server after. The store is shown by its description: a URL's
- * password never appears.
+ * `openWebListener`), the job's web server after; a leader's `/ha` lists the standbys the store
+ * knows (each renewed at its polls). The store is shown by its description: a URL's password never appears.
  */
+import type { StandbyEntry } from '../cluster/ha/ha-store.ts';
+import type { HaStatus } from './rest/responses.ts';
 
 /** What this process is for its job's high availability. */
 export type HaRole =
@@ -14,7 +16,14 @@ export type HaRole =
   /** Connecting to the HA store, or not yet elected or refused. */
   | { readonly role: 'starting' }
   | { readonly role: 'standby'; readonly job: string; readonly leader: string; readonly epoch: number; readonly store: string }
-  | { readonly role: 'leader'; readonly job: string; readonly epoch: number; readonly store: string };
+  | {
+      readonly role: 'leader';
+      readonly job: string;
+      readonly epoch: number;
+      readonly store: string;
+      /** The standbys the store listed at the leader's last look (refreshed every few seconds). */
+      readonly standbys?: readonly StandbyEntry[];
+    };
 
 /** A health route's answer: the HTTP status and the JSON body. */
 export interface HealthAnswer {
@@ -23,7 +32,7 @@ export interface HealthAnswer {
 }
 
 /** `GET /ha`'s body (Flink's dashes for multi-word keys, as the REST API). */
-function haBody(role: HaRole): Record<string, unknown> {
+function haBody(role: HaRole): HaStatus {
   switch (role.role) {
     case 'single':
     case 'starting':
@@ -31,7 +40,13 @@ function haBody(role: HaRole): Record<string, unknown> {
     case 'standby':
       return { role: 'standby', job: role.job, leader: role.leader, 'leader-epoch': role.epoch, store: role.store };
     case 'leader':
-      return { role: 'leader', job: role.job, 'leader-epoch': role.epoch, store: role.store };
+      return {
+        role: 'leader',
+        job: role.job,
+        'leader-epoch': role.epoch,
+        store: role.store,
+        standbys: (role.standbys ?? []).map((w) => ({ holder: w.holder, address: w.address, 'seen-ms-ago': w.seenMsAgo })),
+      };
   }
 }
 

@@ -39,6 +39,7 @@ afterAll(async () => {
     await c.query('DELETE FROM weir_ha_pointers WHERE job = $1', [j]).catch(() => {});
     await c.query('DELETE FROM weir_ha_published WHERE job = $1', [j]).catch(() => {});
     await c.query('DELETE FROM weir_ha_submissions WHERE job = $1', [j]).catch(() => {});
+    await c.query('DELETE FROM weir_ha_standbys WHERE job = $1', [j]).catch(() => {});
   }
   await c.end();
 });
@@ -159,11 +160,23 @@ describe('weir run --ha (PostgreSQL)', () => {
       expect((await fetch(`${standby.address}/readyz`)).status).toBe(503);
       expect((await fetch(`${standby.address}/healthz`)).status).toBe(200);
       expect((await fetch(`${dashboardA}/readyz`)).status).toBe(200);
+      // The leader's /ha (which the dashboard shows) lists the standby the store knows, with its web address.
+      expect(
+        await waitUntil(a, "the standby in the leader's /ha", async () => {
+          const body = (await (await fetch(`${dashboardA}/ha`)).json()) as { standbys: Array<{ address: string | null }> };
+          return body.standbys.some((w) => w.address === standby.address);
+        }),
+      ).toBe(true);
+      const leaderHa = (await (await fetch(`${dashboardA}/ha`)).json()) as { role: string; standbys: Array<{ holder: string; address: string; 'seen-ms-ago': number }> };
+      expect(leaderHa.role).toBe('leader');
+      expect(leaderHa.standbys).toHaveLength(1);
+      expect(leaderHa.standbys[0]!.holder).toMatch(new RegExp(`:${b.child.pid}:`));
+      expect(leaderHa.standbys[0]!['seen-ms-ago']).toBeGreaterThanOrEqual(0);
       a.child.kill('SIGKILL');
       await a.done;
       await waitForMatch(b, /leading job '\S+' as \S+ \(epoch \d+, lease 1500 ms\); taking over/, 60_000, 'the takeover');
       expect(await waitUntil(b, 'the new leader ready', async () => (await fetch(`${standby.address}/readyz`)).status === 200, 60_000)).toBe(true);
-      expect(await (await fetch(`${standby.address}/ha`)).json()).toMatchObject({ role: 'leader', job });
+      expect(await (await fetch(`${standby.address}/ha`)).json()).toMatchObject({ role: 'leader', job, standbys: [] });
       const after = JSON.parse((await runCli(['list', '--json'])).stdout) as Array<{ pid: number; state: string; ha?: { role: string } }>;
       expect(after.filter((e) => e.pid === b.child.pid).map((e) => [e.state, e.ha?.role])).toEqual([['RUNNING', 'leader']]);
     },

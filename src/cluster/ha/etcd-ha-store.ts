@@ -17,6 +17,7 @@
  *   pointer     {checkpointId, location, epoch}
  *   published   [{checkpointId, location, epoch}, ...] newest first, PUBLISHED_KEPT of them
  *   submission  {graph, moduleHash, epoch}
+ *   standby/<holder>  {address, seenAtMs}  attached to a short lease of the standby's own, put at each poll
  *
  * Why etcd3 (the npm client, pinned) with cockatiel's `noop` policies: it speaks etcd's gRPC API
  * with leases and transactions; its own retries are switched off because the leadership code
@@ -33,6 +34,7 @@ import {
   keepPublished,
   type LeaseHolder,
   PUBLISHED_KEPT,
+  type StandbyEntry,
 } from './ha-store.ts';
 import { describeHaUrl } from './ha-url.ts';
 
@@ -190,6 +192,7 @@ export class EtcdHaStore implements HaStore {
           this.client.delete().key(k.pointer),
           this.client.delete().key(k.published),
           this.client.delete().key(k.submission),
+          this.client.delete().prefix(this.standbyKey(job, '')),
           this.client.put(k.ended).value(JSON.stringify({ epoch })),
         )
         .commit(),
@@ -212,6 +215,38 @@ export class EtcdHaStore implements HaStore {
         .commit(),
     );
     return r.succeeded;
+  }
+
+  async standBy(job: string, holder: string, address: string | null, leaseMs: number): Promise<void> {
+    const lease = this.client.lease(Math.max(1, Math.ceil(leaseMs / 1000)), { autoKeepAlive: false });
+    const id = await this.call(() => lease.grant());
+    await this.call(() =>
+      this.client
+        .put(this.standbyKey(job, holder))
+        .value(JSON.stringify({ address, seenAtMs: Date.now() }))
+        .lease(id)
+        .exec(),
+    );
+  }
+
+  async leaveStandby(job: string, holder: string): Promise<void> {
+    await this.call(() => this.client.delete().key(this.standbyKey(job, holder)).exec());
+  }
+
+  async standbys(job: string): Promise<readonly StandbyEntry[]> {
+    const prefix = this.standbyKey(job, '');
+    const r = await this.call(() => this.client.getAll().prefix(prefix).exec());
+    // etcd keeps no time of its own in a key: the age is from the standby's clock, as it wrote it.
+    return r.kvs
+      .map((kv) => {
+        const v = JSON.parse(kv.value.toString('utf8')) as { address: string | null; seenAtMs: number };
+        return { holder: kv.key.toString('utf8').slice(prefix.length), address: v.address, seenMsAgo: Math.max(0, Date.now() - v.seenAtMs) };
+      })
+      .sort((a, b) => b.seenMsAgo - a.seenMsAgo);
+  }
+
+  private standbyKey(job: string, holder: string): string {
+    return `${this.prefix}${job}/standby/${holder}`;
   }
 
   async submission(job: string): Promise<JobSubmissionRecord | null> {

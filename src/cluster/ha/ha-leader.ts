@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { realEnvironment } from '../../core/adapters.ts';
 import { errorMessage, type HaError } from '../../core/errors.ts';
-import type { CheckpointPointer, LeaseHolder } from './ha-store.ts';
+import type { CheckpointPointer, LeaseHolder, StandbyEntry } from './ha-store.ts';
 import { openHaStore } from './open-ha-store.ts';
 import { moduleChangeNote, type OwnSubmission, submissionMismatch } from './ha-submission.ts';
 import { elect, type Leadership } from './leadership.ts';
@@ -30,6 +30,8 @@ export interface HaSettings {
   readonly leaseMs: number;
   /** Run the job again although the HA store says it ended. */
   readonly newRun: boolean;
+  /** While a standby, be listed in the store with this address for people (the web address), or null; absent: not listed. */
+  readonly listAsStandby?: { readonly address: string | null };
 }
 
 /** A leader's part of the run: what to restore, the hook the job master publishes through, and the end. */
@@ -45,6 +47,8 @@ export interface HaLeader {
   readonly published: readonly CheckpointPointer[];
   /** The job ended for good: end the lease and remove the pointer. */
   finish(): Promise<void>;
+  /** The standbys the store lists for the job now (empty when it cannot be asked). */
+  standbys(): Promise<readonly StandbyEntry[]>;
   /**
    * This job master stops but the job is not over (SIGTERM from a cluster manager, Ctrl-C): it acts
    * no more, gives the lease up at once and keeps the pointer, so a standby takes over without
@@ -78,7 +82,14 @@ export async function becomeLeader(
   }
   const elected = await elect(
     store,
-    { job, holder, leaseMs, address: null, takeEnded: settings.newRun },
+    {
+      job,
+      holder,
+      leaseMs,
+      address: null,
+      takeEnded: settings.newRun,
+      ...(settings.listAsStandby === undefined ? {} : { listAsStandby: settings.listAsStandby }),
+    },
     env,
     (leader) => {
       log(`standby: job '${job}' is led by ${leader.holder} (epoch ${leader.epoch}) in ${store.description}; waiting to take over`);
@@ -119,6 +130,7 @@ export async function becomeLeader(
     store: store.description,
     takeOverFrom: pointer?.location ?? null,
     published,
+    standbys: () => store.standbys(job).catch(() => []),
     stepDown: async () => {
       elected.stop();
       try {

@@ -64,6 +64,16 @@ export interface JobSubmissionRecord {
   readonly epoch: number;
 }
 
+/** A standby job master as the store last heard of it. */
+export interface StandbyEntry {
+  /** Its candidate id (host, pid, random part). */
+  readonly holder: string;
+  /** Where people reach it (its web address), or null. */
+  readonly address: string | null;
+  /** Milliseconds since it last said it waits (the store's clock). */
+  readonly seenMsAgo: number;
+}
+
 /** The answer to `acquire`: the lease with its new epoch, or who holds it now. */
 export type AcquireResult = { readonly held: true; readonly epoch: number } | { readonly held: false; readonly leader: LeaseHolder };
 
@@ -101,6 +111,12 @@ export interface HaStore {
   submit(job: string, epoch: number, record: Omit<JobSubmissionRecord, 'epoch'>): Promise<boolean>;
   /** The job its leaders recorded, or null (none yet, or the job ended). */
   submission(job: string): Promise<JobSubmissionRecord | null>;
+  /** A standby says it waits for `job` (each poll): listed by `standbys` for `leaseMs` from now. */
+  standBy(job: string, holder: string, address: string | null, leaseMs: number): Promise<void>;
+  /** A standby stops waiting (it leads, or exits). */
+  leaveStandby(job: string, holder: string): Promise<void>;
+  /** The standbys of `job` heard from within their lease, oldest first; none once the job ended. */
+  standbys(job: string): Promise<readonly StandbyEntry[]>;
   /** Gives the lease up (a clean stop of a leader whose job is not over); others may take it at once. */
   release(job: string, holder: string, epoch: number): Promise<void>;
   close(): Promise<void>;

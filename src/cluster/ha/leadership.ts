@@ -37,6 +37,11 @@ export interface LeadershipSettings {
   readonly address: string | null;
   /** Take the lease of an ended job (run it again); otherwise an ended job is reported as 'ended'. */
   readonly takeEnded?: boolean;
+  /**
+   * While it waits, list this job master among the job's standbys in the store (at each poll, for
+   * one lease), with the address people reach it at (its web address, or null); absent: not listed.
+   */
+  readonly listAsStandby?: { readonly address: string | null };
 }
 
 /**
@@ -70,9 +75,18 @@ export async function elect(
       await new Promise<void>((resolve) => env.scheduler.schedule(settings.leaseMs / RENEWALS_PER_LEASE, resolve));
       continue;
     }
-    if (r.held) return new Leadership(store, settings, r.epoch, localDeadline(sentMs, settings.leaseMs), env);
-    if (r.leader.holder === '') return 'ended';
+    if (r.held) {
+      if (watched) await unlist(store, settings);
+      return new Leadership(store, settings, r.epoch, localDeadline(sentMs, settings.leaseMs), env);
+    }
+    if (r.leader.holder === '') {
+      if (watched) await unlist(store, settings);
+      return 'ended';
+    }
     watched = true;
+    // Being listed is for people (weir list, the leader's /ha and dashboard): a store that does not answer now is asked at the next poll.
+    if (settings.listAsStandby !== undefined)
+      await store.standBy(settings.job, settings.holder, settings.listAsStandby.address, settings.leaseMs).catch(() => {});
     const key = `${r.leader.holder}/${r.leader.epoch}`;
     if (key !== seen) {
       seen = key;
@@ -80,6 +94,11 @@ export async function elect(
     }
     await new Promise<void>((resolve) => env.scheduler.schedule(settings.leaseMs / RENEWALS_PER_LEASE, resolve));
   }
+}
+
+/** This job master waits no more: off the store's list of standbys (when it was listed). */
+async function unlist(store: HaStore, settings: LeadershipSettings): Promise<void> {
+  if (settings.listAsStandby !== undefined) await store.leaveStandby(settings.job, settings.holder).catch(() => {});
 }
 
 export class Leadership {

@@ -5,7 +5,15 @@
  * to a server would.
  */
 import type { Clock } from '../../core/time.ts';
-import { type AcquireResult, type CheckpointPointer, type HaStore, type JobSubmissionRecord, keepPublished, type LeaseHolder } from './ha-store.ts';
+import {
+  type AcquireResult,
+  type CheckpointPointer,
+  type HaStore,
+  type JobSubmissionRecord,
+  keepPublished,
+  type LeaseHolder,
+  type StandbyEntry,
+} from './ha-store.ts';
 
 interface Lease extends LeaseHolder {
   readonly untilMs: number;
@@ -17,6 +25,7 @@ export class MemoryHaStore implements HaStore {
   private readonly pointers = new Map<string, CheckpointPointer>();
   private readonly publishedOf = new Map<string, readonly CheckpointPointer[]>();
   private readonly submissions = new Map<string, JobSubmissionRecord>();
+  private readonly waiting = new Map<string, Map<string, { address: string | null; seenMs: number; untilMs: number }>>();
   /** Pointer writes refused (a stale epoch), for the simulator's counts. */
   refusedPublishes = 0;
 
@@ -87,6 +96,7 @@ export class MemoryHaStore implements HaStore {
       this.pointers.delete(job);
       this.publishedOf.delete(job);
       this.submissions.delete(job);
+      this.waiting.delete(job);
     });
   }
 
@@ -96,6 +106,28 @@ export class MemoryHaStore implements HaStore {
       if (l === undefined || l.epoch !== epoch || l.untilMs <= this.clock.now()) return false;
       this.submissions.set(job, { ...record, epoch });
       return true;
+    });
+  }
+
+  standBy(job: string, holder: string, address: string | null, leaseMs: number): Promise<void> {
+    return settle(() => {
+      const now = this.clock.now();
+      const of = this.waiting.get(job) ?? new Map();
+      of.set(holder, { address, seenMs: now, untilMs: now + leaseMs });
+      this.waiting.set(job, of);
+    });
+  }
+
+  leaveStandby(job: string, holder: string): Promise<void> {
+    return settle(() => void this.waiting.get(job)?.delete(holder));
+  }
+
+  standbys(job: string): Promise<readonly StandbyEntry[]> {
+    return settle(() => {
+      const now = this.clock.now();
+      return [...(this.waiting.get(job) ?? new Map()).entries()]
+        .filter(([, w]) => w.untilMs > now)
+        .map(([holder, w]) => ({ holder, address: w.address, seenMsAgo: now - w.seenMs }));
     });
   }
 

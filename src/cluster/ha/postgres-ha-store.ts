@@ -13,6 +13,8 @@
  *                      PRIMARY KEY (job, checkpoint_id)): the last few published, to fall back on
  *   weir_ha_submissions (job text PRIMARY KEY, epoch bigint, graph jsonb, module_hash text, written_at timestamptz):
  *                      the job its leaders run (`submit`), written under the live lease as the pointer is
+ *   weir_ha_standbys (job text, holder text, address text, seen_at timestamptz, seen_until timestamptz,
+ *                     PRIMARY KEY (job, holder)): the standbys waiting, each renewed at its polls
  *
  * Every comparison uses the server's clock (`clock_timestamp()`). `publish` is one statement whose
  * CTE locks the lease row `FOR SHARE` and re-reads it: a takeover that committed meanwhile (a
@@ -24,7 +26,15 @@
  */
 import pg from 'pg';
 import { errorMessage, HaError } from '../../core/errors.ts';
-import { type AcquireResult, type CheckpointPointer, type HaStore, type JobSubmissionRecord, type LeaseHolder, PUBLISHED_KEPT } from './ha-store.ts';
+import {
+  type AcquireResult,
+  type CheckpointPointer,
+  type HaStore,
+  type JobSubmissionRecord,
+  type LeaseHolder,
+  PUBLISHED_KEPT,
+  type StandbyEntry,
+} from './ha-store.ts';
 import type { GraphFingerprint } from '../transport/protocol.ts';
 import { describeHaUrl } from './ha-url.ts';
 
@@ -36,6 +46,9 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS weir_ha_published (
      job text NOT NULL, checkpoint_id bigint NOT NULL, epoch bigint NOT NULL, location text NOT NULL, written_at timestamptz NOT NULL,
      PRIMARY KEY (job, checkpoint_id))`,
+  `CREATE TABLE IF NOT EXISTS weir_ha_standbys (
+     job text NOT NULL, holder text NOT NULL, address text, seen_at timestamptz NOT NULL, seen_until timestamptz NOT NULL,
+     PRIMARY KEY (job, holder))`,
   `CREATE TABLE IF NOT EXISTS weir_ha_submissions (
      job text PRIMARY KEY, epoch bigint NOT NULL, graph jsonb NOT NULL, module_hash text, written_at timestamptz NOT NULL)`,
 ];
@@ -181,6 +194,8 @@ export class PostgresHaStore implements HaStore {
          DELETE FROM weir_ha_published WHERE job IN (SELECT job FROM ended)
        ), submitted AS (
          DELETE FROM weir_ha_submissions WHERE job IN (SELECT job FROM ended)
+       ), waiting AS (
+         DELETE FROM weir_ha_standbys WHERE job IN (SELECT job FROM ended)
        )
        DELETE FROM weir_ha_pointers WHERE job IN (SELECT job FROM ended)`,
       [job, holder, epoch],
@@ -190,6 +205,27 @@ export class PostgresHaStore implements HaStore {
   async submit(job: string, epoch: number, record: Omit<JobSubmissionRecord, 'epoch'>): Promise<boolean> {
     const r = await this.query(SUBMIT, [job, epoch, JSON.stringify(record.graph), record.moduleHash]);
     return r.rows.length === 1;
+  }
+
+  async standBy(job: string, holder: string, address: string | null, leaseMs: number): Promise<void> {
+    await this.query(
+      `INSERT INTO weir_ha_standbys (job, holder, address, seen_at, seen_until) VALUES ($1, $2, $4, clock_timestamp(), ${UNTIL})
+       ON CONFLICT (job, holder) DO UPDATE SET address = EXCLUDED.address, seen_at = EXCLUDED.seen_at, seen_until = EXCLUDED.seen_until`,
+      [job, holder, leaseMs, address],
+    );
+  }
+
+  async leaveStandby(job: string, holder: string): Promise<void> {
+    await this.query('DELETE FROM weir_ha_standbys WHERE job = $1 AND holder = $2', [job, holder]);
+  }
+
+  async standbys(job: string): Promise<readonly StandbyEntry[]> {
+    const r = await this.query<{ holder: string; address: string | null; ago: number }>(
+      `SELECT holder, address, (extract(epoch FROM clock_timestamp() - seen_at) * 1000)::float8 AS ago
+       FROM weir_ha_standbys WHERE job = $1 AND seen_until > clock_timestamp() ORDER BY seen_at, holder`,
+      [job],
+    );
+    return r.rows.map((row) => ({ holder: row.holder, address: row.address, seenMsAgo: Math.max(0, Math.round(row.ago)) }));
   }
 
   async submission(job: string): Promise<JobSubmissionRecord | null> {

@@ -109,6 +109,19 @@ export interface JobChangelog {
   vertices: ChangelogVertex[];
 }
 
+/** `GET /ha` on a job master's web port (src/web/health.ts): its part in high availability. */
+export type HaStatus =
+  | { role: 'single' | 'starting' }
+  | { role: 'standby'; job: string; leader: string; 'leader-epoch': number; store: string }
+  | {
+      role: 'leader';
+      job: string;
+      'leader-epoch': number;
+      store: string;
+      /** The standbys the HA store lists (each renewed at its polls). */
+      standbys: Array<{ holder: string; address: string | null; 'seen-ms-ago': number }>;
+    };
+
 /** `GET /jobs/:id/exceptions`. */
 export interface JobExceptions {
   exceptions: JobException[];

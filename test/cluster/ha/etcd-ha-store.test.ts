@@ -141,6 +141,22 @@ describe.skipIf(problem !== null)('EtcdHaStore', () => {
     expect(await a.submission(job)).toEqual({ graph, moduleHash: 'b'.repeat(64), epoch: e2 });
   });
 
+  it('lists the standbys heard from within their lease; one that left or whose job ended is not listed', async () => {
+    const s = await open();
+    const job = jobName();
+    const e = await lead(s, job, 'jm-a');
+    await s.standBy(job, 'jm-b', 'http://127.0.0.1:8081', LONG);
+    await s.standBy(job, 'jm-c', null, LONG);
+    expect((await s.standbys(job)).map((w) => [w.holder, w.address]).sort()).toEqual([
+      ['jm-b', 'http://127.0.0.1:8081'],
+      ['jm-c', null],
+    ]);
+    await s.leaveStandby(job, 'jm-c');
+    expect((await s.standbys(job)).map((w) => w.holder)).toEqual(['jm-b']);
+    await s.finish(job, 'jm-a', e);
+    expect(await s.standbys(job)).toEqual([]);
+  });
+
   it('an unreachable etcd is one HaError naming the URL without its password', async () => {
     const e = await EtcdHaStore.open('etcd://weir:sekret-pw@127.0.0.1:1').catch((err: unknown) => err);
     expect(e).toBeInstanceOf(HaError);

@@ -43,6 +43,7 @@ afterAll(async () => {
     await c.query('DELETE FROM weir_ha_pointers WHERE job = $1', [j]);
     await c.query('DELETE FROM weir_ha_published WHERE job = $1', [j]);
     await c.query('DELETE FROM weir_ha_submissions WHERE job = $1', [j]);
+    await c.query('DELETE FROM weir_ha_standbys WHERE job = $1', [j]);
   }
   await c.end();
   for (const st of stores) await st.close();
@@ -214,5 +215,26 @@ describe('PostgresHaStore', () => {
     expect(await a.submission(job)).toEqual({ graph, moduleHash: 'b'.repeat(64), epoch: 2 });
     await b.finish(job, 'jm-b', 2);
     expect(await a.submission(job)).toBeNull();
+  });
+
+  it('lists the standbys heard from within their lease, oldest first; one that left, ran out or whose job ended is not listed', async () => {
+    const s = await open();
+    const job = jobName();
+    await s.acquire(job, 'jm-a', LONG, null, true);
+    await s.standBy(job, 'jm-b', 'http://127.0.0.1:8081', LONG);
+    await s.standBy(job, 'jm-c', null, 1);
+    await expire();
+    await s.standBy(job, 'jm-d', 'http://127.0.0.1:8083', LONG);
+    const listed = await s.standbys(job);
+    expect(listed.map((w) => [w.holder, w.address])).toEqual([
+      ['jm-b', 'http://127.0.0.1:8081'],
+      ['jm-d', 'http://127.0.0.1:8083'],
+    ]);
+    expect(listed.every((w) => w.seenMsAgo >= 0 && w.seenMsAgo < LONG)).toBe(true);
+    await s.standBy(job, 'jm-b', 'http://127.0.0.1:8081', LONG); // a later poll renews, it does not add
+    await s.leaveStandby(job, 'jm-d');
+    expect((await s.standbys(job)).map((w) => w.holder)).toEqual(['jm-b']);
+    await s.finish(job, 'jm-a', 1);
+    expect(await s.standbys(job)).toEqual([]);
   });
 });
