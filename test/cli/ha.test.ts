@@ -167,7 +167,10 @@ describe('weir run --ha (PostgreSQL)', () => {
           return body.standbys.some((w) => w.address === standby.address);
         }),
       ).toBe(true);
-      const leaderHa = (await (await fetch(`${dashboardA}/ha`)).json()) as { role: string; standbys: Array<{ holder: string; address: string; 'seen-ms-ago': number }> };
+      const leaderHa = (await (await fetch(`${dashboardA}/ha`)).json()) as {
+        role: string;
+        standbys: Array<{ holder: string; address: string; 'seen-ms-ago': number }>;
+      };
       expect(leaderHa.role).toBe('leader');
       expect(leaderHa.standbys).toHaveLength(1);
       expect(leaderHa.standbys[0]!.holder).toMatch(new RegExp(`:${b.child.pid}:`));
