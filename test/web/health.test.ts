@@ -27,8 +27,20 @@ describe('healthAnswer', () => {
     });
     expect(healthAnswer('/readyz', LEADER, 'RUNNING')).toEqual({
       status: 200,
-      body: { ready: true, role: 'leader', job: 'orders', 'leader-epoch': 8, store: 'postgres://weir:***@db:5432/weir', 'job-status': 'RUNNING' },
+      body: {
+        ready: true,
+        role: 'leader',
+        job: 'orders',
+        'leader-epoch': 8,
+        store: 'postgres://weir:***@db:5432/weir',
+        standbys: [],
+        'job-status': 'RUNNING',
+      },
     });
+    // The standbys the store listed at the leader's last look, as the dashboard shows them.
+    expect(
+      healthAnswer('/ha', { ...LEADER, standbys: [{ holder: 'host-b:52:def', address: 'http://10.0.0.2:8081', seenMsAgo: 420 }] }, 'RUNNING')!.body,
+    ).toMatchObject({ role: 'leader', standbys: [{ holder: 'host-b:52:def', address: 'http://10.0.0.2:8081', 'seen-ms-ago': 420 }] });
     expect(healthAnswer('/readyz', LEADER, 'RESTARTING')!.status).toBe(503);
     expect(healthAnswer('/readyz', { role: 'single' }, 'RUNNING')!.status).toBe(200);
     expect(healthAnswer('/readyz', { role: 'single' }, 'FINISHED')!.body.reason).toBe('the job is FINISHED');
