@@ -3,6 +3,8 @@
  * control endpoint (`weir savepoint`, `weir stop`, `weir cancel` reach it), then calls the module's
  * `onFinished` if the job FINISHED.
  */
+import { wallTimer } from '../core/adapters.ts';
+import type { Cancellable } from '../core/time.ts';
 import { StreamEnvironment, type CheckpointingOptions, type StreamEnvironmentOptions } from '../index.ts';
 import { errorMessage } from '../core/errors.ts';
 import { resolveStorageLocation, resolveStorageRoot } from '../storage/location.ts';
@@ -217,13 +219,17 @@ function showStandbys(ha: HaLeader, web: WebListener, leaseMs: number): { cancel
     const standbys = await ha.standbys();
     if (!stopped) web.role = leaderRole(ha, standbys);
   };
-  void look();
-  const timer = setInterval(() => void look(), Math.max(100, Math.round(leaseMs / 3)));
-  timer.unref();
+  let timer: Cancellable | null = null;
+  const again = (): void => {
+    if (stopped) return;
+    void look();
+    timer = wallTimer(Math.max(100, Math.round(leaseMs / 3)), again, { unref: true });
+  };
+  again();
   return {
     cancel: () => {
       stopped = true;
-      clearInterval(timer);
+      timer?.cancel();
     },
   };
 }

@@ -25,6 +25,7 @@
  */
 import { noop } from 'cockatiel';
 import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
+import { systemClock } from '../../core/adapters.ts';
 import { errorMessage, HaError } from '../../core/errors.ts';
 import {
   type AcquireResult,
@@ -79,7 +80,7 @@ export class EtcdHaStore implements HaStore {
       hosts,
       ...(u.username === '' ? {} : { auth: { username: decodeURIComponent(u.username), password: decodeURIComponent(u.password) } }),
       dialTimeout: callTimeoutMs,
-      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + callTimeoutMs }),
+      defaultCallOptions: (context) => (context.isStream ? {} : { deadline: systemClock.wallNow() + callTimeoutMs }),
       faultHandling: { host: () => noop, global: noop },
     });
     const store = new EtcdHaStore(client, prefix, url);
@@ -223,7 +224,7 @@ export class EtcdHaStore implements HaStore {
     await this.call(() =>
       this.client
         .put(this.standbyKey(job, holder))
-        .value(JSON.stringify({ address, seenAtMs: Date.now() }))
+        .value(JSON.stringify({ address, seenAtMs: systemClock.wallNow() }))
         .lease(id)
         .exec(),
     );
@@ -240,7 +241,7 @@ export class EtcdHaStore implements HaStore {
     return r.kvs
       .map((kv) => {
         const v = JSON.parse(kv.value.toString('utf8')) as { address: string | null; seenAtMs: number };
-        return { holder: kv.key.toString('utf8').slice(prefix.length), address: v.address, seenMsAgo: Math.max(0, Date.now() - v.seenAtMs) };
+        return { holder: kv.key.toString('utf8').slice(prefix.length), address: v.address, seenMsAgo: Math.max(0, systemClock.wallNow() - v.seenAtMs) };
       })
       .sort((a, b) => b.seenMsAgo - a.seenMsAgo);
   }
