@@ -1,13 +1,13 @@
 /**
  * The changelog state backend's series on `/metrics`, from the same figures as `GET
  * /jobs/:id/changelog` (totals over every attempt): counters follow the totals (a total never goes
- * down: the job master folds a restarted subtask's ended attempts in), gauges are read at the
- * scrape. Labels as the record series: vertex, vertex_name, subtask. A job without the changelog
+ * down: the job master folds a restarted subtask's ended attempts in), gauges show the same
+ * answer, read once before each scrape. Labels as the record series: vertex, vertex_name, subtask. A job without the changelog
  * backend has none of these series.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { jobChangelog } from './rest/changelog-route.ts';
-import type { ChangelogFiguresAnswer } from './rest/responses.ts';
+import type { ChangelogFiguresAnswer, JobChangelog } from './rest/responses.ts';
 import type { WebJob } from './web-job.ts';
 
 type Label = 'vertex' | 'vertex_name' | 'subtask';
@@ -40,6 +40,8 @@ const GAUGES: ReadonlyArray<readonly [keyof ChangelogFiguresAnswer, string, stri
 export class ChangelogMetrics {
   private readonly counters: ReadonlyArray<readonly [keyof ChangelogFiguresAnswer, Counter<Label>]>;
   private readonly last = new Map<string, number>();
+  /** The REST answer read by `update` (before each scrape), which the gauges then show: one answer per scrape. */
+  private latest: JobChangelog = { now: 0, vertices: [] };
 
   constructor(
     private readonly job: WebJob,
@@ -66,6 +68,7 @@ export class ChangelogMetrics {
 
   /** Brings the counters up to the totals (before each scrape). */
   update(): void {
+    this.latest = jobChangelog(this.job);
     for (const { labels, figures } of this.subtasks()) {
       for (const [figure, counter] of this.counters) {
         const key = `${figure}/${labels.vertex}/${labels.subtask}`;
@@ -78,7 +81,7 @@ export class ChangelogMetrics {
   }
 
   private *subtasks(): Generator<{ labels: Record<Label, string>; figures: ChangelogFiguresAnswer }> {
-    for (const v of jobChangelog(this.job).vertices) {
+    for (const v of this.latest.vertices) {
       for (const s of v.subtasks) yield { labels: { vertex: v.id, vertex_name: v.name, subtask: String(s.subtask) }, figures: s };
     }
   }

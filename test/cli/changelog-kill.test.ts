@@ -28,6 +28,14 @@ async function materializationIds(chkDir: string): Promise<number[] | null> {
   }
 }
 
+/** Resumes the killed run from its job directory and checks that the committed output is every input once. */
+async function resumeExactly(root: string, jobDir: string): Promise<void> {
+  const last = await startKillJob(root, jobDir, { ...CHANGELOG, KILL_RATE: '200000' }, ['--quiet']);
+  const done = await within(90_000, last.cli.done, () => `the resumed run did not finish; stderr:\n${last.cli.output().stderr}`);
+  expect(done.code, done.stderr).toBe(0);
+  expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
+}
+
 describe('weir run with the changelog backend under SIGKILL', () => {
   it('is killed at seeded moments and resumed, committing every input once', { timeout: 240_000 }, async () => {
     const root = await mkdtemp(path.join(os.tmpdir(), 'weir-changelog-kill-'));
@@ -66,10 +74,7 @@ describe('weir run with the changelog backend under SIGKILL', () => {
         await killGroup(first.cli);
       }
       expect(reached).toBe(true);
-      const last = await startKillJob(root, first.jobDir, { ...CHANGELOG, KILL_RATE: '200000' }, ['--quiet']);
-      const done = await within(90_000, last.cli.done, () => `the resumed run did not finish; stderr:\n${last.cli.output().stderr}`);
-      expect(done.code, done.stderr).toBe(0);
-      expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
+      await resumeExactly(root, first.jobDir);
     } finally {
       await rm(root, { recursive: true, force: true });
     }
@@ -101,10 +106,7 @@ describe('weir run with the changelog backend under SIGKILL', () => {
         await killGroup(first.cli);
       }
       expect(caught, 'no materialization was caught being written').not.toBeNull();
-      const last = await startKillJob(root, first.jobDir, { ...CHANGELOG, KILL_RATE: '200000' }, ['--quiet']);
-      const done = await within(90_000, last.cli.done, () => `the resumed run did not finish; stderr:\n${last.cli.output().stderr}`);
-      expect(done.code, done.stderr).toBe(0);
-      expect(checkKillOutput(outputDirOf(root), 20_000, KEYS).problems).toEqual([]);
+      await resumeExactly(root, first.jobDir);
     } finally {
       await rm(root, { recursive: true, force: true });
     }

@@ -35,10 +35,18 @@ describe.skipIf(BROWSER_SKIPPED)('dashboard State log tab in Chromium', () => {
   it("shows each subtask's log and materialization as the REST answer has them", async () => {
     const { job, server, page, consoleErrors } = session;
     const web = webClient(server.address, '');
+    // Settled: every subtask materialized, and two answers in a row agree but for the ages (the
+    // job is held, yet a checkpoint's materialization or last upload may still be finishing).
+    const withoutAges = (body: { vertices: unknown[] }) => JSON.stringify(body.vertices, (k, x) => (k === 'materialization-age-ms' ? undefined : x));
+    let previous = '';
     const rest = (
       await until(
         () => web.get(`/jobs/${job.client.jobId}/changelog`),
-        (r) => r.body.vertices[0]?.subtasks.every((s: { materializations: number }) => s.materializations >= 1),
+        (r) => {
+          const settled = r.body.vertices[0]?.subtasks.every((s: { materializations: number }) => s.materializations >= 1) && withoutAges(r.body) === previous;
+          previous = withoutAges(r.body);
+          return settled;
+        },
       )
     ).body;
     await page.goto(`${server.address}/#changelog`);

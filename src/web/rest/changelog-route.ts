@@ -5,7 +5,7 @@
  * attempt (a restarted subtask's backend counts from zero; the job master folds the ended ones in).
  * Vertices without a changelog backend are left out: a job without one answers no vertices.
  */
-import type { ChangelogFigures } from '../../state/changelog/figures.ts';
+import { addChangelogFigures, type ChangelogFigures } from '../../state/changelog/figures.ts';
 import { vertexId, type WebJob } from '../web-job.ts';
 import type { ChangelogFiguresAnswer, ChangelogVertex, JobChangelog } from './responses.ts';
 
@@ -26,24 +26,11 @@ function answer(f: ChangelogFigures, now: number): ChangelogFiguresAnswer {
   };
 }
 
-/** A vertex's totals: sums, but the age is the oldest subtask's (null while a subtask has materialized nothing). */
-function totals(subtasks: readonly ChangelogFiguresAnswer[]): ChangelogFiguresAnswer {
-  const sum = (k: keyof ChangelogFiguresAnswer): number => subtasks.reduce((n, s) => n + (s[k] ?? 0), 0);
-  const ages = subtasks.map((s) => s['materialization-age-ms']);
-  return {
-    'pending-bytes': sum('pending-bytes'),
-    'in-flight-bytes': sum('in-flight-bytes'),
-    'uploaded-bytes': sum('uploaded-bytes'),
-    uploads: sum('uploads'),
-    'upload-retries': sum('upload-retries'),
-    'upload-failures': sum('upload-failures'),
-    materializations: sum('materializations'),
-    'materialization-failures': sum('materialization-failures'),
-    'materialization-age-ms': ages.some((a) => a === null) ? null : Math.max(...(ages as number[])),
-    'materialized-bytes': sum('materialized-bytes'),
-    truncations: sum('truncations'),
-    'restores-by-replay': sum('restores-by-replay'),
-  };
+/** A vertex's totals: its subtasks' figures added up, but the age is the oldest subtask's (null while a subtask has materialized nothing). */
+function totals(subtasks: readonly ChangelogFigures[], now: number): ChangelogFiguresAnswer {
+  const sum = subtasks.reduce<ChangelogFigures | null>(addChangelogFigures, null)!;
+  const at = subtasks.map((f) => f.materializedAtMs);
+  return answer({ ...sum, materializedAtMs: at.some((t) => t === null) ? null : Math.min(...(at as number[])) }, now);
 }
 
 export function jobChangelog(job: WebJob): JobChangelog {
@@ -51,13 +38,16 @@ export function jobChangelog(job: WebJob): JobChangelog {
   const now = job.now();
   const vertices: ChangelogVertex[] = [];
   for (const v of master.config.graph.vertices) {
+    const figures: ChangelogFigures[] = [];
     const subtasks: Array<ChangelogFiguresAnswer & { subtask: number }> = [];
     for (let i = 0; i < v.parallelism; i++) {
       const live = master.tasks.find((t) => t.id.vertex === v.index && t.id.subtask === i);
       const f = master.recordTotals.changelogOf({ vertex: v.index, subtask: i }, live);
-      if (f !== null) subtasks.push({ subtask: i, ...answer(f, now) });
+      if (f === null) continue;
+      figures.push(f);
+      subtasks.push({ subtask: i, ...answer(f, now) });
     }
-    if (subtasks.length > 0) vertices.push({ id: vertexId(v.index), name: v.name, totals: totals(subtasks), subtasks });
+    if (subtasks.length > 0) vertices.push({ id: vertexId(v.index), name: v.name, totals: totals(figures, now), subtasks });
   }
   return { now, vertices };
 }
