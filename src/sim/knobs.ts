@@ -124,7 +124,15 @@ export interface SeedKnobs {
    * checkpoint there before notifying, and a process started after a kill waits out the dead one's
    * lease and restores the checkpoint the store's pointer names (not the newest on disk). Null: none.
    */
-  readonly ha: { readonly leaseMs: number } | null;
+  readonly ha: {
+    readonly leaseMs: number;
+    /**
+     * The leader is paused (SIGSTOP) this long after the fault window opens (at a moment no
+     * checkpoint of it is pending), for `forMs` (over two leases): a standby takes over, then the
+     * stale leader wakes while it runs. Null: no pause.
+     */
+    readonly pause: { readonly afterMs: number; readonly forMs: number } | null;
+  } | null;
 }
 
 /** What a seed runs besides the seed: the job's name and the options a user's module fixes. */
@@ -311,7 +319,15 @@ function drawHa(seed: number, eligible: boolean): SeedKnobs['ha'] {
   if (!eligible || r.next() >= 0.4) return null;
   // Long against a step's virtual cost and the slow faults (a renewal that fires late is a job master's
   // event loop stalled): a leader that loses its lease anyway is deposed and replaced (counted).
-  return { leaseMs: 150 + r.int(250) };
+  const leaseMs = 150 + r.int(250);
+  return { leaseMs, pause: drawPause(seed, leaseMs) };
+}
+
+/** Three in four HA seeds pause their leader once and let it wake while its successor runs. From a stream of its own. */
+function drawPause(seed: number, leaseMs: number): { afterMs: number; forMs: number } | null {
+  const r = new SeededRandom(seed ^ 0x5a05e57d);
+  if (r.next() >= 0.75) return null;
+  return { afterMs: 5 + r.int(100), forMs: Math.round(leaseMs * (2 + r.next())) };
 }
 
 function describeKill(k: KillPlan): string {
@@ -361,6 +377,10 @@ export function describeKnobs(k: SeedKnobs): string[] {
     ...(k.asyncStartDelayMsMax > 0 ? [`  async snapshot parts start up to ${k.asyncStartDelayMsMax}ms after their sync part`] : []),
     `  after the first checkpoints with in-flight data: ${k.afterInflight ?? 'nothing'}`,
     `  savepoint: ${k.rescale ? `stop at +${k.rescale.atMs.toFixed(1)}ms, resume at parallelism ${k.rescale.to}${k.rescale.changeJob ? ' as a changed job' : ''}` : 'none'}`,
-    ...(k.ha ? [`  high availability: job masters hold a ${k.ha.leaseMs}ms lease; a new one restores the published pointer`] : []),
+    ...(k.ha
+      ? [
+          `  high availability: job masters hold a ${k.ha.leaseMs}ms lease; a new one restores the published pointer${k.ha.pause === null ? '' : `; the leader paused at +${k.ha.pause.afterMs}ms for ${k.ha.pause.forMs}ms, then wakes`}`,
+        ]
+      : []),
   ];
 }

@@ -49,6 +49,8 @@ const MAX_KILLS = 6;
 const AFTER_INFLIGHT_MAX = 3;
 const JOB_ID = jobId('sim');
 const JOB_DIR = memoryJobDir(JOB_ID);
+/** Steps of 2 virtual ms a leader's pause waits for no checkpoint to be pending before it gives up. */
+const PAUSE_TRIES = 100;
 const SAVEPOINT_ROOT = 'memory:savepoints';
 const STOP_TRIES = 5;
 const STOP_RETRY_MS = 10;
@@ -139,6 +141,9 @@ export interface RecoveryCounts {
   haRestoresBehindDisk: number;
   /** Leaders that lost their lease while they ran (renewals too late) and stopped. */
   haDepositions: number;
+  /** HA seeds that draw it: leaders paused (SIGSTOP) past their lease that woke while their successor ran, and of those the ones that found their leadership gone and stopped. */
+  haStaleWakes: number;
+  haStaleStopped: number;
   /**
    * Object-store storage (knob faults.storage.objectStore): seeds that ran it; uploads lost or failed
    * (nothing landed); PUTs that landed after their request timed out, and of those the objects left
@@ -198,6 +203,8 @@ export function noRecovery(): RecoveryCounts {
     haTakeovers: 0,
     haRestoresBehindDisk: 0,
     haDepositions: 0,
+    haStaleWakes: 0,
+    haStaleStopped: 0,
     objectStoreSeeds: 0,
     lostUploads: 0,
     latePuts: 0,
@@ -289,6 +296,10 @@ export class SimRun {
   /** The HA store job masters compete in (seeds with `k.ha`), or null. */
   private readonly ha: MemoryHaStore | null;
   private readonly firstRunning = new Set<Proc>();
+  /** Leaders paused (SIGSTOP) and replaced: stale once they wake. */
+  private readonly paused = new Set<Proc>();
+  /** State files written by paused leaders' storage after their pause. */
+  private readonly writtenByStaleLeaders = new Set<string>();
 
   constructor(
     private readonly k: SeedKnobs,
@@ -580,6 +591,8 @@ export class SimRun {
     for (const plan of this.armed)
       if (plan.point.at === 'time') w.schedule(plan.point.afterMs, () => this.current && this.killBy(this.current, plan, 'at a drawn moment'));
     if (this.k.corruption) w.schedule(this.k.corruption.afterMs, () => void this.tryCorrupt());
+    const pause = this.k.ha?.pause ?? null;
+    if (pause !== null) w.schedule(pause.afterMs, () => this.pauseLeader(pause.forMs, PAUSE_TRIES));
     if (this.k.rescale) w.schedule(this.k.rescale.atMs, () => this.stopWithSavepoint(STOP_TRIES));
   }
 
@@ -651,6 +664,35 @@ export class SimRun {
     else proc.master?.failGlobal(new InjectedFault('restart after corruption at rest'));
   }
 
+  /**
+   * HA: the leader stops running (SIGSTOP) at a moment none of its checkpoints is pending (a
+   * paused leader's half-written checkpoint would share ids with its successor's in the one job
+   * directory the simulator keeps, where real leaders each write their own); a standby takes over
+   * once the lease runs out, and `forMs` later the old leader wakes while its successor runs.
+   */
+  private pauseLeader(forMs: number, tries: number): void {
+    const proc = this.current;
+    if (proc === null || !this.faultsActive || !proc.process.isAlive || this.settled !== null || proc.master === null || tries === 0) return;
+    if (proc.master.checkpointCoordinator.numPending > 0) {
+      this.world.schedule(2, () => this.pauseLeader(forMs, tries - 1));
+      return;
+    }
+    proc.process.pause();
+    this.paused.add(proc);
+    // What it writes from now on (completions it held, once it wakes) lands, for a real leader, in
+    // its own job directory: not the successor's to clean, so not checker (d)'s leftovers either.
+    proc.storage.onFileWritten = (path) => this.writtenByStaleLeaders.add(path);
+    this.current = null;
+    this.trace?.(`${this.world.now().toFixed(1)}ms process ${proc.process.pid} (the leader) paused for ${forMs}ms`);
+    this.world.schedule(1, () => void this.resumeAfterKill(proc, { left: 0, afterMs: 0, downMs: 0 }));
+    this.world.schedule(forMs, () => {
+      if (!proc.process.isAlive) return;
+      this.recovery.haStaleWakes++;
+      this.trace?.(`${this.world.now().toFixed(1)}ms stale process ${proc.process.pid} wakes`);
+      proc.process.resume();
+    });
+  }
+
   private storageKill(proc: Proc, site: StorageKillSite): boolean {
     if (!this.faultsActive || proc !== this.current) return false;
     if (site === 'upload') this.counts.uploads++;
@@ -682,6 +724,15 @@ export class SimRun {
     elected.onLost((error) => {
       // A leader whose lease ran out (its renewals came too late) stops at once, as `weir run --ha`
       // does (process.exit); a standby takes over.
+      if (this.paused.has(proc) && process.isAlive) {
+        // A stale leader woke: it must find its leadership gone before it commits anything, and
+        // ends as `weir run --ha` does (process.exit); the checkers see whether anything of it committed.
+        this.trace?.(`${this.world.now().toFixed(1)}ms stale process ${process.pid} woke and stops: ${error.message}`);
+        this.recovery.haStaleStopped++;
+        process.kill();
+        proc.master?.abandonAttempt();
+        return;
+      }
       if (proc !== this.current || !process.isAlive || this.settled !== null) return;
       this.trace?.(`${this.world.now().toFixed(1)}ms process ${process.pid}: ${error.message}`);
       this.recovery.haDepositions++;
@@ -839,6 +890,7 @@ export class SimRun {
       f.startsWith(`${SAVEPOINT_ROOT}/`) ||
       late.has(f) ||
       abandonedFiles.has(f) ||
+      this.writtenByStaleLeaders.has(f) ||
       this.corruptedFiles.has(f) ||
       [...this.corruptedDirs].some((d) => f.startsWith(`${d}/`));
     return checkStorage(

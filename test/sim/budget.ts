@@ -60,6 +60,12 @@ const MINIMUMS: Partial<Record<keyof RecoveryCounts, number>> = {
   // leader waiting out the dead one's lease and restoring the published pointer. Seeds 1-600 at
   // 1dd81a6+: 48 takeovers, 3 with a newer _metadata durable but unpublished; the parts 11/9/6.
   haTakeovers: 3,
+  // A leader paused (SIGSTOP) past its lease in three of four HA seeds, replaced, then woken while
+  // its successor runs: every one must find its leadership gone and stop without committing
+  // (the commit-once and exactly-once checkers). Seeds 1-330 at the draw's introduction, per part:
+  // 6/7/3 woke, all stopped.
+  haStaleWakes: 1,
+  haStaleStopped: 1,
   // The changelog backend (a third of the seeds wrap their backend in it): restores from a
   // checkpoint through materialization + replay, logs truncated by an adopted materialization,
   // segment uploads retried after a storage fault. Seeds 1-110 (part 0, weir sim outside vitest, all

@@ -160,10 +160,14 @@ export class FaultyStorage implements CheckpointStorage {
           raw.set(handle.path, bytes.subarray(0, Math.floor(bytes.length / 2)));
           throw new StorageError('STORAGE_IO', handle.path, 'injected torn write (the process died mid-write)');
         }
+        if (handle.type === 'file') (this.owner ?? this).onFileWritten?.(handle.path);
         return handle;
       },
     };
   }
+
+  /** Told of every state file this process's storage (its task managers' clients too) wrote; the run sets it for a stale leader. */
+  onFileWritten: ((path: string) => void) | null = null;
 
   async readState(handle: StreamStateHandle): Promise<Uint8Array> {
     await this.latency();
