@@ -168,7 +168,7 @@ export function describeRecovery(r: RecoveryCounts): string {
     `connections dropped: ${r.controlConnectionDrops} control / ${r.dataConnectionDrops} data (${r.dataConnectionFailovers} restarts for a lost data connection), ` +
     `partitions healed: ${r.partitionsHealed} (${r.partitionsOutlived} task managers found their job master gone at the heal and stopped), ${r.earlierRunCheckpointsPassed} resumes passing over an earlier run's checkpoints, ` +
     `changelog: ${r.changelogReplayRestores} restores by replay, ${r.changelogTruncations} truncations, ${r.changelogUploadRetries} uploads retried, ${r.changelogKillsDuringMaterialization} kills during a materialization, ` +
-    `HA takeovers from the published pointer: ${r.haTakeovers} (${r.haRestoresBehindDisk} with a newer _metadata durable but never published), ${r.haDepositions} leaders deposed, ${r.haStaleWakes} stale leaders woke (${r.haStaleStopped} stopped on finding their leadership gone), ` +
+    `HA takeovers from the published pointer: ${r.haTakeovers} (${r.haRestoresBehindDisk} with a newer _metadata durable but never published), ${r.haDepositions} leaders deposed, ${r.haStaleWakes} stale leaders woke (${r.haStaleStopped} stopped on finding their leadership gone; ${r.haStaleRepeats} repeated commits of published transactions), ` +
     `object store: ${r.objectStoreSeeds} seeds, ${r.lostUploads} uploads lost, ${r.latePuts} PUTs landing after their timeout (${r.lateOrphans} left as orphans), ${r.metadataAnswersLost} _metadata answers lost (create-only retry found its own)`
   );
 }

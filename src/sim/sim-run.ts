@@ -144,6 +144,8 @@ export interface RecoveryCounts {
   /** HA seeds that draw it: leaders paused (SIGSTOP) past their lease that woke while their successor ran, and of those the ones that found their leadership gone and stopped. */
   haStaleWakes: number;
   haStaleStopped: number;
+  /** Commits a woken stale leader's writers repeated of transactions of published checkpoints its successor had committed (idempotent). */
+  haStaleRepeats: number;
   /**
    * Object-store storage (knob faults.storage.objectStore): seeds that ran it; uploads lost or failed
    * (nothing landed); PUTs that landed after their request timed out, and of those the objects left
@@ -205,6 +207,7 @@ export function noRecovery(): RecoveryCounts {
     haDepositions: 0,
     haStaleWakes: 0,
     haStaleStopped: 0,
+    haStaleRepeats: 0,
     objectStoreSeeds: 0,
     lostUploads: 0,
     latePuts: 0,
@@ -298,6 +301,8 @@ export class SimRun {
   private readonly firstRunning = new Set<Proc>();
   /** Leaders paused (SIGSTOP) and replaced: stale once they wake. */
   private readonly paused = new Set<Proc>();
+  /** Their job masters' process tags: the run ids of their writers start with these. */
+  private readonly staleTags = new Set<string>();
   /** State files written by paused leaders' storage after their pause. */
   private readonly writtenByStaleLeaders = new Set<string>();
 
@@ -319,6 +324,7 @@ export class SimRun {
     this.tmFaults = new SimTaskManagerFaults(k.seed, k.faults.taskManagers);
     this.armed = new Set(withFaults ? k.kills : []);
     this.ha = k.ha === null ? null : new MemoryHaStore(this.world);
+    this.sinks.ledger.isStaleRun = (runId) => [...this.staleTags].some((t) => runId.startsWith(t));
     this.changelogs.onMaterializationStart = () => this.onMaterializationStart();
   }
 
@@ -679,6 +685,7 @@ export class SimRun {
     }
     proc.process.pause();
     this.paused.add(proc);
+    this.staleTags.add(`${proc.master.processTag}-a`);
     // What it writes from now on (completions it held, once it wakes) lands, for a real leader, in
     // its own job directory: not the successor's to clean, so not checker (d)'s leftovers either.
     proc.storage.onFileWritten = (path) => this.writtenByStaleLeaders.add(path);
@@ -843,6 +850,7 @@ export class SimRun {
     this.recovery.partitionsHealed = this.tmFaults.partitionsHealed;
     this.recovery.partitionsOutlived = this.tmFaults.partitionsOutlived;
     this.recovery.orderedRecoveryCommits = this.sinks.store.orderedRecoveryCommits;
+    this.recovery.haStaleRepeats = this.sinks.ledger.staleRepeats;
     this.recovery.staleTriggers = this.procs.reduce((n, p) => n + p.rpc.staleTriggers, 0);
     this.recovery.pinnedOverwrites = this.pinned.reduce((n, c) => n + c.overwrites, 0);
     this.recovery.changelogTruncations = this.changelogs.sum('truncations');

@@ -138,10 +138,21 @@ describe('the external transactional store', () => {
   it('a first commit before any _metadata of its checkpoint or a later one is durable is a violation', () => {
     let durable = 1;
     const ledger = new CommitLedger(() => durable);
-    ledger.committed('t2', false, false, 2);
+    ledger.committed('t2', false, false, 2, 'p-a0');
     durable = 2;
-    ledger.committed('t3', false, false, 2);
+    ledger.committed('t3', false, false, 2, 'p-a0');
     expect(ledger.violations).toEqual(['transaction t2 of checkpoint 2 was committed while the newest durable _metadata is of checkpoint 1']);
+  });
+
+  it("a repeat outside recovery is a violation unless a stale leader's writer makes it", () => {
+    const ledger = new CommitLedger(() => 5);
+    ledger.isStaleRun = (runId) => runId.startsWith('old-a');
+    ledger.committed('t1', false, false, 3, 'new-a0');
+    ledger.committed('t1', true, false, 3, 'old-a2');
+    expect(ledger.staleRepeats).toBe(1);
+    expect(ledger.violations).toEqual([]);
+    ledger.committed('t1', true, false, 3, 'new-a1');
+    expect(ledger.violations).toEqual(['transaction t1 was committed again outside recovery']);
   });
 });
 

@@ -122,8 +122,8 @@ export class JobMaster {
   private claimed = false;
   /** Control messages of another attempt than the current one that reached the job master (dropped). */
   private staleControl = 0;
-  /** Drawn once per JobMaster, i.e. per process: run ids stay unique across processes that restore the same checkpoint. */
-  private readonly processTag: string;
+  /** Drawn once per JobMaster, i.e. per process: run ids (`<tag>-a<attempt>`) stay unique across processes that restore the same checkpoint. */
+  readonly processTag: string;
   /** Per-checkpoint events for the REST API and the dashboard (bounded). */
   readonly traces = new CheckpointTraces();
   private readonly failures: JobException[] = [];

@@ -118,6 +118,7 @@ export class ExternalTransactionStore {
 class ExternalSinkWriter implements TwoPhaseCommitWriter<unknown, ExternalCommittable> {
   private current: string | null = null;
   private prefix = '';
+  private runId = '';
   private seq = 0;
   private readonly recovery = new RecoveryCommits();
   private subtask = 0;
@@ -133,6 +134,7 @@ class ExternalSinkWriter implements TwoPhaseCommitWriter<unknown, ExternalCommit
 
   open(ctx: RuntimeContext, pending: readonly ExternalCommittable[]): void {
     this.prefix = `${this.uid}-${ctx.subtaskIndex}of${ctx.parallelism}-${ctx.runId}`;
+    this.runId = ctx.runId;
     this.subtask = ctx.subtaskIndex;
     this.recovery.opened(pending.map((p) => p.transaction));
     this.restored = new Set(pending.map((p) => p.transaction));
@@ -162,7 +164,7 @@ class ExternalSinkWriter implements TwoPhaseCommitWriter<unknown, ExternalCommit
     for (const c of committables) {
       if (this.latency !== null) await waitMs(this.latency);
       if (this.disposed) return; // cancelled: the request was never sent
-      this.store.ledger.committed(c.transaction, this.store.commit(c.transaction), mayRepeat(c.transaction), c.checkpointId);
+      this.store.ledger.committed(c.transaction, this.store.commit(c.transaction), mayRepeat(c.transaction), c.checkpointId, this.runId);
     }
   }
 

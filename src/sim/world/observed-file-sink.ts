@@ -24,8 +24,10 @@ export function observeFileSink(sink: FileSink, ledger: CommitLedger): TwoPhaseC
 
 function observeWriter(inner: TwoPhaseCommitWriter<unknown, FileCommittable>, ledger: CommitLedger): TwoPhaseCommitWriter<unknown, FileCommittable> {
   const recovery = new RecoveryCommits();
+  let runId = '';
   return {
     open: (ctx: RuntimeContext, pending: readonly FileCommittable[]) => {
+      runId = ctx.runId;
       recovery.opened(pending.map((p) => p.final));
       return inner.open(ctx, pending);
     },
@@ -38,7 +40,7 @@ function observeWriter(inner: TwoPhaseCommitWriter<unknown, FileCommittable>, le
         const visible = inode(c.final);
         if (staged !== null && visible !== null && staged !== visible)
           ledger.violate(`${c.final} is committed already and ${c.inProgress} is about to replace it`);
-        else ledger.committed(c.final, visible !== null, mayRepeat(c.final), checkpointOf(c.final));
+        else ledger.committed(c.final, visible !== null, mayRepeat(c.final), checkpointOf(c.final), runId);
       }
       return inner.commit(committables);
     },
