@@ -158,8 +158,8 @@ export interface InternalRunOptions extends RunOptions, ExecutionHooks {
    */
   readonly taskManagerStorage?: { readonly url: string; readonly open?: (url: string, index: number) => CheckpointStorage };
   /**
-   * With `inMemoryTaskManagers`: ms task manager `index`'s wall clock runs ahead of the job
-   * master's (as on another host), for tests of the clock-offset correction. Default: none.
+   * With `inMemoryTaskManagers`: ms task manager `index`'s clock (wall and monotonic) runs ahead
+   * of the job master's (as on another host), for tests of the clock-offset correction. Default: none.
    */
   readonly taskManagerClockSkewMs?: (index: number) => number;
   /** Wraps the state backends the options name (the simulator delays when async snapshot parts start). */

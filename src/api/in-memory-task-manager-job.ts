@@ -34,10 +34,10 @@ export interface InMemoryTaskManagerJob {
   readonly wrapBackends?: (backends: StateBackendFactory) => StateBackendFactory;
   readonly env: Environment;
   /**
-   * Ms task manager `index`'s wall clock runs ahead of the job master's (negative: behind), as on
-   * another host: its stamps (barrier arrivals, sync starts, heartbeat answers) read `wallNow` of a
-   * clock shifted by that much; its monotonic time and scheduler stay the thread's. Tests and the
-   * simulator only. Default: none.
+   * Ms task manager `index`'s clock runs ahead of the job master's (negative: behind), as on
+   * another host: its stamps (barrier arrivals, sync starts, heartbeat answers, materializations)
+   * read a clock shifted by that much, `wallNow` and `now` alike (another process's monotonic clock
+   * has another origin); its scheduler stays the thread's. Tests and the simulator only. Default: none.
    */
   readonly clockSkewMs?: (index: number) => number;
   readonly faults: FaultInjector;
@@ -84,8 +84,11 @@ function contextOf(index: number, job: InMemoryTaskManagerJob, env: StreamEnviro
   return taskManagerContext(index, { graph: parts.graph, backends, storage }, env.options, run);
 }
 
-/** The environment with a wall clock `skewMs` ahead; the same monotonic time, scheduler and random. */
+/**
+ * The environment with its clock `skewMs` ahead, wall and monotonic time (another process's
+ * monotonic clock has another origin); the same scheduler and random.
+ */
 function skewed(env: Environment, skewMs: number): Environment {
   const { clock } = env;
-  return { clock: { now: () => clock.now(), wallNow: () => clock.wallNow() + skewMs }, scheduler: env.scheduler, random: env.random };
+  return { clock: { now: () => clock.now() + skewMs, wallNow: () => clock.wallNow() + skewMs }, scheduler: env.scheduler, random: env.random };
 }

@@ -254,6 +254,7 @@ describe("the job master's side of an attempt on task managers, fenced by epoch"
       {
         type: 'metrics',
         epoch: E0,
+        clockMs: 1_000,
         tasks: [{ task: TASK, sourceRecordsOut: 99, sinkRecordsIn: 0, recordsIn: 0, recordsWritten: 0, backpressuredMs: 0, changelog: null }],
         data: { bytesSent: 1, bytesReceived: 1, messagesSent: 1, messagesReceived: 1 },
       },

@@ -36,6 +36,8 @@ export interface WebJobOptions {
   readonly intervalMs?: number;
   /** The state backend; default the environment's. */
   readonly stateBackend?: StreamEnvironmentOptions['stateBackend'];
+  /** Runs on this many in-memory task managers, task manager `i`'s clock `clockSkewMs[i]` ahead of the job master's; default in this thread. */
+  readonly inMemoryTaskManagers?: { readonly count: number; readonly clockSkewMs?: readonly number[] };
 }
 
 export async function startWebJob(o: WebJobOptions = {}): Promise<RunningWebJob> {
@@ -85,7 +87,11 @@ export async function startWebJob(o: WebJobOptions = {}): Promise<RunningWebJob>
   let master: JobMaster | null = null;
   let running!: () => void;
   const isRunning = new Promise<void>((resolve) => (running = resolve));
+  const tms = o.inMemoryTaskManagers;
+  const skew = tms?.clockSkewMs;
   const client = await env.executeAsync('web-job', {
+    ...(tms === undefined ? {} : { inMemoryTaskManagers: tms.count }),
+    ...(skew === undefined ? {} : { taskManagerClockSkewMs: (index: number) => skew[index] ?? 0 }),
     onJobMaster: (m) => (master = m),
     onEvent: (e) => {
       if (e.type === 'running') running();

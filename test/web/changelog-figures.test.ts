@@ -21,6 +21,7 @@ describe('changelog figures in REST and /metrics', () => {
   });
 
   it('per subtask: bytes uploaded growing, a materialization with its size and age; the vertex totals and /metrics agree', async () => {
+    const startedMs = performance.now();
     job = await startWebJob({ parallelism: 2, stateBackend: CHANGELOG });
     server = await startWebServer({ client: job.client, master: job.master, token: 'changelog-token', sampleIntervalMs: 50 });
     const web = webClient(server.address, '');
@@ -49,6 +50,7 @@ describe('changelog figures in REST and /metrics', () => {
     for (const s of later.subtasks) {
       expect(s['materialized-bytes']).toBeGreaterThan(0);
       expect(s['materialization-age-ms']).toBeGreaterThanOrEqual(0);
+      expect(s['materialization-age-ms']).toBeLessThanOrEqual(performance.now() - startedMs);
       expect(s.uploads).toBeGreaterThan(0);
     }
     expect(later.totals['uploaded-bytes']).toBe(later.subtasks.reduce((n: number, s: { 'uploaded-bytes': number }) => n + s['uploaded-bytes'], 0));
@@ -98,6 +100,42 @@ describe('changelog figures in REST and /metrics', () => {
     expect(after.materializations).toBeGreaterThanOrEqual(before.materializations);
     const metrics = (await web.get('/metrics')).body as string;
     expect(seriesSum(metrics, 'weir_changelog_uploaded_bytes_total', vertex)).toBeGreaterThanOrEqual(before['uploaded-bytes']);
+  });
+
+  it('task managers on clocks an hour ahead and an hour behind the job master: each materialization age is the time since it, growing as time passes', async () => {
+    const startedMs = performance.now();
+    job = await startWebJob({ parallelism: 2, stateBackend: CHANGELOG, inMemoryTaskManagers: { count: 2, clockSkewMs: [3_600_000, -3_600_000] } });
+    server = await startWebServer({ client: job.client, master: job.master, token: 'changelog-skew', sampleIntervalMs: 50 });
+    const web = webClient(server.address, '');
+    const jid = job.client.jobId;
+    job.gate.allowUpTo(100);
+    await until(
+      () => web.get(`/jobs/${jid}/changelog`),
+      (r) => r.body.vertices[0]?.totals['uploaded-bytes'] > 0,
+    );
+    await new Promise((r) => setTimeout(r, 60));
+    await job.client.triggerCheckpoint();
+    // No checkpoint from here on, so no materialization: the ages only grow.
+    const ages = async (): Promise<number[]> => {
+      const body = (
+        await until(
+          () => web.get(`/jobs/${jid}/changelog`),
+          (r) => r.body.vertices[0].subtasks.every((x: { materializations: number }) => x.materializations >= 1),
+        )
+      ).body;
+      return body.vertices[0].subtasks.map((x: { 'materialization-age-ms': number }) => x['materialization-age-ms']);
+    };
+    const first = await ages();
+    const firstAtMs = performance.now();
+    await new Promise((r) => setTimeout(r, 400));
+    const second = await ages();
+    const elapsedMs = performance.now() - startedMs;
+    for (let i = 0; i < 2; i++) {
+      // Off by an hour (or stuck at 0) when read naively on the job master's clock.
+      expect(second[i]).toBeLessThanOrEqual(elapsedMs);
+      expect(second[i]! - first[i]!).toBeGreaterThanOrEqual(350);
+      expect(second[i]! - first[i]!).toBeLessThanOrEqual(performance.now() - firstAtMs + 50);
+    }
   });
 
   it('a job without the changelog backend answers no vertices and has no changelog series', async () => {

@@ -216,6 +216,11 @@ export class JobMaster {
     return this.endedAt;
   }
 
+  /** Its Clock.now() (monotone, ms): what the subtasks' changelog stamps (`materializedAtMs`) are on, wherever the subtasks run. */
+  clockNow(): number {
+    return this.env.clock.now();
+  }
+
   get tasks(): readonly TaskHandle[] {
     return this.current?.tasks ?? [];
   }

@@ -5,7 +5,7 @@
  * the answers still awaited while it deploys or opens, a task manager that died before it started,
  * the task managers still stopping while it ends. A message of another epoch is dropped and counted.
  */
-import type { ChangelogFigures } from '../../state/changelog/figures.ts';
+import { type ChangelogFigures, onReceiverClock } from '../../state/changelog/figures.ts';
 import { assert } from '../../core/assert.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { CheckpointBarrier } from '../../checkpoint/barrier/barrier.ts';
@@ -178,10 +178,13 @@ export class RemoteAttempt implements AttemptDeployment {
         this.roster.canceled(index);
         this.stoppedOne(index);
         return;
-      case 'metrics':
+      case 'metrics': {
         this.roster.reported(index, m.data);
-        this.onMessage(m);
+        // Its changelog stamps are of the task manager's clock: read on the job master's from here on.
+        const receivedClockMs = this.env.clock.now();
+        this.onMessage({ ...m, tasks: m.tasks.map((f) => ({ ...f, changelog: onReceiverClock(f.changelog, m.clockMs, receivedClockMs) })) });
         return;
+      }
       case 'ack':
         // Its barrier arrivals and sync start are stamps of the task manager's clock: read on the job master's from here on.
         this.onMessage({ ...m, ack: ackOnJobMasterClock(m.ack, this.roster.correctionOf(index)) });

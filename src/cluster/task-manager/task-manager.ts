@@ -194,6 +194,7 @@ export class TaskManager {
     this.control.send({
       type: 'metrics',
       epoch,
+      clockMs: this.ctx.env.clock.now(),
       tasks: this.tasks.map((t) => ({
         task: t.id,
         sourceRecordsOut: t.sourceRecordsOut,

@@ -124,8 +124,19 @@ export type ToJobMaster =
    * the task manager's clock offset (clock-offsets.ts).
    */
   | { readonly type: 'heartbeat'; readonly epoch: Epoch; readonly seq: number; readonly at: number }
-  /** `data`: what the task manager sent and received on its data links over its whole life (not reset per attempt). */
-  | { readonly type: 'metrics'; readonly epoch: Epoch; readonly tasks: readonly TaskFigures[]; readonly data: DataTrafficFigures }
+  /**
+   * `data`: what the task manager sent and received on its data links over its whole life (not
+   * reset per attempt). `clockMs`: the task manager's Clock.now() when it read the figures, the
+   * base of their clock stamps (a changelog's `materializedAtMs`): the job master keeps their
+   * distance to it, not the stamps, as its clock is another (another host, process or thread).
+   */
+  | {
+      readonly type: 'metrics';
+      readonly epoch: Epoch;
+      readonly clockMs: number;
+      readonly tasks: readonly TaskFigures[];
+      readonly data: DataTrafficFigures;
+    }
   /** The answer to `cancel`: every subtask of this task manager stopped. */
   | { readonly type: 'canceled'; readonly epoch: Epoch };
 

@@ -12,7 +12,11 @@ export interface ChangelogFigures extends UploadFigures {
   pendingBytes: number;
   materializations: number;
   materializationFailures: number;
-  /** Clock time (ms) of the newest finished materialization (null: none yet). */
+  /**
+   * Clock.now() (ms) of the newest finished materialization (null: none yet), on the clock of
+   * whoever holds the figures: the task manager's where they are read, the job master's once it
+   * received them (`onReceiverClock`). Only its distance to that clock's now means anything.
+   */
   materializedAtMs: number | null;
   /** State bytes of the newest materialization. */
   materializedBytes: number;
@@ -70,4 +74,15 @@ export function afterAttempt(earlier: ChangelogFigures | null, later: ChangelogF
 export function overAttempts(ended: ChangelogFigures | null, live: ChangelogFigures | null): ChangelogFigures | null {
   if (live === null && ended !== null) return { ...ended, pendingBytes: 0, inFlightBytes: 0 };
   return afterAttempt(ended, live);
+}
+
+/**
+ * The figures a task manager read at `sentClockMs` of its clock, on the clock of the job master that
+ * received them at `receivedClockMs` of its own: the stamps keep their age at sending. Two hosts'
+ * clocks (or two processes' monotonic clocks) differ by any offset; an age is the same on both, so
+ * the answer is right whatever the offset, short by the message's way only (never ahead of it).
+ */
+export function onReceiverClock(f: ChangelogFigures | null, sentClockMs: number, receivedClockMs: number): ChangelogFigures | null {
+  if (f === null || f.materializedAtMs === null) return f;
+  return { ...f, materializedAtMs: receivedClockMs - (sentClockMs - f.materializedAtMs) };
 }

@@ -9,7 +9,8 @@ import { addChangelogFigures, type ChangelogFigures } from '../../state/changelo
 import { vertexId, type WebJob } from '../web-job.ts';
 import type { ChangelogFiguresAnswer, ChangelogVertex, JobChangelog } from './responses.ts';
 
-function answer(f: ChangelogFigures, now: number): ChangelogFiguresAnswer {
+/** `clockNow`: the job master's Clock.now(), the clock of `materializedAtMs` (not the wall clock). */
+function answer(f: ChangelogFigures, clockNow: number): ChangelogFiguresAnswer {
   return {
     'pending-bytes': f.pendingBytes,
     'in-flight-bytes': f.inFlightBytes,
@@ -19,7 +20,7 @@ function answer(f: ChangelogFigures, now: number): ChangelogFiguresAnswer {
     'upload-failures': f.failures,
     materializations: f.materializations,
     'materialization-failures': f.materializationFailures,
-    'materialization-age-ms': f.materializedAtMs === null ? null : Math.max(0, Math.round(now - f.materializedAtMs)),
+    'materialization-age-ms': f.materializedAtMs === null ? null : Math.max(0, Math.round(clockNow - f.materializedAtMs)),
     'materialized-bytes': f.materializedBytes,
     truncations: f.truncations,
     'restores-by-replay': f.restoresByReplay,
@@ -27,15 +28,16 @@ function answer(f: ChangelogFigures, now: number): ChangelogFiguresAnswer {
 }
 
 /** A vertex's totals: its subtasks' figures added up, but the age is the oldest subtask's (null while a subtask has materialized nothing). */
-function totals(subtasks: readonly ChangelogFigures[], now: number): ChangelogFiguresAnswer {
+function totals(subtasks: readonly ChangelogFigures[], clockNow: number): ChangelogFiguresAnswer {
   const sum = subtasks.reduce<ChangelogFigures | null>(addChangelogFigures, null)!;
   const at = subtasks.map((f) => f.materializedAtMs);
-  return answer({ ...sum, materializedAtMs: at.some((t) => t === null) ? null : Math.min(...(at as number[])) }, now);
+  return answer({ ...sum, materializedAtMs: at.some((t) => t === null) ? null : Math.min(...(at as number[])) }, clockNow);
 }
 
 export function jobChangelog(job: WebJob): JobChangelog {
   const { master } = job;
   const now = job.now();
+  const clockNow = master.clockNow();
   const vertices: ChangelogVertex[] = [];
   for (const v of master.config.graph.vertices) {
     const figures: ChangelogFigures[] = [];
@@ -45,9 +47,9 @@ export function jobChangelog(job: WebJob): JobChangelog {
       const f = master.recordTotals.changelogOf({ vertex: v.index, subtask: i }, live);
       if (f === null) continue;
       figures.push(f);
-      subtasks.push({ subtask: i, ...answer(f, now) });
+      subtasks.push({ subtask: i, ...answer(f, clockNow) });
     }
-    if (subtasks.length > 0) vertices.push({ id: vertexId(v.index), name: v.name, totals: totals(figures, now), subtasks });
+    if (subtasks.length > 0) vertices.push({ id: vertexId(v.index), name: v.name, totals: totals(figures, clockNow), subtasks });
   }
   return { now, vertices };
 }

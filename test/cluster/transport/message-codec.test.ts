@@ -217,6 +217,7 @@ const GENERATORS: { readonly [K in ProtocolMessage['type']]: (r: Gen) => Extract
   metrics: (r) => ({
     type: 'metrics',
     epoch: epoch(r),
+    clockMs: num(r),
     tasks: list(r, 4, () => ({
       task: task(r),
       sourceRecordsOut: r.int(1e7),
