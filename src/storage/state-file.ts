@@ -4,8 +4,9 @@
  */
 import { assert } from '../core/assert.ts';
 import { StorageError } from '../core/errors.ts';
-import { checksumOf, decodeEnvelope, decodeEnvelopeHeader, encodeEnvelope, envelopeHeader, hex32 } from './file-format.ts';
-import type { StreamStateHandle } from './handles.ts';
+import { checksumOf, decodeEnvelope, decodeEnvelopeHeader, encodeEnvelope, ENVELOPE_HEADER_BYTES, envelopeHeader, hex32 } from './file-format.ts';
+import type { FileRangeHandle, StreamStateHandle } from './handles.ts';
+import { rangeLabel } from './handles.ts';
 
 export const STATE_FORMAT_VERSION = 1;
 /** State smaller than this is kept inline in `_metadata` unless a storage is told otherwise. */
@@ -63,6 +64,40 @@ function checkRecorded(handle: StreamStateHandle & { type: 'file' }, checksum: n
   if (bodyBytes !== handle.size) {
     throw new StorageError('CORRUPT_FILE', handle.path, `size mismatch: file holds ${bodyBytes} bytes, checkpoint metadata expects ${handle.size}`);
   }
+}
+
+/** The handle of the body bytes [offset, offset + data.length) of the state file `path`, whose bytes there are `data`. */
+export function rangeHandleFor(path: string, offset: number, data: Uint8Array): FileRangeHandle {
+  return { type: 'range', path, offset, length: data.byteLength, checksum: checksumOf(data) };
+}
+
+/** Where a range's bytes lie in its file (after the envelope header): the first byte and one past the last. */
+export function rangeFileBytes(handle: FileRangeHandle): { readonly start: number; readonly end: number } {
+  return { start: ENVELOPE_HEADER_BYTES + handle.offset, end: ENVELOPE_HEADER_BYTES + handle.offset + handle.length };
+}
+
+/**
+ * Verifies a range read from a state file: `head` is the file's first bytes (its envelope header),
+ * `fileBytes` its size, `bytes` what was read at the range. A file too short for the range (torn)
+ * or bytes that do not match the range's checksum are CORRUPT_FILE naming the file and the range.
+ */
+export function verifyStateRange(head: Uint8Array, fileBytes: number, bytes: Uint8Array, handle: FileRangeHandle): Uint8Array {
+  const { bodyBytes } = decodeEnvelopeHeader('state', head, fileBytes, handle.path, SUPPORTED_STATE_VERSIONS);
+  const range = rangeLabel(handle);
+  if (handle.offset + handle.length > bodyBytes || bytes.byteLength !== handle.length) {
+    throw new StorageError('CORRUPT_FILE', handle.path, `${range}: the range ends past the file's body, which holds ${bodyBytes} bytes`);
+  }
+  const actual = checksumOf(bytes);
+  if (actual !== handle.checksum >>> 0) {
+    throw new StorageError('CORRUPT_FILE', handle.path, `${range}: checksum mismatch: range has ${hex32(actual)}, checkpoint metadata expects ${hex32(handle.checksum)}`);
+  }
+  return bytes;
+}
+
+/** A range of a state file held whole in memory (see `verifyStateRange`); returns a copy of its bytes. */
+export function sliceStateRange(file: Uint8Array, handle: FileRangeHandle): Uint8Array {
+  const { start, end } = rangeFileBytes(handle);
+  return verifyStateRange(file.subarray(0, ENVELOPE_HEADER_BYTES), file.byteLength, Uint8Array.from(file.subarray(start, Math.min(end, file.byteLength))), handle);
 }
 
 /** Verifies inline state against its checksum; returns a copy of its bytes. */

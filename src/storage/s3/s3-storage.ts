@@ -171,7 +171,7 @@ export class S3CheckpointStorage implements CheckpointStorage {
   }
 
   readState(handle: StreamStateHandle): Promise<Uint8Array> {
-    if (handle.type === 'file' && !isS3Path(handle.path)) return anySnapshotReader.readState(handle);
+    if (handle.type !== 'inline' && !isS3Path(handle.path)) return anySnapshotReader.readState(handle);
     return readStateS3(this.objects, handle);
   }
 
