@@ -82,14 +82,25 @@ export function rangeFileBytes(handle: FileRangeHandle): { readonly start: numbe
  * or bytes that do not match the range's checksum are CORRUPT_FILE naming the file and the range.
  */
 export function verifyStateRange(head: Uint8Array, fileBytes: number, bytes: Uint8Array, handle: FileRangeHandle): Uint8Array {
-  const { bodyBytes } = decodeEnvelopeHeader('state', head, fileBytes, handle.path, SUPPORTED_STATE_VERSIONS);
   const range = rangeLabel(handle);
+  let bodyBytes: number;
+  try {
+    bodyBytes = decodeEnvelopeHeader('state', head, fileBytes, handle.path, SUPPORTED_STATE_VERSIONS).bodyBytes;
+  } catch (err) {
+    // A torn or foreign file: named with the range that was to be read from it.
+    if (!(err instanceof StorageError)) throw err;
+    throw new StorageError(err.code, handle.path, `${range}: ${err.message.slice(handle.path.length + 2)}`, { cause: err });
+  }
   if (handle.offset + handle.length > bodyBytes || bytes.byteLength !== handle.length) {
     throw new StorageError('CORRUPT_FILE', handle.path, `${range}: the range ends past the file's body, which holds ${bodyBytes} bytes`);
   }
   const actual = checksumOf(bytes);
   if (actual !== handle.checksum >>> 0) {
-    throw new StorageError('CORRUPT_FILE', handle.path, `${range}: checksum mismatch: range has ${hex32(actual)}, checkpoint metadata expects ${hex32(handle.checksum)}`);
+    throw new StorageError(
+      'CORRUPT_FILE',
+      handle.path,
+      `${range}: checksum mismatch: range has ${hex32(actual)}, checkpoint metadata expects ${hex32(handle.checksum)}`,
+    );
   }
   return bytes;
 }
@@ -97,7 +108,12 @@ export function verifyStateRange(head: Uint8Array, fileBytes: number, bytes: Uin
 /** A range of a state file held whole in memory (see `verifyStateRange`); returns a copy of its bytes. */
 export function sliceStateRange(file: Uint8Array, handle: FileRangeHandle): Uint8Array {
   const { start, end } = rangeFileBytes(handle);
-  return verifyStateRange(file.subarray(0, ENVELOPE_HEADER_BYTES), file.byteLength, Uint8Array.from(file.subarray(start, Math.min(end, file.byteLength))), handle);
+  return verifyStateRange(
+    file.subarray(0, ENVELOPE_HEADER_BYTES),
+    file.byteLength,
+    Uint8Array.from(file.subarray(start, Math.min(end, file.byteLength))),
+    handle,
+  );
 }
 
 /** Verifies inline state against its checksum; returns a copy of its bytes. */

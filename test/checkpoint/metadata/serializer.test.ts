@@ -63,8 +63,16 @@ describe('metadata serializer', () => {
     const meta = sampleMetadata({ id: 3, keyed: [range, { ...range, offset: 0, length: 40, checksum: 7 }], operator: inlineHandleFor(patternBytes(3)) });
     const bytes = serializeMetadata(meta, DIR);
     expect(decodeEnvelope('metadata', bytes, FILE, [1, 2]).version).toBe(2);
-    const wire = packr.unpack(decodeEnvelope('metadata', bytes, FILE, [2]).body) as { operators: Array<{ subtasks: Array<{ keyed: Array<{ stream: unknown }> }> }> };
-    expect(wire.operators[0]!.subtasks[0]!.keyed[0]!.stream).toEqual({ type: 'range', path: '../shared/changelog-shared-0', offset: 40, length: 12, checksum: 0xfeedbeef });
+    const wire = packr.unpack(decodeEnvelope('metadata', bytes, FILE, [2]).body) as {
+      operators: Array<{ subtasks: Array<{ keyed: Array<{ stream: unknown }> }> }>;
+    };
+    expect(wire.operators[0]!.subtasks[0]!.keyed[0]!.stream).toEqual({
+      type: 'range',
+      path: '../shared/changelog-shared-0',
+      offset: 40,
+      length: 12,
+      checksum: 0xfeedbeef,
+    });
     const back = deserializeMetadata(bytes, FILE);
     expect(back).toEqual(meta);
     expect(filePathsOf(back)).toEqual([shared]);
