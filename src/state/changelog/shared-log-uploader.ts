@@ -129,17 +129,22 @@ export class SharedLogUploader {
     this.groupBytesMax = Infinity;
     const hint = `changelog-shared-${this.tag}-${this.figures.files++}`;
     this.figures.batches += members.length;
-    writeStreamParts(
-      this.streams,
-      'shared',
-      hint,
-      members.map((m) => m.bytes),
-    ).then(
-      (file) => handOut(file, members),
-      (err: unknown) => {
-        for (const m of members) m.reject(err);
-      },
-    );
+    // Started from a promise job, so a storage that throws at once fails the batches, not the turn.
+    Promise.resolve()
+      .then(() =>
+        writeStreamParts(
+          this.streams,
+          'shared',
+          hint,
+          members.map((m) => m.bytes),
+        ),
+      )
+      .then(
+        (file) => handOut(file, members),
+        (err: unknown) => {
+          for (const m of members) m.reject(err);
+        },
+      );
   }
 }
 
