@@ -219,7 +219,7 @@ export async function deploy(
   const byId = new Map(plan.channels.map((c) => [c.id, c]));
   const built: BuiltSubtask[] = [];
   // One per deployment (a task manager's subtasks of an attempt, or the whole job in this thread): its changelog backends share log files.
-  const changelogShare = new SharedLogUploader(spec.storage.streamFactory(CHANGELOG_STREAMS_ID), spec.env.scheduler, spec.runId);
+  const changelogShare = new SharedLogUploader(spec.storage.streamFactory(CHANGELOG_STREAMS_ID), spec.env.scheduler, shareTag(spec, plan, share));
   try {
     for (const [index, sub] of plan.subtasks.entries()) {
       if (!share.includes(sub, index)) continue;
@@ -238,6 +238,17 @@ export async function deploy(
     throw err;
   }
   return { tasks: built.map((b) => b.task), channels: share.channels() };
+}
+
+/**
+ * The name tag of a deployment's shared log files: the run id (unique across processes and
+ * attempts) and its first subtask, as task managers of one process may share a run id. Names of
+ * two deployments' files never meet, so a PUT that lands late never overwrites another's file.
+ */
+function shareTag(spec: DeploymentSpec, plan: ExecutionPlan, share: DeploymentPart): string {
+  const first = plan.subtasks.find((sub, index) => share.includes(sub, index));
+  if (first === undefined) return spec.runId;
+  return `${spec.runId}-${spec.graph.vertices[first.vertex]!.chain[0]!.uid}-${first.subtask}`;
 }
 
 interface BuiltSubtask {
