@@ -38,7 +38,7 @@ async function readStateRangeFs(handle: FileRangeHandle): Promise<Uint8Array> {
 }
 
 /** Checks a state file's header and size on disk against its handle (see `checkStateFileHeader`), without reading its body. */
-export async function checkStateFileFs(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
+export async function checkStateFileFs(handle: StreamStateHandle & { type: 'file' | 'range' }): Promise<void> {
   const { head, fileBytes } = await readStateFileParts(handle.path, { start: 0, end: 0 });
   checkStateFileHeader(head, fileBytes, handle);
 }

@@ -175,9 +175,10 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
   }
 
   /** A state file in memory is checked whole (it is at hand); one on disk by its header. */
-  async checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
+  async checkStateFile(handle: StreamStateHandle & { type: 'file' | 'range' }): Promise<void> {
     if (!isMemoryPath(handle.path)) return anySnapshotReader.checkStateFile(handle);
-    decodeStateFile(this.get(handle.path, 'state file'), handle);
+    if (handle.type === 'range') sliceStateRange(this.get(handle.path, 'state file'), handle);
+    else decodeStateFile(this.get(handle.path, 'state file'), handle);
   }
 
   /** A job directory on disk has its record there; one in memory has none (see recordRestoredFrom). */

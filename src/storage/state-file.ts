@@ -48,7 +48,11 @@ export function decodeStateFile(bytes: Uint8Array, handle: StreamStateHandle & {
  * disk: magic, version, length, and the checksum and size `handle` recorded. What a restore checks
  * up front; the body's bytes are checked against the checksum when the restore reads them.
  */
-export function checkStateFileHeader(head: Uint8Array, fileBytes: number, handle: StreamStateHandle & { type: 'file' }): void {
+export function checkStateFileHeader(head: Uint8Array, fileBytes: number, handle: StreamStateHandle & { type: 'file' | 'range' }): void {
+  if (handle.type === 'range') {
+    checkRangeHeader(head, fileBytes, handle);
+    return;
+  }
   const { checksum, bodyBytes } = decodeEnvelopeHeader('state', head, fileBytes, handle.path, SUPPORTED_STATE_VERSIONS);
   checkRecorded(handle, checksum, bodyBytes);
 }
@@ -82,17 +86,10 @@ export function rangeFileBytes(handle: FileRangeHandle): { readonly start: numbe
  * or bytes that do not match the range's checksum are CORRUPT_FILE naming the file and the range.
  */
 export function verifyStateRange(head: Uint8Array, fileBytes: number, bytes: Uint8Array, handle: FileRangeHandle): Uint8Array {
+  checkRangeHeader(head, fileBytes, handle);
   const range = rangeLabel(handle);
-  let bodyBytes: number;
-  try {
-    bodyBytes = decodeEnvelopeHeader('state', head, fileBytes, handle.path, SUPPORTED_STATE_VERSIONS).bodyBytes;
-  } catch (err) {
-    // A torn or foreign file: named with the range that was to be read from it.
-    if (!(err instanceof StorageError)) throw err;
-    throw new StorageError(err.code, handle.path, `${range}: ${err.message.slice(handle.path.length + 2)}`, { cause: err });
-  }
-  if (handle.offset + handle.length > bodyBytes || bytes.byteLength !== handle.length) {
-    throw new StorageError('CORRUPT_FILE', handle.path, `${range}: the range ends past the file's body, which holds ${bodyBytes} bytes`);
+  if (bytes.byteLength !== handle.length) {
+    throw new StorageError('CORRUPT_FILE', handle.path, `${range}: read ${bytes.byteLength} bytes of the range`);
   }
   const actual = checksumOf(bytes);
   if (actual !== handle.checksum >>> 0) {
@@ -103,6 +100,22 @@ export function verifyStateRange(head: Uint8Array, fileBytes: number, bytes: Uin
     );
   }
   return bytes;
+}
+
+/** The file's header (`head`, of a file of `fileBytes`) is a state file's, and its body holds the range; errors name the file and the range. */
+function checkRangeHeader(head: Uint8Array, fileBytes: number, handle: FileRangeHandle): void {
+  const range = rangeLabel(handle);
+  let bodyBytes: number;
+  try {
+    bodyBytes = decodeEnvelopeHeader('state', head, fileBytes, handle.path, SUPPORTED_STATE_VERSIONS).bodyBytes;
+  } catch (err) {
+    // A torn or foreign file: named with the range that was to be read from it.
+    if (!(err instanceof StorageError)) throw err;
+    throw new StorageError(err.code, handle.path, `${range}: ${err.message.slice(handle.path.length + 2)}`, { cause: err });
+  }
+  if (handle.offset + handle.length > bodyBytes) {
+    throw new StorageError('CORRUPT_FILE', handle.path, `${range}: the range ends past the file's body, which holds ${bodyBytes} bytes`);
+  }
 }
 
 /** A range of a state file held whole in memory (see `verifyStateRange`); returns a copy of its bytes. */

@@ -188,7 +188,7 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     expect(err.message).toContain('checkpoint metadata expects');
   });
 
-  it('reads byte ranges of a shared file; a flipped byte or a cut file is CORRUPT_FILE naming the file and the range', async () => {
+  it('reads and checks byte ranges of a shared file; a flipped byte or a cut file is CORRUPT_FILE naming the file and the range', async () => {
     const { storage, mutate } = await makeHarness();
     await storage.initialize();
     const body = patternBytes(600, 3);
@@ -196,6 +196,7 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     const [a, b] = [rangeHandleFor(file, 0, body.subarray(0, 250)), rangeHandleFor(file, 250, body.subarray(250, 600))];
     expect(Array.from(await storage.readState(a))).toEqual(Array.from(body.subarray(0, 250)));
     expect(Array.from(await storage.readState(b))).toEqual(Array.from(body.subarray(250, 600)));
+    await storage.checkStateFile(b); // the file is there, complete, and holds the range
     await mutate(file, (bytes) => {
       const copy = Uint8Array.from(bytes);
       copy[ENVELOPE_HEADER_BYTES + 300]! ^= 0x01;
@@ -208,6 +209,7 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     expect(Array.from(await storage.readState(a))).toEqual(Array.from(body.subarray(0, 250)));
     await mutate(file, (bytes) => bytes.subarray(0, ENVELOPE_HEADER_BYTES + 400));
     expect((await storageError(storage.readState(b))).message).toContain(`${file}: body bytes 250 to 600: truncated`);
+    expect((await storageError(storage.checkStateFile(b))).message).toContain(`${file}: body bytes 250 to 600: truncated`);
   });
 
   it('corrupt inline state is detected', async () => {
