@@ -15,6 +15,7 @@
  *   (each keyed handle kind writes and reads its own layout: `metadata` of its descriptor in state/handles/;
  *   test/checkpoint/metadata/keyed-kinds-fixture.test.ts pins both byte for byte)
  *   stream = { type: 'file', path, size, checksum } | { type: 'inline', data, checksum }
+ *   (format 2, `metadata-v2.ts`, is this body with one more kind of stream; it reuses the walk below)
  * `path` is relative to the directory holding `_metadata`, with `/` separators.
  */
 import { assert } from '../../core/assert.ts';
@@ -121,24 +122,24 @@ function readSummary(c: WireCheck, v: unknown): CheckpointSummary {
   };
 }
 
-function readOperator(c: WireCheck, v: unknown, at: string, dir: StreamReader): OperatorStateMeta {
+function readOperator(c: WireCheck, v: unknown, at: string, readStream: StreamReader): OperatorStateMeta {
   const o = c.object(v, at);
   return {
     uid: c.nonEmptyString(o.uid, `${at}.uid`),
     name: c.string(o.name, `${at}.name`),
     parallelism: c.int(o.parallelism, `${at}.parallelism`, 1),
     maxParallelism: c.int(o.maxParallelism, `${at}.maxParallelism`, 1),
-    subtasks: c.array(o.subtasks, `${at}.subtasks`).map((st, i) => readSubtask(c, st, `${at}.subtasks[${i}]`, dir)),
+    subtasks: c.array(o.subtasks, `${at}.subtasks`).map((st, i) => readSubtask(c, st, `${at}.subtasks[${i}]`, readStream)),
   };
 }
 
-function readSubtask(c: WireCheck, v: unknown, at: string, dir: StreamReader): SubtaskStateMeta {
+function readSubtask(c: WireCheck, v: unknown, at: string, readStream: StreamReader): SubtaskStateMeta {
   const o = c.object(v, at);
   return {
     subtask: c.int(o.subtask, `${at}.subtask`),
-    keyed: c.array(o.keyed, `${at}.keyed`).map((k, i) => readKeyed(c, k, `${at}.keyed[${i}]`, dir)),
-    operator: o.operator === null ? null : readOperatorState(c, o.operator, `${at}.operator`, dir),
-    channels: c.array(o.channels, `${at}.channels`).map((ch, i) => readChannel(c, ch, `${at}.channels[${i}]`, dir)),
+    keyed: c.array(o.keyed, `${at}.keyed`).map((k, i) => readKeyed(c, k, `${at}.keyed[${i}]`, readStream)),
+    operator: o.operator === null ? null : readOperatorState(c, o.operator, `${at}.operator`, readStream),
+    channels: c.array(o.channels, `${at}.channels`).map((ch, i) => readChannel(c, ch, `${at}.channels[${i}]`, readStream)),
   };
 }
 
