@@ -132,6 +132,31 @@ describe.each(storages)('shared changelog uploads (%s storage)', (_name, open) =
   });
 });
 
+describe('shared changelog uploads that hang', () => {
+  it('time out and give up per subtask, holding each subtask back while its bytes are in flight', async () => {
+    const time = new ManualTime();
+    const hanging = { checkpointId: checkpointId(0), write: () => new Promise<StreamStateHandle>(() => undefined) };
+    const share = new SharedLogUploader(hanging, time, 'run-3');
+    const settings = { ...SETTINGS, uploadBytesThreshold: 1 << 20, uploadTimeoutMs: 50, uploadAttemptsMax: 2, inFlightBytesMax: 1 };
+    const make = (who: string) => new ChangelogKeyedStateBackend(keyedBackend(), settings, { streams: hanging, clock: time, scheduler: time, share }, who);
+    const [a, b] = [make('a-0'), make('b-0')];
+    put(a, 'a', 5, 1);
+    put(b, 'b', 5, 1);
+    await time.advance(10);
+    expect(share.figures).toEqual({ files: 1, batches: 2 });
+    expect([a.backpressured, b.backpressured]).toEqual([true, true]);
+    await time.advance(50); // the first attempts time out; each subtask tries again, together again
+    expect(share.figures).toEqual({ files: 2, batches: 4 });
+    expect(a.changelogFigures()).toMatchObject({ retries: 1, failures: 0 });
+    await time.advance(50);
+    for (const x of [a, b]) {
+      expect(x.changelogFigures()).toMatchObject({ retries: 1, failures: 1, inFlightBytes: 0 });
+      expect(x.backpressured).toBe(false);
+    }
+    await expect(checkpoint(a, 1)).rejects.toThrow(/failed after 2 attempts: .*did not finish within 50 ms/);
+  });
+});
+
 describe('a corrupt range of a shared file', () => {
   async function sharedFile(storage?: CheckpointStorage) {
     storage ??= new FsCheckpointStorage(await dirs.make(), jobId('job'), { inlineThresholdBytes: 0 });
