@@ -4,6 +4,7 @@
  * part (`SnapshotRunner.run`, off the record path) that writes files and yields state handles.
  */
 import type { ChangelogFigures } from './changelog/figures.ts';
+import type { SharedLogUploader } from './changelog/shared-log-uploader.ts';
 import type { CheckpointId, KeyGroup } from '../core/ids.ts';
 import type { Clock, Scheduler } from '../core/time.ts';
 import type { CheckpointStorage, CheckpointStreamFactory } from '../storage/storage.ts';
@@ -123,6 +124,8 @@ export interface BackendServices {
   readonly scheduler: Scheduler;
   /** The deployment's run id (unique across processes and attempts), for names that must never repeat. */
   readonly runId?: string;
+  /** The process's changelog uploads, shared by its subtasks' changelog backends (absent: each uploads its own files). */
+  readonly changelogShare?: SharedLogUploader;
 }
 
 /** What a keyed backend is created for. */

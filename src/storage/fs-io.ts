@@ -8,9 +8,9 @@ import { crc32 } from 'node:zlib';
 import { errnoCode, storageIoError, writeFileDurable, writeFileDurableParts } from './atomic-write.ts';
 import { ENVELOPE_HEADER_BYTES } from './file-format.ts';
 import { makeDirsSync } from './make-dirs.ts';
-import type { StreamStateHandle } from './handles.ts';
+import type { FileRangeHandle, StreamStateHandle } from './handles.ts';
 import { joinPath, metadataPath, stateFileName } from './paths.ts';
-import { checkStateFileHeader, decodeStateFile, stateFileHeader, verifyInline } from './state-file.ts';
+import { checkStateFileHeader, decodeStateFile, rangeFileBytes, stateFileHeader, verifyInline, verifyStateRange } from './state-file.ts';
 
 /** Reads a whole file; a missing file is MISSING_FILE "<what> is missing". */
 export async function readFileChecked(file: string, what: string): Promise<Uint8Array> {
@@ -26,28 +26,41 @@ export async function readFileChecked(file: string, what: string): Promise<Uint8
 /** Reads and verifies one state stream from the file system (or inline bytes). */
 export async function readStateFs(handle: StreamStateHandle): Promise<Uint8Array> {
   if (handle.type === 'inline') return verifyInline(handle);
+  if (handle.type === 'range') return readStateRangeFs(handle);
   const bytes = await readFileChecked(handle.path, 'state file');
   return decodeStateFile(bytes, handle);
 }
 
+/** Reads only a range's bytes and the file's header (see `verifyStateRange`). */
+async function readStateRangeFs(handle: FileRangeHandle): Promise<Uint8Array> {
+  const { head, fileBytes, bytes } = await readStateFileParts(handle.path, rangeFileBytes(handle));
+  return verifyStateRange(head, fileBytes, bytes, handle);
+}
+
 /** Checks a state file's header and size on disk against its handle (see `checkStateFileHeader`), without reading its body. */
-export async function checkStateFileFs(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
-  let head: Uint8Array;
-  let fileBytes: number;
+export async function checkStateFileFs(handle: StreamStateHandle & { type: 'file' | 'range' }): Promise<void> {
+  const { head, fileBytes } = await readStateFileParts(handle.path, { start: 0, end: 0 });
+  checkStateFileHeader(head, fileBytes, handle);
+}
+
+/** A state file's header, its size, and its bytes [start, end) (fewer where the file ends first); a missing file is MISSING_FILE. */
+async function readStateFileParts(file: string, range: { start: number; end: number }): Promise<{ head: Uint8Array; fileBytes: number; bytes: Uint8Array }> {
   try {
-    const fh = await fsp.open(handle.path, 'r');
+    const fh = await fsp.open(file, 'r');
     try {
-      fileBytes = (await fh.stat()).size;
-      head = new Uint8Array(Math.min(ENVELOPE_HEADER_BYTES, fileBytes));
+      const fileBytes = (await fh.stat()).size;
+      const head = new Uint8Array(Math.min(ENVELOPE_HEADER_BYTES, fileBytes));
       await fh.read(head, 0, head.byteLength, 0);
+      const bytes = new Uint8Array(Math.max(0, Math.min(range.end, fileBytes) - range.start));
+      if (bytes.byteLength > 0) await fh.read(bytes, 0, bytes.byteLength, range.start);
+      return { head, fileBytes, bytes };
     } finally {
       await fh.close();
     }
   } catch (err) {
-    if (errnoCode(err) === 'ENOENT') throw new StorageError('MISSING_FILE', handle.path, 'state file is missing', { cause: err });
-    throw storageIoError(handle.path, 'read state file', err);
+    if (errnoCode(err) === 'ENOENT') throw new StorageError('MISSING_FILE', file, 'state file is missing', { cause: err });
+    throw storageIoError(file, 'read state file', err);
   }
-  checkStateFileHeader(head, fileBytes, handle);
 }
 
 /** The bytes of `<location>/_metadata` (not decoded: that is `checkpoint/metadata`'s part). */

@@ -179,7 +179,7 @@ export class FsCheckpointStorage implements CheckpointStorage {
     return anySnapshotReader.readRestoredFrom(jobDir);
   }
 
-  checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
+  checkStateFile(handle: StreamStateHandle & { type: 'file' | 'range' }): Promise<void> {
     return anySnapshotReader.checkStateFile(handle);
   }
 

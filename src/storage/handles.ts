@@ -5,10 +5,24 @@
  * handles, which carry key-group ranges, are in `state/handles/`, one module per kind.
  */
 
-/** A whole persisted byte stream: a file, or bytes kept inline in the metadata. */
+/**
+ * A persisted byte stream: a whole file, bytes kept inline in the metadata, or a byte range of a
+ * file that several handles share (the changelog's shared log files). A range's `offset` counts
+ * from the start of the file's body (after its envelope header); its `checksum` covers the range.
+ */
 export type StreamStateHandle =
   | { readonly type: 'file'; readonly path: string; readonly size: number; readonly checksum: number }
-  | { readonly type: 'inline'; readonly data: Uint8Array; readonly checksum: number };
+  | { readonly type: 'inline'; readonly data: Uint8Array; readonly checksum: number }
+  | FileRangeHandle;
+
+/** A byte range of a state file's body. */
+export interface FileRangeHandle {
+  readonly type: 'range';
+  readonly path: string;
+  readonly offset: number;
+  readonly length: number;
+  readonly checksum: number;
+}
 
 /** How operator (non-keyed) list state is redistributed on rescale. */
 export type OperatorStateMode = 'split' | 'union';
@@ -27,5 +41,15 @@ export interface OperatorStateHandle {
 }
 
 export function streamSize(handle: StreamStateHandle): number {
-  return handle.type === 'file' ? handle.size : handle.data.byteLength;
+  return handle.type === 'file' ? handle.size : handle.type === 'range' ? handle.length : handle.data.byteLength;
+}
+
+/** The file a stream lives in (whole or a range of it); null for inline state. */
+export function streamFile(handle: StreamStateHandle): string | null {
+  return handle.type === 'inline' ? null : handle.path;
+}
+
+/** How errors name a range within its file: the body bytes it covers. */
+export function rangeLabel(handle: FileRangeHandle): string {
+  return `body bytes ${handle.offset} to ${handle.offset + handle.length}`;
 }

@@ -32,6 +32,7 @@ import {
   encodeStateFile,
   fileHandleFor,
   inlineHandleFor,
+  sliceStateRange,
   verifyInline,
 } from './state-file.ts';
 import type { CheckpointDirEntry, CheckpointStorage, CheckpointStreamFactory, SnapshotPathProbe, StateScope } from './storage.ts';
@@ -143,6 +144,7 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
     if (handle.type === 'inline') return verifyInline(handle);
     // A job may restore from a snapshot on disk while checkpointing to memory.
     if (!isMemoryPath(handle.path)) return anySnapshotReader.readState(handle);
+    if (handle.type === 'range') return sliceStateRange(this.get(handle.path, 'state file'), handle);
     // Copy, as a file read would: the caller must not be able to alter what is stored.
     return Uint8Array.from(decodeStateFile(this.get(handle.path, 'state file'), handle));
   }
@@ -173,9 +175,10 @@ export class MemoryCheckpointStorage implements CheckpointStorage {
   }
 
   /** A state file in memory is checked whole (it is at hand); one on disk by its header. */
-  async checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
+  async checkStateFile(handle: StreamStateHandle & { type: 'file' | 'range' }): Promise<void> {
     if (!isMemoryPath(handle.path)) return anySnapshotReader.checkStateFile(handle);
-    decodeStateFile(this.get(handle.path, 'state file'), handle);
+    if (handle.type === 'range') sliceStateRange(this.get(handle.path, 'state file'), handle);
+    else decodeStateFile(this.get(handle.path, 'state file'), handle);
   }
 
   /** A job directory on disk has its record there; one in memory has none (see recordRestoredFrom). */

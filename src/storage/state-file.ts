@@ -4,8 +4,9 @@
  */
 import { assert } from '../core/assert.ts';
 import { StorageError } from '../core/errors.ts';
-import { checksumOf, decodeEnvelope, decodeEnvelopeHeader, encodeEnvelope, envelopeHeader, hex32 } from './file-format.ts';
-import type { StreamStateHandle } from './handles.ts';
+import { checksumOf, decodeEnvelope, decodeEnvelopeHeader, encodeEnvelope, ENVELOPE_HEADER_BYTES, envelopeHeader, hex32 } from './file-format.ts';
+import type { FileRangeHandle, StreamStateHandle } from './handles.ts';
+import { rangeLabel } from './handles.ts';
 
 export const STATE_FORMAT_VERSION = 1;
 /** State smaller than this is kept inline in `_metadata` unless a storage is told otherwise. */
@@ -47,7 +48,11 @@ export function decodeStateFile(bytes: Uint8Array, handle: StreamStateHandle & {
  * disk: magic, version, length, and the checksum and size `handle` recorded. What a restore checks
  * up front; the body's bytes are checked against the checksum when the restore reads them.
  */
-export function checkStateFileHeader(head: Uint8Array, fileBytes: number, handle: StreamStateHandle & { type: 'file' }): void {
+export function checkStateFileHeader(head: Uint8Array, fileBytes: number, handle: StreamStateHandle & { type: 'file' | 'range' }): void {
+  if (handle.type === 'range') {
+    checkRangeHeader(head, fileBytes, handle);
+    return;
+  }
   const { checksum, bodyBytes } = decodeEnvelopeHeader('state', head, fileBytes, handle.path, SUPPORTED_STATE_VERSIONS);
   checkRecorded(handle, checksum, bodyBytes);
 }
@@ -63,6 +68,65 @@ function checkRecorded(handle: StreamStateHandle & { type: 'file' }, checksum: n
   if (bodyBytes !== handle.size) {
     throw new StorageError('CORRUPT_FILE', handle.path, `size mismatch: file holds ${bodyBytes} bytes, checkpoint metadata expects ${handle.size}`);
   }
+}
+
+/** The handle of the body bytes [offset, offset + data.length) of the state file `path`, whose bytes there are `data`. */
+export function rangeHandleFor(path: string, offset: number, data: Uint8Array): FileRangeHandle {
+  return { type: 'range', path, offset, length: data.byteLength, checksum: checksumOf(data) };
+}
+
+/** Where a range's bytes lie in its file (after the envelope header): the first byte and one past the last. */
+export function rangeFileBytes(handle: FileRangeHandle): { readonly start: number; readonly end: number } {
+  return { start: ENVELOPE_HEADER_BYTES + handle.offset, end: ENVELOPE_HEADER_BYTES + handle.offset + handle.length };
+}
+
+/**
+ * Verifies a range read from a state file: `head` is the file's first bytes (its envelope header),
+ * `fileBytes` its size, `bytes` what was read at the range. A file too short for the range (torn)
+ * or bytes that do not match the range's checksum are CORRUPT_FILE naming the file and the range.
+ */
+export function verifyStateRange(head: Uint8Array, fileBytes: number, bytes: Uint8Array, handle: FileRangeHandle): Uint8Array {
+  checkRangeHeader(head, fileBytes, handle);
+  const range = rangeLabel(handle);
+  if (bytes.byteLength !== handle.length) {
+    throw new StorageError('CORRUPT_FILE', handle.path, `${range}: read ${bytes.byteLength} bytes of the range`);
+  }
+  const actual = checksumOf(bytes);
+  if (actual !== handle.checksum >>> 0) {
+    throw new StorageError(
+      'CORRUPT_FILE',
+      handle.path,
+      `${range}: checksum mismatch: range has ${hex32(actual)}, checkpoint metadata expects ${hex32(handle.checksum)}`,
+    );
+  }
+  return bytes;
+}
+
+/** The file's header (`head`, of a file of `fileBytes`) is a state file's, and its body holds the range; errors name the file and the range. */
+function checkRangeHeader(head: Uint8Array, fileBytes: number, handle: FileRangeHandle): void {
+  const range = rangeLabel(handle);
+  let bodyBytes: number;
+  try {
+    bodyBytes = decodeEnvelopeHeader('state', head, fileBytes, handle.path, SUPPORTED_STATE_VERSIONS).bodyBytes;
+  } catch (err) {
+    // A torn or foreign file: named with the range that was to be read from it.
+    if (!(err instanceof StorageError)) throw err;
+    throw new StorageError(err.code, handle.path, `${range}: ${err.message.slice(handle.path.length + 2)}`, { cause: err });
+  }
+  if (handle.offset + handle.length > bodyBytes) {
+    throw new StorageError('CORRUPT_FILE', handle.path, `${range}: the range ends past the file's body, which holds ${bodyBytes} bytes`);
+  }
+}
+
+/** A range of a state file held whole in memory (see `verifyStateRange`); returns a copy of its bytes. */
+export function sliceStateRange(file: Uint8Array, handle: FileRangeHandle): Uint8Array {
+  const { start, end } = rangeFileBytes(handle);
+  return verifyStateRange(
+    file.subarray(0, ENVELOPE_HEADER_BYTES),
+    file.byteLength,
+    Uint8Array.from(file.subarray(start, Math.min(end, file.byteLength))),
+    handle,
+  );
 }
 
 /** Verifies inline state against its checksum; returns a copy of its bytes. */

@@ -81,9 +81,10 @@ export interface SnapshotReader {
   dirSizeBytes(location: string): Promise<number>;
   /**
    * Checks, without reading its body, that a state file is there, complete and the one `handle`
-   * recorded (envelope header, size, checksum field); a StorageError names it otherwise.
+   * recorded (envelope header, size, checksum field); for a range of a file, that the file is
+   * there and complete and holds the range. A StorageError names it otherwise.
    */
-  checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void>;
+  checkStateFile(handle: StreamStateHandle & { type: 'file' | 'range' }): Promise<void>;
   /** Which snapshot the run of job directory `jobDir` was restored from; null when it records none. A corrupt record is a StorageError naming it. */
   readRestoredFrom(jobDir: string): Promise<RestoredFrom | null>;
 }

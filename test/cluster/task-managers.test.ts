@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, JobFailedError, readCommittedLines, StreamEnvironment, type JobEvent, type StreamEnvironmentOptions } from '../../src/index.ts';
 import type { JobMaster } from '../../src/internal.ts';
+import { streamHandlesOf } from '../../src/checkpoint/metadata/walk.ts';
+import { readCheckpointMetadataAt } from '../../src/checkpoint/restore/locate.ts';
+import type { StreamStateHandle } from '../../src/storage/handles.ts';
 import { whenRunning } from '../support/clients.ts';
 import { tempDir, until } from '../support/jobs.ts';
 import build, { expectedLines } from './fixtures/tm-counts-job.ts';
@@ -106,6 +109,32 @@ describe('task managers on worker threads', () => {
     expect(running).toHaveLength(2);
     expect(running[1]!.type === 'running' && running[1]!.restoredFrom).toBeGreaterThan(0);
     expect(committed(out)).toEqual(expectedLines(6_000, 1_000));
+  });
+
+  it('the changelog backend on two worker task managers: the subtasks of each share log files, and a restore reads its ranges (exactly-once through a failure)', async () => {
+    const out = tempDir('weir-tm-out-');
+    const chk = tempDir('weir-tm-chk-');
+    const marker = join(tempDir('weir-tm-marker-'), 'failed');
+    configure({ TM_RECORDS: 6_000, TM_RATE: 4_000, TM_OUT: out, TM_FAIL_AT: 3_001, TM_FAIL_MARKER: marker });
+    const env = environment({
+      parallelism: 4,
+      checkpointStorage: chk,
+      stateBackend: { type: 'changelog' },
+      checkpointing: { intervalMs: 100, retention: 'retain-on-cancel' },
+    });
+    const result = await env.execute('tm-counts', {});
+    expect(result.status).toBe('FINISHED');
+    expect(result.restarts).toBe(1);
+    expect(committed(out)).toEqual(expectedLines(6_000));
+    // Two keyed subtasks on each task manager: their batches went into shared files, named by range.
+    const [jobDirName] = readdirSync(chk);
+    const jobDir = join(chk, jobDirName!);
+    const ranges: StreamStateHandle[] = [];
+    for (const c of readdirSync(jobDir).filter((n) => n.startsWith('chk-'))) {
+      ranges.push(...streamHandlesOf(await readCheckpointMetadataAt(join(jobDir, c))).filter((h) => h.type === 'range'));
+    }
+    expect(ranges.length).toBeGreaterThan(0);
+    for (const r of ranges) expect(existsSync(r.type === 'range' ? r.path : '')).toBe(true);
   });
 
   it('exactly-once through a worker thread that exits mid-run', async () => {

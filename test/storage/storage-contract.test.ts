@@ -17,6 +17,8 @@ import { checkpointId, jobId } from '../../src/core/ids.ts';
 import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
 import type { StreamStateHandle } from '../../src/storage/handles.ts';
 import { MemoryCheckpointStorage } from '../../src/storage/memory-storage.ts';
+import { ENVELOPE_HEADER_BYTES } from '../../src/storage/file-format.ts';
+import { rangeHandleFor } from '../../src/storage/state-file.ts';
 import { isInside, joinPath, metadataPath } from '../../src/storage/paths.ts';
 import { S3CheckpointStorage } from '../../src/storage/s3/s3-storage.ts';
 import { SharedStateRegistry } from '../../src/storage/shared-registry.ts';
@@ -184,6 +186,30 @@ describe.each(harnesses)('%s', (_name, makeHarness) => {
     expect(err.code).toBe('CORRUPT_FILE');
     expect(err.message).toContain(pathOf(b));
     expect(err.message).toContain('checkpoint metadata expects');
+  });
+
+  it('reads and checks byte ranges of a shared file; a flipped byte or a cut file is CORRUPT_FILE naming the file and the range', async () => {
+    const { storage, mutate } = await makeHarness();
+    await storage.initialize();
+    const body = patternBytes(600, 3);
+    const file = pathOf(await storage.streamFactory(checkpointId(0)).write('shared', 'changelog-shared', body));
+    const [a, b] = [rangeHandleFor(file, 0, body.subarray(0, 250)), rangeHandleFor(file, 250, body.subarray(250, 600))];
+    expect(Array.from(await storage.readState(a))).toEqual(Array.from(body.subarray(0, 250)));
+    expect(Array.from(await storage.readState(b))).toEqual(Array.from(body.subarray(250, 600)));
+    await storage.checkStateFile(b); // the file is there, complete, and holds the range
+    await mutate(file, (bytes) => {
+      const copy = Uint8Array.from(bytes);
+      copy[ENVELOPE_HEADER_BYTES + 300]! ^= 0x01;
+      return copy;
+    });
+    const err = await storageError(storage.readState(b));
+    expect(err.code).toBe('CORRUPT_FILE');
+    expect(err.file).toBe(file);
+    expect(err.message).toContain(`${file}: body bytes 250 to 600: checksum mismatch`);
+    expect(Array.from(await storage.readState(a))).toEqual(Array.from(body.subarray(0, 250)));
+    await mutate(file, (bytes) => bytes.subarray(0, ENVELOPE_HEADER_BYTES + 400));
+    expect((await storageError(storage.readState(b))).message).toContain(`${file}: body bytes 250 to 600: truncated`);
+    expect((await storageError(storage.checkStateFile(b))).message).toContain(`${file}: body bytes 250 to 600: truncated`);
   });
 
   it('corrupt inline state is detected', async () => {

@@ -1,6 +1,8 @@
 /**
- * The versioned `_metadata` serializer, as Flink's MetadataV1..Vn serializers: the writer always
- * writes the latest version; there is one reader per version ever released, kept forever. File
+ * The versioned `_metadata` serializer, as Flink's MetadataV1..Vn serializers: the writer writes the
+ * oldest version that can express the checkpoint (2 only when it holds a byte range of a shared
+ * file), so a checkpoint that needs nothing new stays readable by an older Weir; there is one
+ * reader per version ever released, kept forever. File
  * paths inside are relative to the directory holding `_metadata`, so a snapshot directory whose
  * files all live inside it can be copied anywhere and still read.
  */
@@ -10,26 +12,36 @@ import { decodeEnvelope, encodeEnvelope } from '../../storage/file-format.ts';
 import { parentDir } from '../../storage/paths.ts';
 import type { CheckpointMetadata } from './metadata.ts';
 import { readMetadataV1, writeMetadataV1 } from './metadata-v1.ts';
+import { needsMetadataV2, readMetadataV2, writeMetadataV2 } from './metadata-v2.ts';
+import { streamHandlesOf } from './walk.ts';
 
 /** Reads one version's decoded body into the current in-memory shape. */
 type MetadataReader = (body: unknown, metadataDir: string, file: string) => CheckpointMetadata;
 
 /** Every released format version and its reader. Add a version; never edit or remove one. */
-const READERS: ReadonlyMap<number, MetadataReader> = new Map([[1, readMetadataV1]]);
+const READERS: ReadonlyMap<number, MetadataReader> = new Map([
+  [1, readMetadataV1],
+  [2, readMetadataV2],
+]);
 
-/** The version `serializeMetadata` writes. */
-export const METADATA_FORMAT_VERSION = 1;
-const writeLatest = writeMetadataV1;
+/** The newest version `serializeMetadata` writes (for a checkpoint that needs it). */
+export const METADATA_FORMAT_VERSION = 2;
 
 export const SUPPORTED_METADATA_VERSIONS: readonly number[] = [...READERS.keys()];
 
 // Plain msgpack (no msgpackr records or extensions) so the body is readable by any msgpack tool.
 const packr = new Packr({ useRecords: false, moreTypes: false, structuredClone: false, bundleStrings: false });
 
-/** Encodes `meta` in the latest format; file paths are made relative to `metadataDir`. */
+/** The format version `serializeMetadata` writes `meta` in. */
+export function metadataVersionFor(meta: CheckpointMetadata): number {
+  return needsMetadataV2(streamHandlesOf(meta)) ? 2 : 1;
+}
+
+/** Encodes `meta` in the oldest format that holds it (see above); file paths are made relative to `metadataDir`. */
 export function serializeMetadata(meta: CheckpointMetadata, metadataDir: string): Uint8Array {
-  const body = packr.pack(writeLatest(meta, metadataDir));
-  return encodeEnvelope('metadata', METADATA_FORMAT_VERSION, body);
+  const version = metadataVersionFor(meta);
+  const body = packr.pack(version === 2 ? writeMetadataV2(meta, metadataDir) : writeMetadataV1(meta, metadataDir));
+  return encodeEnvelope('metadata', version, body);
 }
 
 /**

@@ -20,11 +20,11 @@ export function streamHandlesOf(meta: CheckpointMetadata): StreamStateHandle[] {
   return out;
 }
 
-/** Distinct paths of the file handles in `meta`, in first-seen order. */
+/** Distinct paths of the files the stream handles in `meta` lie in (whole, or a range of them), in first-seen order. */
 export function filePathsOf(meta: CheckpointMetadata): string[] {
   const seen = new Set<string>();
   for (const h of streamHandlesOf(meta)) {
-    if (h.type === 'file') seen.add(h.path);
+    if (h.type !== 'inline') seen.add(h.path);
   }
   return [...seen];
 }
@@ -42,12 +42,19 @@ export function filePathsOutside(meta: CheckpointMetadata, dir: string): string[
 /**
  * Bytes of the files `meta` refers to outside `dir`, at their body size from the handles, each
  * counted once: with the bytes inside `dir`, what a snapshot occupies (see `snapshotSizeBytes`).
+ * Of a file shared by ranges only the ranges `meta` names count (each once).
  */
 export function bytesReferencedOutside(meta: CheckpointMetadata, dir: string): number {
   const outside = new Set(filePathsOutside(meta, dir));
+  const ranges = new Set<string>();
   let total = 0;
   for (const h of streamHandlesOf(meta)) {
     if (h.type === 'file' && outside.delete(h.path)) total += h.size;
+    const key = h.type === 'range' ? `${h.path}@${h.offset}` : '';
+    if (h.type === 'range' && outside.has(h.path) && !ranges.has(key)) {
+      ranges.add(key);
+      total += h.length;
+    }
   }
   return total;
 }

@@ -8,6 +8,7 @@
 import type { CheckpointId } from '../../core/ids.ts';
 import { baseName, parentDir, parseCheckpointDirName } from '../../storage/paths.ts';
 import type { RestoredFrom } from '../../storage/restored-from.ts';
+import type { StreamStateHandle } from '../../storage/handles.ts';
 import type { CheckpointDirEntry, SnapshotPathProbe, SnapshotReader } from '../../storage/storage.ts';
 import type { CheckpointMetadata } from '../metadata/metadata.ts';
 import { readMetadataAt } from '../metadata/read.ts';
@@ -97,16 +98,24 @@ async function lineageCandidates(reader: SnapshotReader, jobDir: string, first: 
   return out;
 }
 
+/** One handle a file: the whole file, or of a file shared by ranges the range that ends last (its header says whether the file holds it). */
+function filesToCheck(metadata: CheckpointMetadata): Array<StreamStateHandle & { type: 'file' | 'range' }> {
+  const byPath = new Map<string, StreamStateHandle & { type: 'file' | 'range' }>();
+  for (const h of streamHandlesOf(metadata)) {
+    if (h.type === 'inline') continue;
+    const seen = byPath.get(h.path);
+    if (seen === undefined || (h.type === 'range' && seen.type === 'range' && h.offset + h.length > seen.offset + seen.length)) byPath.set(h.path, h);
+  }
+  return [...byPath.values()];
+}
+
 /**
  * Checks every state file of the one snapshot a path names before anything starts (header, size,
  * checksum field): with nothing to fall back to, a truncated or missing file is an error at the
  * start naming the file and the snapshot, as a bad `_metadata` is, not a failed restore later.
  */
 async function checkFilesOf(reader: SnapshotReader, metadata: CheckpointMetadata, location: string): Promise<void> {
-  const seen = new Set<string>();
-  for (const h of streamHandlesOf(metadata)) {
-    if (h.type !== 'file' || seen.has(h.path)) continue;
-    seen.add(h.path);
+  for (const h of filesToCheck(metadata)) {
     try {
       await reader.checkStateFile(h);
     } catch (err) {

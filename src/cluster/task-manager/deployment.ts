@@ -3,6 +3,8 @@
  * backends, restored state, and StreamTasks. Restoring reads and verifies every state file before
  * any task starts, so a corrupt checkpoint never leaves a half-restored job running.
  */
+import { CHANGELOG_STREAMS_ID } from '../../state/changelog/changelog-keyed-backend.ts';
+import { SharedLogUploader } from '../../state/changelog/shared-log-uploader.ts';
 import { RestoreError } from '../../core/errors.ts';
 import { decodeBuffers } from '../../checkpoint/channel/channel-state.ts';
 import type { InflightElement } from '../../checkpoint/channel/buffer.ts';
@@ -216,12 +218,14 @@ export async function deploy(
   const share = part ? part(plan) : wholeJob(plan, spec.channelCapacity);
   const byId = new Map(plan.channels.map((c) => [c.id, c]));
   const built: BuiltSubtask[] = [];
+  // One per deployment (a task manager's subtasks of an attempt, or the whole job in this thread): its changelog backends share log files.
+  const changelogShare = new SharedLogUploader(spec.storage.streamFactory(CHANGELOG_STREAMS_ID), spec.env.scheduler, shareTag(spec, plan, share));
   try {
     for (const [index, sub] of plan.subtasks.entries()) {
       if (!share.includes(sub, index)) continue;
       const inputs: InputChannelSpec[] = sub.inputs.map((x) => ({ channel: share.input(byId.get(x.channel)!), input: x.input }));
       const outputs = sub.outputs.map((ids) => ids.map((id) => share.output(byId.get(id)!)));
-      built.push(await deploySubtask(spec, sub, inputs, outputs, restored, firstCheckpointFull));
+      built.push(await deploySubtask(spec, sub, inputs, outputs, restored, firstCheckpointFull, changelogShare));
     }
     if (restore)
       await restoreChannelState(
@@ -234,6 +238,17 @@ export async function deploy(
     throw err;
   }
   return { tasks: built.map((b) => b.task), channels: share.channels() };
+}
+
+/**
+ * The name tag of a deployment's shared log files: the run id (unique across processes and
+ * attempts) and its first subtask, as task managers of one process may share a run id. Names of
+ * two deployments' files never meet, so a PUT that lands late never overwrites another's file.
+ */
+function shareTag(spec: DeploymentSpec, plan: ExecutionPlan, share: DeploymentPart): string {
+  const first = plan.subtasks.find((sub, index) => share.includes(sub, index));
+  if (first === undefined) return spec.runId;
+  return `${spec.runId}-${spec.graph.vertices[first.vertex]!.chain[0]!.uid}-${first.subtask}`;
 }
 
 interface BuiltSubtask {
@@ -250,6 +265,7 @@ async function deploySubtask(
   outputs: OutputChannel[][],
   restored: Map<string, OperatorStateMeta>,
   firstCheckpointFull: boolean,
+  changelogShare: SharedLogUploader,
 ): Promise<BuiltSubtask> {
   const v = spec.graph.vertices[sub.vertex]!;
   const i = sub.subtask;
@@ -266,7 +282,7 @@ async function deploySubtask(
           subtask: i,
           keyGroupRange: sub.keyGroupRange,
           maxParallelism: v.maxParallelism,
-          services: { storage: spec.storage, clock: spec.env.clock, scheduler: spec.env.scheduler, runId: spec.runId },
+          services: { storage: spec.storage, clock: spec.env.clock, scheduler: spec.env.scheduler, runId: spec.runId, changelogShare },
         })
       : null,
     operatorBackend: spec.backends.createOperatorBackend({ uid: node.uid, subtask: i }),

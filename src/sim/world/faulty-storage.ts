@@ -247,7 +247,7 @@ export class FaultyStorage implements CheckpointStorage {
     return this.inner.dirSizeBytes(location);
   }
 
-  checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
+  checkStateFile(handle: StreamStateHandle & { type: 'file' | 'range' }): Promise<void> {
     return this.inner.checkStateFile(handle);
   }
 

@@ -21,7 +21,13 @@ export class ChangelogStateBackendFactory implements StateBackendFactory {
     return new ChangelogKeyedStateBackend(
       this.inner.createKeyedBackend(args),
       this.settings,
-      { streams, clock: services.clock, scheduler: services.scheduler, ...(services.runId === undefined ? {} : { runTag: services.runId }) },
+      {
+        streams,
+        clock: services.clock,
+        scheduler: services.scheduler,
+        ...(services.runId === undefined ? {} : { runTag: services.runId }),
+        ...(services.changelogShare === undefined ? {} : { share: services.changelogShare }),
+      },
       `${args.uid}-${args.subtask}`,
     );
   }

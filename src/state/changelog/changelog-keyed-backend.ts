@@ -18,6 +18,7 @@ import { isKeyedHandleOf, keyedHandleSizes, type KeyedStateHandle } from '../han
 import type { Key, KeyGroupRange } from '../key-groups.ts';
 import { ChangelogWriter } from './log-writer.ts';
 import type { ChangelogFigures } from './figures.ts';
+import type { SharedLogUploader } from './shared-log-uploader.ts';
 import { ChangelogUploader, type SegmentWrite } from './uploader.ts';
 
 /** The changelog settings a backend runs with. */
@@ -45,6 +46,8 @@ export interface ChangelogServices {
    * remembers deleted names, and a file under one would be neither an orphan nor reusable).
    */
   readonly runTag?: string;
+  /** The process's shared uploader: batches go into files shared with other subtasks (absent: one file per batch). */
+  readonly share?: SharedLogUploader;
 }
 
 export type { ChangelogFigures } from './figures.ts';
@@ -110,7 +113,9 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
   }
 
   private newUploader(base: number, restored: ChangelogStateHandle['segments'] = []): ChangelogUploader {
-    const write: SegmentWrite = (hint, bytes) => this.services.streams.write('shared', hint, bytes);
+    const share = this.services.share;
+    const write: SegmentWrite =
+      share === undefined ? (hint, bytes) => this.services.streams.write('shared', hint, bytes) : share.writer(this.settings.uploadBytesThreshold);
     const settings = { attemptsMax: this.settings.uploadAttemptsMax, timeoutMs: this.settings.uploadTimeoutMs };
     const who = (this.services.runTag === undefined ? this.who : `${this.who}-${this.services.runTag}`).replace(/[^A-Za-z0-9_-]/g, '_');
     return new ChangelogUploader(write, this.services.scheduler, settings, who, base, restored, () => this.released());
@@ -173,7 +178,16 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
     this.writer.append(op, id, keyGroup, key, value, mapKey);
     if (this.outer !== null) this.outer.onChange(stateName, keyGroup, key, op, value, mapKey);
     if (this.writer.pendingBytes >= this.settings.uploadBytesThreshold) this.flush();
-    else if (this.delayTimer === null) this.delayTimer = this.services.scheduler.schedule(this.settings.uploadDelayMs, () => this.flush());
+    else if (this.delayTimer === null) this.delayTimer = this.armDelay();
+  }
+
+  private readonly flushBound = (): void => this.flush();
+
+  /** The delay bound of the pending changes: this subtask's own timer, or the process's shared one (its batch then shares a file). */
+  private armDelay(): { cancel(): void } {
+    const share = this.services.share;
+    if (share !== undefined) return share.arm(this.settings.uploadDelayMs, this.flushBound);
+    return this.services.scheduler.schedule(this.settings.uploadDelayMs, this.flushBound);
   }
 
   /** Seals what is pending and uploads it. */

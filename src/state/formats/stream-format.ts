@@ -4,7 +4,7 @@
  * version number and a new reader; old readers are never edited.
  */
 import { StorageError } from '../../core/errors.ts';
-import type { StreamStateHandle } from '../../storage/handles.ts';
+import { rangeLabel, type StreamStateHandle } from '../../storage/handles.ts';
 
 export type StateStreamKind = 'keyed' | 'operator';
 
@@ -19,6 +19,7 @@ const MAGIC: Record<StateStreamKind, readonly [number, number, number]> = {
 
 /** How errors name a stream: its path, or that it was kept inline in the metadata. */
 export function streamName(handle: StreamStateHandle): string {
+  if (handle.type === 'range') return `${handle.path} (${rangeLabel(handle)})`;
   return handle.type === 'file' ? handle.path : `inline state (${handle.data.byteLength} bytes)`;
 }
 

@@ -9,7 +9,7 @@ import { ENVELOPE_HEADER_BYTES } from '../file-format.ts';
 import type { StreamStateHandle } from '../handles.ts';
 import { baseName, metadataPath, parseCheckpointDirName, restoredFromPath } from '../paths.ts';
 import { decodeRestoredFrom, type RestoredFrom } from '../restored-from.ts';
-import { checkStateFileHeader, decodeStateFile, verifyInline } from '../state-file.ts';
+import { checkStateFileHeader, decodeStateFile, rangeFileBytes, verifyInline, verifyStateRange } from '../state-file.ts';
 import type { CheckpointDirEntry, SnapshotPathProbe, SnapshotReader } from '../storage.ts';
 import type { S3Objects } from './objects.ts';
 
@@ -38,6 +38,13 @@ export async function probeS3(objects: S3Objects, url: string): Promise<Snapshot
 /** Reads and verifies one state object (or inline bytes). */
 export async function readStateS3(objects: S3Objects, handle: StreamStateHandle): Promise<Uint8Array> {
   if (handle.type === 'inline') return verifyInline(handle);
+  if (handle.type === 'range') {
+    // Two ranged GETs: the envelope header (magic, version, body size) and the range itself.
+    const { bytes: head, totalBytes } = await objects.get(handle.path, 'state file', { start: 0, end: ENVELOPE_HEADER_BYTES - 1 });
+    const { start, end } = rangeFileBytes(handle);
+    const bytes = handle.length === 0 || end > totalBytes ? new Uint8Array(0) : (await objects.get(handle.path, 'state file', { start, end: end - 1 })).bytes;
+    return verifyStateRange(head, totalBytes, bytes, handle);
+  }
   return decodeStateFile((await objects.get(handle.path, 'state file')).bytes, handle);
 }
 

@@ -171,7 +171,7 @@ export class S3CheckpointStorage implements CheckpointStorage {
   }
 
   readState(handle: StreamStateHandle): Promise<Uint8Array> {
-    if (handle.type === 'file' && !isS3Path(handle.path)) return anySnapshotReader.readState(handle);
+    if (handle.type !== 'inline' && !isS3Path(handle.path)) return anySnapshotReader.readState(handle);
     return readStateS3(this.objects, handle);
   }
 
@@ -198,7 +198,7 @@ export class S3CheckpointStorage implements CheckpointStorage {
     return isS3Path(location) ? this.reader.dirSizeBytes(location) : anySnapshotReader.dirSizeBytes(location);
   }
 
-  checkStateFile(handle: StreamStateHandle & { type: 'file' }): Promise<void> {
+  checkStateFile(handle: StreamStateHandle & { type: 'file' | 'range' }): Promise<void> {
     return isS3Path(handle.path) ? this.reader.checkStateFile(handle) : anySnapshotReader.checkStateFile(handle);
   }
 

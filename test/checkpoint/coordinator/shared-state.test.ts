@@ -5,10 +5,12 @@ import { minKnownCompleted, SharedStateFiles, SharedStateLedger } from '../../..
 import type { CheckpointMetadata } from '../../../src/checkpoint/metadata/metadata.ts';
 import { checkpointId, jobId } from '../../../src/core/ids.ts';
 import type { TaskId } from '../../../src/core/ids.ts';
+import type { ChangelogStateHandle } from '../../../src/state/handles/changelog.ts';
 import type { IncrementalKeyGroupsStateHandle, IncrementalStateFile } from '../../../src/state/handles/incremental.ts';
 import type { StreamStateHandle } from '../../../src/storage/handles.ts';
 import { MemoryCheckpointStorage } from '../../../src/storage/memory-storage.ts';
 import { sharedStateFileHint } from '../../../src/storage/paths.ts';
+import { rangeHandleFor } from '../../../src/storage/state-file.ts';
 import { ManualEnvironment } from '../../support/manual-env.ts';
 
 const c = checkpointId;
@@ -297,5 +299,71 @@ describe('shared files through the coordinator', () => {
     await s.afterDiscard(c(2), () => undefined);
     await s.atShutdown(false);
     expect(storage.rawFiles().has((foreign as { path: string }).path)).toBe(true);
+  });
+});
+
+describe('shared changelog log files (byte ranges of one file)', () => {
+  it('a file stays while a retained checkpoint refers to any range of it, and is deleted once none does', async () => {
+    const storage = new MemoryCheckpointStorage(jobId('j'), { inlineThresholdBytes: 0 });
+    const streams = storage.streamFactory(c(0));
+    const body = Uint8Array.from({ length: 40 }, (_, i) => i);
+    const shared = await streams.write('shared', 'changelog-shared-run-0', body);
+    const other = await streams.write('shared', 'changelog-shared-run-1', body.subarray(0, 10));
+    if (shared.type !== 'file') throw new Error('expected a file');
+    const range = (offset: number, length: number) => rangeHandleFor(shared.path, offset, body.subarray(offset, offset + length));
+    const meta = (id: number, known: number | null, streams: StreamStateHandle[]): CheckpointMetadata => ({
+      jobId: jobId('j'),
+      checkpointId: c(id),
+      timestampMs: 0,
+      kind: 'checkpoint',
+      operators: [
+        {
+          uid: 'op',
+          name: 'op',
+          parallelism: streams.length,
+          maxParallelism: 128,
+          subtasks: streams.map((stream, i) => ({
+            subtask: i,
+            keyed: [
+              {
+                type: 'changelog',
+                range: { start: i, end: i },
+                checkpointId: id,
+                knownCompletedCheckpointId: known,
+                materialization: { id: 0, seq: 0, handles: [] },
+                segments: [{ fromSeq: 0, toSeq: 1, stream }],
+                toSeq: 1,
+                keyCounts: {},
+              } satisfies ChangelogStateHandle,
+            ],
+            operator: null,
+            channels: [],
+          })),
+        },
+      ],
+    });
+    const s = new SharedStateFiles(storage, () => {});
+    const exists = (p: string) => storage.rawFiles().has(p);
+    // Checkpoint 1: two subtasks, each a range of the one file; it counts once.
+    expect(s.registerCompleting(meta(1, null, [range(0, 20), range(20, 20)]))).toBeNull();
+    expect(s.ledger.counts().get(shared.path)).toBe(1);
+    const m2 = meta(2, 1, [range(20, 20), other]);
+    expect(s.registerCompleting(m2)).toBeNull();
+    expect(s.ledger.counts().get(shared.path)).toBe(2);
+    s.discarding(c(1));
+    await s.afterDiscard(c(1), () => 2);
+    await s.afterCompleted(m2);
+    expect(exists(shared.path)).toBe(true); // checkpoint 2 still refers to a range of it
+    const m3 = meta(3, 2, [other]);
+    expect(s.registerCompleting(m3)).toBeNull();
+    s.discarding(c(2));
+    await s.afterDiscard(c(2), () => 3);
+    await s.afterCompleted(m3);
+    expect(exists(shared.path)).toBe(true); // released, but a subtask that knows only checkpoint 2 may still reuse it
+    const m4 = meta(4, 3, [other]);
+    expect(s.registerCompleting(m4)).toBeNull();
+    await s.afterCompleted(m4);
+    expect(exists(shared.path)).toBe(false);
+    expect(exists(other.type === 'file' ? other.path : '')).toBe(true);
   });
 });

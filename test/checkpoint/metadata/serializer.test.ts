@@ -57,10 +57,34 @@ describe('metadata serializer', () => {
     expect(inline.type === 'inline' && Object.getPrototypeOf(inline.data)).toBe(Uint8Array.prototype);
   });
 
-  it('writes the latest format version in the metadata envelope', () => {
+  it('writes format 2 for a checkpoint with a range of a shared file, which reads back and names the range in its files', () => {
+    const shared = sharedFilePath(JOB, 'changelog-shared-0');
+    const range: StreamStateHandle = { type: 'range', path: shared, offset: 40, length: 12, checksum: 0xfeedbeef };
+    const meta = sampleMetadata({ id: 3, keyed: [range, { ...range, offset: 0, length: 40, checksum: 7 }], operator: inlineHandleFor(patternBytes(3)) });
+    const bytes = serializeMetadata(meta, DIR);
+    expect(decodeEnvelope('metadata', bytes, FILE, [1, 2]).version).toBe(2);
+    const wire = packr.unpack(decodeEnvelope('metadata', bytes, FILE, [2]).body) as {
+      operators: Array<{ subtasks: Array<{ keyed: Array<{ stream: unknown }> }> }>;
+    };
+    expect(wire.operators[0]!.subtasks[0]!.keyed[0]!.stream).toEqual({
+      type: 'range',
+      path: '../shared/changelog-shared-0',
+      offset: 40,
+      length: 12,
+      checksum: 0xfeedbeef,
+    });
+    const back = deserializeMetadata(bytes, FILE);
+    expect(back).toEqual(meta);
+    expect(filePathsOf(back)).toEqual([shared]);
+    // A Weir that knows only format 1 refuses it by its version, never misreads it.
+    expect(() => decodeEnvelope('metadata', bytes, FILE, [1])).toThrow(/format version 2 is newer than this Weir supports \(max 1\)/);
+  });
+
+  it('writes format 1 in the metadata envelope for a checkpoint without ranges of shared files', () => {
     const bytes = serializeMetadata(sample(), DIR);
     expect(new TextDecoder().decode(bytes.subarray(0, 4))).toBe('WRMD');
-    expect(decodeEnvelope('metadata', bytes, FILE, [METADATA_FORMAT_VERSION]).version).toBe(1);
+    expect(METADATA_FORMAT_VERSION).toBe(2);
+    expect(decodeEnvelope('metadata', bytes, FILE, [1, METADATA_FORMAT_VERSION]).version).toBe(1);
   });
 
   it('stores file paths relative to the directory holding _metadata', () => {
@@ -146,9 +170,9 @@ describe('metadata serializer', () => {
 
     it('a future format version', async () => {
       const { body } = decodeEnvelope('metadata', serializeMetadata(sample(), DIR), FILE, [1]);
-      const err = await catchError(() => deserializeMetadata(encodeEnvelope('metadata', 2, body), FILE));
+      const err = await catchError(() => deserializeMetadata(encodeEnvelope('metadata', 3, body), FILE));
       expect(err.code).toBe('UNSUPPORTED_VERSION');
-      expect(err.message).toBe(`${FILE}: format version 2 is newer than this Weir supports (max 1)`);
+      expect(err.message).toBe(`${FILE}: format version 3 is newer than this Weir supports (max 2)`);
     });
 
     it('a state file given as metadata', async () => {

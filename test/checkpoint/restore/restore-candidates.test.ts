@@ -6,7 +6,8 @@ import { restoreCandidates, restoreSourcesOf } from '../../../src/checkpoint/res
 import { StorageError } from '../../../src/core/errors.ts';
 import { checkpointId, jobId } from '../../../src/core/ids.ts';
 import { MemoryCheckpointStorage } from '../../../src/storage/memory-storage.ts';
-import { encodeEnvelope } from '../../../src/storage/file-format.ts';
+import { encodeEnvelope, ENVELOPE_HEADER_BYTES } from '../../../src/storage/file-format.ts';
+import { rangeHandleFor } from '../../../src/storage/state-file.ts';
 import { metadataPath } from '../../../src/storage/paths.ts';
 import { decodeRestoredFrom, encodeRestoredFrom } from '../../../src/storage/restored-from.ts';
 import type { CheckpointDirEntry, SnapshotPathProbe } from '../../../src/storage/storage.ts';
@@ -134,6 +135,27 @@ describe('restoreCandidates through a storage', () => {
     expect((await only!.load()).checkpointId).toBe(1);
     storage.rawFiles().set(metadataPath(location), new Uint8Array([1, 2, 3]));
     await expect(restoreCandidates(storage, location)).rejects.toThrow(StorageError);
+  });
+
+  it('checks the shared files of one named snapshot up front: a file cut short of a range it holds names the file and the range', async () => {
+    const storage = new MemoryCheckpointStorage(jobId('job-a'), { inlineThresholdBytes: 0 });
+    const body = Uint8Array.from({ length: 100 }, (_, i) => i);
+    const file = await storage.streamFactory(checkpointId(0)).write('shared', 'changelog-shared', body);
+    if (file.type !== 'file') throw new Error('expected a file');
+    const ranges = [rangeHandleFor(file.path, 0, body.subarray(0, 60)), rangeHandleFor(file.path, 60, body.subarray(60))];
+    await commitCheckpointMetadata(storage, sampleMetadata({ id: 1, keyed: ranges }));
+    const location = storage.checkpointLocation(checkpointId(1));
+    expect(await restoreCandidates(storage, location)).toHaveLength(1);
+    storage.rawFiles().set(
+      file.path,
+      storage
+        .rawFiles()
+        .get(file.path)!
+        .subarray(0, ENVELOPE_HEADER_BYTES + 80),
+    );
+    await expect(restoreCandidates(storage, location)).rejects.toThrow(
+      `${file.path}: body bytes 60 to 100: truncated: expected ${ENVELOPE_HEADER_BYTES + 100} bytes, found ${ENVELOPE_HEADER_BYTES + 80} (a state file of checkpoint 1 at ${location}, which cannot be restored)`,
+    );
   });
 });
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CollectSink, StreamEnvironment } from '../../../src/index.ts';
 import type { StreamEnvironmentOptions } from '../../../src/index.ts';
-import { filePathsOf } from '../../../src/checkpoint/metadata/walk.ts';
+import { filePathsOf, streamHandlesOf } from '../../../src/checkpoint/metadata/walk.ts';
 import { readCheckpointMetadataAt } from '../../../src/checkpoint/restore/locate.ts';
 import { listCheckpointsIn } from '../../../src/checkpoint/restore/snapshot-listing.ts';
 import { formatListings } from '../../../src/cli/checkpoints-command.ts';
@@ -104,12 +104,16 @@ describe('the changelog backend in a job', () => {
     const jobDir = join(dir, 'counts');
     const referenced = new Set<string>();
     const materializations = new Set<number>();
+    const streamKinds = new Set<string>();
     for (const chk of readdirSync(jobDir).filter((n) => n.startsWith('chk-'))) {
       const meta = await readCheckpointMetadataAt(join(jobDir, chk));
       for (const p of filePathsOf(meta)) referenced.add(p);
+      for (const h of streamHandlesOf(meta)) streamKinds.add(h.type);
       for (const h of meta.operators.flatMap((o) => o.subtasks.flatMap((s) => s.keyed))) materializations.add((h as ChangelogStateHandle).materialization.id);
     }
     expect([...materializations].some((id) => id > 0)).toBe(true);
+    // The subtasks' log batches share files: segments name byte ranges of them.
+    expect(streamKinds.has('range')).toBe(true);
     const shared = readdirSync(join(jobDir, 'shared')).map((n) => join(jobDir, 'shared', n));
     expect(shared.some((f) => f.includes('changelog-'))).toBe(true);
     for (const f of shared) expect(referenced.has(f), `${f} is referenced by a retained checkpoint`).toBe(true);

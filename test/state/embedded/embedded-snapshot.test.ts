@@ -12,6 +12,7 @@ import { keyGroupRangeForSubtask, type Key } from '../../../src/state/key-groups
 import type { ValueState } from '../../../src/state/state.ts';
 import type { IncrementalKeyGroupsStateHandle } from '../../../src/state/handles/incremental.ts';
 import { keyedHandleSizes, type KeyedStateHandle } from '../../../src/state/handles/registry.ts';
+import { streamSize } from '../../../src/storage/handles.ts';
 import { allStates, disposeAll, dump, embedded, fill, heap, keys, M, MapStreams, randomOp, setKey, snapshotNow } from './fixtures.ts';
 
 afterEach(disposeAll);
@@ -233,7 +234,7 @@ describe('incremental chains', () => {
       const h = incrementalOf(await snapshotNow(e, streams, id));
       lengths.push(h.files.length);
       // The increments before the newest stay within the share (the newest is planned from an estimate).
-      const sizes = h.files.map((f) => (f.stream.type === 'file' ? f.stream.size : f.stream.data.byteLength));
+      const sizes = h.files.map((f) => streamSize(f.stream));
       const older = sizes.slice(1, -1).reduce((a, b) => a + b, 0);
       expect(older).toBeLessThanOrEqual(0.3 * sizes[0]!);
       e.notifyCheckpointComplete(checkpointId(id));
