@@ -16,10 +16,11 @@
  * of up to ~100 entries costs about one or two store operations (BENCHMARKS.md, state (f)).
  *
  * Snapshots: the sync part is O(states x key groups), whatever the state size: it pins the cache
- * maps (copy-on-write), closes the change epoch, and for a full file opens a store cursor that sees
- * the store as of that moment. It never writes to the store (flushing dirty entries there would make
- * the pause O(dirty entries)). The async part (embedded-snapshot.ts) merges the two
- * views key group by key group into one file.
+ * maps (copy-on-write) and closes the change epoch. It never writes to the store (flushing dirty
+ * entries there would make the pause O(dirty entries)) and opens no store reader (a reader held
+ * through the async part grows lmdb's map file). The async part (embedded-snapshot.ts) merges the
+ * pinned maps with the store key group by key group into one file; evictions meanwhile first keep
+ * the pre-images the snapshot has yet to read, so it sees the store as of the sync part.
  *
  * Incremental checkpoints (`incremental`, default): changed keys and deletions are tracked per
  * state and key group; each checkpoint writes only the changes since the last completed checkpoint
@@ -310,7 +311,7 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   /**
    * Keeps the cache within `cacheEntriesMax`: a CLOCK sweep over the key-group maps keeps slots
    * used since its last visit and evicts the others, writing dirty ones to the store in one
-   * transaction (after preserving what running delta snapshots still need to read).
+   * transaction (after preserving what running snapshots still need to read).
    */
   private makeRoom(): void {
     if (this.cachedSlots < this.cacheEntriesMax) return;
@@ -369,7 +370,6 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
       }
     }
     const range = this.keyGroupRange;
-    const cursor = plan === 'delta' ? null : this.store.cursor(storeKeyPrefix(range.start, 0), storeKeyPrefix(range.end + 1, 0));
     let entries = 0;
     for (const n of Object.values(keyCounts)) entries += n;
     const snapshot = new EmbeddedKeyedSnapshot(
@@ -382,7 +382,6 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
         streams,
         store: this.store,
         captured,
-        cursor,
         changes,
         parent,
         knownCompleted: this.tracker === null ? null : (this.lastCompleted?.checkpointId ?? null),

@@ -1,15 +1,19 @@
 /**
  * One embedded keyed snapshot between its sync part and the end of its async part. The sync part
- * (in the backend) pinned the cache maps and, for a full file, opened a store cursor; together they
- * are the state of that moment. The async part writes one file, key group by key group:
+ * (in the backend) pinned the cache maps; with the store as it was then they are the state of that
+ * moment. The async part writes one file, key group by key group:
  *
  *   full   every entry, v1 layout, exclusive to the checkpoint (incremental off, and savepoints)
  *   base   every entry, v1 layout, in shared/: a new incremental chain
  *   delta  the keys changed since the chain's checkpoint (values, or deletions), v2 layout, in shared/
  *
- * A delta reads changed keys one by one from the store as it is now; a key the store overwrites
- * before the delta read it is preserved first (`preserve`), so writes made after the sync part
- * never leak into the snapshot.
+ * The async part reads the store as it is now, never through a read transaction held across its
+ * pauses (that grew lmdb's map file by a copy of the tree per eviction: BENCHMARKS.md, state (g)).
+ * Instead, before the backend's eviction overwrites or deletes a key the snapshot may still read, it
+ * preserves the key's value at the sync part (`preserve`), and the snapshot reads that pre-image in
+ * place of the store's. Full and base plans read the store in key order, one chunk of
+ * `entriesPerStep` entries at a time, so only keys past the last chunk read need pre-images; a
+ * delta needs them for its changed keys.
  */
 import { assert } from '../../core/assert.ts';
 import { WeirError } from '../../core/errors.ts';
@@ -27,9 +31,9 @@ import type { Key, KeyGroupRange } from '../key-groups.ts';
 import type { CompletedChain } from '../incremental/chain.ts';
 import { changeSlot, slotGroupIndex, slotStateId, type ChangeSet } from '../incremental/change-tracker.ts';
 import { KeyedStreamBuilder, type RawStateSection, type SectionLayout } from '../formats/keyed-sections.ts';
-import type { LocalStore, StoreCursor } from './local-store.ts';
+import type { LocalStore, StoreEntry } from './local-store.ts';
 import { ABSENT, type SlotMap, type SlotTable } from './slot-table.ts';
-import { decodeUserKey, encodeUserKey, keyGroupOfStoreKey, stateIdOfStoreKey, storeKeyOf, userKeyBytes } from './store-keys.ts';
+import { decodeUserKey, encodeUserKey, storeKeyOf, storeKeyPrefix, userKeyBytes } from './store-keys.ts';
 
 export type SnapshotPlan = 'full' | 'base' | 'delta';
 
@@ -48,8 +52,6 @@ export interface EmbeddedSnapshotArgs {
   readonly store: LocalStore;
   /** Ascending by state id. */
   readonly captured: readonly CapturedTable[];
-  /** Full and base plans: the store as of the sync part. */
-  readonly cursor: StoreCursor | null;
   /** Delta plan: every change since `parent`. */
   readonly changes: readonly ChangeSet[];
   /** Delta plan: the chain it extends. */
@@ -75,8 +77,16 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
   chain: CompletedChain | null = null;
   private started = false;
   private released = false;
-  /** Values the store held at the sync part for changed keys it has overwritten since (null: absent). */
-  private readonly preImages = new Map<string, Uint8Array | null>();
+  /**
+   * Per change slot (state and key group), by store key (latin1): the values the store held at the
+   * sync part for keys it has overwritten or deleted since, which the snapshot had yet to read
+   * (null: absent at the sync part).
+   */
+  private readonly preImages = new Map<number, Map<string, Uint8Array | null>>();
+  /** Full and base plans: every store key up to this one (inclusive) has been read; null before the first. */
+  private readThrough: Buffer | null = null;
+  /** Set once the async part has read all it needs from the store. */
+  private readDone = false;
 
   constructor(
     readonly args: EmbeddedSnapshotArgs,
@@ -92,21 +102,35 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
 
   /** Whether `preserve` has anything to do for this snapshot. */
   get needsPreImages(): boolean {
-    return this.args.plan === 'delta' && !this.released;
+    return !this.released && !this.readDone;
+  }
+
+  /** Pre-images kept now (for tests and figures). */
+  get preImageCount(): number {
+    let n = 0;
+    for (const m of this.preImages.values()) n += m.size;
+    return n;
   }
 
   /**
-   * Called before the store overwrites `storeKey` (state `stateId`, group `groupIndex`): keeps the
-   * value this snapshot must still read.
+   * Called before the store overwrites or deletes `storeKey` (state `stateId`, group `groupIndex`):
+   * keeps the value this snapshot must still read.
    */
   preserve(stateId: number, groupIndex: number, key: Key, storeKey: Buffer): void {
     if (!this.needsPreImages) return;
     const slot = changeSlot(stateId, groupIndex);
-    if (!this.args.changes.some((c) => c.get(slot)?.has(key) === true)) return;
+    if (this.args.plan === 'delta') {
+      if (!this.args.changes.some((c) => c.get(slot)?.has(key) === true)) return;
+    } else if (this.readThrough !== null && Buffer.compare(storeKey, this.readThrough) <= 0) {
+      return; // already read
+    }
     const captured = this.args.captured.find((c) => c.table.stateId === stateId);
-    if (captured?.groups[groupIndex]?.has(key) === true) return; // the pinned cache map has it
+    if (captured === undefined) return; // a state registered after the sync part: not in this snapshot
+    if (captured.groups[groupIndex]?.has(key) === true) return; // the pinned cache map has it
+    let preserved = this.preImages.get(slot);
+    if (preserved === undefined) this.preImages.set(slot, (preserved = new Map()));
     const id = storeKey.toString('latin1');
-    if (!this.preImages.has(id)) this.preImages.set(id, this.args.store.get(storeKey) ?? null);
+    if (!preserved.has(id)) preserved.set(id, this.args.store.get(storeKey) ?? null);
   }
 
   async run(pause?: Pause): Promise<KeyedStateHandle[]> {
@@ -117,6 +141,8 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     let builder: KeyedStreamBuilder;
     try {
       builder = this.args.plan === 'delta' ? await this.encodeDelta(step) : await this.encodeAll(step);
+      this.readDone = true;
+      this.preImages.clear();
     } finally {
       this.release();
     }
@@ -178,23 +204,69 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     };
   }
 
-  /** Every entry of the store's view merged with the pinned cache maps (cache entries win). */
+  /** Every entry of the store as of the sync part merged with the pinned cache maps (cache entries win). */
   private async encodeAll(step: Steps): Promise<KeyedStreamBuilder> {
     const { range, captured } = this.args;
-    const cursor = this.args.cursor!;
     const builder = new KeyedStreamBuilder('full');
     for (let kg = range.start; kg <= range.end; kg++) {
       const index = kg - range.start;
       const states: RawStateSection[] = [];
       for (const { table, groups } of captured) {
-        skipBefore(cursor, kg, table.stateId);
-        const entries = await mergedEntries(cursor, kg, table, groups[index], step);
+        const entries = await this.sectionEntries(kg, index, table, groups[index], step);
         if (entries.length > 0) states.push({ name: table.name, kind: table.kind, entries, removed: [] });
       }
       builder.add(kg, states);
     }
-    cursor.close();
     return builder;
+  }
+
+  /**
+   * The entries of one state in one key group as of the sync part: the store's, read in chunks,
+   * each key's pre-image in place of the store's value where one was kept, overridden and completed
+   * by the pinned cache map.
+   */
+  private async sectionEntries(
+    kg: number,
+    index: number,
+    table: SlotTable,
+    pinned: SlotMap | undefined,
+    step: Steps,
+  ): Promise<Array<readonly [Uint8Array, Uint8Array]>> {
+    const { store, entriesPerStep } = this.args;
+    const start = storeKeyPrefix(kg, table.stateId);
+    const end = storeKeyPrefix(kg, table.stateId + 1);
+    const slot = changeSlot(table.stateId, index);
+    const merge = new SectionMerge(table, pinned);
+    // Store keys are longer than their 4-byte prefix: every key of this section is past `start`.
+    this.readThrough = start;
+    for (let after: Buffer | null = null; ; ) {
+      const chunk: StoreEntry[] = store.readChunk(start, end, entriesPerStep, after);
+      if (chunk.length > 0) this.readThrough = after = chunk[chunk.length - 1]!.key;
+      // Pre-images of this chunk's keys were all kept before it was read: none are added later.
+      const preserved = this.preImages.get(slot);
+      for (const e of chunk) {
+        let value: Uint8Array | null = e.value;
+        if (preserved !== undefined && preserved.size > 0) {
+          const id = e.key.toString('latin1');
+          const before = preserved.get(id);
+          if (before !== undefined) {
+            preserved.delete(id);
+            value = before;
+          }
+        }
+        if (value !== null) merge.stored(e.key, value);
+        if (step.due()) await step.pause();
+      }
+      if (chunk.length < entriesPerStep) break;
+    }
+    // Every key of this section is read; what is left preserved are keys deleted from the store since.
+    this.readThrough = end;
+    const left = this.preImages.get(slot);
+    if (left !== undefined) {
+      this.preImages.delete(slot);
+      for (const [id, before] of left) if (before !== null) merge.stored(Buffer.from(id, 'latin1'), before);
+    }
+    return merge.finish(step);
   }
 
   /** Each changed key's value as of the sync part, or its deletion. */
@@ -228,7 +300,7 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
             bytes = slot.value === ABSENT ? null : storedBytes(table.kind, slot.value);
           } else {
             const storeKey = storeKeyOf(kg, table.stateId, userKey, table.name);
-            const preserved = this.preImages.get(storeKey.toString('latin1'));
+            const preserved = this.preImages.get(changeSlot(table.stateId, index))?.get(storeKey.toString('latin1'));
             bytes = preserved !== undefined ? preserved : (store.get(storeKey) ?? null);
           }
           if (bytes === null) section.removed.push(userKey);
@@ -246,55 +318,50 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
   release(): void {
     if (this.released) return;
     this.released = true;
-    this.args.cursor?.close();
     for (const { table, groups } of this.args.captured) table.release(groups);
     this.preImages.clear();
     this.onRelease(this);
   }
 }
 
-/** Moves the cursor past entries of earlier key groups or states (there are none unless a state was dropped). */
-function skipBefore(cursor: StoreCursor, kg: number, stateId: number): void {
-  for (let e = cursor.peek(); e !== null; e = cursor.peek()) {
-    const ekg = keyGroupOfStoreKey(e.key);
-    if (ekg > kg || (ekg === kg && stateIdOfStoreKey(e.key) >= stateId)) return;
-    cursor.advance();
-  }
-}
+/** Merges one section's store entries (as of the sync part) with its pinned cache map, whose entries win. */
+class SectionMerge {
+  readonly entries: Array<readonly [Uint8Array, Uint8Array]> = [];
+  private readonly seen: Set<Key> | null;
 
-/** The entries of one state in one key group: the store's, overridden and completed by the pinned cache map. */
-async function mergedEntries(
-  cursor: StoreCursor,
-  kg: number,
-  table: SlotTable,
-  pinned: SlotMap | undefined,
-  step: Steps,
-): Promise<Array<readonly [Uint8Array, Uint8Array]>> {
-  const entries: Array<readonly [Uint8Array, Uint8Array]> = [];
-  const seen = pinned !== undefined && pinned.size > 0 ? new Set<Key>() : null;
-  for (let e = cursor.peek(); e !== null && keyGroupOfStoreKey(e.key) === kg && stateIdOfStoreKey(e.key) === table.stateId; e = cursor.peek()) {
-    if (seen !== null) {
-      const key = decodeUserKey(e.key);
-      const slot = pinned!.get(key);
-      if (slot === undefined) entries.push([userKeyBytes(e.key), e.value]);
-      else {
-        seen.add(key);
-        if (slot.value !== ABSENT) entries.push([userKeyBytes(e.key), storedBytes(table.kind, slot.value)]);
+  constructor(
+    private readonly table: SlotTable,
+    private readonly pinned: SlotMap | undefined,
+  ) {
+    this.seen = pinned !== undefined && pinned.size > 0 ? new Set<Key>() : null;
+  }
+
+  /** One stored entry (store key, value bytes). */
+  stored(storeKey: Uint8Array, value: Uint8Array): void {
+    if (this.seen === null) {
+      this.entries.push([userKeyBytes(storeKey), value]);
+      return;
+    }
+    const key = decodeUserKey(storeKey);
+    const slot = this.pinned!.get(key);
+    if (slot === undefined) this.entries.push([userKeyBytes(storeKey), value]);
+    else {
+      this.seen.add(key);
+      if (slot.value !== ABSENT) this.entries.push([userKeyBytes(storeKey), storedBytes(this.table.kind, slot.value)]);
+    }
+  }
+
+  /** Adds the pinned entries the store did not have and returns the section's entries. */
+  async finish(step: Steps): Promise<Array<readonly [Uint8Array, Uint8Array]>> {
+    if (this.pinned !== undefined) {
+      for (const [key, slot] of this.pinned) {
+        if (slot.value === ABSENT || this.seen?.has(key) === true) continue;
+        this.entries.push([encodeUserKey(key), storedBytes(this.table.kind, slot.value)]);
+        if (step.due()) await step.pause();
       }
-    } else {
-      entries.push([userKeyBytes(e.key), e.value]);
     }
-    cursor.advance();
-    if (step.due()) await step.pause();
+    return this.entries;
   }
-  if (pinned !== undefined) {
-    for (const [key, slot] of pinned) {
-      if (slot.value === ABSENT || seen?.has(key) === true) continue;
-      entries.push([encodeUserKey(key), storedBytes(table.kind, slot.value)]);
-      if (step.due()) await step.pause();
-    }
-  }
-  return entries;
 }
 
 /**

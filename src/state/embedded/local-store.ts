@@ -4,11 +4,12 @@
  * snapshots stay stable while writes go on (figures: BENCHMARKS.md, state (f)). Working state needs
  * no durability of its own (checkpoints give it), so lmdb runs without fsync or metasync.
  *
- * Snapshots use range iterators: an iterator reads from the read transaction it opened at its
- * first step, so opening one and taking that step in the sync phase pins the state of that moment
- * for the whole async phase (lmdb-js's shared `useReadTransaction` gave stale or moving views in
- * our tests, so it is not used). Random puts are costly (page copies), which is why the backend
- * writes to lmdb only when it evicts.
+ * Snapshots read the store in bounded chunks (`readChunk`), each under a read transaction that
+ * ends with the chunk: an open reader stops lmdb reusing the pages written after it began, so a
+ * reader held for a whole async phase made every eviction in it grow the map file (BENCHMARKS.md,
+ * state (g)). The snapshot keeps its view of the sync part through pre-images instead
+ * (embedded-snapshot.ts). Random puts are costly (page copies), which is why the backend writes to
+ * lmdb only when it evicts.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -22,7 +23,8 @@ import { currentOwner, ownerMayLive } from '../../storage/run-owner.ts';
 const STORE_DIR_PREFIX = 'weir-state-';
 const STORE_DIR_RE = /^weir-state-(\d+)-/;
 
-type Entry = { key: Buffer; value: Buffer };
+export type StoreEntry = { key: Buffer; value: Buffer };
+type Entry = StoreEntry;
 
 type Lmdb = typeof import('lmdb');
 let lmdbModule: Lmdb | null = null;
@@ -37,7 +39,7 @@ function lmdb(): Lmdb {
   return lmdbModule;
 }
 
-/** An iterator over a store range fixed at its creation (the sync phase): later writes are invisible to it. */
+/** An iterator over a store range fixed at its first step; for synchronous scans (a reader held across turns grows the map file). */
 export class StoreCursor {
   private readonly it: Iterator<Entry>;
   private head: Entry | null;
@@ -161,7 +163,22 @@ export class LocalStore {
     });
   }
 
-  /** A cursor over [start, end) as of now. */
+  /**
+   * Up to `limit` entries of [start, end) in key order, after `after` (exclusive) when given, read
+   * at once: the read transaction is released before this returns.
+   */
+  readChunk(start: Buffer, end: Buffer, limit: number, after: Buffer | null): Entry[] {
+    const out: Entry[] = [];
+    const from = after !== null && Buffer.compare(after, start) >= 0 ? after : null;
+    for (const e of this.live.getRange({ start: from ?? start, end, limit: from === null ? limit : limit + 1 }) as Iterable<Entry>) {
+      if (from !== null && out.length === 0 && e.key.equals(from)) continue;
+      if (out.length === limit) break;
+      out.push(e);
+    }
+    return out;
+  }
+
+  /** A cursor over [start, end) as of its first step. */
   cursor(start: Buffer, end: Buffer): StoreCursor {
     return new StoreCursor(this.live.getRange({ start, end }) as Iterable<Entry>);
   }

@@ -34,3 +34,31 @@ describe('local store reads', () => {
     expect(store.read(keyOf(99), decodeValue)).toBeUndefined();
   });
 });
+
+describe('local store chunks', () => {
+  it('readChunk pages through a range in key order, `after` exclusive, at most `limit` entries, stable copies', () => {
+    const store = openStore();
+    const keyOf = (i: number) => Buffer.from([0, 2, 0, 1, i]);
+    store.write([
+      [Buffer.from([0, 2, 0, 0, 9]), Buffer.from('before')],
+      ...Array.from({ length: 10 }, (_, i) => [keyOf(i * 2), Buffer.from(`v${i * 2}`)] as const),
+      [Buffer.from([0, 2, 0, 2, 0]), Buffer.from('after')],
+    ]);
+    const [start, end] = [Buffer.from([0, 2, 0, 1]), Buffer.from([0, 2, 0, 2])];
+    const seen: string[] = [];
+    const chunks: Array<Array<{ key: Buffer; value: Buffer }>> = [];
+    for (let after: Buffer | null = null; ; ) {
+      const chunk = store.readChunk(start, end, 3, after);
+      chunks.push(chunk);
+      if (chunk.length > 0) after = chunk[chunk.length - 1]!.key;
+      if (chunk.length < 3) break;
+    }
+    // Writes after a chunk was read do not change it.
+    store.write([[keyOf(0), Buffer.from('changed')]]);
+    for (const c of chunks) for (const e of c) seen.push(`${e.key[4]}=${e.value.toString()}`);
+    expect(chunks.map((c) => c.length)).toEqual([3, 3, 3, 1]);
+    expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => `${i * 2}=v${i * 2}`));
+    // `after` between keys (not itself stored) starts at the next key.
+    expect(store.readChunk(start, end, 2, keyOf(5)).map((e) => e.key[4])).toEqual([6, 8]);
+  });
+});
