@@ -26,6 +26,15 @@ const STORE_DIR_RE = /^weir-state-(\d+)-/;
 export type StoreEntry = { key: Buffer; value: Buffer };
 type Entry = StoreEntry;
 
+/**
+ * Address space reserved for a store's memory map: address space only (the file grows with the
+ * data, and the pages are the kernel's cache). lmdb-js starts a map at 128 KB and, each time the file
+ * outgrows it, maps a map twice the size without unmapping the old ones, whose resident pages
+ * then count in RSS twice: at 1M keys that was 94 of the 150 MB of the map's resident pages
+ * (BENCHMARKS.md, state (g)). A store past this still grows that way.
+ */
+const MAP_BYTES = 64 * 1024 ** 3;
+
 type Lmdb = typeof import('lmdb');
 let lmdbModule: Lmdb | null = null;
 
@@ -98,7 +107,7 @@ export class LocalStore {
         throw new ConfigError('embeddedState.localDir', `${root} does not exist or is not a directory`);
       throw storageIoError(root, 'create embedded state directory', err);
     }
-    const db = lmdb().open<Buffer, Buffer>({
+    const options = {
       path: dir,
       keyEncoding: 'binary',
       encoding: 'binary',
@@ -109,7 +118,14 @@ export class LocalStore {
       noMetaSync: true,
       // Nobody else reads the files: no need to zero memory lmdb hands out for pages.
       noMemInit: true,
-    });
+    } as const;
+    let db: RootDatabase<Buffer, Buffer>;
+    try {
+      db = lmdb().open<Buffer, Buffer>({ ...options, mapSize: MAP_BYTES });
+    } catch {
+      // An address-space limit (ulimit -v) can refuse the reservation: lmdb's own growing map works there.
+      db = lmdb().open<Buffer, Buffer>(options);
+    }
     return new LocalStore(dir, db);
   }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -60,5 +60,21 @@ describe('local store chunks', () => {
     expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => `${i * 2}=v${i * 2}`));
     // `after` between keys (not itself stored) starts at the next key.
     expect(store.readChunk(start, end, 2, keyOf(5)).map((e) => e.key[4])).toEqual([6, 8]);
+  });
+});
+
+describe('local store map', () => {
+  it.runIf(process.platform === 'linux')('keeps one memory map of its file as the file grows (lmdb-js leaves outgrown maps mapped)', () => {
+    const store = openStore();
+    const value = Buffer.alloc(100, 7);
+    for (let batch = 0; batch < 20; batch++) {
+      store.write(Array.from({ length: 1000 }, (_, i) => [Buffer.from([0, 3, 0, 1, batch, i >> 8, i & 0xff]), value] as const));
+    }
+    const file = join(store.dir, 'data.mdb');
+    expect(statSync(file).size).toBeGreaterThan(2 * 1024 * 1024);
+    const maps = readFileSync('/proc/self/maps', 'utf8')
+      .split('\n')
+      .filter((line) => line.endsWith(file));
+    expect(maps).toHaveLength(1);
   });
 });
