@@ -30,7 +30,7 @@ import type { StateKind } from '../descriptors.ts';
 import type { Key, KeyGroupRange } from '../key-groups.ts';
 import type { CompletedChain } from '../incremental/chain.ts';
 import { changeSlot, slotGroupIndex, slotStateId, type ChangeSet } from '../incremental/change-tracker.ts';
-import { KeyedStreamBuilder, type RawStateSection, type SectionLayout } from '../formats/keyed-sections.ts';
+import { KeyedStreamBuilder, PackedEntries, type RawStateSection, type SectionLayout } from '../formats/keyed-sections.ts';
 import type { LocalStore, StoreEntry } from './local-store.ts';
 import { ABSENT, type SlotMap, type SlotTable } from './slot-table.ts';
 import { decodeUserKey, encodeUserKey, storeKeyOf, storeKeyPrefix, userKeyBytes } from './store-keys.ts';
@@ -151,7 +151,7 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     return [await this.incrementalHandle(builder)];
   }
 
-  /** An aborted or disposed snapshot (its cursor and captures released) cannot go on. */
+  /** An aborted or disposed snapshot (its captures released) cannot go on. */
   private checkLive(when: string): void {
     if (!this.released) return;
     const { uid, subtask } = this.args;
@@ -208,11 +208,16 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
   private async encodeAll(step: Steps): Promise<KeyedStreamBuilder> {
     const { range, captured } = this.args;
     const builder = new KeyedStreamBuilder('full');
+    // One buffer per state, reused by every key group: a section is copied out when it is encoded.
+    const packed = captured.map(() => new PackedEntries());
     for (let kg = range.start; kg <= range.end; kg++) {
       const index = kg - range.start;
       const states: RawStateSection[] = [];
-      for (const { table, groups } of captured) {
-        const entries = await this.sectionEntries(kg, index, table, groups[index], step);
+      for (let i = 0; i < captured.length; i++) {
+        const { table, groups } = captured[i]!;
+        const entries = packed[i]!;
+        entries.clear();
+        await this.readSection(kg, index, new SectionMerge(table, groups[index], entries), step);
         if (entries.length > 0) states.push({ name: table.name, kind: table.kind, entries, removed: [] });
       }
       builder.add(kg, states);
@@ -221,22 +226,16 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
   }
 
   /**
-   * The entries of one state in one key group as of the sync part: the store's, read in chunks,
-   * each key's pre-image in place of the store's value where one was kept, overridden and completed
-   * by the pinned cache map.
+   * The entries of one state in one key group as of the sync part, into `merge`: the store's, read
+   * in chunks, each key's pre-image in place of the store's value where one was kept; then the
+   * pinned cache map's entries the store did not have.
    */
-  private async sectionEntries(
-    kg: number,
-    index: number,
-    table: SlotTable,
-    pinned: SlotMap | undefined,
-    step: Steps,
-  ): Promise<Array<readonly [Uint8Array, Uint8Array]>> {
+  private async readSection(kg: number, index: number, merge: SectionMerge, step: Steps): Promise<void> {
     const { store, entriesPerStep } = this.args;
-    const start = storeKeyPrefix(kg, table.stateId);
-    const end = storeKeyPrefix(kg, table.stateId + 1);
-    const slot = changeSlot(table.stateId, index);
-    const merge = new SectionMerge(table, pinned);
+    const stateId = merge.table.stateId;
+    const start = storeKeyPrefix(kg, stateId);
+    const end = storeKeyPrefix(kg, stateId + 1);
+    const slot = changeSlot(stateId, index);
     // Store keys are longer than their 4-byte prefix: every key of this section is past `start`.
     this.readThrough = start;
     for (let after: Buffer | null = null; ; ) {
@@ -255,8 +254,9 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
           }
         }
         if (value !== null) merge.stored(e.key, value);
-        if (step.due()) await step.pause();
       }
+      // Pause between chunks only: a chunk's entries die young, before the task runs again.
+      if (step.due(chunk.length)) await step.pause();
       if (chunk.length < entriesPerStep) break;
     }
     // Every key of this section is read; what is left preserved are keys deleted from the store since.
@@ -266,7 +266,7 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
       this.preImages.delete(slot);
       for (const [id, before] of left) if (before !== null) merge.stored(Buffer.from(id, 'latin1'), before);
     }
-    return merge.finish(step);
+    await merge.finish(step);
   }
 
   /** Each changed key's value as of the sync part, or its deletion. */
@@ -290,7 +290,7 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
       for (const { table, groups } of captured) {
         const keys = byGroup.get(index)!.get(table.stateId);
         if (keys === undefined) continue;
-        const section: RawStateSection = { name: table.name, kind: table.kind, entries: [], removed: [] };
+        const section = { name: table.name, kind: table.kind, entries: [] as Array<readonly [Uint8Array, Uint8Array]>, removed: [] as Uint8Array[] };
         const pinned = groups[index];
         for (const key of keys) {
           const userKey = encodeUserKey(key);
@@ -314,7 +314,7 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     return builder;
   }
 
-  /** Unpins the captures and closes the cursor; afterwards the snapshot can no longer run. Idempotent. */
+  /** Unpins the captures; afterwards the snapshot can no longer run. Idempotent. */
   release(): void {
     if (this.released) return;
     this.released = true;
@@ -326,12 +326,12 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
 
 /** Merges one section's store entries (as of the sync part) with its pinned cache map, whose entries win. */
 class SectionMerge {
-  readonly entries: Array<readonly [Uint8Array, Uint8Array]> = [];
   private readonly seen: Set<Key> | null;
 
   constructor(
-    private readonly table: SlotTable,
+    readonly table: SlotTable,
     private readonly pinned: SlotMap | undefined,
+    private readonly out: PackedEntries,
   ) {
     this.seen = pinned !== undefined && pinned.size > 0 ? new Set<Key>() : null;
   }
@@ -339,28 +339,26 @@ class SectionMerge {
   /** One stored entry (store key, value bytes). */
   stored(storeKey: Uint8Array, value: Uint8Array): void {
     if (this.seen === null) {
-      this.entries.push([userKeyBytes(storeKey), value]);
+      this.out.add(userKeyBytes(storeKey), value);
       return;
     }
     const key = decodeUserKey(storeKey);
     const slot = this.pinned!.get(key);
-    if (slot === undefined) this.entries.push([userKeyBytes(storeKey), value]);
+    if (slot === undefined) this.out.add(userKeyBytes(storeKey), value);
     else {
       this.seen.add(key);
-      if (slot.value !== ABSENT) this.entries.push([userKeyBytes(storeKey), storedBytes(this.table.kind, slot.value)]);
+      if (slot.value !== ABSENT) this.out.add(userKeyBytes(storeKey), storedBytes(this.table.kind, slot.value));
     }
   }
 
-  /** Adds the pinned entries the store did not have and returns the section's entries. */
-  async finish(step: Steps): Promise<Array<readonly [Uint8Array, Uint8Array]>> {
-    if (this.pinned !== undefined) {
-      for (const [key, slot] of this.pinned) {
-        if (slot.value === ABSENT || this.seen?.has(key) === true) continue;
-        this.entries.push([encodeUserKey(key), storedBytes(this.table.kind, slot.value)]);
-        if (step.due()) await step.pause();
-      }
+  /** Adds the pinned entries the store did not have. */
+  async finish(step: Steps): Promise<void> {
+    if (this.pinned === undefined) return;
+    for (const [key, slot] of this.pinned) {
+      if (slot.value === ABSENT || this.seen?.has(key) === true) continue;
+      this.out.add(encodeUserKey(key), storedBytes(this.table.kind, slot.value));
+      if (step.due()) await step.pause();
     }
-    return this.entries;
   }
 }
 
@@ -368,7 +366,7 @@ class SectionMerge {
  * Bounds the async part's synchronous stretches: every `entriesPerStep` entries (default 1024, a
  * few ms of reading and encoding at 2-4 µs an entry, more under load) it awaits `pause` so the
  * task's mailbox runs, then checks the snapshot is still live (an abort or dispose releases
- * its cursor meanwhile). `due()` is called per entry, so it never allocates.
+ * its captures meanwhile). `due()` is called per entry, so it never allocates.
  */
 class Steps {
   private entries = 0;
@@ -379,9 +377,10 @@ class Steps {
     private readonly checkLive: () => void,
   ) {}
 
-  /** Counts one entry; true when a step's worth was done and the caller should `await pause()`. */
-  due(): boolean {
-    if (++this.entries < this.entriesPerStep || this.yieldToTask === undefined) return false;
+  /** Counts `n` entries (default one); true when a step's worth was done and the caller should `await pause()`. */
+  due(n = 1): boolean {
+    this.entries += n;
+    if (this.entries < this.entriesPerStep || this.yieldToTask === undefined) return false;
     this.entries = 0;
     return true;
   }
