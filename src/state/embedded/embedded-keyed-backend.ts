@@ -311,14 +311,17 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   /**
    * Keeps the cache within `cacheEntriesMax`: a CLOCK sweep over the key-group maps keeps slots
    * used since its last visit and evicts the others, writing dirty ones to the store in one
-   * transaction (after preserving what running snapshots still need to read).
+   * transaction, key group by key group (after preserving what running snapshots still need to read).
    */
   private makeRoom(): void {
     if (this.cachedSlots < this.cacheEntriesMax) return;
     this.memoTable = null;
+    this.store.writeBatches((write) => this.sweep(write));
+  }
+
+  private sweep(write: (batch: Array<readonly [Buffer, Uint8Array | null]>) => void): void {
     const target = Math.floor(this.cacheEntriesMax * 0.875);
     const preserving = [...this.snapshots.values()].filter((s) => s.needsPreImages);
-    const writes: Array<readonly [Buffer, Uint8Array | null]> = [];
     const tables = this.tableList;
     for (let visited = 0; this.cachedSlots > target && visited < 2 * tables.length * this.groupCount; visited++) {
       const table = tables[this.handTable]!;
@@ -329,22 +332,26 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
       }
       const map = table.groups[index];
       if (map === undefined || map.size === 0) continue;
-      const keep: SlotMap = new Map();
+      // Evicts in place (deleting while iterating is safe for a Map); a map a snapshot pinned is
+      // rebuilt instead. Rebuilding every map visited made each sweep old-space garbage.
+      const keep: SlotMap | null = table.pins[index] === 0 ? null : new Map();
+      const writes: Array<readonly [Buffer, Uint8Array | null]> = [];
       for (const [key, slot] of map) {
         if (slot.hot) {
           slot.hot = false;
-          keep.set(key, slot);
+          keep?.set(key, slot);
           continue;
         }
         this.cachedSlots--;
+        if (keep === null) map.delete(key);
         if (!slot.dirty) continue;
         const storeKey = storeKeyOf(this.keyGroupRange.start + index, table.stateId, encodeUserKey(key), table.name);
         for (const s of preserving) s.preserve(table.stateId, index, key, storeKey);
         writes.push([storeKey, slot.value === ABSENT ? null : storedBytes(table.kind, slot.value)]);
       }
-      table.replace(index, keep);
+      if (keep !== null) table.replace(index, keep);
+      if (writes.length > 0) write(writes);
     }
-    this.store.write(writes);
   }
 
   // ---- snapshots ----

@@ -165,17 +165,40 @@ export class LocalStore {
     return decode(bytes.subarray(0, (db as unknown as { lastSize: number }).lastSize));
   }
 
+  /**
+   * The stored bytes as a latin1 string (one char per byte), or undefined: a compact copy to keep
+   * (a string costs a header and its bytes; a Buffer copy costs two objects and an allocation).
+   */
+  getLatin1(key: Uint8Array): string | undefined {
+    const db = this.live;
+    const bytes = db.getBinaryFast(key as Buffer);
+    if (bytes === undefined) return undefined;
+    return bytes.toString('latin1', 0, (db as unknown as { lastSize: number }).lastSize);
+  }
+
   /** Writes puts (value) and deletes (null) in one write transaction, in key order. */
   write(batch: Array<readonly [Buffer, Uint8Array | null]>): void {
     if (batch.length === 0) return;
-    batch.sort((a, b) => Buffer.compare(a[0], b[0]));
+    this.writeBatches((write) => write(batch));
+  }
+
+  /**
+   * Runs `body` in one write transaction; each batch it passes to `write` is written at once, in
+   * key order. Reads made in `body` see the batches written before them. Writing batch by batch
+   * lets a caller drop each batch before building the next: a transaction's worth of key and value
+   * buffers held at once outlived V8's young generation (BENCHMARKS.md, state (g)).
+   */
+  writeBatches(body: (write: (batch: Array<readonly [Buffer, Uint8Array | null]>) => void) => void): void {
     const db = this.live;
     db.transactionSync(() => {
-      for (const [key, value] of batch) {
-        // Inside transactionSync, put and remove join the open write transaction synchronously.
-        if (value === null) void db.remove(key);
-        else void db.put(key, value as Buffer);
-      }
+      body((batch) => {
+        batch.sort((a, b) => Buffer.compare(a[0], b[0]));
+        for (const [key, value] of batch) {
+          // Inside transactionSync, put and remove join the open write transaction synchronously.
+          if (value === null) void db.remove(key);
+          else void db.put(key, value as Buffer);
+        }
+      });
     });
   }
 

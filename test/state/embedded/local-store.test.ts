@@ -21,7 +21,7 @@ function openStore(): LocalStore {
 }
 
 describe('local store reads', () => {
-  it('read decodes exactly the stored bytes of each key, small and larger than lmdb’s reusable buffer, one after another', () => {
+  it('read and getLatin1 give exactly the stored bytes of each key, small and larger than lmdb’s reusable buffer, one after another', () => {
     const store = openStore();
     const values: unknown[] = [1, 'a', [1, 2, 3], 'x'.repeat(300_000), { n: 7 }, 2 ** 40, 'b'.repeat(70_000), 0];
     const keyOf = (i: number) => Buffer.from([0, 1, 0, 1, i]);
@@ -30,8 +30,10 @@ describe('local store reads', () => {
     for (const i of [3, 6, 0, 2, 1, 5, 4, 7, 3, 1]) {
       expect(store.read(keyOf(i), decodeValue), `key ${i}`).toEqual(values[i]);
       expect(store.read(keyOf(i), decodeValue)).toEqual(decodeValue(store.get(keyOf(i))!));
+      expect(Buffer.from(store.getLatin1(keyOf(i))!, 'latin1').equals(Buffer.from(store.get(keyOf(i))!))).toBe(true);
     }
     expect(store.read(keyOf(99), decodeValue)).toBeUndefined();
+    expect(store.getLatin1(keyOf(99))).toBeUndefined();
   });
 });
 
