@@ -121,7 +121,8 @@ export class LocalStore {
     } as const;
     let db: RootDatabase<Buffer, Buffer>;
     try {
-      db = lmdb().open<Buffer, Buffer>({ ...options, mapSize: MAP_BYTES });
+      // Not on Windows, where lmdb may size the file to its map: there the map grows as before.
+      db = lmdb().open<Buffer, Buffer>(process.platform === 'win32' ? options : { ...options, mapSize: MAP_BYTES });
     } catch {
       // An address-space limit (ulimit -v) can refuse the reservation: lmdb's own growing map works there.
       db = lmdb().open<Buffer, Buffer>(options);
