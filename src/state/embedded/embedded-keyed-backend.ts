@@ -16,10 +16,11 @@
  * of up to ~100 entries costs about one or two store operations (BENCHMARKS.md, state (f)).
  *
  * Snapshots: the sync part is O(states x key groups), whatever the state size: it pins the cache
- * maps (copy-on-write), closes the change epoch, and for a full file opens a store cursor that sees
- * the store as of that moment. It never writes to the store (flushing dirty entries there would make
- * the pause O(dirty entries)). The async part (embedded-snapshot.ts) merges the two
- * views key group by key group into one file.
+ * maps (copy-on-write) and closes the change epoch. It never writes to the store (flushing dirty
+ * entries there would make the pause O(dirty entries)) and opens no store reader (a reader held
+ * through the async part grows lmdb's map file). The async part (embedded-snapshot.ts) merges the
+ * pinned maps with the store key group by key group into one file; evictions meanwhile first keep
+ * the pre-images the snapshot has yet to read, so it sees the store as of the sync part.
  *
  * Incremental checkpoints (`incremental`, default): changed keys and deletions are tracked per
  * state and key group; each checkpoint writes only the changes since the last completed checkpoint
@@ -310,14 +311,17 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   /**
    * Keeps the cache within `cacheEntriesMax`: a CLOCK sweep over the key-group maps keeps slots
    * used since its last visit and evicts the others, writing dirty ones to the store in one
-   * transaction (after preserving what running delta snapshots still need to read).
+   * transaction, key group by key group (after preserving what running snapshots still need to read).
    */
   private makeRoom(): void {
     if (this.cachedSlots < this.cacheEntriesMax) return;
     this.memoTable = null;
+    this.store.writeBatches((write) => this.sweep(write));
+  }
+
+  private sweep(write: (batch: Array<readonly [Buffer, Uint8Array | null]>) => void): void {
     const target = Math.floor(this.cacheEntriesMax * 0.875);
     const preserving = [...this.snapshots.values()].filter((s) => s.needsPreImages);
-    const writes: Array<readonly [Buffer, Uint8Array | null]> = [];
     const tables = this.tableList;
     for (let visited = 0; this.cachedSlots > target && visited < 2 * tables.length * this.groupCount; visited++) {
       const table = tables[this.handTable]!;
@@ -328,22 +332,26 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
       }
       const map = table.groups[index];
       if (map === undefined || map.size === 0) continue;
-      const keep: SlotMap = new Map();
+      // Evicts in place (deleting while iterating is safe for a Map); a map a snapshot pinned is
+      // rebuilt instead. Rebuilding every map visited made each sweep old-space garbage.
+      const keep: SlotMap | null = table.pins[index] === 0 ? null : new Map();
+      const writes: Array<readonly [Buffer, Uint8Array | null]> = [];
       for (const [key, slot] of map) {
         if (slot.hot) {
           slot.hot = false;
-          keep.set(key, slot);
+          keep?.set(key, slot);
           continue;
         }
         this.cachedSlots--;
+        if (keep === null) map.delete(key);
         if (!slot.dirty) continue;
         const storeKey = storeKeyOf(this.keyGroupRange.start + index, table.stateId, encodeUserKey(key), table.name);
         for (const s of preserving) s.preserve(table.stateId, index, key, storeKey);
         writes.push([storeKey, slot.value === ABSENT ? null : storedBytes(table.kind, slot.value)]);
       }
-      table.replace(index, keep);
+      if (keep !== null) table.replace(index, keep);
+      if (writes.length > 0) write(writes);
     }
-    this.store.write(writes);
   }
 
   // ---- snapshots ----
@@ -369,7 +377,6 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
       }
     }
     const range = this.keyGroupRange;
-    const cursor = plan === 'delta' ? null : this.store.cursor(storeKeyPrefix(range.start, 0), storeKeyPrefix(range.end + 1, 0));
     let entries = 0;
     for (const n of Object.values(keyCounts)) entries += n;
     const snapshot = new EmbeddedKeyedSnapshot(
@@ -382,7 +389,6 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
         streams,
         store: this.store,
         captured,
-        cursor,
         changes,
         parent,
         knownCompleted: this.tracker === null ? null : (this.lastCompleted?.checkpointId ?? null),

@@ -1,15 +1,19 @@
 /**
  * One embedded keyed snapshot between its sync part and the end of its async part. The sync part
- * (in the backend) pinned the cache maps and, for a full file, opened a store cursor; together they
- * are the state of that moment. The async part writes one file, key group by key group:
+ * (in the backend) pinned the cache maps; with the store as it was then they are the state of that
+ * moment. The async part writes one file, key group by key group:
  *
  *   full   every entry, v1 layout, exclusive to the checkpoint (incremental off, and savepoints)
  *   base   every entry, v1 layout, in shared/: a new incremental chain
  *   delta  the keys changed since the chain's checkpoint (values, or deletions), v2 layout, in shared/
  *
- * A delta reads changed keys one by one from the store as it is now; a key the store overwrites
- * before the delta read it is preserved first (`preserve`), so writes made after the sync part
- * never leak into the snapshot.
+ * The async part reads the store as it is now, never through a read transaction held across its
+ * pauses (that grew lmdb's map file by a copy of the tree per eviction: BENCHMARKS.md, state (g)).
+ * Instead, before the backend's eviction overwrites or deletes a key the snapshot may still read, it
+ * preserves the key's value at the sync part (`preserve`), and the snapshot reads that pre-image in
+ * place of the store's. Full and base plans read the store in key order, one chunk of
+ * `entriesPerStep` entries at a time, so only keys past the last chunk read need pre-images; a
+ * delta needs them for its changed keys.
  */
 import { assert } from '../../core/assert.ts';
 import { WeirError } from '../../core/errors.ts';
@@ -26,10 +30,10 @@ import type { StateKind } from '../descriptors.ts';
 import type { Key, KeyGroupRange } from '../key-groups.ts';
 import type { CompletedChain } from '../incremental/chain.ts';
 import { changeSlot, slotGroupIndex, slotStateId, type ChangeSet } from '../incremental/change-tracker.ts';
-import { KeyedStreamBuilder, type RawStateSection, type SectionLayout } from '../formats/keyed-sections.ts';
-import type { LocalStore, StoreCursor } from './local-store.ts';
+import { KeyedStreamBuilder, PackedEntries, type RawStateSection, type SectionLayout } from '../formats/keyed-sections.ts';
+import type { LocalStore, StoreEntry } from './local-store.ts';
 import { ABSENT, type SlotMap, type SlotTable } from './slot-table.ts';
-import { decodeUserKey, encodeUserKey, keyGroupOfStoreKey, stateIdOfStoreKey, storeKeyOf, userKeyBytes } from './store-keys.ts';
+import { decodeUserKey, encodeUserKey, storeKeyOf, storeKeyPrefix, userKeyBytes } from './store-keys.ts';
 
 export type SnapshotPlan = 'full' | 'base' | 'delta';
 
@@ -48,8 +52,6 @@ export interface EmbeddedSnapshotArgs {
   readonly store: LocalStore;
   /** Ascending by state id. */
   readonly captured: readonly CapturedTable[];
-  /** Full and base plans: the store as of the sync part. */
-  readonly cursor: StoreCursor | null;
   /** Delta plan: every change since `parent`. */
   readonly changes: readonly ChangeSet[];
   /** Delta plan: the chain it extends. */
@@ -75,8 +77,16 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
   chain: CompletedChain | null = null;
   private started = false;
   private released = false;
-  /** Values the store held at the sync part for changed keys it has overwritten since (null: absent). */
-  private readonly preImages = new Map<string, Uint8Array | null>();
+  /**
+   * Per change slot (state and key group), by store key (latin1): the values the store held at the
+   * sync part for keys it has overwritten or deleted since, which the snapshot had yet to read, as
+   * latin1 strings (compact: a 1M-key bench kept ~100k at once); null: absent at the sync part.
+   */
+  private readonly preImages = new Map<number, Map<string, string | null>>();
+  /** Full and base plans: every store key up to this one (inclusive) has been read; null before the first. */
+  private readThrough: Buffer | null = null;
+  /** Set once the async part has read all it needs from the store. */
+  private readDone = false;
 
   constructor(
     readonly args: EmbeddedSnapshotArgs,
@@ -92,21 +102,35 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
 
   /** Whether `preserve` has anything to do for this snapshot. */
   get needsPreImages(): boolean {
-    return this.args.plan === 'delta' && !this.released;
+    return !this.released && !this.readDone;
+  }
+
+  /** Pre-images kept now (for tests and figures). */
+  get preImageCount(): number {
+    let n = 0;
+    for (const m of this.preImages.values()) n += m.size;
+    return n;
   }
 
   /**
-   * Called before the store overwrites `storeKey` (state `stateId`, group `groupIndex`): keeps the
-   * value this snapshot must still read.
+   * Called before the store overwrites or deletes `storeKey` (state `stateId`, group `groupIndex`):
+   * keeps the value this snapshot must still read.
    */
   preserve(stateId: number, groupIndex: number, key: Key, storeKey: Buffer): void {
     if (!this.needsPreImages) return;
     const slot = changeSlot(stateId, groupIndex);
-    if (!this.args.changes.some((c) => c.get(slot)?.has(key) === true)) return;
+    if (this.args.plan === 'delta') {
+      if (!this.args.changes.some((c) => c.get(slot)?.has(key) === true)) return;
+    } else if (this.readThrough !== null && Buffer.compare(storeKey, this.readThrough) <= 0) {
+      return; // already read
+    }
     const captured = this.args.captured.find((c) => c.table.stateId === stateId);
-    if (captured?.groups[groupIndex]?.has(key) === true) return; // the pinned cache map has it
+    if (captured === undefined) return; // a state registered after the sync part: not in this snapshot
+    if (captured.groups[groupIndex]?.has(key) === true) return; // the pinned cache map has it
+    let preserved = this.preImages.get(slot);
+    if (preserved === undefined) this.preImages.set(slot, (preserved = new Map()));
     const id = storeKey.toString('latin1');
-    if (!this.preImages.has(id)) this.preImages.set(id, this.args.store.get(storeKey) ?? null);
+    if (!preserved.has(id)) preserved.set(id, this.args.store.getLatin1(storeKey) ?? null);
   }
 
   async run(pause?: Pause): Promise<KeyedStateHandle[]> {
@@ -117,6 +141,8 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     let builder: KeyedStreamBuilder;
     try {
       builder = this.args.plan === 'delta' ? await this.encodeDelta(step) : await this.encodeAll(step);
+      this.readDone = true;
+      this.preImages.clear();
     } finally {
       this.release();
     }
@@ -125,7 +151,7 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     return [await this.incrementalHandle(builder)];
   }
 
-  /** An aborted or disposed snapshot (its cursor and captures released) cannot go on. */
+  /** An aborted or disposed snapshot (its captures released) cannot go on. */
   private checkLive(when: string): void {
     if (!this.released) return;
     const { uid, subtask } = this.args;
@@ -178,23 +204,69 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     };
   }
 
-  /** Every entry of the store's view merged with the pinned cache maps (cache entries win). */
+  /** Every entry of the store as of the sync part merged with the pinned cache maps (cache entries win). */
   private async encodeAll(step: Steps): Promise<KeyedStreamBuilder> {
     const { range, captured } = this.args;
-    const cursor = this.args.cursor!;
     const builder = new KeyedStreamBuilder('full');
+    // One buffer per state, reused by every key group: a section is copied out when it is encoded.
+    const packed = captured.map(() => new PackedEntries());
     for (let kg = range.start; kg <= range.end; kg++) {
       const index = kg - range.start;
       const states: RawStateSection[] = [];
-      for (const { table, groups } of captured) {
-        skipBefore(cursor, kg, table.stateId);
-        const entries = await mergedEntries(cursor, kg, table, groups[index], step);
+      for (let i = 0; i < captured.length; i++) {
+        const { table, groups } = captured[i]!;
+        const entries = packed[i]!;
+        entries.clear();
+        await this.readSection(kg, index, new SectionMerge(table, groups[index], entries), step);
         if (entries.length > 0) states.push({ name: table.name, kind: table.kind, entries, removed: [] });
       }
       builder.add(kg, states);
     }
-    cursor.close();
     return builder;
+  }
+
+  /**
+   * The entries of one state in one key group as of the sync part, into `merge`: the store's, read
+   * in chunks, each key's pre-image in place of the store's value where one was kept; then the
+   * pinned cache map's entries the store did not have.
+   */
+  private async readSection(kg: number, index: number, merge: SectionMerge, step: Steps): Promise<void> {
+    const { store, entriesPerStep } = this.args;
+    const stateId = merge.table.stateId;
+    const start = storeKeyPrefix(kg, stateId);
+    const end = storeKeyPrefix(kg, stateId + 1);
+    const slot = changeSlot(stateId, index);
+    // Store keys are longer than their 4-byte prefix: every key of this section is past `start`.
+    this.readThrough = start;
+    for (let after: Buffer | null = null; ; ) {
+      const chunk: StoreEntry[] = store.readChunk(start, end, entriesPerStep, after);
+      if (chunk.length > 0) this.readThrough = after = chunk[chunk.length - 1]!.key;
+      // Pre-images of this chunk's keys were all kept before it was read: none are added later.
+      const preserved = this.preImages.get(slot);
+      for (const e of chunk) {
+        let value: Uint8Array | null = e.value;
+        if (preserved !== undefined && preserved.size > 0) {
+          const id = e.key.toString('latin1');
+          const before = preserved.get(id);
+          if (before !== undefined) {
+            preserved.delete(id);
+            value = before === null ? null : Buffer.from(before, 'latin1');
+          }
+        }
+        if (value !== null) merge.stored(e.key, value);
+      }
+      // Pause between chunks only: a chunk's entries die young, before the task runs again.
+      if (step.due(chunk.length)) await step.pause();
+      if (chunk.length < entriesPerStep) break;
+    }
+    // Every key of this section is read; what is left preserved are keys deleted from the store since.
+    this.readThrough = end;
+    const left = this.preImages.get(slot);
+    if (left !== undefined) {
+      this.preImages.delete(slot);
+      for (const [id, before] of left) if (before !== null) merge.stored(Buffer.from(id, 'latin1'), Buffer.from(before, 'latin1'));
+    }
+    await merge.finish(step);
   }
 
   /** Each changed key's value as of the sync part, or its deletion. */
@@ -218,7 +290,7 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
       for (const { table, groups } of captured) {
         const keys = byGroup.get(index)!.get(table.stateId);
         if (keys === undefined) continue;
-        const section: RawStateSection = { name: table.name, kind: table.kind, entries: [], removed: [] };
+        const section = { name: table.name, kind: table.kind, entries: [] as Array<readonly [Uint8Array, Uint8Array]>, removed: [] as Uint8Array[] };
         const pinned = groups[index];
         for (const key of keys) {
           const userKey = encodeUserKey(key);
@@ -228,8 +300,8 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
             bytes = slot.value === ABSENT ? null : storedBytes(table.kind, slot.value);
           } else {
             const storeKey = storeKeyOf(kg, table.stateId, userKey, table.name);
-            const preserved = this.preImages.get(storeKey.toString('latin1'));
-            bytes = preserved !== undefined ? preserved : (store.get(storeKey) ?? null);
+            const preserved = this.preImages.get(changeSlot(table.stateId, index))?.get(storeKey.toString('latin1'));
+            bytes = preserved === undefined ? (store.get(storeKey) ?? null) : preserved === null ? null : Buffer.from(preserved, 'latin1');
           }
           if (bytes === null) section.removed.push(userKey);
           else section.entries.push([userKey, bytes]);
@@ -242,66 +314,59 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     return builder;
   }
 
-  /** Unpins the captures and closes the cursor; afterwards the snapshot can no longer run. Idempotent. */
+  /** Unpins the captures; afterwards the snapshot can no longer run. Idempotent. */
   release(): void {
     if (this.released) return;
     this.released = true;
-    this.args.cursor?.close();
     for (const { table, groups } of this.args.captured) table.release(groups);
     this.preImages.clear();
     this.onRelease(this);
   }
 }
 
-/** Moves the cursor past entries of earlier key groups or states (there are none unless a state was dropped). */
-function skipBefore(cursor: StoreCursor, kg: number, stateId: number): void {
-  for (let e = cursor.peek(); e !== null; e = cursor.peek()) {
-    const ekg = keyGroupOfStoreKey(e.key);
-    if (ekg > kg || (ekg === kg && stateIdOfStoreKey(e.key) >= stateId)) return;
-    cursor.advance();
-  }
-}
+/** Merges one section's store entries (as of the sync part) with its pinned cache map, whose entries win. */
+class SectionMerge {
+  private readonly seen: Set<Key> | null;
 
-/** The entries of one state in one key group: the store's, overridden and completed by the pinned cache map. */
-async function mergedEntries(
-  cursor: StoreCursor,
-  kg: number,
-  table: SlotTable,
-  pinned: SlotMap | undefined,
-  step: Steps,
-): Promise<Array<readonly [Uint8Array, Uint8Array]>> {
-  const entries: Array<readonly [Uint8Array, Uint8Array]> = [];
-  const seen = pinned !== undefined && pinned.size > 0 ? new Set<Key>() : null;
-  for (let e = cursor.peek(); e !== null && keyGroupOfStoreKey(e.key) === kg && stateIdOfStoreKey(e.key) === table.stateId; e = cursor.peek()) {
-    if (seen !== null) {
-      const key = decodeUserKey(e.key);
-      const slot = pinned!.get(key);
-      if (slot === undefined) entries.push([userKeyBytes(e.key), e.value]);
-      else {
-        seen.add(key);
-        if (slot.value !== ABSENT) entries.push([userKeyBytes(e.key), storedBytes(table.kind, slot.value)]);
-      }
-    } else {
-      entries.push([userKeyBytes(e.key), e.value]);
-    }
-    cursor.advance();
-    if (step.due()) await step.pause();
+  constructor(
+    readonly table: SlotTable,
+    private readonly pinned: SlotMap | undefined,
+    private readonly out: PackedEntries,
+  ) {
+    this.seen = pinned !== undefined && pinned.size > 0 ? new Set<Key>() : null;
   }
-  if (pinned !== undefined) {
-    for (const [key, slot] of pinned) {
-      if (slot.value === ABSENT || seen?.has(key) === true) continue;
-      entries.push([encodeUserKey(key), storedBytes(table.kind, slot.value)]);
+
+  /** One stored entry (store key, value bytes). */
+  stored(storeKey: Uint8Array, value: Uint8Array): void {
+    if (this.seen === null) {
+      this.out.add(userKeyBytes(storeKey), value);
+      return;
+    }
+    const key = decodeUserKey(storeKey);
+    const slot = this.pinned!.get(key);
+    if (slot === undefined) this.out.add(userKeyBytes(storeKey), value);
+    else {
+      this.seen.add(key);
+      if (slot.value !== ABSENT) this.out.add(userKeyBytes(storeKey), storedBytes(this.table.kind, slot.value));
+    }
+  }
+
+  /** Adds the pinned entries the store did not have. */
+  async finish(step: Steps): Promise<void> {
+    if (this.pinned === undefined) return;
+    for (const [key, slot] of this.pinned) {
+      if (slot.value === ABSENT || this.seen?.has(key) === true) continue;
+      this.out.add(encodeUserKey(key), storedBytes(this.table.kind, slot.value));
       if (step.due()) await step.pause();
     }
   }
-  return entries;
 }
 
 /**
  * Bounds the async part's synchronous stretches: every `entriesPerStep` entries (default 1024, a
  * few ms of reading and encoding at 2-4 µs an entry, more under load) it awaits `pause` so the
  * task's mailbox runs, then checks the snapshot is still live (an abort or dispose releases
- * its cursor meanwhile). `due()` is called per entry, so it never allocates.
+ * its captures meanwhile). `due()` is called per entry, so it never allocates.
  */
 class Steps {
   private entries = 0;
@@ -312,9 +377,10 @@ class Steps {
     private readonly checkLive: () => void,
   ) {}
 
-  /** Counts one entry; true when a step's worth was done and the caller should `await pause()`. */
-  due(): boolean {
-    if (++this.entries < this.entriesPerStep || this.yieldToTask === undefined) return false;
+  /** Counts `n` entries (default one); true when a step's worth was done and the caller should `await pause()`. */
+  due(n = 1): boolean {
+    this.entries += n;
+    if (this.entries < this.entriesPerStep || this.yieldToTask === undefined) return false;
     this.entries = 0;
     return true;
   }

@@ -4,11 +4,12 @@
  * snapshots stay stable while writes go on (figures: BENCHMARKS.md, state (f)). Working state needs
  * no durability of its own (checkpoints give it), so lmdb runs without fsync or metasync.
  *
- * Snapshots use range iterators: an iterator reads from the read transaction it opened at its
- * first step, so opening one and taking that step in the sync phase pins the state of that moment
- * for the whole async phase (lmdb-js's shared `useReadTransaction` gave stale or moving views in
- * our tests, so it is not used). Random puts are costly (page copies), which is why the backend
- * writes to lmdb only when it evicts.
+ * Snapshots read the store in bounded chunks (`readChunk`), each under a read transaction that
+ * ends with the chunk: an open reader stops lmdb reusing the pages written after it began, so a
+ * reader held for a whole async phase made every eviction in it grow the map file (BENCHMARKS.md,
+ * state (g)). The snapshot keeps its view of the sync part through pre-images instead
+ * (embedded-snapshot.ts). Random puts are costly (page copies), which is why the backend writes to
+ * lmdb only when it evicts.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -22,7 +23,17 @@ import { currentOwner, ownerMayLive } from '../../storage/run-owner.ts';
 const STORE_DIR_PREFIX = 'weir-state-';
 const STORE_DIR_RE = /^weir-state-(\d+)-/;
 
-type Entry = { key: Buffer; value: Buffer };
+export type StoreEntry = { key: Buffer; value: Buffer };
+type Entry = StoreEntry;
+
+/**
+ * Address space reserved for a store's memory map: address space only (the file grows with the
+ * data, and the pages are the kernel's cache). lmdb-js starts a map at 128 KB and, each time the file
+ * outgrows it, maps a map twice the size without unmapping the old ones, whose resident pages
+ * then count in RSS twice: at 1M keys that was 94 of the 150 MB of the map's resident pages
+ * (BENCHMARKS.md, state (g)). A store past this still grows that way.
+ */
+const MAP_BYTES = 64 * 1024 ** 3;
 
 type Lmdb = typeof import('lmdb');
 let lmdbModule: Lmdb | null = null;
@@ -37,7 +48,7 @@ function lmdb(): Lmdb {
   return lmdbModule;
 }
 
-/** An iterator over a store range fixed at its creation (the sync phase): later writes are invisible to it. */
+/** An iterator over a store range fixed at its first step; for synchronous scans (a reader held across turns grows the map file). */
 export class StoreCursor {
   private readonly it: Iterator<Entry>;
   private head: Entry | null;
@@ -96,7 +107,7 @@ export class LocalStore {
         throw new ConfigError('embeddedState.localDir', `${root} does not exist or is not a directory`);
       throw storageIoError(root, 'create embedded state directory', err);
     }
-    const db = lmdb().open<Buffer, Buffer>({
+    const options = {
       path: dir,
       keyEncoding: 'binary',
       encoding: 'binary',
@@ -107,7 +118,15 @@ export class LocalStore {
       noMetaSync: true,
       // Nobody else reads the files: no need to zero memory lmdb hands out for pages.
       noMemInit: true,
-    });
+    } as const;
+    let db: RootDatabase<Buffer, Buffer>;
+    try {
+      // Not on Windows, where lmdb may size the file to its map: there the map grows as before.
+      db = lmdb().open<Buffer, Buffer>(process.platform === 'win32' ? options : { ...options, mapSize: MAP_BYTES });
+    } catch {
+      // An address-space limit (ulimit -v) can refuse the reservation: lmdb's own growing map works there.
+      db = lmdb().open<Buffer, Buffer>(options);
+    }
     return new LocalStore(dir, db);
   }
 
@@ -147,21 +166,59 @@ export class LocalStore {
     return decode(bytes.subarray(0, (db as unknown as { lastSize: number }).lastSize));
   }
 
+  /**
+   * The stored bytes as a latin1 string (one char per byte), or undefined: a compact copy to keep
+   * (a string costs a header and its bytes; a Buffer copy costs two objects and an allocation).
+   */
+  getLatin1(key: Uint8Array): string | undefined {
+    const db = this.live;
+    const bytes = db.getBinaryFast(key as Buffer);
+    if (bytes === undefined) return undefined;
+    return bytes.toString('latin1', 0, (db as unknown as { lastSize: number }).lastSize);
+  }
+
   /** Writes puts (value) and deletes (null) in one write transaction, in key order. */
   write(batch: Array<readonly [Buffer, Uint8Array | null]>): void {
     if (batch.length === 0) return;
-    batch.sort((a, b) => Buffer.compare(a[0], b[0]));
+    this.writeBatches((write) => write(batch));
+  }
+
+  /**
+   * Runs `body` in one write transaction; each batch it passes to `write` is written at once, in
+   * key order. Reads made in `body` see the batches written before them. Writing batch by batch
+   * lets a caller drop each batch before building the next: a transaction's worth of key and value
+   * buffers held at once outlived V8's young generation (BENCHMARKS.md, state (g)).
+   */
+  writeBatches(body: (write: (batch: Array<readonly [Buffer, Uint8Array | null]>) => void) => void): void {
     const db = this.live;
     db.transactionSync(() => {
-      for (const [key, value] of batch) {
-        // Inside transactionSync, put and remove join the open write transaction synchronously.
-        if (value === null) void db.remove(key);
-        else void db.put(key, value as Buffer);
-      }
+      body((batch) => {
+        batch.sort((a, b) => Buffer.compare(a[0], b[0]));
+        for (const [key, value] of batch) {
+          // Inside transactionSync, put and remove join the open write transaction synchronously.
+          if (value === null) void db.remove(key);
+          else void db.put(key, value as Buffer);
+        }
+      });
     });
   }
 
-  /** A cursor over [start, end) as of now. */
+  /**
+   * Up to `limit` entries of [start, end) in key order, after `after` (exclusive) when given, read
+   * at once: the read transaction is released before this returns.
+   */
+  readChunk(start: Buffer, end: Buffer, limit: number, after: Buffer | null): Entry[] {
+    const out: Entry[] = [];
+    const from = after !== null && Buffer.compare(after, start) >= 0 ? after : null;
+    for (const e of this.live.getRange({ start: from ?? start, end, limit: from === null ? limit : limit + 1 }) as Iterable<Entry>) {
+      if (from !== null && out.length === 0 && e.key.equals(from)) continue;
+      if (out.length === limit) break;
+      out.push(e);
+    }
+    return out;
+  }
+
+  /** A cursor over [start, end) as of its first step. */
   cursor(start: Buffer, end: Buffer): StoreCursor {
     return new StoreCursor(this.live.getRange({ start, end }) as Iterable<Entry>);
   }

@@ -15,10 +15,39 @@ export const STREAM_VERSION_OF: Readonly<Record<SectionLayout, number>> = { full
 export interface RawStateSection {
   readonly name: string;
   readonly kind: StateKind;
-  /** [encoded key, encoded stored value] */
-  readonly entries: Array<readonly [Uint8Array, Uint8Array]>;
+  /** [encoded key, encoded stored value], or the same already encoded one after another. */
+  readonly entries: Array<readonly [Uint8Array, Uint8Array]> | PackedEntries;
   /** Encoded keys that were deleted (delta layout only). */
   readonly removed: Uint8Array[];
+}
+
+/**
+ * A state section's entries encoded as they come, one after another, instead of held as pairs of
+ * buffers until the section is encoded: a full snapshot of a large store builds a key group's
+ * section across many pauses, and pairs held that long outlive V8's young generation, so every
+ * snapshot left its whole state as old-generation garbage (BENCHMARKS.md, state (g)).
+ */
+export class PackedEntries {
+  private readonly sink = new ByteSink();
+  length = 0;
+
+  add(key: Uint8Array, value: Uint8Array): void {
+    this.sink.arrayHeader(2);
+    this.sink.raw(key);
+    this.sink.raw(value);
+    this.length++;
+  }
+
+  /** The encoded entries, valid until the next `add` or `clear`. */
+  encoded(): Uint8Array {
+    return this.sink.written();
+  }
+
+  /** Empties it for the next section, keeping its buffer. */
+  clear(): void {
+    this.sink.clear();
+    this.length = 0;
+  }
 }
 
 /** Encodes one key group's section. */
@@ -32,10 +61,14 @@ export function encodeRawSection(layout: SectionLayout, keyGroup: number, states
     out.arrayHeader(layout === 'full' ? 2 : 3);
     out.value(s.kind);
     out.arrayHeader(s.entries.length);
-    for (const [key, value] of s.entries) {
-      out.arrayHeader(2);
-      out.raw(key);
-      out.raw(value);
+    if (s.entries instanceof PackedEntries) {
+      out.raw(s.entries.encoded());
+    } else {
+      for (const [key, value] of s.entries) {
+        out.arrayHeader(2);
+        out.raw(key);
+        out.raw(value);
+      }
     }
     if (layout === 'delta') {
       out.arrayHeader(s.removed.length);

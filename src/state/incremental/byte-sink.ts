@@ -57,6 +57,16 @@ export class ByteSink {
     }
   }
 
+  /** What was written, without a copy: valid until the next write or `clear`. */
+  written(): Uint8Array {
+    return this.bytes.subarray(0, this.length);
+  }
+
+  /** Empties the sink, keeping its buffer for reuse. */
+  clear(): void {
+    this.length = 0;
+  }
+
   /** A copy of what was written. */
   take(): Uint8Array {
     return this.bytes.slice(0, this.length);
