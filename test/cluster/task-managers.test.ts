@@ -120,7 +120,7 @@ describe('task managers on worker threads', () => {
       parallelism: 4,
       checkpointStorage: chk,
       stateBackend: { type: 'changelog' },
-      checkpointing: { intervalMs: 100, retention: 'retain-on-cancel' },
+      checkpointing: { intervalMs: 100, retention: 'retain-on-cancel', retained: 1000 },
     });
     const result = await env.execute('tm-counts', {});
     expect(result.status).toBe('FINISHED');
