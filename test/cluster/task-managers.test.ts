@@ -119,7 +119,11 @@ describe('task managers on worker threads', () => {
     const env = environment({
       parallelism: 4,
       checkpointStorage: chk,
-      stateBackend: { type: 'changelog' },
+      // A group under the storage's 1 KB inline threshold is kept inline, not as ranges of a file:
+      // at the default 10 ms delay a group of this job's changes (about 40 records) often is, and
+      // whether any group passed 1 KB depended on the machine's load. A 150 ms delay gathers
+      // about 300 changes a task manager a group, well past it.
+      stateBackend: { type: 'changelog', uploadDelayMs: 150 },
       checkpointing: { intervalMs: 100, retention: 'retain-on-cancel', retained: 1000 },
     });
     const result = await env.execute('tm-counts', {});
