@@ -38,16 +38,37 @@ const KINDS_BY_CODE: readonly (StateKind | undefined)[] = [undefined, 'value', '
 export const HAS_VALUE: Readonly<Record<ChangeOp, boolean>> = { set: true, clear: false, append: true, mapPut: true, mapRemove: false };
 export const HAS_MAP_KEY: Readonly<Record<ChangeOp, boolean>> = { set: false, clear: false, append: false, mapPut: true, mapRemove: true };
 
-/** One decoded change. */
-export interface StateChange {
+/** What every change names: its place in the log, its op, and the (state, key) it changes. */
+interface ChangeHead {
   readonly seq: number;
   readonly op: ChangeOp;
   readonly state: string;
   readonly kind: StateKind;
   readonly keyGroup: number;
   readonly key: Key;
-  readonly value: unknown;
   readonly mapKey: string | number | undefined;
+}
+
+/** One decoded change. */
+export interface StateChange extends ChangeHead {
+  readonly value: unknown;
+}
+
+/**
+ * One change as read from the log, its value still encoded: replay decodes only the values that
+ * count (a `set` followed by another `set` of the same key never is), which is most of a log's
+ * decoding on update-heavy state.
+ */
+export interface LoggedChange extends ChangeHead {
+  /** The checked batch body that holds the value's msgpack, its offset there, and its length (-1: the op carries no value). */
+  readonly body: Uint8Array;
+  readonly valueAt: number;
+  readonly valueLength: number;
+}
+
+/** The value of a logged change, decoded (undefined for ops without one). */
+export function changeValue(c: LoggedChange): unknown {
+  return c.valueLength < 0 ? undefined : decodeValue(c.body.subarray(c.valueAt, c.valueAt + c.valueLength));
 }
 
 /** A state name as the batch's name table holds it. */
@@ -65,9 +86,23 @@ export function writeBatchHeader(out: Uint8Array, body: Uint8Array): void {
   view.setUint32(8, crc32(body) >>> 0, true);
 }
 
-/** Decodes one segment (batches back to back); `label` names it in errors. Throws StorageError CORRUPT_FILE at the first bad batch. */
+/** Decodes one segment (batches back to back), values included; `label` names it in errors. Throws StorageError CORRUPT_FILE at the first bad batch. */
 export function decodeSegment(bytes: Uint8Array, label: string): StateChange[] {
-  const out: StateChange[] = [];
+  return readSegment(bytes, label).map((c) => ({
+    seq: c.seq,
+    op: c.op,
+    state: c.state,
+    kind: c.kind,
+    keyGroup: c.keyGroup,
+    key: c.key,
+    value: changeValue(c),
+    mapKey: c.mapKey,
+  }));
+}
+
+/** Reads one segment (batches back to back), checking every batch, its values left encoded; `label` names it in errors. Throws StorageError CORRUPT_FILE at the first bad batch. */
+export function readSegment(bytes: Uint8Array, label: string): LoggedChange[] {
+  const out: LoggedChange[] = [];
   let at = 0;
   let batch = 0;
   let nextSeq: number | null = null;
@@ -99,8 +134,8 @@ function corrupt(label: string, message: string): StorageError {
   return new StorageError('CORRUPT_FILE', label, message);
 }
 
-/** Decodes a checked body into `out`; returns its first sequence number. */
-function decodeBody(body: Uint8Array, out: StateChange[], where: string): number {
+/** Reads a checked body into `out` (keys and map keys decoded, values located); returns its first sequence number. */
+function decodeBody(body: Uint8Array, out: LoggedChange[], where: string): number {
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   const text = new TextDecoder();
   let at = 0;
@@ -123,14 +158,18 @@ function decodeBody(body: Uint8Array, out: StateChange[], where: string): number
     states.push({ name: text.decode(body.subarray(at, at + length)), kind });
     at += length;
   }
-  const value = (): unknown => {
+  /** Skips one length-prefixed msgpack item; returns its length (its bytes end at `at`). */
+  const skip = (): number => {
     need(4);
     const length = view.getUint32(at, true);
     at += 4;
     need(length);
-    const v = decodeValue(body.subarray(at, at + length));
     at += length;
-    return v;
+    return length;
+  };
+  const value = (): unknown => {
+    const length = skip();
+    return decodeValue(body.subarray(at - length, at));
   };
   for (let i = 0; i < count; i++) {
     need(5);
@@ -140,9 +179,10 @@ function decodeBody(body: Uint8Array, out: StateChange[], where: string): number
     if (op === undefined || state === undefined) throw new StorageError('CORRUPT_FILE', where, `change ${i}: unknown op ${body[at]} or state index`);
     at += 5;
     const key = value() as Key;
-    const v = HAS_VALUE[op] ? value() : undefined;
+    const valueLength = HAS_VALUE[op] ? skip() : -1;
+    const valueAt = at - Math.max(valueLength, 0);
     const mapKey = HAS_MAP_KEY[op] ? (value() as string | number) : undefined;
-    out.push({ seq: firstSeq + i, op, state: state.name, kind: state.kind, keyGroup, key, value: v, mapKey });
+    out.push({ seq: firstSeq + i, op, state: state.name, kind: state.kind, keyGroup, key, body, valueAt, valueLength, mapKey });
   }
   if (at !== body.byteLength) throw new StorageError('CORRUPT_FILE', where, `${body.byteLength - at} bytes after the last change`);
   return firstSeq;

@@ -7,7 +7,7 @@
 import { StorageError } from '../../core/errors.ts';
 import type { StreamStateHandle } from '../../storage/handles.ts';
 import { streamSize } from '../../storage/handles.ts';
-import { decodeSegment, type StateChange } from '../changelog/log-format.ts';
+import { type LoggedChange, readSegment } from '../changelog/log-format.ts';
 import { ReplaySink } from '../changelog/replay.ts';
 import { streamName } from '../formats/stream-format.ts';
 import { rangeContains, rangesIntersect, type KeyGroupRange } from '../key-groups.ts';
@@ -84,14 +84,34 @@ export function checkSegments(handle: ChangelogStateHandle): void {
     throw new StorageError('CORRUPT_FILE', `changelog of checkpoint ${handle.checkpointId}`, `changes ${next} to ${handle.toSeq} are in no segment`);
 }
 
-/** The changes of `handle` inside `range`, read and checked, in sequence order. */
-async function readChanges(handle: ChangelogStateHandle, range: KeyGroupRange, read: (s: StreamStateHandle) => Promise<Uint8Array>): Promise<StateChange[]> {
+/** Segment reads a restore keeps in flight. */
+const SEGMENT_READS_AHEAD = 8;
+
+/** The changes of `handle` inside `range`, read and checked, handed to `add` in sequence order. */
+async function readChanges(
+  handle: ChangelogStateHandle,
+  range: KeyGroupRange,
+  read: (s: StreamStateHandle) => Promise<Uint8Array>,
+  add: (c: LoggedChange) => void,
+): Promise<void> {
   checkSegments(handle);
-  const out: StateChange[] = [];
-  for (const s of handle.segments) {
-    if (s.toSeq <= handle.materialization.seq || s.fromSeq >= handle.toSeq) continue;
+  const wanted = handle.segments.filter((s) => s.toSeq > handle.materialization.seq && s.fromSeq < handle.toSeq);
+  // A log is often many small segments: keep a few reads in flight ahead of the one being replayed.
+  const reads: (Promise<Uint8Array> | undefined)[] = [];
+  const start = (i: number): void => {
+    if (i >= wanted.length) return;
+    const p = read(wanted[i]!.stream);
+    p.catch(() => {}); // awaited in its turn; an earlier failure must not leave it unhandled
+    reads[i] = p;
+  };
+  for (let i = 0; i < SEGMENT_READS_AHEAD; i++) start(i);
+  for (let i = 0; i < wanted.length; i++) {
+    const s = wanted[i]!;
+    const bytes = await reads[i]!;
+    reads[i] = undefined;
+    start(i + SEGMENT_READS_AHEAD);
     const label = streamName(s.stream);
-    const changes = decodeSegment(await read(s.stream), label);
+    const changes = readSegment(bytes, label);
     const last = changes.length === 0 ? s.fromSeq : changes[changes.length - 1]!.seq + 1;
     if (changes.length === 0 || changes[0]!.seq !== s.fromSeq || last !== s.toSeq) {
       throw new StorageError('CORRUPT_FILE', label, `holds changes ${changes[0]?.seq ?? s.fromSeq} to ${last}, its handle says ${s.fromSeq} to ${s.toSeq}`);
@@ -100,10 +120,9 @@ async function readChanges(handle: ChangelogStateHandle, range: KeyGroupRange, r
       if (c.seq < handle.materialization.seq || c.seq >= handle.toSeq || !rangeContains(range, c.keyGroup)) continue;
       if (!rangeContains(handle.range, c.keyGroup))
         throw new StorageError('CORRUPT_FILE', label, `change ${c.seq} is of key group ${c.keyGroup}, outside the handle's range`);
-      out.push(c);
+      add(c);
     }
   }
-  return out;
 }
 
 /** The descriptor of changelog keyed handles. */
@@ -180,9 +199,8 @@ export const changelogHandleKind: KeyedHandleKind<ChangelogStateHandle> = {
     return [...figures, { name: '(changelog)', kind: 'log', bytes: logBytes }];
   },
   async restore(handle, target) {
-    const changes = await readChanges(handle, target.range, target.read);
-    const label = `changelog of checkpoint ${handle.checkpointId}`;
-    const replay = new ReplaySink(target.sink, changes, label);
+    const replay = new ReplaySink(target.sink, `changelog of checkpoint ${handle.checkpointId}`);
+    await readChanges(handle, target.range, target.read, (c) => replay.add(c));
     const inner = { ...target, sink: replay };
     for (const h of handle.materialization.handles) {
       if (rangesIntersect(h.range, target.range)) await keyedHandleKind(h).restore(h, inner);

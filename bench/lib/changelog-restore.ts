@@ -1,0 +1,93 @@
+/**
+ * The changelog restore alone: `node --import tsx bench/lib/replay-restore-micro.ts [KEYS] [UPDATES]`
+ * writes KEYS keys of 100-byte values through the changelog over the embedded backend,
+ * materializes them (the first checkpoint), takes UPDATES random updates (the log), checkpoints,
+ * and times restoring that checkpoint (materialization + replay) into a fresh embedded backend:
+ * wall ms and process CPU ms, one JSON line. `PROF=FILE` writes a CPU profile of the restore alone.
+ * Run it from two trees, alternating, to compare them (BENCHMARKS.md, changelog).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ValueStateDescriptor } from '../../src/index.ts';
+import type { ValueState } from '../../src/index.ts';
+import { checkpointId, jobId, keyGroup } from '../../src/core/ids.ts';
+import { SeededRandom, type Cancellable, type Clock, type Scheduler } from '../../src/core/time.ts';
+import { ChangelogKeyedStateBackend, CHANGELOG_STREAMS_ID } from '../../src/state/changelog/changelog-keyed-backend.ts';
+import { EmbeddedKeyedStateBackend } from '../../src/state/embedded/embedded-keyed-backend.ts';
+import { assignToKeyGroup } from '../../src/state/key-groups.ts';
+import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
+const KEYS = Number(process.argv[2] ?? 200_000);
+const UPDATES = Number(process.argv[3] ?? 1_000_000);
+const rt: Clock & Scheduler = {
+  now: () => performance.now(),
+  wallNow: () => Date.now(),
+  execute: (fn) => void setImmediate(fn),
+  schedule: (d, fn): Cancellable => {
+    const t = setTimeout(fn, d);
+    return { cancel: () => clearTimeout(t) };
+  },
+};
+const yieldTurn = () => new Promise<void>((r) => setImmediate(r));
+const ALL = { start: 0, end: 127 };
+const dir = mkdtempSync(join(tmpdir(), 'weir-replay-'));
+const storage = new FsCheckpointStorage(join(dir, 'c'), jobId('r'));
+await storage.initialize();
+const args = { uid: 'bench', subtask: 0, keyGroupRange: ALL, maxParallelism: 128 };
+const emb = new EmbeddedKeyedStateBackend(args, { incremental: true, cacheEntriesMax: 100_000, localDir: dir });
+const settings = {
+  uploadBytesThreshold: 10 << 20,
+  uploadDelayMs: 10,
+  uploadAttemptsMax: 3,
+  uploadTimeoutMs: 30_000,
+  inFlightBytesMax: 100 << 20,
+  materializationIntervalMs: 1_000_000,
+};
+const b = new ChangelogKeyedStateBackend(emb, settings, { streams: storage.streamFactory(CHANGELOG_STREAMS_ID), clock: rt, scheduler: rt }, 'bench-0');
+const d = new ValueStateDescriptor<string>('v');
+const s = b.getState<ValueState<string>>(d);
+const val = (k: number, n: number) => `${k}:${n}:`.padEnd(100, 'x');
+const setKey = (k: number) => b.setCurrentKey(k, keyGroup(assignToKeyGroup(k, 128)));
+for (let k = 0; k < KEYS; k++) {
+  setKey(k);
+  s.update(val(k, 0));
+  if (k % 10000 === 0) await yieldTurn();
+}
+let id = 0;
+// first checkpoint waits for a materialization
+let last = await b.snapshot(checkpointId(++id), storage.streamFactory(checkpointId(id))).run(yieldTurn);
+b.notifyCheckpointComplete(checkpointId(id));
+const r = new SeededRandom(27);
+for (let i = 0; i < UPDATES; i++) {
+  const k = r.int(KEYS);
+  setKey(k);
+  s.update(val(k, i + 1));
+  if (i % 500 === 0) await yieldTurn();
+}
+last = await b.snapshot(checkpointId(++id), storage.streamFactory(checkpointId(id))).run(yieldTurn);
+b.notifyCheckpointComplete(checkpointId(id));
+const cpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
+const sess = new Session();
+sess.connect();
+if (process.env.PROF) {
+  await sess.post('Profiler.enable');
+  await sess.post('Profiler.start');
+}
+const c0 = cpu();
+const t0 = performance.now();
+const fresh = new EmbeddedKeyedStateBackend(args, { cacheEntriesMax: 100_000, localDir: dir });
+fresh.getState(d);
+await fresh.restore(last, (h) => storage.readState(h));
+if (process.env.PROF) {
+  const { profile } = await sess.post('Profiler.stop');
+  writeFileSync(process.env.PROF, JSON.stringify(profile));
+}
+console.log(JSON.stringify({ keys: KEYS, updates: UPDATES, restoreMs: performance.now() - t0, cpuMs: cpu() - c0, restored: fresh.entries('v').length }));
+fresh.dispose();
+b.dispose();
+rmSync(dir, { recursive: true, force: true });
