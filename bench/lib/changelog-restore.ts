@@ -42,6 +42,7 @@ const settings = {
   uploadTimeoutMs: 30_000,
   inFlightBytesMax: 100 << 20,
   materializationIntervalMs: 1_000_000,
+  materializationLogShareMax: Number.POSITIVE_INFINITY,
 };
 const b = new ChangelogKeyedStateBackend(emb, settings, { streams: storage.streamFactory(CHANGELOG_STREAMS_ID), clock: rt, scheduler: rt }, 'bench-0');
 const d = new ValueStateDescriptor<string>('v');

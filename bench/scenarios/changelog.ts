@@ -50,6 +50,8 @@ const params = {
   batch: 500,
   checkpointIntervalMs: quick ? 200 : 1000,
   materializationIntervalMs: quick ? 1000 : 60_000,
+  /** The option's default: a materialization also starts once the log since the last passes its size. */
+  materializationLogShareMax: 1,
   durationMs: quick ? 3000 : 180_000,
   cacheEntriesMax: quick ? 5_000 : 100_000,
   statistic: 'checkpoint durations: p50 and p99 over the run; ratios: same-run figures of sequential variants',
@@ -105,6 +107,7 @@ function backendFor(variant: Variant, storage: FsCheckpointStorage, written: { b
     uploadTimeoutMs: 30_000,
     inFlightBytesMax: 100 * 1024 * 1024,
     materializationIntervalMs: params.materializationIntervalMs,
+    materializationLogShareMax: params.materializationLogShareMax,
   };
   const streams = counting(storage.streamFactory(CHANGELOG_STREAMS_ID), written);
   return new ChangelogKeyedStateBackend(embedded, settings, { streams, clock: realTime, scheduler: realTime }, 'bench-0');

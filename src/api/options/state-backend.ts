@@ -57,6 +57,11 @@ export interface ChangelogStateBackendOptions {
   uploadTimeoutMs?: number;
   /** How often the wrapped backend is snapshotted in the background, truncating the log; default 600000 ms (10 min). */
   materializationIntervalMs?: number;
+  /**
+   * A materialization starts before its interval once the log since the last one passes this share
+   * of its size (and 1 MB), bounding what checkpoints keep and a restore replays; default 1.
+   */
+  materializationLogShareMax?: number;
 }
 
 /** Where working keyed state lives: one member per backend. */
@@ -107,6 +112,8 @@ export interface ResolvedChangelogStateBackend {
   readonly uploadTimeoutMs: number;
   /** Background materialization interval. */
   readonly materializationIntervalMs: number;
+  /** Log share of the materialization's size that starts one early. */
+  readonly materializationLogShareMax: number;
 }
 
 /** The state backend a job runs with: one member per backend, every default applied. */
@@ -155,6 +162,11 @@ export const STATE_BACKENDS = {
     uploadAttemptsMax: int({ min: 1, default: 3, doc: 'attempts per log upload before the checkpoints that need it fail' }),
     uploadTimeoutMs: int({ min: 1, default: 10_000, doc: "one log upload attempt's time limit" }),
     materializationIntervalMs: int({ min: 1, default: 600_000, doc: 'how often the wrapped backend is snapshotted in the background, truncating the log' }),
+    materializationLogShareMax: num({
+      above: 0,
+      default: 1,
+      doc: 'a materialization starts before its interval once the log since the last one passes this share of its size (and 1 MB): what checkpoints keep and a restore replays stays near (1 + this) x the state',
+    }),
   },
 };
 

@@ -10,6 +10,7 @@ import { assert } from '../../core/assert.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { type CheckpointId, checkpointId as toCheckpointId, type KeyGroup } from '../../core/ids.ts';
 import type { Clock, Scheduler } from '../../core/time.ts';
+import { streamSize } from '../../storage/handles.ts';
 import type { CheckpointStreamFactory, StateScope } from '../../storage/storage.ts';
 import type { InputHold, KeyedStateBackend, RestoreOptions, SnapshotOptions, SnapshotRunner, StateChangeListener, StateReader } from '../backend.ts';
 import type { StateDescriptor, StateKind } from '../descriptors.ts';
@@ -32,7 +33,16 @@ export interface ChangelogSettings {
   /** Bytes in flight beyond which the subtask is held back (`backpressured`). */
   readonly inFlightBytesMax: number;
   readonly materializationIntervalMs: number;
+  /**
+   * A materialization starts before its interval once the log since the last one passes this share
+   * of that one's size (and `MATERIALIZATION_LOG_BYTES_MIN`): the log a checkpoint keeps and a restore
+   * replays stays within about that share of the state, whatever the update rate.
+   */
+  readonly materializationLogShareMax: number;
 }
+
+/** Log bytes below which the log's size never starts a materialization (a small state's log outgrows it at once). */
+export const MATERIALIZATION_LOG_BYTES_MIN = 1024 * 1024;
 
 /** What the changelog backend needs from its task: storage for segments and materializations, time. */
 export interface ChangelogServices {
@@ -81,6 +91,10 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
   /** Set after a restore that did not continue a log: the next checkpoint waits for a materialization. */
   private materializeNext = false;
   private lastMaterializedAtMs: number;
+  /** Log bytes sealed since the newest materialization started (or in the restored log), the writer's pending bytes not included. */
+  private logBytes = 0;
+  /** Bytes of the newest materialization (finished or restored): what the log's size is weighed against. */
+  private materializedSize = 0;
   private knownCompleted: number | null = null;
   /**
    * Checkpoints whose async part has not named its segments yet, by the sequence number their log
@@ -195,7 +209,9 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
     this.delayTimer?.cancel();
     this.delayTimer = null;
     const batch = this.writer.seal();
-    if (batch !== null) this.uploader.upload(batch);
+    if (batch === null) return;
+    this.logBytes += batch.bytes.byteLength;
+    this.uploader.upload(batch);
   }
 
   snapshot(checkpointId: CheckpointId, streams: CheckpointStreamFactory, options?: SnapshotOptions): SnapshotRunner<KeyedStateHandle[]> {
@@ -208,7 +224,7 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
     const toSeq = this.writer.nextSeq;
     if (this.finished !== null) this.adopt(this.finished);
     let materialization: Promise<Materialization> | Materialization = this.materialization;
-    const due = this.services.clock.now() - this.lastMaterializedAtMs >= this.settings.materializationIntervalMs;
+    const due = this.services.clock.now() - this.lastMaterializedAtMs >= this.settings.materializationIntervalMs || this.logOutgrew();
     if (this.running === null && (this.materializeNext || due)) {
       const started = this.materialize(checkpointId, toSeq);
       if (this.materializeNext) materialization = started;
@@ -243,10 +259,16 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
     };
   }
 
+  /** Whether the log since the newest materialization passed its share of that one's size. */
+  private logOutgrew(): boolean {
+    return this.logBytes >= MATERIALIZATION_LOG_BYTES_MIN && this.logBytes >= this.settings.materializationLogShareMax * this.materializedSize;
+  }
+
   /** Starts a materialization of everything before `seq` (the sync part now, the upload in the background). */
   private materialize(id: CheckpointId, seq: number): Promise<Materialization> {
     const runner = this.inner.snapshot(id, materializationStreams(this.services.streams, id));
     this.lastMaterializedAtMs = this.services.clock.now();
+    this.logBytes = 0;
     // In bounded steps with the task's turns between them: a materialization of a large state would
     // otherwise hold the subtask's thread for its whole encoding (measured: 5.4 s at 1 M keys).
     const running = runner.run(this.yieldTurn).then(
@@ -256,6 +278,7 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
         this.counts.materializations++;
         this.counts.materializedAtMs = this.services.clock.now();
         this.counts.materializedBytes = handles.reduce((n, h) => n + keyedHandleSizes(h).stateBytes, 0);
+        this.materializedSize = this.counts.materializedBytes;
         if (this.running === running) this.running = null;
         this.finished = m;
         this.materializeNext = false;
@@ -304,6 +327,9 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
     ) {
       // Same range, own files: continue the restored log, so the next checkpoint needs no materialization.
       this.materialization = only.materialization;
+      this.materializedSize = only.materialization.handles.reduce((n, h) => n + keyedHandleSizes(h).stateBytes, 0);
+      // The restored log counts against it: its segments are kept and replayed as the new log's are.
+      this.logBytes = only.segments.filter((s) => s.toSeq > only.materialization.seq).reduce((n, s) => n + streamSize(s.stream), 0);
       this.writer = new ChangelogWriter(only.toSeq);
       this.ids = new Map();
       this.uploader = this.newUploader(

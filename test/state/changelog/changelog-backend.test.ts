@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ValueStateDescriptor } from '../../../src/index.ts';
 import { StorageError } from '../../../src/core/errors.ts';
 import { checkpointId } from '../../../src/core/ids.ts';
 import type { KeyedStateBackend } from '../../../src/state/backend.ts';
@@ -110,6 +111,59 @@ describe('changelog keyed backend over heap', () => {
     expect(h3.segments.some((s) => h1.segments.includes(s))).toBe(false);
     expect(live.changelogFigures()).toMatchObject({ materializations: 1, truncations: 1 });
     expect(contents(await restoredHeap([h3]))).toEqual(contents(live));
+  });
+
+  it('starts a materialization before its interval once the log passes its share of the last one (and 1 MB), a restored log included', async () => {
+    const big = new ValueStateDescriptor<string>('big');
+    const write = (b: ChangelogKeyedStateBackend, from: number, count: number, round: number): void => {
+      const state = b.getState<ValueState<string>>(big);
+      for (let k = from; k < from + count; k++) {
+        setKey(b as never, `k${k}`);
+        state.update(`${round}:`.padEnd(2000, 'x'));
+      }
+    };
+    const run = async (share: number) => {
+      const time = new ManualTime();
+      const streams = new SegmentStreams();
+      // The interval (60 s) never runs out here: only the log's size can start a materialization.
+      const live = changelogOver(keyedBackend(), time, streams, { materializationLogShareMax: share, uploadBytesThreshold: 64 * 1024 });
+      write(live, 0, 400, 0); // ~0.8 MB of log: under the 1 MB floor
+      await checkpoint(live, 1);
+      await time.advance(5);
+      const afterFloor = live.changelogFigures().materializations;
+      write(live, 400, 200, 0); // ~1.2 MB: past the floor, and no materialization yet to weigh it against
+      await checkpoint(live, 2);
+      await time.advance(5);
+      const first = live.changelogFigures();
+      const h3 = await checkpoint(live, 3); // adopts it: ~1.2 MB of state
+      write(live, 0, 500, 1); // ~1.0 MB of log: under the state's size
+      await checkpoint(live, 4);
+      await time.advance(5);
+      const under = live.changelogFigures().materializations;
+      write(live, 0, 200, 2); // ~1.4 MB in all: past it
+      const h5 = await checkpoint(live, 5);
+      await time.advance(5);
+      return { afterFloor, first, h3, under, over: live.changelogFigures().materializations, h5, live };
+    };
+    const at1 = await run(1);
+    expect(at1.afterFloor).toBe(0);
+    expect(at1.first.materializations).toBe(1);
+    expect(at1.first.materializedBytes).toBeGreaterThan(1_100_000);
+    expect(at1.h3.materialization.handles).toHaveLength(1);
+    expect(at1.under).toBe(1);
+    expect(at1.over).toBe(2);
+    const at2 = await run(2);
+    expect([at2.afterFloor, at2.first.materializations, at2.under, at2.over]).toEqual([0, 1, 1, 1]);
+
+    // A same-range restore counts the log it continues: h5 of the share-2 run holds ~1.4 MB of log
+    // over a ~1.2 MB materialization; at share 1 the first checkpoint after the restore starts one.
+    const time = new ManualTime();
+    const restored = changelogOver(keyedBackend(), time, new SegmentStreams(), { materializationLogShareMax: 1 });
+    restored.getState(big);
+    await restored.restore([at2.h5], inlineReader());
+    await checkpoint(restored, 6);
+    await time.advance(5);
+    expect(restored.changelogFigures().materializations).toBe(1);
   });
 
   it('restores a subset of key groups (rescale) and continues the log after a same-range restore', async () => {

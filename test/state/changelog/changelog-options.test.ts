@@ -9,6 +9,7 @@ const DEFAULTS = {
   uploadAttemptsMax: 3,
   uploadTimeoutMs: 10_000,
   materializationIntervalMs: 600_000,
+  materializationLogShareMax: 1,
 };
 
 describe('changelog backend options', () => {
@@ -32,6 +33,7 @@ describe('changelog backend options', () => {
       [{ stateBackend: { type: 'changelog', uploadDelayMs: -1 } }, 'stateBackend.uploadDelayMs', /./],
       [{ stateBackend: { type: 'changelog', uploadAttemptsMax: 0 } }, 'stateBackend.uploadAttemptsMax', /./],
       [{ stateBackend: { type: 'changelog', materializationInterval: 5 } }, 'stateBackend.materializationInterval', /./],
+      [{ stateBackend: { type: 'changelog', materializationLogShareMax: 0 } }, 'stateBackend.materializationLogShareMax', /./],
       [{ stateBackend: 'changelog', incremental: true }, 'incremental', /stateBackend: 'embedded'/],
     ];
     for (const [options, option, message] of cases) {

@@ -75,6 +75,7 @@ export const SETTINGS: ChangelogSettings = {
   uploadTimeoutMs: 1000,
   inFlightBytesMax: 1 << 20,
   materializationIntervalMs: 60_000,
+  materializationLogShareMax: 1,
 };
 
 export function changelogOver(
