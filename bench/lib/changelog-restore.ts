@@ -1,8 +1,9 @@
 /**
- * The changelog restore alone: `node --import tsx bench/lib/replay-restore-micro.ts [KEYS] [UPDATES]`
+ * The changelog restore alone: `node --import tsx bench/lib/changelog-restore.ts [KEYS] [UPDATES] [SHARE] [CHECKPOINT_EVERY]`
  * writes KEYS keys of 100-byte values through the changelog over the embedded backend,
  * materializes them (the first checkpoint), takes UPDATES random updates (the log), checkpoints,
- * and times restoring that checkpoint (materialization + replay) into a fresh embedded backend:
+ * (with SHARE and CHECKPOINT_EVERY, checkpoints along the way and materializations by the log's
+ * size, so the materialization is an incremental chain), and times restoring that checkpoint (materialization + replay) into a fresh embedded backend:
  * wall ms and process CPU ms, one JSON line. `PROF=FILE` writes a CPU profile of the restore alone.
  * Run it from two trees, alternating, to compare them (BENCHMARKS.md, changelog).
  */
@@ -14,11 +15,16 @@ import type { ValueState } from '../../src/index.ts';
 import { checkpointId, jobId, keyGroup } from '../../src/core/ids.ts';
 import { SeededRandom, type Cancellable, type Clock, type Scheduler } from '../../src/core/time.ts';
 import { ChangelogKeyedStateBackend, CHANGELOG_STREAMS_ID } from '../../src/state/changelog/changelog-keyed-backend.ts';
+import type { ChangelogStateHandle } from '../../src/state/handles/changelog.ts';
+import { keyedHandleKind, keyedHandleSizes } from '../../src/state/handles/registry.ts';
 import { EmbeddedKeyedStateBackend } from '../../src/state/embedded/embedded-keyed-backend.ts';
 import { assignToKeyGroup } from '../../src/state/key-groups.ts';
 import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
 const KEYS = Number(process.argv[2] ?? 200_000);
 const UPDATES = Number(process.argv[3] ?? 1_000_000);
+/** `materializationLogShareMax` (default: never by size) and a checkpoint every CHECKPOINT_EVERY updates (default: none until the end). */
+const SHARE = Number(process.argv[4] ?? Number.POSITIVE_INFINITY);
+const CHECKPOINT_EVERY = Number(process.argv[5] ?? Number.POSITIVE_INFINITY);
 const rt: Clock & Scheduler = {
   now: () => performance.now(),
   wallNow: () => Date.now(),
@@ -42,7 +48,7 @@ const settings = {
   uploadTimeoutMs: 30_000,
   inFlightBytesMax: 100 << 20,
   materializationIntervalMs: 1_000_000,
-  materializationLogShareMax: Number.POSITIVE_INFINITY,
+  materializationLogShareMax: SHARE,
 };
 const b = new ChangelogKeyedStateBackend(emb, settings, { streams: storage.streamFactory(CHANGELOG_STREAMS_ID), clock: rt, scheduler: rt }, 'bench-0');
 const d = new ValueStateDescriptor<string>('v');
@@ -64,9 +70,16 @@ for (let i = 0; i < UPDATES; i++) {
   setKey(k);
   s.update(val(k, i + 1));
   if (i % 500 === 0) await yieldTurn();
+  if ((i + 1) % CHECKPOINT_EVERY === 0) {
+    const cid = checkpointId(++id);
+    await b.snapshot(cid, storage.streamFactory(cid)).run(yieldTurn);
+    b.notifyCheckpointComplete(cid);
+  }
 }
 last = await b.snapshot(checkpointId(++id), storage.streamFactory(checkpointId(id))).run(yieldTurn);
 b.notifyCheckpointComplete(checkpointId(id));
+// A materialization the log's size started runs on in the background: let it finish first, so it is not timed.
+while (b.materializing) await yieldTurn();
 const cpu = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
@@ -88,7 +101,14 @@ if (process.env.PROF) {
   const { profile } = await sess.post('Profiler.stop');
   writeFileSync(process.env.PROF, JSON.stringify(profile));
 }
-console.log(JSON.stringify({ keys: KEYS, updates: UPDATES, restoreMs: performance.now() - t0, cpuMs: cpu() - c0, restored: fresh.entries('v').length }));
+const handle = last[0] as ChangelogStateHandle;
+const shape = {
+  materializationFiles: handle.materialization.handles.reduce((n, h) => n + keyedHandleKind(h).streams(h).length, 0),
+  materializationBytes: handle.materialization.handles.reduce((n, h) => n + keyedHandleSizes(h).stateBytes, 0),
+  segments: handle.segments.filter((g) => g.toSeq > handle.materialization.seq).length,
+  logChanges: handle.toSeq - handle.materialization.seq,
+};
+console.log(JSON.stringify({ ...shape, keys: KEYS, updates: UPDATES, restoreMs: performance.now() - t0, cpuMs: cpu() - c0, restored: fresh.entries('v').length }));
 fresh.dispose();
 b.dispose();
 rmSync(dir, { recursive: true, force: true });
