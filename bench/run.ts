@@ -11,17 +11,15 @@
  * scenario collect garbage between interleaved variants so one variant's garbage is not billed to
  * the next. Scenarios run sequentially, never in parallel, so they do not compete for cores.
  */
-import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
-const SCENARIO_DIR = join(BENCH_DIR, 'scenarios');
-const REPO_DIR = resolve(BENCH_DIR, '..');
+import { runScenarioChild, SCENARIO_DIR } from './lib/children.ts';
+import { resolve } from 'node:path';
 
 /** Flags with a value that one scenario understands (nexmark's), passed through to it. */
 const SCENARIO_FLAGS = ['--query', '--events', '--backend', '--variants'];
+
+/** Scenarios made of other scenarios' runs, left out of "every scenario". */
+const AGGREGATES = ['perf'];
 
 function availableScenarios(): string[] {
   return readdirSync(SCENARIO_DIR)
@@ -57,16 +55,8 @@ function parseArgs(argv: readonly string[], known: readonly string[]): RunArgs {
     else scenarios.push(arg);
   }
   if (scenarioFlags && scenarios.length !== 1) throw new Error(`${SCENARIO_FLAGS.join(', ')} belong to one scenario: name exactly one`);
-  return { scenarios: scenarios.length > 0 ? scenarios : [...known], flags };
-}
-
-function runScenario(name: string, flags: readonly string[]): Promise<number> {
-  const file = join(SCENARIO_DIR, `${name}.ts`);
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', '--conditions=weir-source', '--import', 'tsx', file, ...flags], { cwd: REPO_DIR, stdio: 'inherit' });
-    child.on('error', reject);
-    child.on('exit', (code, signal) => resolvePromise(signal ? 128 : (code ?? 1)));
-  });
+  // perf runs other scenarios again to make one table: only when named.
+  return { scenarios: scenarios.length > 0 ? scenarios : known.filter((k) => !AGGREGATES.includes(k)), flags };
 }
 
 async function main(): Promise<void> {
@@ -76,7 +66,7 @@ async function main(): Promise<void> {
   for (const name of scenarios) {
     const started = Date.now();
     console.log(`\n### ${name}${flags.length ? ` ${flags.join(' ')}` : ''}`);
-    const code = await runScenario(name, flags);
+    const code = await runScenarioChild(name, flags);
     console.log(`### ${name}: ${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
     if (code !== 0) failed.push(name);
   }

@@ -108,7 +108,9 @@ const shape = {
   segments: handle.segments.filter((g) => g.toSeq > handle.materialization.seq).length,
   logChanges: handle.toSeq - handle.materialization.seq,
 };
-console.log(JSON.stringify({ ...shape, keys: KEYS, updates: UPDATES, restoreMs: performance.now() - t0, cpuMs: cpu() - c0, restored: fresh.entries('v').length }));
+console.log(
+  JSON.stringify({ ...shape, keys: KEYS, updates: UPDATES, restoreMs: performance.now() - t0, cpuMs: cpu() - c0, restored: fresh.entries('v').length }),
+);
 fresh.dispose();
 b.dispose();
 rmSync(dir, { recursive: true, force: true });

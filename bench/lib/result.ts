@@ -63,6 +63,11 @@ export function machineCpu(): string {
   return `${all[0]?.model.trim() ?? 'unknown'} x ${all.length}`;
 }
 
+/** A key count as figures' names carry it: 10k, 100k, 1m, 10m. */
+export function keyTag(keys: number): string {
+  return keys >= 1_000_000 && keys % 1_000_000 === 0 ? `${keys / 1_000_000}m` : `${Math.round(keys / 1000)}k`;
+}
+
 export function median(values: readonly number[]): number {
   if (values.length === 0) throw new Error('median of no values');
   const sorted = [...values].sort((a, b) => a - b);

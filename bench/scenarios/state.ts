@@ -32,7 +32,7 @@ import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-backend.t
 import { assignToKeyGroup } from '../../src/state/key-groups.ts';
 import { keyedHandleSizes, type KeyedStateHandle } from '../../src/state/handles/registry.ts';
 import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
-import { buildResult, median, parseScenarioArgs, publishResult, runScenario, seconds, startTimer, type Figures } from '../lib/result.ts';
+import { buildResult, keyTag, median, parseScenarioArgs, publishResult, runScenario, seconds, startTimer, type Figures } from '../lib/result.ts';
 import { expectedChecksum, runStateJob, type StateBackendName } from '../lib/state-job.ts';
 import { measureStateJob, type StateScaleFigures } from '../lib/state-scale-child.ts';
 
@@ -327,16 +327,13 @@ async function main(): Promise<void> {
     );
   }
   ratios[`embedded_vs_heap_peak_rss_${keyTag(params.scaleKeys)}`] = scale.embedded!.peakRssMb / scale.heap!.peakRssMb;
+  ratios[`embedded_vs_heap_throughput_${keyTag(params.scaleKeys)}`] = scale.embedded!.recordsPerSec / scale.heap!.recordsPerSec;
   ratios[`embedded_vs_heap_cpu_per_record_${keyTag(params.scaleKeys)}`] = scale.embedded!.cpuSecondsPerMillion / scale.heap!.cpuSecondsPerMillion;
 
   metrics.load_average_1m_end = loadavg()[0]!;
 
   const result = buildResult(SCENARIO, params, metrics, ratios);
   publishResult(result, args.outDir);
-}
-
-function keyTag(keys: number): string {
-  return keys >= 1_000_000 && keys % 1_000_000 === 0 ? `${keys / 1_000_000}m` : `${Math.round(keys / 1000)}k`;
 }
 
 runScenario(SCENARIO, main);

@@ -27,7 +27,14 @@ describe('bench state --quick', () => {
     for (const figures of [result.metrics, result.ratios]) {
       for (const value of Object.values(figures)) expect(Number.isFinite(value)).toBe(true);
     }
-    for (const r of ['sync_pause_p99_1m_vs_10k', 'incremental_vs_full_bytes', 'embedded_vs_heap_throughput']) expect(result.ratios[r]).toBeGreaterThan(0);
+    for (const r of [
+      'sync_pause_p99_1m_vs_10k',
+      'incremental_vs_full_bytes',
+      'embedded_vs_heap_throughput',
+      'embedded_vs_heap_throughput_100k',
+      'embedded_vs_heap_peak_rss_100k',
+    ])
+      expect(result.ratios[r]).toBeGreaterThan(0);
     expect(result.metrics.incremental_persisted_bytes_median).toBeLessThan(result.metrics.full_persisted_bytes_median);
     expect(result.metrics.chain_files).toBe(11);
   });
