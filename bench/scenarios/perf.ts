@@ -8,7 +8,7 @@
  * scenarios' own result files go beside it under `perf/`. Not part of a plain `npm run bench`
  * (which runs those scenarios anyway).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { runScenarioChild } from '../lib/children.ts';
@@ -28,6 +28,20 @@ const EXTRA: Readonly<Record<PerfScenario, readonly string[]>> = {
   nexmark: ['--backend', 'embedded'],
 };
 
+/**
+ * The result a scenario wrote in this run: `<name>.json`, or `<name>-<subset>.json` where it names
+ * its file after a subset (nexmark given `--backend`), written since `since` (ms).
+ */
+function newestResult(dir: string, name: string, since: number): BenchResult {
+  const files = readdirSync(dir)
+    .filter((f) => f === `${name}.json` || (f.startsWith(`${name}-`) && f.endsWith('.json')))
+    .map((f) => ({ f, at: statSync(join(dir, f)).mtimeMs }))
+    .filter((x) => x.at >= since - 1000)
+    .sort((a, b) => b.at - a.at);
+  if (files.length === 0) throw new Error(`perf: scenario ${name} wrote no result file in ${dir}`);
+  return JSON.parse(readFileSync(join(dir, files[0]!.f), 'utf8')) as BenchResult;
+}
+
 async function main(): Promise<void> {
   const childOut = join(args.outDir, 'perf');
   const metrics: Figures = { load_average_1m_start: loadavg()[0]! };
@@ -39,7 +53,7 @@ async function main(): Promise<void> {
     if (code !== 0) throw new Error(`scenario ${name} failed (exit ${code})`);
     metrics[`${name}_seconds`] = (Date.now() - started) / 1000;
     metrics[`load_average_1m_after_${name}`] = loadavg()[0]!;
-    results[name] = JSON.parse(readFileSync(join(childOut, `${name}.json`), 'utf8')) as BenchResult;
+    results[name] = newestResult(childOut, name, started);
   }
   const rows = perfTable(results);
   const ratios: Figures = {};
