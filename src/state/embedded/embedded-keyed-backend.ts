@@ -70,6 +70,17 @@ export interface EmbeddedBackendOptions {
   readonly snapshotEntriesPerStep?: number;
 }
 
+/**
+ * Slots one sweep evicts: 1/128 of the cache, at least min(64, 1/8 of it). A sweep writes its dirty
+ * slots in one synchronous transaction on the record path, at ~8 µs a random key into a 1 M-key
+ * store: an eighth of a 100,000-slot cache took 95 ms on average and up to 332 ms (the changelog
+ * bench's record gaps); 1/128 takes 5 ms on average, 28 ms at most, with the same total time and
+ * CPU per record within the runs' noise (BENCHMARKS.md, changelog).
+ */
+export function evictionsPerSweep(cacheEntriesMax: number): number {
+  return Math.max(Math.ceil(cacheEntriesMax / 128), Math.min(64, Math.ceil(cacheEntriesMax / 8)));
+}
+
 export const EMBEDDED_DEFAULTS = { cacheEntriesMax: 100_000, incremental: true, incrementsShareMax: 1, snapshotEntriesPerStep: 1024 } as const;
 
 /** Finished snapshots kept for a completion notice; older ones are dropped (their notice was lost). */
@@ -309,9 +320,10 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   }
 
   /**
-   * Keeps the cache within `cacheEntriesMax`: a CLOCK sweep over the key-group maps keeps slots
-   * used since its last visit and evicts the others, writing dirty ones to the store in one
-   * transaction, key group by key group (after preserving what running snapshots still need to read).
+   * Keeps the cache within `cacheEntriesMax`, `evictionsPerSweep` slots at a time: a CLOCK sweep
+   * over the key-group maps keeps slots used since its last visit and evicts the others, writing
+   * dirty ones to the store in one transaction, key group by key group (after preserving what
+   * running snapshots still need to read).
    */
   private makeRoom(): void {
     if (this.cachedSlots < this.cacheEntriesMax) return;
@@ -320,7 +332,7 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   }
 
   private sweep(write: (batch: Array<readonly [Buffer, Uint8Array | null]>) => void): void {
-    const target = Math.floor(this.cacheEntriesMax * 0.875);
+    const target = this.cacheEntriesMax - evictionsPerSweep(this.cacheEntriesMax);
     const preserving = [...this.snapshots.values()].filter((s) => s.needsPreImages);
     const tables = this.tableList;
     for (let visited = 0; this.cachedSlots > target && visited < 2 * tables.length * this.groupCount; visited++) {

@@ -8,6 +8,7 @@ import { ValueStateDescriptor } from '../../../src/state/descriptors.ts';
 import type { StateChangeListener } from '../../../src/state/backend.ts';
 import type { Key } from '../../../src/state/key-groups.ts';
 import type { ValueState } from '../../../src/state/state.ts';
+import { evictionsPerSweep } from '../../../src/state/embedded/embedded-keyed-backend.ts';
 import { disposeAll, dump, embedded, fill, heap, keys, randomOp, setKey } from './fixtures.ts';
 
 afterEach(disposeAll);
@@ -39,6 +40,26 @@ describe('embedded keyed backend: the same state API as the heap backend', () =>
       expect(v.value()).toBe(i * 3);
     }
     expect(e.keyCounts()).toEqual({ v: 20_000 });
+  });
+
+  it('a full cache evicts 1/128 of itself at a time (at least min(64, an eighth)), keeping every value', () => {
+    expect([100_000, 10_000, 1_000, 100, 8, 1].map(evictionsPerSweep)).toEqual([782, 79, 64, 13, 1, 1]);
+    const e = embedded({ cacheEntriesMax: 10_000 });
+    const v = e.getState<ValueState<number>>(new ValueStateDescriptor('v'));
+    let least = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < 30_000; i++) {
+      setKey(e, i);
+      v.update(i);
+      if (i >= 10_000) least = Math.min(least, e.cachedEntries);
+    }
+    // A sweep stops once 79 went, past the end of the key group it is in (about 78 slots each here):
+    // far above the eighth (8,750) a sweep left before.
+    expect(least).toBeLessThanOrEqual(10_000 - 79);
+    expect(least).toBeGreaterThan(10_000 - 3 * 79);
+    for (let i = 0; i < 30_000; i += 11) {
+      setKey(e, i);
+      expect(v.value()).toBe(i);
+    }
   });
 
   it('keeps keys apart as the heap backend does: 1, 1n, "1", true; -0 is 0', () => {
