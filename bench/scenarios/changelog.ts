@@ -44,7 +44,8 @@ const args = parseScenarioArgs(process.argv.slice(2));
 const quick = args.quick || process.env.WEIR_BENCH_QUICK === '1';
 /** For profiling one variant over a shorter run: WEIR_BENCH_CHANGELOG_SECONDS (the figures of such a run are printed, not written). */
 const secondsOverride = process.env.WEIR_BENCH_CHANGELOG_SECONDS === undefined ? null : Number(process.env.WEIR_BENCH_CHANGELOG_SECONDS);
-if (secondsOverride !== null && !(secondsOverride > 0)) throw new Error(`WEIR_BENCH_CHANGELOG_SECONDS must be a number of seconds > 0, got ${process.env.WEIR_BENCH_CHANGELOG_SECONDS}`);
+if (secondsOverride !== null && !(secondsOverride > 0))
+  throw new Error(`WEIR_BENCH_CHANGELOG_SECONDS must be a number of seconds > 0, got ${process.env.WEIR_BENCH_CHANGELOG_SECONDS}`);
 const params = {
   quick,
   keys: quick ? 20_000 : 1_000_000,
@@ -61,7 +62,8 @@ const params = {
 };
 const VARIANTS = ['changelog', 'incremental', 'heap-full'] as const;
 type Variant = (typeof VARIANTS)[number];
-for (const v of args.variants ?? []) if (!(VARIANTS as readonly string[]).includes(v)) throw new Error(`changelog: unknown variant ${v} (known: ${VARIANTS.join(', ')})`);
+for (const v of args.variants ?? [])
+  if (!(VARIANTS as readonly string[]).includes(v)) throw new Error(`changelog: unknown variant ${v} (known: ${VARIANTS.join(', ')})`);
 const chosen: readonly Variant[] = args.variants === null ? VARIANTS : VARIANTS.filter((v) => args.variants!.includes(v));
 
 const log = (line: string) => process.stderr.write(`[${SCENARIO}] ${line}\n`);
