@@ -102,15 +102,18 @@ describe('weir sim --job <module>', () => {
     expect(r.stdout).toMatch(/^5 seeds in [\d.]+ s: 5 passed, 0 checker violations, 0 liveness failures, 0 crashes/m);
   });
 
-  it('keeps each account in commit order through restores with several pending commits (seed 5) and a roll-back on 3 task managers (seed 8)', {
+  it('keeps each account in commit order through restores with several pending commits (seed 5) and a sink roll-back on task managers (seeds 5-9)', {
     timeout: 180_000,
   }, async () => {
     // Seed 5 once committed one sink subtask's transactions out of checkpoint order after a restore;
-    // seed 8 rolled a sink back after the subtasks on task managers had re-committed (open before reconcile).
-    const r = await runCli(['sim', '--job', path.join(FIXTURES, 'sim-bank-job.ts'), '--start', '5', '--seeds', '4']);
+    // seed 8 rolled a sink back after the subtasks on task managers had re-committed (open before
+    // reconcile). Since the changelog's materialization by log size and the embedded cache's smaller
+    // sweeps (2026-12-05) seed 8 draws another trace with no roll-back; seed 9 now rolls a sink back
+    // on task managers (changelog over heap), so the range covers both.
+    const r = await runCli(['sim', '--job', path.join(FIXTURES, 'sim-bank-job.ts'), '--start', '5', '--seeds', '5']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^4 seeds in [\d.]+ s: 4 passed, 0 checker violations/m);
-    expect(r.stdout).toMatch(/1 sink roll-backs/);
+    expect(r.stdout).toMatch(/^5 seeds in [\d.]+ s: 5 passed, 0 checker violations/m);
+    expect(r.stdout).toMatch(/[1-9] sink roll-backs/);
   });
 
   it('runs examples/bank-transfers.ts without the example printing anything (its builder runs once per simulated process)', {
