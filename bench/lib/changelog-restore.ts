@@ -7,13 +7,15 @@
  * wall ms and process CPU ms, one JSON line. `PROF=FILE` writes a CPU profile of the restore alone.
  * Run it from two trees, alternating, to compare them (BENCHMARKS.md, changelog).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValueStateDescriptor } from '../../src/index.ts';
 import type { ValueState } from '../../src/index.ts';
 import { checkpointId, jobId, keyGroup } from '../../src/core/ids.ts';
-import { SeededRandom, type Cancellable, type Clock, type Scheduler } from '../../src/core/time.ts';
+import { realScheduler, systemClock, yieldToEventLoop } from '../../src/core/adapters.ts';
+import { SeededRandom } from '../../src/core/time.ts';
 import { ChangelogKeyedStateBackend, CHANGELOG_STREAMS_ID } from '../../src/state/changelog/changelog-keyed-backend.ts';
 import type { ChangelogStateHandle } from '../../src/state/handles/changelog.ts';
 import { keyedHandleKind, keyedHandleSizes } from '../../src/state/handles/registry.ts';
@@ -25,16 +27,7 @@ const UPDATES = Number(process.argv[3] ?? 1_000_000);
 /** `materializationLogShareMax` (default: never by size) and a checkpoint every CHECKPOINT_EVERY updates (default: none until the end). */
 const SHARE = Number(process.argv[4] ?? Number.POSITIVE_INFINITY);
 const CHECKPOINT_EVERY = Number(process.argv[5] ?? Number.POSITIVE_INFINITY);
-const rt: Clock & Scheduler = {
-  now: () => performance.now(),
-  wallNow: () => Date.now(),
-  execute: (fn) => void setImmediate(fn),
-  schedule: (d, fn): Cancellable => {
-    const t = setTimeout(fn, d);
-    return { cancel: () => clearTimeout(t) };
-  },
-};
-const yieldTurn = () => new Promise<void>((r) => setImmediate(r));
+const yieldTurn = yieldToEventLoop;
 const ALL = { start: 0, end: 127 };
 const dir = mkdtempSync(join(tmpdir(), 'weir-replay-'));
 const storage = new FsCheckpointStorage(join(dir, 'c'), jobId('r'));
@@ -50,7 +43,12 @@ const settings = {
   materializationIntervalMs: 1_000_000,
   materializationLogShareMax: SHARE,
 };
-const b = new ChangelogKeyedStateBackend(emb, settings, { streams: storage.streamFactory(CHANGELOG_STREAMS_ID), clock: rt, scheduler: rt }, 'bench-0');
+const b = new ChangelogKeyedStateBackend(
+  emb,
+  settings,
+  { streams: storage.streamFactory(CHANGELOG_STREAMS_ID), clock: systemClock, scheduler: realScheduler },
+  'bench-0',
+);
 const d = new ValueStateDescriptor<string>('v');
 const s = b.getState<ValueState<string>>(d);
 const val = (k: number, n: number) => `${k}:${n}:`.padEnd(100, 'x');
@@ -84,8 +82,6 @@ const cpu = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 };
-import { Session } from 'node:inspector/promises';
-import { writeFileSync } from 'node:fs';
 const sess = new Session();
 sess.connect();
 if (process.env.PROF) {

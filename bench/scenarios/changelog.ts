@@ -25,7 +25,8 @@ import { join } from 'node:path';
 import { ValueStateDescriptor } from '../../src/index.ts';
 import type { ValueState } from '../../src/index.ts';
 import { checkpointId, jobId, keyGroup } from '../../src/core/ids.ts';
-import { SeededRandom, type Cancellable, type Clock, type Scheduler } from '../../src/core/time.ts';
+import { realScheduler, systemClock, yieldToEventLoop } from '../../src/core/adapters.ts';
+import { SeededRandom } from '../../src/core/time.ts';
 import type { KeyedStateBackend } from '../../src/state/backend.ts';
 import { ChangelogKeyedStateBackend } from '../../src/state/changelog/changelog-keyed-backend.ts';
 import { CHANGELOG_STREAMS_ID } from '../../src/state/changelog/changelog-keyed-backend.ts';
@@ -67,16 +68,7 @@ for (const v of args.variants ?? [])
 const chosen: readonly Variant[] = args.variants === null ? VARIANTS : VARIANTS.filter((v) => args.variants!.includes(v));
 
 const log = (line: string) => process.stderr.write(`[${SCENARIO}] ${line}\n`);
-const realTime: Clock & Scheduler = {
-  now: () => performance.now(),
-  wallNow: () => Date.now(),
-  execute: (fn) => void setImmediate(fn),
-  schedule: (delayMs, fn): Cancellable => {
-    const t = setTimeout(fn, delayMs);
-    return { cancel: () => clearTimeout(t) };
-  },
-};
-const yieldTurn = () => new Promise<void>((r) => setImmediate(r));
+const yieldTurn = yieldToEventLoop;
 
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -117,7 +109,7 @@ function backendFor(variant: Variant, storage: FsCheckpointStorage, written: { b
     materializationLogShareMax: params.materializationLogShareMax,
   };
   const streams = counting(storage.streamFactory(CHANGELOG_STREAMS_ID), written);
-  return new ChangelogKeyedStateBackend(embedded, settings, { streams, clock: realTime, scheduler: realTime }, 'bench-0');
+  return new ChangelogKeyedStateBackend(embedded, settings, { streams, clock: systemClock, scheduler: realScheduler }, 'bench-0');
 }
 
 const value = (k: number, n: number) => `${k}:${n}:`.padEnd(params.valueBytes, 'x');

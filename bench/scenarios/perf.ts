@@ -5,10 +5,10 @@
  * writing into a directory of this run; then reads their results and prints one table: the figure,
  * the value measured, the goal, met or missed, and where it came from. `bench/results/perf.json`
  * holds every row, each scenario's wall time, and the load average at the start and the end; the
- * scenarios' own result files go beside it under `perf/`. Not part of a plain `npm run bench`
+ * scenarios' own result files go under `perf/<scenario>/`. Not part of a plain `npm run bench`
  * (which runs those scenarios anyway).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { runScenarioChild } from '../lib/children.ts';
@@ -28,18 +28,11 @@ const EXTRA: Readonly<Record<PerfScenario, readonly string[]>> = {
   nexmark: ['--backend', 'embedded'],
 };
 
-/**
- * The result a scenario wrote in this run: `<name>.json`, or `<name>-<subset>.json` where it names
- * its file after a subset (nexmark given `--backend`), written since `since` (ms).
- */
-function newestResult(dir: string, name: string, since: number): BenchResult {
-  const files = readdirSync(dir)
-    .filter((f) => f === `${name}.json` || (f.startsWith(`${name}-`) && f.endsWith('.json')))
-    .map((f) => ({ f, at: statSync(join(dir, f)).mtimeMs }))
-    .filter((x) => x.at >= since - 1000)
-    .sort((a, b) => b.at - a.at);
-  if (files.length === 0) throw new Error(`perf: scenario ${name} wrote no result file in ${dir}`);
-  return JSON.parse(readFileSync(join(dir, files[0]!.f), 'utf8')) as BenchResult;
+/** The one result file a scenario wrote into its own fresh directory (nexmark given `--backend` names it after the subset). */
+function onlyResult(dir: string, name: string): BenchResult {
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+  if (files.length !== 1) throw new Error(`perf: scenario ${name} wrote ${files.length} result files in ${dir}, expected one`);
+  return JSON.parse(readFileSync(join(dir, files[0]!), 'utf8')) as BenchResult;
 }
 
 async function main(): Promise<void> {
@@ -49,11 +42,13 @@ async function main(): Promise<void> {
   for (const name of PERF_SCENARIOS) {
     const started = Date.now();
     console.log(`\n### perf: ${name}`);
-    const code = await runScenarioChild(name, [...(args.quick ? ['--quick'] : []), '--out', childOut, ...EXTRA[name]]);
+    const out = join(childOut, name);
+    rmSync(out, { recursive: true, force: true });
+    const code = await runScenarioChild(name, [...(args.quick ? ['--quick'] : []), '--out', out, ...EXTRA[name]]);
     if (code !== 0) throw new Error(`scenario ${name} failed (exit ${code})`);
     metrics[`${name}_seconds`] = (Date.now() - started) / 1000;
     metrics[`load_average_1m_after_${name}`] = loadavg()[0]!;
-    results[name] = newestResult(childOut, name, started);
+    results[name] = onlyResult(out, name);
   }
   const rows = perfTable(results);
   const ratios: Figures = {};

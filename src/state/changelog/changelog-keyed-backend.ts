@@ -14,8 +14,8 @@ import { streamSize } from '../../storage/handles.ts';
 import type { CheckpointStreamFactory, StateScope } from '../../storage/storage.ts';
 import type { InputHold, KeyedStateBackend, RestoreOptions, SnapshotOptions, SnapshotRunner, StateChangeListener, StateReader } from '../backend.ts';
 import type { StateDescriptor, StateKind } from '../descriptors.ts';
-import { changelogHandleKind, type ChangelogStateHandle, type Materialization } from '../handles/changelog.ts';
-import { isKeyedHandleOf, keyedHandleSizes, type KeyedStateHandle } from '../handles/registry.ts';
+import { changelogHandleKind, type ChangelogStateHandle, type Materialization, materializationBytes } from '../handles/changelog.ts';
+import { isKeyedHandleOf, type KeyedStateHandle } from '../handles/registry.ts';
 import type { Key, KeyGroupRange } from '../key-groups.ts';
 import { ChangelogWriter } from './log-writer.ts';
 import type { ChangelogFigures } from './figures.ts';
@@ -277,7 +277,7 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
         const m: Materialization = { id, seq, handles };
         this.counts.materializations++;
         this.counts.materializedAtMs = this.services.clock.now();
-        this.counts.materializedBytes = handles.reduce((n, h) => n + keyedHandleSizes(h).stateBytes, 0);
+        this.counts.materializedBytes = materializationBytes(m);
         this.materializedSize = this.counts.materializedBytes;
         if (this.running === running) this.running = null;
         this.finished = m;
@@ -327,15 +327,13 @@ export class ChangelogKeyedStateBackend implements KeyedStateBackend, StateChang
     ) {
       // Same range, own files: continue the restored log, so the next checkpoint needs no materialization.
       this.materialization = only.materialization;
-      this.materializedSize = only.materialization.handles.reduce((n, h) => n + keyedHandleSizes(h).stateBytes, 0);
+      const log = only.segments.filter((s) => s.toSeq > only.materialization.seq);
+      this.materializedSize = materializationBytes(only.materialization);
       // The restored log counts against it: its segments are kept and replayed as the new log's are.
-      this.logBytes = only.segments.filter((s) => s.toSeq > only.materialization.seq).reduce((n, s) => n + streamSize(s.stream), 0);
+      this.logBytes = log.reduce((n, s) => n + streamSize(s.stream), 0);
       this.writer = new ChangelogWriter(only.toSeq);
       this.ids = new Map();
-      this.uploader = this.newUploader(
-        only.toSeq,
-        only.segments.filter((s) => s.toSeq > only.materialization.seq),
-      );
+      this.uploader = this.newUploader(only.toSeq, log);
       this.knownCompleted = only.checkpointId;
     } else if (handles.length > 0) {
       this.materializeNext = true;

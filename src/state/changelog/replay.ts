@@ -93,8 +93,9 @@ export class ReplaySink implements KeyedRestoreSink {
   private fold(held: Held): unknown {
     let value = held.reset === null ? held.value : this.valueOf(held.reset);
     if (held.tail === null) return value;
-    // The list or map is copied once (the materialization's value may be shared), then changed in place.
-    let own = false;
+    // A value decoded from the log is this replay's own; the materialization's may be shared, so it is
+    // copied once before the first change, then changed in place.
+    let own = held.reset !== null;
     for (const c of held.tail) {
       if (c.op === 'append') {
         if (value !== undefined && !Array.isArray(value)) throw this.notA(c, 'list');

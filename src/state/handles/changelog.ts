@@ -56,6 +56,13 @@ export interface Materialization {
   readonly handles: readonly KeyedStateHandle[];
 }
 
+/** The bytes of a materialization's state (what the log's size is weighed against). */
+export function materializationBytes(m: Materialization): number {
+  let bytes = 0;
+  for (const h of m.handles) bytes += keyedHandleKind(h).sizes(h).stateBytes;
+  return bytes;
+}
+
 /** Keyed state of one key-group range as a materialization plus the changes after it. */
 export interface ChangelogStateHandle extends KeyedHandleBase {
   readonly type: 'changelog';
@@ -130,8 +137,7 @@ export const changelogHandleKind: KeyedHandleKind<ChangelogStateHandle> = {
   type: 'changelog',
   streams: (handle) => [...handle.materialization.handles.flatMap((h) => keyedHandleKind(h).streams(h)), ...handle.segments.map((s) => s.stream)],
   sizes(handle) {
-    let stateBytes = 0;
-    for (const h of handle.materialization.handles) stateBytes += keyedHandleKind(h).sizes(h).stateBytes;
+    let stateBytes = materializationBytes(handle.materialization);
     for (const s of handle.segments) stateBytes += streamSize(s.stream);
     // Segments and materializations are uploaded off the checkpoint; what this one persisted is not known per handle.
     return { persistedBytes: 0, stateBytes };
