@@ -38,8 +38,12 @@ const KINDS_BY_CODE: readonly (StateKind | undefined)[] = [undefined, 'value', '
 export const HAS_VALUE: Readonly<Record<ChangeOp, boolean>> = { set: true, clear: false, append: true, mapPut: true, mapRemove: false };
 export const HAS_MAP_KEY: Readonly<Record<ChangeOp, boolean>> = { set: false, clear: false, append: false, mapPut: true, mapRemove: true };
 
-/** What every change names: its place in the log, its op, and the (state, key) it changes. */
-interface ChangeHead {
+/**
+ * One change as read from the log, its value still encoded: replay decodes only the values that
+ * count (a `set` followed by another `set` of the same key never is), which is most of a log's
+ * decoding on update-heavy state.
+ */
+export interface LoggedChange {
   readonly seq: number;
   readonly op: ChangeOp;
   readonly state: string;
@@ -47,19 +51,6 @@ interface ChangeHead {
   readonly keyGroup: number;
   readonly key: Key;
   readonly mapKey: string | number | undefined;
-}
-
-/** One decoded change. */
-export interface StateChange extends ChangeHead {
-  readonly value: unknown;
-}
-
-/**
- * One change as read from the log, its value still encoded: replay decodes only the values that
- * count (a `set` followed by another `set` of the same key never is), which is most of a log's
- * decoding on update-heavy state.
- */
-export interface LoggedChange extends ChangeHead {
   /** The checked batch body that holds the value's msgpack, its offset there, and its length (-1: the op carries no value). */
   readonly body: Uint8Array;
   readonly valueAt: number;
@@ -84,20 +75,6 @@ export function writeBatchHeader(out: Uint8Array, body: Uint8Array): void {
   const view = new DataView(out.buffer, out.byteOffset, BATCH_HEADER_BYTES);
   view.setUint32(4, body.byteLength, true);
   view.setUint32(8, crc32(body) >>> 0, true);
-}
-
-/** Decodes one segment (batches back to back), values included; `label` names it in errors. Throws StorageError CORRUPT_FILE at the first bad batch. */
-export function decodeSegment(bytes: Uint8Array, label: string): StateChange[] {
-  return readSegment(bytes, label).map((c) => ({
-    seq: c.seq,
-    op: c.op,
-    state: c.state,
-    kind: c.kind,
-    keyGroup: c.keyGroup,
-    key: c.key,
-    value: changeValue(c),
-    mapKey: c.mapKey,
-  }));
 }
 
 /** Reads one segment (batches back to back), checking every batch, its values left encoded; `label` names it in errors. Throws StorageError CORRUPT_FILE at the first bad batch. */

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { StorageError } from '../../../src/core/errors.ts';
-import { decodeSegment } from '../../../src/state/changelog/log-format.ts';
+import { changeValue, readSegment } from '../../../src/state/changelog/log-format.ts';
+
+/** Every change of a segment with its value decoded. */
+function decodeSegment(bytes: Uint8Array, label: string) {
+  return readSegment(bytes, label).map((c) => ({ ...c, value: changeValue(c) }));
+}
 import { ChangelogWriter } from '../../../src/state/changelog/log-writer.ts';
 
 function twoBatches(): { writer: ChangelogWriter; bytes: Uint8Array; firstLength: number } {
