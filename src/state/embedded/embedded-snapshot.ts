@@ -31,9 +31,9 @@ import type { Key, KeyGroupRange } from '../key-groups.ts';
 import type { CompletedChain } from '../incremental/chain.ts';
 import { changeSlot, slotGroupIndex, slotStateId, type ChangeSet } from '../incremental/change-tracker.ts';
 import { KeyedStreamBuilder, PackedEntries, type RawStateSection, type SectionLayout } from '../formats/keyed-sections.ts';
-import type { LocalStore, StoreEntry } from './local-store.ts';
-import { ABSENT, type SlotMap, type SlotTable } from './slot-table.ts';
-import { decodeUserKey, encodeUserKey, storeKeyOf, storeKeyPrefix, userKeyBytes } from './store-keys.ts';
+import type { LocalStore } from './local-store.ts';
+import { ABSENT, type Slot, type SlotMap, type SlotTable } from './slot-table.ts';
+import { encodeUserKey, STORE_KEY_PREFIX_BYTES, storeKeyOf, storeKeyPrefix } from './store-keys.ts';
 
 export type SnapshotPlan = 'full' | 'base' | 'delta';
 
@@ -239,32 +239,36 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     // Store keys are longer than their 4-byte prefix: every key of this section is past `start`.
     this.readThrough = start;
     for (let after: Buffer | null = null; ; ) {
-      const chunk: StoreEntry[] = store.readChunk(start, end, entriesPerStep, after);
-      if (chunk.length > 0) this.readThrough = after = chunk[chunk.length - 1]!.key;
-      // Pre-images of this chunk's keys were all kept before it was read: none are added later.
+      // Pre-images of this chunk's keys were all kept before it is read: none are added during it.
       const preserved = this.preImages.get(slot);
-      for (const e of chunk) {
-        let value: Uint8Array | null = e.value;
+      let read = 0;
+      const last = store.scanChunk(start, end, entriesPerStep, after, (key, value, length) => {
+        read++;
         if (preserved !== undefined && preserved.size > 0) {
-          const id = e.key.toString('latin1');
+          const id = key.toString('latin1');
           const before = preserved.get(id);
           if (before !== undefined) {
             preserved.delete(id);
-            value = before === null ? null : Buffer.from(before, 'latin1');
+            if (before !== null) {
+              const bytes = Buffer.from(before, 'latin1');
+              merge.stored(key, bytes, bytes.byteLength);
+            }
+            return;
           }
         }
-        if (value !== null) merge.stored(e.key, value);
-      }
+        merge.stored(key, value, length);
+      });
+      if (last !== null) this.readThrough = after = last;
       // Pause between chunks only: a chunk's entries die young, before the task runs again.
-      if (step.due(chunk.length)) await step.pause();
-      if (chunk.length < entriesPerStep) break;
+      if (step.due(read)) await step.pause();
+      if (read < entriesPerStep) break;
     }
     // Every key of this section is read; what is left preserved are keys deleted from the store since.
     this.readThrough = end;
     const left = this.preImages.get(slot);
     if (left !== undefined) {
       this.preImages.delete(slot);
-      for (const [id, before] of left) if (before !== null) merge.stored(Buffer.from(id, 'latin1'), Buffer.from(before, 'latin1'));
+      for (const [id, before] of left) if (before !== null) merge.storedOutOfOrder(Buffer.from(id, 'latin1'), Buffer.from(before, 'latin1'));
     }
     await merge.finish(step);
   }
@@ -324,41 +328,69 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
   }
 }
 
-/** Merges one section's store entries (as of the sync part) with its pinned cache map, whose entries win. */
+/**
+ * Merges one section's store entries (as of the sync part, in key order) with its pinned cache map,
+ * whose entries win. The pinned keys are encoded and sorted once, and merged with the store's by
+ * their bytes, which is the store's order within a section: decoding every store key to look it up
+ * in the map took ~40% of a 1 M-key full snapshot's CPU (2026-12-05 profile).
+ */
 class SectionMerge {
-  private readonly seen: Set<Key> | null;
+  /** The pinned map's keys, encoded, ascending by bytes; `slots[i]` is the slot of `keys[i]`. */
+  private readonly keys: Buffer[] = [];
+  private readonly slots: Slot[] = [];
+  /** The first pinned key not yet written. */
+  private next = 0;
 
   constructor(
     readonly table: SlotTable,
-    private readonly pinned: SlotMap | undefined,
+    pinned: SlotMap | undefined,
     private readonly out: PackedEntries,
   ) {
-    this.seen = pinned !== undefined && pinned.size > 0 ? new Set<Key>() : null;
-  }
-
-  /** One stored entry (store key, value bytes). */
-  stored(storeKey: Uint8Array, value: Uint8Array): void {
-    if (this.seen === null) {
-      this.out.add(userKeyBytes(storeKey), value);
-      return;
+    if (pinned === undefined || pinned.size === 0) return;
+    const rows: Array<readonly [Buffer, Slot]> = [];
+    for (const [key, slot] of pinned) {
+      const bytes = encodeUserKey(key);
+      rows.push([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), slot]);
     }
-    const key = decodeUserKey(storeKey);
-    const slot = this.pinned!.get(key);
-    if (slot === undefined) this.out.add(userKeyBytes(storeKey), value);
-    else {
-      this.seen.add(key);
-      if (slot.value !== ABSENT) this.out.add(userKeyBytes(storeKey), storedBytes(this.table.kind, slot.value));
+    rows.sort((a, b) => Buffer.compare(a[0], b[0]));
+    for (const [key, slot] of rows) {
+      this.keys.push(key);
+      this.slots.push(slot);
     }
   }
 
-  /** Adds the pinned entries the store did not have. */
+  /** One stored entry (store key, value bytes), after every entry of a smaller key. */
+  stored(storeKey: Uint8Array, value: Uint8Array, valueLength: number): void {
+    const keys = this.keys;
+    while (this.next < keys.length) {
+      // > 0: the pinned key comes after the store's; 0: the same key, and the cache's value wins.
+      const order = keys[this.next]!.compare(storeKey, STORE_KEY_PREFIX_BYTES);
+      if (order > 0) break;
+      this.writePinned(this.next++);
+      if (order === 0) return;
+    }
+    this.out.addFrom(storeKey, STORE_KEY_PREFIX_BYTES, value, valueLength);
+  }
+
+  /**
+   * A stored entry out of key order: the pre-image of a key deleted from the store since the sync
+   * part. `preserve` keeps none for a pinned key, so it is never one of them.
+   */
+  storedOutOfOrder(storeKey: Uint8Array, value: Uint8Array): void {
+    this.out.addFrom(storeKey, STORE_KEY_PREFIX_BYTES, value, value.byteLength);
+  }
+
+  /** Adds the pinned entries after the store's last key. */
   async finish(step: Steps): Promise<void> {
-    if (this.pinned === undefined) return;
-    for (const [key, slot] of this.pinned) {
-      if (slot.value === ABSENT || this.seen?.has(key) === true) continue;
-      this.out.add(encodeUserKey(key), storedBytes(this.table.kind, slot.value));
+    while (this.next < this.keys.length) {
+      this.writePinned(this.next++);
       if (step.due()) await step.pause();
     }
+  }
+
+  private writePinned(i: number): void {
+    const slot = this.slots[i]!;
+    if (slot.value !== ABSENT) this.out.add(this.keys[i]!, storedBytes(this.table.kind, slot.value));
   }
 }
 

@@ -4,7 +4,7 @@
  * snapshots stay stable while writes go on (figures: BENCHMARKS.md, state (f)). Working state needs
  * no durability of its own (checkpoints give it), so lmdb runs without fsync or metasync.
  *
- * Snapshots read the store in bounded chunks (`readChunk`), each under a read transaction that
+ * Snapshots read the store in bounded chunks (`scanChunk`), each under a read transaction that
  * ends with the chunk: an open reader stops lmdb reusing the pages written after it began, so a
  * reader held for a whole async phase made every eviction in it grow the map file (BENCHMARKS.md,
  * state (g)). The snapshot keeps its view of the sync part through pre-images instead
@@ -47,6 +47,16 @@ function lmdb(): Lmdb {
   lmdbModule ??= createRequire(import.meta.url)('lmdb') as Lmdb;
   return lmdbModule;
 }
+
+/** lmdb-js's (untyped) per-store decoding hook and the size of the last value read. */
+interface LmdbDecoderHook {
+  decoder: { decode(bytes: Uint8Array): unknown } | undefined;
+  decoderCopies: boolean;
+  readonly lastSize: number;
+}
+
+/** A decoder that hands the read buffer on as it is. */
+const PASS_THROUGH = { decode: (bytes: Uint8Array): unknown => bytes };
 
 /** An iterator over a store range fixed at its first step; for synchronous scans (a reader held across turns grows the map file). */
 export class StoreCursor {
@@ -204,18 +214,35 @@ export class LocalStore {
   }
 
   /**
-   * Up to `limit` entries of [start, end) in key order, after `after` (exclusive) when given, read
-   * at once: the read transaction is released before this returns.
+   * Visits up to `limit` entries of [start, end) in key order, after `after` (exclusive) when given,
+   * under one read transaction released before this returns; returns the last key visited, or null.
+   * The value `visit` gets is lmdb's reusable read buffer, valid during the call only, of which the
+   * first `length` bytes are the value (its `byteLength` is the buffer's). Reading entries as lmdb-js
+   * returns them copied every value into a buffer of its own (a backing store per entry), a third of a 1 M-key snapshot's CPU
+   * with the GC it caused (2026-12-05 profile). lmdb-js hands a store's `decoder` the reusable buffer
+   * uncopied when `decoderCopies` is set; a binary store has no decoder, so one is set for the scan
+   * only (the scan is synchronous: no other read runs meanwhile).
    */
-  readChunk(start: Buffer, end: Buffer, limit: number, after: Buffer | null): Entry[] {
-    const out: Entry[] = [];
+  scanChunk(start: Buffer, end: Buffer, limit: number, after: Buffer | null, visit: (key: Buffer, value: Uint8Array, length: number) => void): Buffer | null {
+    const db = this.live as unknown as RootDatabase<Buffer, Buffer> & LmdbDecoderHook;
     const from = after !== null && Buffer.compare(after, start) >= 0 ? after : null;
-    for (const e of this.live.getRange({ start: from ?? start, end, limit: from === null ? limit : limit + 1 }) as Iterable<Entry>) {
-      if (from !== null && out.length === 0 && e.key.equals(from)) continue;
-      if (out.length === limit) break;
-      out.push(e);
+    let last: Buffer | null = null;
+    let visited = 0;
+    db.decoder = PASS_THROUGH;
+    db.decoderCopies = true;
+    try {
+      for (const e of db.getRange({ start: from ?? start, end, limit: from === null ? limit : limit + 1 }) as Iterable<Entry>) {
+        if (from !== null && last === null && e.key.equals(from)) continue;
+        if (visited === limit) break;
+        visit(e.key, e.value, db.lastSize);
+        last = e.key;
+        visited++;
+      }
+    } finally {
+      db.decoder = undefined;
+      db.decoderCopies = false;
     }
-    return out;
+    return last;
   }
 
   /** A cursor over [start, end) as of its first step. */

@@ -38,6 +38,17 @@ export class PackedEntries {
     this.length++;
   }
 
+  /**
+   * An entry whose encoded key is `keySource` from byte `keyStart` to its end (a store key past its
+   * prefix) and whose encoded value is the first `valueLength` bytes of `value`.
+   */
+  addFrom(keySource: Uint8Array, keyStart: number, value: Uint8Array, valueLength: number): void {
+    this.sink.arrayHeader(2);
+    this.sink.rawRange(keySource, keyStart, keySource.byteLength);
+    this.sink.rawRange(value, 0, valueLength);
+    this.length++;
+  }
+
   /** The encoded entries, valid until the next `add` or `clear`. */
   encoded(): Uint8Array {
     return this.sink.written();

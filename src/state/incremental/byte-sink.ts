@@ -30,6 +30,18 @@ export class ByteSink {
     this.length += piece.byteLength;
   }
 
+  /**
+   * Bytes [start, end) of `source`, copied without making a view of them: a view per entry cost more
+   * than the copy (a snapshot's store keys past their prefix, values in lmdb's reusable buffer).
+   */
+  rawRange(source: Uint8Array, start: number, end: number): void {
+    this.ensure(end - start);
+    const bytes = this.bytes;
+    let at = this.length;
+    for (let i = start; i < end; i++) bytes[at++] = source[i]!;
+    this.length = at;
+  }
+
   value(v: unknown): void {
     this.raw(encodeValue(v));
   }

@@ -66,6 +66,41 @@ describe('embedded snapshots: copy-on-write isolation', () => {
     });
   }
 
+  for (const incremental of [false, true]) {
+    it(`${incremental ? 'base' : 'full'}: keys of every type, cached, stored, both or deleted in the cache, each written once with the cache's value`, async () => {
+      const streams = new MapStreams();
+      // Key bytes of different lengths and msgpack types interleave in the store's order.
+      const mixed: Key[] = [];
+      for (let i = 0; i < 60; i++) mixed.push(i, -i - 1, i * 1000003, i + 0.5, `k${i}`, `${'long-'.repeat(8)}${i}`, BigInt(i) * 10n ** 12n);
+      const e = embedded({ cacheEntriesMax: 50, incremental });
+      const model = new Map<Key, number>();
+      const v = e.getState<ValueState<number>>(new ValueStateDescriptor('v'));
+      const r = new SeededRandom(5);
+      // Every key written, most evicted to the store; then a random fifth rewritten or deleted in the cache.
+      for (const k of mixed) {
+        setKey(e, k);
+        v.update(1);
+        model.set(k, 1);
+      }
+      for (let i = 0; i < mixed.length / 5; i++) {
+        const k = mixed[r.int(mixed.length)]!;
+        setKey(e, k);
+        if (r.int(3) === 0) {
+          v.clear();
+          model.delete(k);
+        } else {
+          v.update(2 + i);
+          model.set(k, 2 + i);
+        }
+      }
+      expect(e.cachedEntries).toBeGreaterThan(20);
+      const h = await restoredHeap(await snapshotNow(e, streams, 1), streams);
+      const restored = h.entries('v') as Array<[Key, number]>;
+      expect(restored).toHaveLength(model.size);
+      expect(new Map(restored)).toEqual(model);
+    });
+  }
+
   it('a snapshot aborted while its async part pauses fails with CHECKPOINT_FAILED and releases its captures', async () => {
     const streams = new MapStreams();
     const e = embedded({ cacheEntriesMax: 20, incremental: false, snapshotEntriesPerStep: 5 });

@@ -38,30 +38,55 @@ describe('local store reads', () => {
 });
 
 describe('local store chunks', () => {
-  it('readChunk pages through a range in key order, `after` exclusive, at most `limit` entries, stable copies', () => {
+  it('scanChunk pages through a range in key order, `after` exclusive, at most `limit` entries, each value its first `length` bytes', () => {
     const store = openStore();
     const keyOf = (i: number) => Buffer.from([0, 2, 0, 1, i]);
+    const large = Buffer.alloc(100_000, 5); // past lmdb's reusable read buffer
     store.write([
       [Buffer.from([0, 2, 0, 0, 9]), Buffer.from('before')],
-      ...Array.from({ length: 10 }, (_, i) => [keyOf(i * 2), Buffer.from(`v${i * 2}`)] as const),
+      ...Array.from({ length: 10 }, (_, i) => [keyOf(i * 2), i === 4 ? large : Buffer.from(`v${i * 2}`)] as const),
       [Buffer.from([0, 2, 0, 2, 0]), Buffer.from('after')],
     ]);
     const [start, end] = [Buffer.from([0, 2, 0, 1]), Buffer.from([0, 2, 0, 2])];
-    const seen: string[] = [];
-    const chunks: Array<Array<{ key: Buffer; value: Buffer }>> = [];
+    const chunks: string[][] = [];
     for (let after: Buffer | null = null; ; ) {
-      const chunk = store.readChunk(start, end, 3, after);
+      const chunk: string[] = [];
+      const last = store.scanChunk(start, end, 3, after, (key, value, length) => {
+        const bytes = Buffer.from(value.subarray(0, length));
+        chunk.push(`${key[4]}=${bytes.equals(large) ? 'large' : bytes.toString()}`);
+      });
       chunks.push(chunk);
-      if (chunk.length > 0) after = chunk[chunk.length - 1]!.key;
+      if (last !== null) after = last;
+      expect(last === null ? null : last[4]).toBe(chunk.length === 0 ? null : Number(chunk.at(-1)!.split('=')[0]));
       if (chunk.length < 3) break;
     }
-    // Writes after a chunk was read do not change it.
-    store.write([[keyOf(0), Buffer.from('changed')]]);
-    for (const c of chunks) for (const e of c) seen.push(`${e.key[4]}=${e.value.toString()}`);
     expect(chunks.map((c) => c.length)).toEqual([3, 3, 3, 1]);
-    expect(seen).toEqual(Array.from({ length: 10 }, (_, i) => `${i * 2}=v${i * 2}`));
+    expect(chunks.flat()).toEqual(Array.from({ length: 10 }, (_, i) => `${i * 2}=${i === 4 ? 'large' : `v${i * 2}`}`));
     // `after` between keys (not itself stored) starts at the next key.
-    expect(store.readChunk(start, end, 2, keyOf(5)).map((e) => e.key[4])).toEqual([6, 8]);
+    const next: number[] = [];
+    store.scanChunk(start, end, 2, keyOf(5), (key) => void next.push(key[4]!));
+    expect(next).toEqual([6, 8]);
+  });
+
+  it('scanChunk leaves reads after it as before, also when its visitor throws', () => {
+    const store = openStore();
+    const key = Buffer.from([0, 2, 0, 1, 1]);
+    store.write([[key, Buffer.from('value')]]);
+    const [start, end] = [Buffer.from([0, 2, 0, 1]), Buffer.from([0, 2, 0, 2])];
+    expect(() =>
+      store.scanChunk(start, end, 10, null, () => {
+        throw new Error('visitor failed');
+      }),
+    ).toThrow('visitor failed');
+    // A cursor afterwards hands out values of their own again, unchanged by later reads into lmdb's buffer.
+    store.write([[Buffer.from([0, 2, 0, 1, 2]), Buffer.from('second')]]);
+    const cursor = store.cursor(start, end);
+    const first = cursor.peek()!;
+    expect(store.read(Buffer.from([0, 2, 0, 1, 2]), (b) => Buffer.from(b).toString())).toBe('second');
+    cursor.advance();
+    expect(cursor.peek()!.value.toString()).toBe('second');
+    cursor.close();
+    expect(first.value.toString()).toBe('value');
   });
 });
 
