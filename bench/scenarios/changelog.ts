@@ -14,6 +14,9 @@
  *   record_gap_max_ms_quiet       the same with no checkpoint running (eviction, GC, materialization steps)
  *   recovery_ms                   restoring the last checkpoint into a fresh backend
  *   state_bytes                   bytes the last checkpoint refers to (what must be kept for it)
+ *   state_bytes_mean / _max       the same over every checkpoint completed during the run: the
+ *                                 changelog's figure is a sawtooth (the log grows between
+ *                                 materializations), so one point at the end says little alone
  *
  * Variants run one after the other on fresh directories (not interleaved: each needs its whole
  * duration of steady state). `--quick` (or WEIR_BENCH_QUICK=1) shrinks everything for a smoke run.
@@ -143,6 +146,7 @@ async function runVariant(variant: Variant): Promise<Figures> {
     let quietGapMax = 0;
     let running = 0;
     let last: KeyedStateHandle[] = [];
+    const keptBytes: number[] = [];
     let id = 0;
     let updates = 0;
     const start = performance.now();
@@ -173,6 +177,7 @@ async function runVariant(variant: Variant): Promise<Figures> {
         void runner.run(yieldTurn).then((handles) => {
           durations.push(performance.now() - t0);
           last = handles;
+          keptBytes.push(handles.reduce((n, h) => n + keyedHandleSizes(h).stateBytes, 0));
           backend.notifyCheckpointComplete(cid);
           running--;
         });
@@ -213,6 +218,8 @@ async function runVariant(variant: Variant): Promise<Figures> {
       record_gap_max_ms_quiet: quietGapMax,
       recovery_ms: recoveryMs,
       state_bytes: stateBytes,
+      state_bytes_mean: keptBytes.length === 0 ? 0 : keptBytes.reduce((a, b) => a + b, 0) / keptBytes.length,
+      state_bytes_max: keptBytes.length === 0 ? 0 : Math.max(...keptBytes),
     };
     log(`${variant}: ${JSON.stringify(figures)}`);
     return figures;
@@ -238,6 +245,7 @@ async function main(): Promise<void> {
     changelog_vs_incremental_p50: c.checkpoint_p50_ms! / inc.checkpoint_p50_ms!,
     changelog_vs_incremental_recovery: c.recovery_ms! / inc.recovery_ms!,
     changelog_vs_incremental_space: c.state_bytes! / inc.state_bytes!,
+    changelog_vs_incremental_space_mean: c.state_bytes_mean! / inc.state_bytes_mean!,
   };
   metrics.load_average_1m_end = loadavg()[0]!;
   publishResult(buildResult(SCENARIO, params, metrics, ratios), args.outDir);
