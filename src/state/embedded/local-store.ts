@@ -48,11 +48,10 @@ function lmdb(): Lmdb {
   return lmdbModule;
 }
 
-/** lmdb-js's (untyped) per-store decoding hook and the size of the last value read. */
+/** lmdb-js's (untyped) per-store decoding hook. */
 interface LmdbDecoderHook {
   decoder: { decode(bytes: Uint8Array): unknown } | undefined;
   decoderCopies: boolean;
-  readonly lastSize: number;
 }
 
 /** A decoder that hands the read buffer on as it is. */
@@ -216,12 +215,13 @@ export class LocalStore {
   /**
    * Visits up to `limit` entries of [start, end) in key order, after `after` (exclusive) when given,
    * under one read transaction released before this returns; returns the last key visited, or null.
-   * The value `visit` gets is lmdb's reusable read buffer, valid during the call only, of which the
-   * first `length` bytes are the value (its `byteLength` is the buffer's). Reading entries as lmdb-js
-   * returns them copied every value into a buffer of its own (a backing store per entry), a third of a 1 M-key snapshot's CPU
-   * with the GC it caused (2026-12-05 profile). lmdb-js hands a store's `decoder` the reusable buffer
-   * uncopied when `decoderCopies` is set; a binary store has no decoder, so one is set for the scan
-   * only (the scan is synchronous: no other read runs meanwhile).
+   * The value `visit` gets may be lmdb's reusable read buffer, valid during the call only, of which
+   * the first `length` bytes are the value (its `byteLength` is the buffer's). Taking entries as
+   * lmdb-js returns them copied every value into a buffer of its own (a backing store per entry):
+   * with the GC behind them, a third of a 1 M-key snapshot's CPU (2026-12-05 profile). lmdb-js
+   * hands a store's `decoder` the reusable buffer uncopied when `decoderCopies` is set; a binary
+   * store has no decoder, so one is set for the scan only (it is synchronous: no other read of this
+   * store runs meanwhile) and removed after it, also when `visit` throws.
    */
   scanChunk(start: Buffer, end: Buffer, limit: number, after: Buffer | null, visit: (key: Buffer, value: Uint8Array, length: number) => void): Buffer | null {
     const db = this.live as unknown as RootDatabase<Buffer, Buffer> & LmdbDecoderHook;
@@ -234,7 +234,9 @@ export class LocalStore {
       for (const e of db.getRange({ start: from ?? start, end, limit: from === null ? limit : limit + 1 }) as Iterable<Entry>) {
         if (from !== null && last === null && e.key.equals(from)) continue;
         if (visited === limit) break;
-        visit(e.key, e.value, db.lastSize);
+        // The reusable buffer's `length` is set to the value's size (lmdb-js makes it writable for
+        // that); a value handed over in a buffer of its own has its own length.
+        visit(e.key, e.value, e.value.length);
         last = e.key;
         visited++;
       }

@@ -41,10 +41,11 @@ describe('local store chunks', () => {
   it('scanChunk pages through a range in key order, `after` exclusive, at most `limit` entries, each value its first `length` bytes', () => {
     const store = openStore();
     const keyOf = (i: number) => Buffer.from([0, 2, 0, 1, i]);
-    const large = Buffer.alloc(100_000, 5); // past lmdb's reusable read buffer
+    const large = Buffer.alloc(100_000, 5); // past lmdb's threshold for a buffer of its own
+    const huge = Buffer.alloc(20_000_000, 6); // past lmdb's 16 MB reusable read buffer
     store.write([
       [Buffer.from([0, 2, 0, 0, 9]), Buffer.from('before')],
-      ...Array.from({ length: 10 }, (_, i) => [keyOf(i * 2), i === 4 ? large : Buffer.from(`v${i * 2}`)] as const),
+      ...Array.from({ length: 10 }, (_, i) => [keyOf(i * 2), i === 4 ? large : i === 7 ? huge : Buffer.from(`v${i * 2}`)] as const),
       [Buffer.from([0, 2, 0, 2, 0]), Buffer.from('after')],
     ]);
     const [start, end] = [Buffer.from([0, 2, 0, 1]), Buffer.from([0, 2, 0, 2])];
@@ -53,7 +54,7 @@ describe('local store chunks', () => {
       const chunk: string[] = [];
       const last = store.scanChunk(start, end, 3, after, (key, value, length) => {
         const bytes = Buffer.from(value.subarray(0, length));
-        chunk.push(`${key[4]}=${bytes.equals(large) ? 'large' : bytes.toString()}`);
+        chunk.push(`${key[4]}=${bytes.equals(large) ? 'large' : bytes.equals(huge) ? 'huge' : bytes.toString()}`);
       });
       chunks.push(chunk);
       if (last !== null) after = last;
@@ -61,7 +62,7 @@ describe('local store chunks', () => {
       if (chunk.length < 3) break;
     }
     expect(chunks.map((c) => c.length)).toEqual([3, 3, 3, 1]);
-    expect(chunks.flat()).toEqual(Array.from({ length: 10 }, (_, i) => `${i * 2}=${i === 4 ? 'large' : `v${i * 2}`}`));
+    expect(chunks.flat()).toEqual(Array.from({ length: 10 }, (_, i) => `${i * 2}=${i === 4 ? 'large' : i === 7 ? 'huge' : `v${i * 2}`}`));
     // `after` between keys (not itself stored) starts at the next key.
     const next: number[] = [];
     store.scanChunk(start, end, 2, keyOf(5), (key) => void next.push(key[4]!));
