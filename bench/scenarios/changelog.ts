@@ -50,6 +50,10 @@ const quick = args.quick || process.env.WEIR_BENCH_QUICK === '1';
 const secondsOverride = process.env.WEIR_BENCH_CHANGELOG_SECONDS === undefined ? null : Number(process.env.WEIR_BENCH_CHANGELOG_SECONDS);
 if (secondsOverride !== null && !(secondsOverride > 0))
   throw new Error(`WEIR_BENCH_CHANGELOG_SECONDS must be a number of seconds > 0, got ${process.env.WEIR_BENCH_CHANGELOG_SECONDS}`);
+/** To try another log share than the option's default: WEIR_BENCH_CHANGELOG_SHARE (the figures of such a run are printed, not written). */
+const shareOverride = process.env.WEIR_BENCH_CHANGELOG_SHARE === undefined ? null : Number(process.env.WEIR_BENCH_CHANGELOG_SHARE);
+if (shareOverride !== null && !(shareOverride > 0))
+  throw new Error(`WEIR_BENCH_CHANGELOG_SHARE must be a number > 0, got ${process.env.WEIR_BENCH_CHANGELOG_SHARE}`);
 const params = {
   quick,
   keys: quick ? 20_000 : 1_000_000,
@@ -59,7 +63,7 @@ const params = {
   checkpointIntervalMs: quick ? 200 : 1000,
   materializationIntervalMs: quick ? 1000 : 60_000,
   /** The option's default: a materialization also starts once the log since the last passes its size. */
-  materializationLogShareMax: 1,
+  materializationLogShareMax: shareOverride ?? 1,
   durationMs: secondsOverride !== null ? secondsOverride * 1000 : quick ? 3000 : 180_000,
   cacheEntriesMax: quick ? 5_000 : 100_000,
   statistic: 'checkpoint durations: p50 and p99 over the run; ratios: same-run figures of sequential variants',
@@ -236,8 +240,15 @@ async function main(): Promise<void> {
     byVariant.set(variant, figures);
     for (const [name, v] of Object.entries(figures)) metrics[`${variant.replace('-', '_')}_${name}`] = v;
   }
-  // One variant, or a shortened run: figures printed above, no ratios, no result file.
-  if (args.variants !== null || secondsOverride !== null) return;
+  // Another share: the two ratios it is tried for, printed.
+  if (shareOverride !== null && byVariant.has('changelog') && byVariant.has('incremental')) {
+    const [c, inc] = [byVariant.get('changelog')!, byVariant.get('incremental')!];
+    log(
+      `share ${shareOverride}: recovery ${(c.recovery_ms! / inc.recovery_ms!).toFixed(2)}x, space ${(c.state_bytes! / inc.state_bytes!).toFixed(2)}x (mean ${(c.state_bytes_mean! / inc.state_bytes_mean!).toFixed(2)}x)`,
+    );
+  }
+  // One variant, a shortened run or another share: figures printed above, no result file.
+  if (args.variants !== null || secondsOverride !== null || shareOverride !== null) return;
   const c = byVariant.get('changelog')!;
   const inc = byVariant.get('incremental')!;
   const ratios: Figures = {
