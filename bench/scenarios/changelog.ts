@@ -119,6 +119,9 @@ function backendFor(variant: Variant, storage: FsCheckpointStorage, written: { b
   return new ChangelogKeyedStateBackend(embedded, settings, { streams, clock: systemClock, scheduler: realScheduler }, 'bench-0');
 }
 
+/** Bytes a checkpoint's handles refer to: what must be kept for it. */
+const keptBytesOf = (handles: readonly KeyedStateHandle[]) => handles.reduce((n, h) => n + keyedHandleSizes(h).stateBytes, 0);
+
 const value = (k: number, n: number) => `${k}:${n}:`.padEnd(params.valueBytes, 'x');
 
 function setKey(b: KeyedStateBackend, k: number): void {
@@ -181,7 +184,7 @@ async function runVariant(variant: Variant): Promise<Figures> {
         void runner.run(yieldTurn).then((handles) => {
           durations.push(performance.now() - t0);
           last = handles;
-          keptBytes.push(handles.reduce((n, h) => n + keyedHandleSizes(h).stateBytes, 0));
+          keptBytes.push(keptBytesOf(handles));
           backend.notifyCheckpointComplete(cid);
           running--;
         });
@@ -196,7 +199,7 @@ async function runVariant(variant: Variant): Promise<Figures> {
     const final = checkpointId(++id);
     last = await backend.snapshot(final, counting(storage.streamFactory(final), written)).run(yieldTurn);
     backend.notifyCheckpointComplete(final);
-    const stateBytes = last.reduce((n, h) => n + keyedHandleSizes(h).stateBytes, 0);
+    const stateBytes = keptBytesOf(last);
     // A materialization started by the log's size may still run in the background: the restore is
     // timed alone, as in a fresh process (before 2026-12-05 it was not, and competed with it).
     while (backend instanceof ChangelogKeyedStateBackend && backend.materializing) await yieldTurn();

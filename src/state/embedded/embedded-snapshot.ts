@@ -335,10 +335,9 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
  * in the map took ~40% of a 1 M-key full snapshot's CPU (2026-12-05 profile).
  */
 class SectionMerge {
-  /** The pinned map's keys, encoded, ascending by bytes; `slots[i]` is the slot of `keys[i]`. */
-  private readonly keys: Buffer[] = [];
-  private readonly slots: Slot[] = [];
-  /** The first pinned key not yet written. */
+  /** The pinned map's entries with their keys encoded, ascending by those bytes. */
+  private readonly pinned: Array<readonly [Buffer, Slot]> = [];
+  /** The first pinned entry not yet written. */
   private next = 0;
 
   constructor(
@@ -347,24 +346,19 @@ class SectionMerge {
     private readonly out: PackedEntries,
   ) {
     if (pinned === undefined || pinned.size === 0) return;
-    const rows: Array<readonly [Buffer, Slot]> = [];
     for (const [key, slot] of pinned) {
       const bytes = encodeUserKey(key);
-      rows.push([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), slot]);
+      this.pinned.push([Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), slot]);
     }
-    rows.sort((a, b) => Buffer.compare(a[0], b[0]));
-    for (const [key, slot] of rows) {
-      this.keys.push(key);
-      this.slots.push(slot);
-    }
+    this.pinned.sort((a, b) => Buffer.compare(a[0], b[0]));
   }
 
   /** One stored entry (store key, value bytes), after every entry of a smaller key. */
   stored(storeKey: Uint8Array, value: Uint8Array, valueLength: number): void {
-    const keys = this.keys;
-    while (this.next < keys.length) {
+    const pinned = this.pinned;
+    while (this.next < pinned.length) {
       // > 0: the pinned key comes after the store's; 0: the same key, and the cache's value wins.
-      const order = keys[this.next]!.compare(storeKey, STORE_KEY_PREFIX_BYTES);
+      const order = pinned[this.next]![0].compare(storeKey, STORE_KEY_PREFIX_BYTES);
       if (order > 0) break;
       this.writePinned(this.next++);
       if (order === 0) return;
@@ -382,15 +376,15 @@ class SectionMerge {
 
   /** Adds the pinned entries after the store's last key. */
   async finish(step: Steps): Promise<void> {
-    while (this.next < this.keys.length) {
+    while (this.next < this.pinned.length) {
       this.writePinned(this.next++);
       if (step.due()) await step.pause();
     }
   }
 
   private writePinned(i: number): void {
-    const slot = this.slots[i]!;
-    if (slot.value !== ABSENT) this.out.add(this.keys[i]!, storedBytes(this.table.kind, slot.value));
+    const [key, slot] = this.pinned[i]!;
+    if (slot.value !== ABSENT) this.out.add(key, storedBytes(this.table.kind, slot.value));
   }
 }
 

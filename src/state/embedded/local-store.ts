@@ -23,8 +23,7 @@ import { currentOwner, ownerMayLive } from '../../storage/run-owner.ts';
 const STORE_DIR_PREFIX = 'weir-state-';
 const STORE_DIR_RE = /^weir-state-(\d+)-/;
 
-export type StoreEntry = { key: Buffer; value: Buffer };
-type Entry = StoreEntry;
+type Entry = { key: Buffer; value: Buffer };
 
 /**
  * Address space reserved for a store's memory map: address space only (the file grows with the

@@ -56,7 +56,7 @@ export function stateIdOfStoreKey(storeKey: Uint8Array): number {
 }
 
 /** The msgpack bytes of the user key inside a store key. */
-export function userKeyBytes(storeKey: Uint8Array): Uint8Array {
+function userKeyBytes(storeKey: Uint8Array): Uint8Array {
   return storeKey.subarray(STORE_KEY_PREFIX_BYTES);
 }
 
