@@ -111,6 +111,20 @@ function corrupt(label: string, message: string): StorageError {
   return new StorageError('CORRUPT_FILE', label, message);
 }
 
+/**
+ * The msgpack item at `body[at, at + length)`: unsigned integers up to 32 bits (most keys) read in
+ * place, anything else by the codec (a subarray and a decoder call per key were a tenth of a
+ * 1 M-change replay). Gives what `decodeValue` gives for the same bytes.
+ */
+export function decodeItem(body: Uint8Array, at: number, length: number): unknown {
+  const b = body[at]!;
+  if (length === 1 && b < 0x80) return b; // positive fixint
+  if (length === 2 && b === 0xcc) return body[at + 1]!; // uint 8
+  if (length === 3 && b === 0xcd) return (body[at + 1]! << 8) | body[at + 2]!; // uint 16
+  if (length === 5 && b === 0xce) return body[at + 1]! * 0x1000000 + ((body[at + 2]! << 16) | (body[at + 3]! << 8) | body[at + 4]!); // uint 32
+  return decodeValue(body.subarray(at, at + length));
+}
+
 /** Reads a checked body into `out` (keys and map keys decoded, values located); returns its first sequence number. */
 function decodeBody(body: Uint8Array, out: LoggedChange[], where: string): number {
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
@@ -146,7 +160,7 @@ function decodeBody(body: Uint8Array, out: LoggedChange[], where: string): numbe
   };
   const value = (): unknown => {
     const length = skip();
-    return decodeValue(body.subarray(at - length, at));
+    return decodeItem(body, at - length, length);
   };
   for (let i = 0; i < count; i++) {
     need(5);

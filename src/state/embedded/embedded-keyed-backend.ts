@@ -475,6 +475,8 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
       read,
       {
         put: (name, kind, keyGroup, key, value) => add(name, kind, keyGroup, key, storedBytes(kind, value)),
+        // storedBytes of these kinds is encodeValue's: the bytes are stored as they are.
+        putEncoded: (name, kind, keyGroup, key, bytes) => add(name, kind, keyGroup, key, bytes),
         remove: (name, kind, keyGroup, key) => add(name, kind, keyGroup, key, null),
         endKeyGroup,
       },

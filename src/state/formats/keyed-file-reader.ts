@@ -18,6 +18,13 @@ import { KEYED_STREAM_VERSION, readStreamHeader, streamName } from './stream-for
 export interface KeyedRestoreSink {
   put(name: string, kind: StateKind, keyGroup: number, key: Key, value: unknown): void;
   remove(name: string, kind: StateKind, keyGroup: number, key: Key): void;
+  /**
+   * Optional: a `put` of a value still encoded as `encodeValue` wrote it, for kinds other than `map`
+   * (whose working value is stored as its entries): a sink that stores encoded values keeps these
+   * bytes as they are instead of decoding and encoding them again. The bytes are a view the sink
+   * may keep until the restore ends.
+   */
+  putEncoded?(name: string, kind: Exclude<StateKind, 'map'>, keyGroup: number, key: Key, bytes: Uint8Array): void;
   /** Called when a key group of a handle is complete (every file of a chain applied), so a sink can write it in one batch. */
   endKeyGroup?(): void;
 }

@@ -10,7 +10,7 @@ import { streamSize } from '../../storage/handles.ts';
 import { type LoggedChange, readSegment } from '../changelog/log-format.ts';
 import { ReplaySink } from '../changelog/replay.ts';
 import { streamName } from '../formats/stream-format.ts';
-import { rangeContains, rangesIntersect, type KeyGroupRange } from '../key-groups.ts';
+import { rangesIntersect, type KeyGroupRange } from '../key-groups.ts';
 import type { KeyedHandleBase, KeyedHandleKind } from './kind.ts';
 import { readKeyCounts, readRange, writeKeyCounts, writeRange } from './metadata-fields.ts';
 import type { KeyedStateHandle } from './registry.ts';
@@ -102,7 +102,9 @@ async function readChanges(
   add: (c: LoggedChange) => void,
 ): Promise<void> {
   checkSegments(handle);
-  const wanted = handle.segments.filter((s) => s.toSeq > handle.materialization.seq && s.fromSeq < handle.toSeq);
+  const fromSeq = handle.materialization.seq;
+  const toSeq = handle.toSeq;
+  const wanted = handle.segments.filter((s) => s.toSeq > fromSeq && s.fromSeq < toSeq);
   // A log is often many small segments: keep a few reads in flight ahead of the one being replayed.
   const reads: (Promise<Uint8Array> | undefined)[] = [];
   const start = (i: number): void => {
@@ -123,9 +125,10 @@ async function readChanges(
     if (changes.length === 0 || changes[0]!.seq !== s.fromSeq || last !== s.toSeq) {
       throw new StorageError('CORRUPT_FILE', label, `holds changes ${changes[0]?.seq ?? s.fromSeq} to ${last}, its handle says ${s.fromSeq} to ${s.toSeq}`);
     }
-    for (const c of changes) {
-      if (c.seq < handle.materialization.seq || c.seq >= handle.toSeq || !rangeContains(range, c.keyGroup)) continue;
-      if (!rangeContains(handle.range, c.keyGroup))
+    for (let j = 0; j < changes.length; j++) {
+      const c = changes[j]!;
+      if (c.seq < fromSeq || c.seq >= toSeq || c.keyGroup < range.start || c.keyGroup > range.end) continue;
+      if (c.keyGroup < handle.range.start || c.keyGroup > handle.range.end)
         throw new StorageError('CORRUPT_FILE', label, `change ${c.seq} is of key group ${c.keyGroup}, outside the handle's range`);
       add(c);
     }

@@ -9,6 +9,7 @@ import type { KeyedStateHandle } from '../../../src/state/handles/registry.ts';
 import type { ListState, MapState, ReducingState, ValueState, AggregatingState } from '../../../src/state/state.ts';
 import { InlineStreams, inlineReader } from '../helpers.ts';
 import { descriptors, keyedBackend, M, setKey } from '../heap/fixtures.ts';
+import { disposeAll, embedded } from '../embedded/fixtures.ts';
 import { changelogOver, ManualTime, SegmentStreams } from './fixtures.ts';
 
 /** Applies a deterministic mix of every kind of change for `keys` keys, round `round`. */
@@ -75,6 +76,15 @@ describe('changelog keyed backend over heap', () => {
     const h2 = await checkpoint(live, 2);
     expect(h2.segments.slice(0, h1.segments.length)).toEqual(h1.segments); // reused, not uploaded again
     expect(contents(await restoredHeap([h2]))).toEqual(contents(live));
+    // Into the embedded backend too, which takes a whole-value set's logged bytes as they are.
+    try {
+      const into = embedded();
+      for (const d of Object.values(descriptors)) into.getState(d);
+      await into.restore([h2], inlineReader());
+      expect(contents(into)).toEqual(contents(live));
+    } finally {
+      disposeAll();
+    }
     // The earlier handle still restores the earlier state.
     const back = await restoredHeap([h1]);
     expect(contents(back).value).not.toEqual(contents(live).value);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { StorageError } from '../../../src/core/errors.ts';
-import { changeValue, readSegment } from '../../../src/state/changelog/log-format.ts';
+import { encodeValue, decodeValue } from '../../../src/state/codec.ts';
+import { changeValue, decodeItem, readSegment } from '../../../src/state/changelog/log-format.ts';
 
 /** Every change of a segment with its value decoded. */
 function decodeSegment(bytes: Uint8Array, label: string) {
@@ -89,5 +90,18 @@ describe('changelog format', () => {
     gap.set(bytes.subarray(0, firstLength), firstLength);
     expect(() => decodeSegment(gap, 'seg')).toThrowError(/starts at change 10, expected 13/);
     expect(decodeSegment(second, 'seg')[0]!.seq).toBe(13);
+  });
+
+  it('reads keys in place exactly as the codec decodes them, at every integer width and beyond', () => {
+    const keys: unknown[] = [0, 1, 127, 128, 255, 256, 65_535, 65_536, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1];
+    keys.push(-1, -32, -33, -128, -129, -32_769, -(2 ** 31) - 1, 0.5, -2.25, 1e300, '', 'k', 'a longer key of text', 2n ** 70n, -(2n ** 63n), true, null);
+    for (const key of keys) {
+      const bytes = encodeValue(key);
+      // at an offset inside a larger body, as in a segment
+      const body = new Uint8Array(bytes.byteLength + 7);
+      body.set(bytes, 3);
+      expect(decodeItem(body, 3, bytes.byteLength), String(key)).toStrictEqual(decodeValue(bytes));
+      expect(decodeItem(body, 3, bytes.byteLength), String(key)).toStrictEqual(key);
+    }
   });
 });

@@ -3,6 +3,7 @@ import { StorageError } from '../../../src/core/errors.ts';
 import type { StateKind } from '../../../src/state/descriptors.ts';
 import type { KeyedRestoreSink } from '../../../src/state/formats/keyed-file-reader.ts';
 import type { Key } from '../../../src/state/key-groups.ts';
+import { decodeValue } from '../../../src/state/codec.ts';
 import { readSegment } from '../../../src/state/changelog/log-format.ts';
 import { ChangelogWriter } from '../../../src/state/changelog/log-writer.ts';
 import { ReplaySink } from '../../../src/state/changelog/replay.ts';
@@ -105,5 +106,55 @@ describe('changelog replay', () => {
     expect(thrown).toBeInstanceOf(StorageError);
     expect((thrown as Error).message).toMatch(/log of checkpoint 3/);
     expect((thrown as Error).message).toMatch(/change 1 \(set on state "value"\): its value does not decode/);
+  });
+
+  it("hands a sink that stores encoded values a whole-value set's bytes as logged, each key in the materialization's place, the log's new keys at the group's end", () => {
+    const w = new ChangelogWriter();
+    const value = w.stateId('value', 'value');
+    const list = w.stateId('list', 'list');
+    const map = w.stateId('map', 'map');
+    w.append('set', value, 0, 1, 'one', undefined);
+    w.append('set', list, 0, 2, ['a'], undefined);
+    w.append('set', list, 0, 3, ['x'], undefined);
+    w.append('append', list, 0, 3, 'y', undefined);
+    w.append('mapPut', map, 0, 4, 'v', 'k');
+    w.append('set', value, 0, 5, 'new key', undefined);
+    w.append('set', value, 0, 6, 'gone', undefined);
+    w.append('clear', value, 0, 6, undefined, undefined);
+    const calls: Array<[string, string, Key, unknown]> = [];
+    const sink: KeyedRestoreSink = {
+      put: (name, _kind, _group, key, v) => void calls.push(['put', name, key, v]),
+      putEncoded: (name, _kind, _group, key, bytes) => void calls.push(['putEncoded', name, key, decodeValue(bytes)]),
+      remove: (name, _kind, _group, key) => void calls.push(['remove', name, key, undefined]),
+    };
+    const replay = new ReplaySink(sink, 'log');
+    for (const c of readSegment(w.seal()!.bytes, 'seg')) replay.add(c);
+    replay.put('value', 'value', 0, 0, 'untouched');
+    replay.put('value', 'value', 0, 1, 'old');
+    replay.put('list', 'list', 0, 2, ['old']);
+    replay.put('list', 'list', 0, 3, ['old']);
+    replay.put('map', 'map', 0, 4, new Map([['j', 'w']]));
+    replay.put('value', 'value', 0, 6, 'materialized');
+    // an increment of the materialization hands key 1 over again: folded again, the sink keeps the last
+    replay.put('value', 'value', 0, 1, 'older increment');
+    replay.finishKeyGroup(0);
+    expect(calls).toEqual([
+      ['put', 'value', 0, 'untouched'],
+      ['putEncoded', 'value', 1, 'one'],
+      ['putEncoded', 'list', 2, ['a']],
+      ['put', 'list', 3, ['x', 'y']],
+      [
+        'put',
+        'map',
+        4,
+        new Map([
+          ['j', 'w'],
+          ['k', 'v'],
+        ]),
+      ],
+      ['remove', 'value', 6, undefined],
+      ['putEncoded', 'value', 1, 'one'],
+      ['putEncoded', 'value', 5, 'new key'],
+    ]);
   });
 });
