@@ -33,7 +33,7 @@ import { SeededRandom } from '../../src/core/time.ts';
 import type { KeyedStateBackend } from '../../src/state/backend.ts';
 import { ChangelogKeyedStateBackend } from '../../src/state/changelog/changelog-keyed-backend.ts';
 import { CHANGELOG_STREAMS_ID } from '../../src/state/changelog/changelog-keyed-backend.ts';
-import { EmbeddedKeyedStateBackend } from '../../src/state/embedded/embedded-keyed-backend.ts';
+import { EMBEDDED_DEFAULTS, EmbeddedKeyedStateBackend } from '../../src/state/embedded/embedded-keyed-backend.ts';
 import { keyedHandleSizes, type KeyedStateHandle } from '../../src/state/handles/registry.ts';
 import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-backend.ts';
 import { assignToKeyGroup } from '../../src/state/key-groups.ts';
@@ -54,6 +54,10 @@ if (secondsOverride !== null && !(secondsOverride > 0))
 const shareOverride = process.env.WEIR_BENCH_CHANGELOG_SHARE === undefined ? null : Number(process.env.WEIR_BENCH_CHANGELOG_SHARE);
 if (shareOverride !== null && !(shareOverride > 0))
   throw new Error(`WEIR_BENCH_CHANGELOG_SHARE must be a number > 0, got ${process.env.WEIR_BENCH_CHANGELOG_SHARE}`);
+/** To try another `incrementsShareMax` for the changelog's wrapped embedded backend: WEIR_BENCH_CHANGELOG_INNER_SHARE (printed, not written). */
+const innerShareOverride = process.env.WEIR_BENCH_CHANGELOG_INNER_SHARE === undefined ? null : Number(process.env.WEIR_BENCH_CHANGELOG_INNER_SHARE);
+if (innerShareOverride !== null && !(innerShareOverride > 0))
+  throw new Error(`WEIR_BENCH_CHANGELOG_INNER_SHARE must be a number > 0, got ${process.env.WEIR_BENCH_CHANGELOG_INNER_SHARE}`);
 const params = {
   quick,
   keys: quick ? 20_000 : 1_000_000,
@@ -104,8 +108,9 @@ function counting(inner: CheckpointStreamFactory, written: { bytes: number }): C
 function backendFor(variant: Variant, storage: FsCheckpointStorage, written: { bytes: number }, dir: string): KeyedStateBackend {
   const args = { uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM };
   if (variant === 'heap-full') return new HeapKeyedStateBackend(args);
-  const embedded = new EmbeddedKeyedStateBackend(args, { incremental: true, cacheEntriesMax: params.cacheEntriesMax, localDir: dir });
-  if (variant === 'incremental') return embedded;
+  const options = { incremental: true, cacheEntriesMax: params.cacheEntriesMax, localDir: dir };
+  if (variant === 'incremental') return new EmbeddedKeyedStateBackend(args, options);
+  const embedded = new EmbeddedKeyedStateBackend(args, { ...options, incrementsShareMax: innerShareOverride ?? EMBEDDED_DEFAULTS.incrementsShareMax });
   const settings = {
     uploadBytesThreshold: 10 * 1024 * 1024,
     uploadDelayMs: 10,
@@ -244,14 +249,14 @@ async function main(): Promise<void> {
     for (const [name, v] of Object.entries(figures)) metrics[`${variant.replace('-', '_')}_${name}`] = v;
   }
   // Another share: the two ratios it is tried for, printed.
-  if (shareOverride !== null && byVariant.has('changelog') && byVariant.has('incremental')) {
+  if ((shareOverride !== null || innerShareOverride !== null) && byVariant.has('changelog') && byVariant.has('incremental')) {
     const [c, inc] = [byVariant.get('changelog')!, byVariant.get('incremental')!];
     log(
-      `share ${shareOverride}: recovery ${(c.recovery_ms! / inc.recovery_ms!).toFixed(2)}x, space ${(c.state_bytes! / inc.state_bytes!).toFixed(2)}x (mean ${(c.state_bytes_mean! / inc.state_bytes_mean!).toFixed(2)}x)`,
+      `share ${shareOverride ?? params.materializationLogShareMax}, wrapped backend's increments share ${innerShareOverride ?? EMBEDDED_DEFAULTS.incrementsShareMax}: recovery ${(c.recovery_ms! / inc.recovery_ms!).toFixed(2)}x, space ${(c.state_bytes! / inc.state_bytes!).toFixed(2)}x (mean ${(c.state_bytes_mean! / inc.state_bytes_mean!).toFixed(2)}x)`,
     );
   }
   // One variant, a shortened run or another share: figures printed above, no result file.
-  if (args.variants !== null || secondsOverride !== null || shareOverride !== null) return;
+  if (args.variants !== null || secondsOverride !== null || shareOverride !== null || innerShareOverride !== null) return;
   const c = byVariant.get('changelog')!;
   const inc = byVariant.get('incremental')!;
   const ratios: Figures = {

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { StorageError } from '../core/errors.ts';
 import { parentDir, tempFilePath } from './paths.ts';
 
@@ -22,23 +23,43 @@ export function errnoCode(err: unknown): string | undefined {
 }
 
 /**
+ * Files up to this size are opened, written and closed with blocking calls and fsynced with an
+ * asynchronous one; larger ones use asynchronous calls throughout. In a busy process every awaited
+ * fs call costs a whole turn of the event loop (all runnable subtasks' steps), so five awaited calls
+ * made small checkpoints take 100+ ms, while a blocking write of a few KB into the page cache takes
+ * well under a millisecond. An fsync is another matter: it waits for the file system's journal, so
+ * with a large file being written beside it, the fsync of a 65 KB changelog upload held the thread
+ * 50-140 ms (BENCHMARKS.md, changelog); it always runs off the thread.
+ */
+export const BLOCKING_WRITE_BYTES_MAX = 256 * 1024;
+
+const fsyncOffThread = promisify(fs.fsync);
+
+/**
  * Writes `bytes` to `file` and fsyncs it. With `exclusive`, fails with EEXIST (a StorageError whose
  * cause has code 'EEXIST') rather than overwrite an existing file.
  */
 export async function writeFileDurable(file: string, bytes: Uint8Array, options: { exclusive?: boolean } = {}): Promise<void> {
-  // Synchronous calls on purpose: in a busy process every awaited fs call costs a whole turn of the
-  // event loop (all runnable subtasks' steps), so five awaited calls made small checkpoints take
-  // 100+ ms; one blocking write of a few KB takes well under a millisecond.
+  const flags = options.exclusive === true ? 'wx' : 'w';
+  if (bytes.byteLength > BLOCKING_WRITE_BYTES_MAX)
+    return writeDurableAsync(
+      file,
+      flags,
+      0,
+      [bytes],
+      () => {},
+      () => EMPTY,
+    );
   let fd: number;
   try {
-    fd = fs.openSync(file, options.exclusive === true ? 'wx' : 'w');
+    fd = fs.openSync(file, flags);
   } catch (err) {
     throw storageIoError(file, 'create', err);
   }
   try {
     let written = 0;
     while (written < bytes.byteLength) written += fs.writeSync(fd, bytes, written, bytes.byteLength - written);
-    fs.fsyncSync(fd);
+    await fsyncOffThread(fd);
   } catch (err) {
     closeQuietly(fd);
     try {
@@ -66,8 +87,21 @@ const PART_BATCH_BYTES = 4 * 1024 * 1024;
  * Like `writeFileDurable` with `exclusive`, it fails with EEXIST rather than overwrite; any other
  * failure removes the file.
  */
-export async function writeFileDurableParts(
+export function writeFileDurableParts(
   file: string,
+  headerBytes: number,
+  parts: readonly Uint8Array[],
+  onPart: (part: Uint8Array) => void,
+  header: () => Uint8Array,
+): Promise<void> {
+  return writeDurableAsync(file, 'wx', headerBytes, parts, onPart, header);
+}
+
+const EMPTY = new Uint8Array(0);
+
+async function writeDurableAsync(
+  file: string,
+  flags: 'w' | 'wx',
   headerBytes: number,
   parts: readonly Uint8Array[],
   onPart: (part: Uint8Array) => void,
@@ -75,7 +109,7 @@ export async function writeFileDurableParts(
 ): Promise<void> {
   let fh: FileHandle;
   try {
-    fh = await fsp.open(file, 'wx');
+    fh = await fsp.open(file, flags);
   } catch (err) {
     throw storageIoError(file, 'create', err);
   }
@@ -147,7 +181,7 @@ export async function fsyncDir(dir: string): Promise<void> {
     throw storageIoError(dir, 'open directory', err);
   }
   try {
-    fs.fsyncSync(fd);
+    await fsyncOffThread(fd);
   } catch (err) {
     // Some platforms (Windows, some network file systems) cannot fsync a directory; rename is
     // still atomic there, only its durability across power loss is weaker.

@@ -4,7 +4,7 @@
  * own changes; a corrupt or torn range is an error naming the file and the range.
  */
 import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StorageError } from '../../../src/core/errors.ts';
 import { checkpointId, jobId } from '../../../src/core/ids.ts';
 import type { KeyedStateBackend } from '../../../src/state/backend.ts';
@@ -124,6 +124,8 @@ describe.each(storages)('shared changelog uploads (%s storage)', (_name, open) =
     put(a, 'a', 10, 1);
     put(b, 'b', 10, 1);
     await time.advance(10);
+    // The retry's write is real I/O on the file system (its fsync off the thread): wait for it to land.
+    await vi.waitFor(() => expect(b.changelogFigures()).toMatchObject({ uploads: 1 }), { timeout: 30_000 });
     expect(a.changelogFigures()).toMatchObject({ retries: 1, uploads: 1, inFlightBytes: 0 });
     expect(b.changelogFigures()).toMatchObject({ retries: 1, uploads: 1, inFlightBytes: 0 });
     expect(share.figures.files).toBe(2);
