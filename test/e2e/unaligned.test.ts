@@ -5,7 +5,20 @@ import { baseOptions, buildTwoInputJob, expectedCounts, sortedCopy, tempDir, typ
 
 // Paced by checkpoints: neither input (13,333 and 4,000 records a subtask) can end before three of
 // them. A's pace is loose enough that A still outruns the keyed operator: barriers find full queues.
-const JOB: TwoInputJobOptions = { countA: 40_000, countB: 12_000, keys: 50, slowBMicros: 20, recordsPerCheckpoint: { a: 4_000, b: 1_000 } };
+// The keyed operator spends 20 us on each A record, so A's 4,000 records between two snapshots take
+// longer than the 5 ms interval and its queue into the operator (4 x 64 records, ~5 ms of work) is
+// full when a barrier joins it: barriers overtake it (unaligned) or wait behind it past the 2 ms
+// alignment timeout. Without it, that queue drained in under 2 ms and the timeout was passed only
+// while a blocking fsync held the thread (before 3e131ff moved fsyncs off it): the test leaned on
+// that stall.
+const JOB: TwoInputJobOptions = {
+  countA: 40_000,
+  countB: 12_000,
+  keys: 50,
+  slowBMicros: 20,
+  slowKeyedAMicros: 20,
+  recordsPerCheckpoint: { a: 4_000, b: 1_000 },
+};
 const FAULTS = TWO_INPUT_JOB_FAULTS;
 
 type Variant = { name: string; unaligned: true; alignedCheckpointTimeoutMs: number };

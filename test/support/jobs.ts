@@ -18,6 +18,8 @@ export interface TwoInputJobOptions {
   readonly throwAtRecord?: number;
   /** Busy-waits this many microseconds per record in map-b, so input B lags (backpressure). */
   readonly slowBMicros?: number;
+  /** Busy-waits this many microseconds per input-A record in the keyed operator, so A's queue into it stays full. */
+  readonly slowKeyedAMicros?: number;
   /**
    * Each subtask of source A (B) emits at most `a` (`b`) records between two of its snapshots, so
    * the job takes checkpoints while its input lasts however loaded the machine (faults at the nth
@@ -53,6 +55,7 @@ export function buildTwoInputJob(env: StreamEnvironment, sink: CollectSink<strin
     .uid('source-b')
     .name('gen-b');
   const slow = o.slowBMicros ?? 0;
+  const slowKeyedA = o.slowKeyedAMicros ?? 0;
   const mappedB = b
     .map((r) => {
       if (slow > 0) spin(slow);
@@ -78,6 +81,7 @@ export function buildTwoInputJob(env: StreamEnvironment, sink: CollectSink<strin
           if (o.throwAtRecord !== undefined && attempt === 0 && subtask === 0 && ++seen === o.throwAtRecord) {
             throw new Error(`user function failed at record ${seen}`);
           }
+          if (slowKeyedA > 0) spin(slowKeyedA);
           const n = (countA.value() ?? 0) + 1;
           countA.update(n);
           out.collect(`A:${ctx.currentKey}:${n}`);
