@@ -41,15 +41,7 @@ const fsyncOffThread = promisify(fs.fsync);
  */
 export async function writeFileDurable(file: string, bytes: Uint8Array, options: { exclusive?: boolean } = {}): Promise<void> {
   const flags = options.exclusive === true ? 'wx' : 'w';
-  if (bytes.byteLength > BLOCKING_WRITE_BYTES_MAX)
-    return writeDurableAsync(
-      file,
-      flags,
-      0,
-      [bytes],
-      () => {},
-      () => EMPTY,
-    );
+  if (bytes.byteLength > BLOCKING_WRITE_BYTES_MAX) return writeDurableAsync(file, flags, [bytes]);
   let fd: number;
   try {
     fd = fs.openSync(file, flags);
@@ -94,18 +86,15 @@ export function writeFileDurableParts(
   onPart: (part: Uint8Array) => void,
   header: () => Uint8Array,
 ): Promise<void> {
-  return writeDurableAsync(file, 'wx', headerBytes, parts, onPart, header);
+  return writeDurableAsync(file, 'wx', parts, { bytes: headerBytes, onPart, header });
 }
 
-const EMPTY = new Uint8Array(0);
-
+/** `parts` (after `head.bytes` of header written last, when given) into a new file, fsynced, with asynchronous calls only. */
 async function writeDurableAsync(
   file: string,
   flags: 'w' | 'wx',
-  headerBytes: number,
   parts: readonly Uint8Array[],
-  onPart: (part: Uint8Array) => void,
-  header: () => Uint8Array,
+  head: { readonly bytes: number; readonly onPart: (part: Uint8Array) => void; readonly header: () => Uint8Array } | null = null,
 ): Promise<void> {
   let fh: FileHandle;
   try {
@@ -114,11 +103,11 @@ async function writeDurableAsync(
     throw storageIoError(file, 'create', err);
   }
   try {
-    let position = headerBytes;
+    let position = head?.bytes ?? 0;
     let batch: Uint8Array[] = [];
     let batchBytes = 0;
     for (const part of parts) {
-      onPart(part);
+      head?.onPart(part);
       batch.push(part);
       batchBytes += part.byteLength;
       if (batchBytes < PART_BATCH_BYTES) continue;
@@ -128,9 +117,11 @@ async function writeDurableAsync(
       batchBytes = 0;
     }
     await writeAllAt(fh, batch, position);
-    const head = header();
-    if (head.byteLength !== headerBytes) throw new Error(`header of ${head.byteLength} bytes, ${headerBytes} reserved`);
-    await writeAllAt(fh, [head], 0);
+    if (head !== null) {
+      const bytes = head.header();
+      if (bytes.byteLength !== head.bytes) throw new Error(`header of ${bytes.byteLength} bytes, ${head.bytes} reserved`);
+      await writeAllAt(fh, [bytes], 0);
+    }
     await fh.sync();
   } catch (err) {
     await fh.close().catch(() => undefined);

@@ -10,7 +10,7 @@ import { streamSize } from '../../storage/handles.ts';
 import { type LoggedChange, readSegment } from '../changelog/log-format.ts';
 import { ReplaySink } from '../changelog/replay.ts';
 import { streamName } from '../formats/stream-format.ts';
-import { rangesIntersect, type KeyGroupRange } from '../key-groups.ts';
+import { rangeContains, rangesIntersect, type KeyGroupRange } from '../key-groups.ts';
 import type { KeyedHandleBase, KeyedHandleKind } from './kind.ts';
 import { readKeyCounts, readRange, writeKeyCounts, writeRange } from './metadata-fields.ts';
 import type { KeyedStateHandle } from './registry.ts';
@@ -125,10 +125,9 @@ async function readChanges(
     if (changes.length === 0 || changes[0]!.seq !== s.fromSeq || last !== s.toSeq) {
       throw new StorageError('CORRUPT_FILE', label, `holds changes ${changes[0]?.seq ?? s.fromSeq} to ${last}, its handle says ${s.fromSeq} to ${s.toSeq}`);
     }
-    for (let j = 0; j < changes.length; j++) {
-      const c = changes[j]!;
-      if (c.seq < fromSeq || c.seq >= toSeq || c.keyGroup < range.start || c.keyGroup > range.end) continue;
-      if (c.keyGroup < handle.range.start || c.keyGroup > handle.range.end)
+    for (const c of changes) {
+      if (c.seq < fromSeq || c.seq >= toSeq || !rangeContains(range, c.keyGroup)) continue;
+      if (!rangeContains(handle.range, c.keyGroup))
         throw new StorageError('CORRUPT_FILE', label, `change ${c.seq} is of key group ${c.keyGroup}, outside the handle's range`);
       add(c);
     }
