@@ -81,6 +81,20 @@ export function evictionsPerSweep(cacheEntriesMax: number): number {
   return Math.max(Math.ceil(cacheEntriesMax / 128), Math.min(64, Math.ceil(cacheEntriesMax / 8)));
 }
 
+/**
+ * Distinct changed keys the change tracker follows before it gives up (and the next snapshot writes a
+ * base). A tracked key is an entry of a set, ~40 bytes for a number key, against a cached slot with
+ * its value several times that, so eight times the cache's entries take about the cache's memory.
+ * The tracker must outlast a base: it follows the changes made while a base is written, and once
+ * those pass the bound the next snapshot is a base too, so a base that takes longer than the bound's
+ * worth of updates makes every later one a base. At twice the cache (until 2026-12-05) a 1 M-key
+ * store updated 50,000 times a second fell into that: 10 s bases, one after another
+ * (BENCHMARKS.md, changelog).
+ */
+export function trackedKeysMaxFor(cacheEntriesMax: number): number {
+  return Math.max(10_000, 8 * cacheEntriesMax);
+}
+
 export const EMBEDDED_DEFAULTS = { cacheEntriesMax: 100_000, incremental: true, incrementsShareMax: 1, snapshotEntriesPerStep: 1024 } as const;
 
 /** Finished snapshots kept for a completion notice; older ones are dropped (their notice was lost). */
@@ -158,8 +172,7 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
       () => `cacheEntriesMax must be a positive integer, got ${this.cacheEntriesMax}`,
     );
     assert(this.incrementsShareMax > 0, () => `incrementsShareMax must be > 0, got ${this.incrementsShareMax}`);
-    // Tracked keys cost memory like cached ones; past this the next snapshot writes a base instead.
-    this.tracker = (options.incremental ?? EMBEDDED_DEFAULTS.incremental) ? new ChangeTracker(Math.max(10_000, 2 * this.cacheEntriesMax)) : null;
+    this.tracker = (options.incremental ?? EMBEDDED_DEFAULTS.incremental) ? new ChangeTracker(trackedKeysMaxFor(this.cacheEntriesMax)) : null;
     this.store = LocalStore.create(options.localDir ?? tmpdir(), `${this.uid}-${this.subtask}`);
   }
 

@@ -336,6 +336,46 @@ describe('incremental chains', () => {
   });
 });
 
+describe('incremental chains: the change tracker outlasts a base', () => {
+  // A cache of 2,000 entries: the tracker follows up to 16,000 changed keys (eight times the
+  // cache); before 2026-12-05 it followed 10,000 (twice the cache, at least 10,000) and gave up.
+  const changedWhileBaseRuns = async (changed: number): Promise<string[]> => {
+    const streams = new MapStreams();
+    const e = embedded({ cacheEntriesMax: 2000 });
+    const v = e.getState<ValueState<number>>(new ValueStateDescriptor('v'));
+    const ks = keys(40_000);
+    for (const [i, k] of ks.entries()) {
+      setKey(e, k);
+      v.update(i);
+    }
+    // The base's sync part, then updates while its async part has yet to run: they are the next
+    // snapshot's changes.
+    const base = e.snapshot(checkpointId(1), streams.factory(1));
+    for (let i = 0; i < changed; i++) {
+      setKey(e, ks[i]!);
+      v.update(-i - 1);
+    }
+    expect(incrementalOf(await base.run()).files.map((f) => f.kind)).toEqual(['base']);
+    e.notifyCheckpointComplete(checkpointId(1));
+    const next = incrementalOf(await snapshotNow(e, streams, 2));
+    const restored = await restoredHeap([next], streams);
+    const rv = restored.getState<ValueState<number>>(new ValueStateDescriptor('v'));
+    for (const i of [0, changed - 1, changed, 39_999]) {
+      setKey(restored, ks[i]!);
+      expect(rv.value()).toBe(i < changed ? -i - 1 : i);
+    }
+    return next.files.map((f) => f.kind);
+  };
+
+  it('14,000 keys changed while a base is written (past twice the cache): the next snapshot is a delta', async () => {
+    expect(await changedWhileBaseRuns(14_000)).toEqual(['base', 'delta']);
+  });
+
+  it('17,000 keys changed (past eight times the cache): the tracker gives up and the next snapshot is a base', async () => {
+    expect(await changedWhileBaseRuns(17_000)).toEqual(['base']);
+  });
+});
+
 describe('restore across backends and parallelisms', () => {
   it('heap -> embedded and embedded -> heap', async () => {
     const streams = new MapStreams();
