@@ -17,6 +17,8 @@
  *   state_bytes_mean / _max       the same over every checkpoint completed during the run: the
  *                                 changelog's figure is a sawtooth (the log grows between
  *                                 materializations), so one point at the end says little alone
+ *   materialization_bytes_mean / log_bytes_mean   (changelog) the mean kept, split: the wrapped
+ *                                 backend's materialization and the log segments after it
  *
  * Variants run one after the other on fresh directories (not interleaved: each needs its whole
  * duration of steady state). `--quick` (or WEIR_BENCH_QUICK=1) shrinks everything for a smoke run.
@@ -34,7 +36,8 @@ import type { KeyedStateBackend } from '../../src/state/backend.ts';
 import { ChangelogKeyedStateBackend } from '../../src/state/changelog/changelog-keyed-backend.ts';
 import { CHANGELOG_STREAMS_ID } from '../../src/state/changelog/changelog-keyed-backend.ts';
 import { EMBEDDED_DEFAULTS, EmbeddedKeyedStateBackend } from '../../src/state/embedded/embedded-keyed-backend.ts';
-import { keyedHandleSizes, type KeyedStateHandle } from '../../src/state/handles/registry.ts';
+import { changelogHandleKind, materializationBytes } from '../../src/state/handles/changelog.ts';
+import { isKeyedHandleOf, keyedHandleSizes, type KeyedStateHandle } from '../../src/state/handles/registry.ts';
 import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-backend.ts';
 import { assignToKeyGroup } from '../../src/state/key-groups.ts';
 import { FsCheckpointStorage } from '../../src/storage/fs-storage.ts';
@@ -80,6 +83,8 @@ const chosen: readonly Variant[] = args.variants === null ? VARIANTS : VARIANTS.
 
 const log = (line: string) => process.stderr.write(`[${SCENARIO}] ${line}\n`);
 const yieldTurn = yieldToEventLoop;
+
+const mean = (values: readonly number[]) => (values.length === 0 ? 0 : values.reduce((a, b) => a + b, 0) / values.length);
 
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -127,6 +132,10 @@ function backendFor(variant: Variant, storage: FsCheckpointStorage, written: { b
 /** Bytes a checkpoint's handles refer to: what must be kept for it. */
 const keptBytesOf = (handles: readonly KeyedStateHandle[]) => handles.reduce((n, h) => n + keyedHandleSizes(h).stateBytes, 0);
 
+/** Of those, the changelog handles' materializations (the rest of their bytes is log). */
+const materializedBytesOf = (handles: readonly KeyedStateHandle[]) =>
+  handles.reduce((n, h) => n + (isKeyedHandleOf(h, changelogHandleKind) ? materializationBytes(h.materialization) : 0), 0);
+
 const value = (k: number, n: number) => `${k}:${n}:`.padEnd(params.valueBytes, 'x');
 
 function setKey(b: KeyedStateBackend, k: number): void {
@@ -159,6 +168,7 @@ async function runVariant(variant: Variant): Promise<Figures> {
     let running = 0;
     let last: KeyedStateHandle[] = [];
     const keptBytes: number[] = [];
+    const materializedBytes: number[] = [];
     let id = 0;
     let updates = 0;
     const start = performance.now();
@@ -190,6 +200,7 @@ async function runVariant(variant: Variant): Promise<Figures> {
           durations.push(performance.now() - t0);
           last = handles;
           keptBytes.push(keptBytesOf(handles));
+          materializedBytes.push(materializedBytesOf(handles));
           backend.notifyCheckpointComplete(cid);
           running--;
         });
@@ -230,8 +241,9 @@ async function runVariant(variant: Variant): Promise<Figures> {
       record_gap_max_ms_quiet: quietGapMax,
       recovery_ms: recoveryMs,
       state_bytes: stateBytes,
-      state_bytes_mean: keptBytes.length === 0 ? 0 : keptBytes.reduce((a, b) => a + b, 0) / keptBytes.length,
+      state_bytes_mean: mean(keptBytes),
       state_bytes_max: keptBytes.length === 0 ? 0 : Math.max(...keptBytes),
+      ...(variant === 'changelog' ? { materialization_bytes_mean: mean(materializedBytes), log_bytes_mean: mean(keptBytes) - mean(materializedBytes) } : {}),
     };
     log(`${variant}: ${JSON.stringify(figures)}`);
     return figures;
