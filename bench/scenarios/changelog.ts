@@ -35,7 +35,8 @@ import { SeededRandom } from '../../src/core/time.ts';
 import type { KeyedStateBackend } from '../../src/state/backend.ts';
 import { ChangelogKeyedStateBackend } from '../../src/state/changelog/changelog-keyed-backend.ts';
 import { CHANGELOG_STREAMS_ID } from '../../src/state/changelog/changelog-keyed-backend.ts';
-import { EMBEDDED_DEFAULTS, EmbeddedKeyedStateBackend } from '../../src/state/embedded/embedded-keyed-backend.ts';
+import { EmbeddedKeyedStateBackend } from '../../src/state/embedded/embedded-keyed-backend.ts';
+import { CHANGELOG_WRAPPED_INCREMENTS_SHARE_MAX } from '../../src/api/options/state-backend.ts';
 import { changelogHandleKind, materializationBytes } from '../../src/state/handles/changelog.ts';
 import { isKeyedHandleOf, keyedHandleSizes, type KeyedStateHandle } from '../../src/state/handles/registry.ts';
 import { HeapKeyedStateBackend } from '../../src/state/heap/heap-keyed-backend.ts';
@@ -115,7 +116,7 @@ function backendFor(variant: Variant, storage: FsCheckpointStorage, written: { b
   if (variant === 'heap-full') return new HeapKeyedStateBackend(args);
   const options = { incremental: true, cacheEntriesMax: params.cacheEntriesMax, localDir: dir };
   if (variant === 'incremental') return new EmbeddedKeyedStateBackend(args, options);
-  const embedded = new EmbeddedKeyedStateBackend(args, { ...options, incrementsShareMax: innerShareOverride ?? EMBEDDED_DEFAULTS.incrementsShareMax });
+  const embedded = new EmbeddedKeyedStateBackend(args, { ...options, incrementsShareMax: innerShareOverride ?? CHANGELOG_WRAPPED_INCREMENTS_SHARE_MAX });
   const settings = {
     uploadBytesThreshold: 10 * 1024 * 1024,
     uploadDelayMs: 10,
@@ -264,7 +265,7 @@ async function main(): Promise<void> {
   if ((shareOverride !== null || innerShareOverride !== null) && byVariant.has('changelog') && byVariant.has('incremental')) {
     const [c, inc] = [byVariant.get('changelog')!, byVariant.get('incremental')!];
     log(
-      `share ${shareOverride ?? params.materializationLogShareMax}, wrapped backend's increments share ${innerShareOverride ?? EMBEDDED_DEFAULTS.incrementsShareMax}: recovery ${(c.recovery_ms! / inc.recovery_ms!).toFixed(2)}x, space ${(c.state_bytes! / inc.state_bytes!).toFixed(2)}x (mean ${(c.state_bytes_mean! / inc.state_bytes_mean!).toFixed(2)}x)`,
+      `share ${shareOverride ?? params.materializationLogShareMax}, wrapped backend's increments share ${innerShareOverride ?? CHANGELOG_WRAPPED_INCREMENTS_SHARE_MAX}: recovery ${(c.recovery_ms! / inc.recovery_ms!).toFixed(2)}x, space ${(c.state_bytes! / inc.state_bytes!).toFixed(2)}x (mean ${(c.state_bytes_mean! / inc.state_bytes_mean!).toFixed(2)}x)`,
     );
   }
   // One variant, a shortened run or another share: figures printed above, no result file.

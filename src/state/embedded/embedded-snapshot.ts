@@ -29,7 +29,7 @@ import { encodeValue } from '../codec.ts';
 import type { StateKind } from '../descriptors.ts';
 import type { Key, KeyGroupRange } from '../key-groups.ts';
 import type { CompletedChain } from '../incremental/chain.ts';
-import { changeSlot, slotGroupIndex, slotStateId, type ChangeSet } from '../incremental/change-tracker.ts';
+import { changeSlot, slotGroupIndex, type ChangeSet } from '../incremental/change-tracker.ts';
 import { KeyedStreamBuilder, PackedEntries, type RawStateSection, type SectionLayout } from '../formats/keyed-sections.ts';
 import type { LocalStore } from './local-store.ts';
 import { ABSENT, type Slot, type SlotMap, type SlotTable } from './slot-table.ts';
@@ -276,24 +276,17 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
   /** Each changed key's value as of the sync part, or its deletion. */
   private async encodeDelta(step: Steps): Promise<KeyedStreamBuilder> {
     const { range, captured, changes, store } = this.args;
-    const byGroup = new Map<number, Map<number, Set<Key>>>(); // group index -> state id -> keys
-    for (const set of changes) {
-      for (const [slot, keys] of set) {
-        const index = slotGroupIndex(slot);
-        let states = byGroup.get(index);
-        if (states === undefined) byGroup.set(index, (states = new Map()));
-        let union = states.get(slotStateId(slot));
-        if (union === undefined) states.set(slotStateId(slot), (union = new Set()));
-        for (const k of keys) union.add(k);
-      }
-    }
+    // The changed slots' group indexes; their keys are read slot by slot below, between pauses (a
+    // union of every changed key up front held the thread ~0.1 s for 600 k keys).
+    const indexes = new Set<number>();
+    for (const set of changes) for (const slot of set.keys()) indexes.add(slotGroupIndex(slot));
     const builder = new KeyedStreamBuilder('delta');
-    for (const index of [...byGroup.keys()].sort((a, b) => a - b)) {
+    for (const index of [...indexes].sort((a, b) => a - b)) {
       const kg = range.start + index;
       const states: RawStateSection[] = [];
       for (const { table, groups } of captured) {
-        const keys = byGroup.get(index)!.get(table.stateId);
-        if (keys === undefined) continue;
+        const keys = await changedKeys(changes, changeSlot(table.stateId, index), step);
+        if (keys === null) continue;
         const section = { name: table.name, kind: table.kind, entries: [] as Array<readonly [Uint8Array, Uint8Array]>, removed: [] as Uint8Array[] };
         const pinned = groups[index];
         for (const key of keys) {
@@ -415,4 +408,27 @@ class Steps {
     await this.yieldToTask!();
     this.checkLive();
   }
+}
+
+/**
+ * The keys of one slot changed in any of the epochs, each once: the one epoch's set as it is, or a
+ * union built with the snapshot's pauses. Null when no epoch changed the slot.
+ */
+async function changedKeys(changes: readonly ChangeSet[], slot: number, step: Steps): Promise<ReadonlySet<Key> | null> {
+  let only: ReadonlySet<Key> | null = null;
+  let union: Set<Key> | null = null;
+  for (const set of changes) {
+    const keys = set.get(slot);
+    if (keys === undefined) continue;
+    if (only === null) {
+      only = keys;
+      continue;
+    }
+    if (union === null) union = new Set(only);
+    for (const k of keys) {
+      union.add(k);
+      if (step.due()) await step.pause();
+    }
+  }
+  return union ?? only;
 }

@@ -156,9 +156,17 @@ export class LocalStore {
     return removed;
   }
 
-  /** The stored bytes (a copy), or undefined. */
+  /**
+   * The stored bytes (a copy), or undefined. Copied out of lmdb's reusable read buffer with
+   * `Buffer.from`, which carves values under 4 KB out of Node's shared pool: lmdb's own copy
+   * (`getBinary`) makes an ArrayBuffer per value, and a delta snapshot reading 600 k of them made
+   * the collector hold the thread 70-100 ms at a time (profiled: BENCHMARKS.md, changelog).
+   */
   get(key: Uint8Array): Uint8Array | undefined {
-    return this.live.getBinary(key as Buffer) ?? undefined;
+    const db = this.live;
+    const bytes = db.getBinaryFast(key as Buffer);
+    if (bytes === undefined) return undefined;
+    return Buffer.from(bytes.subarray(0, (db as unknown as { lastSize: number }).lastSize));
   }
 
   /**

@@ -16,10 +16,6 @@ export function changeSlot(stateId: number, groupIndex: number): number {
   return stateId * 0x10000 + groupIndex;
 }
 
-export function slotStateId(slot: number): number {
-  return Math.floor(slot / 0x10000);
-}
-
 export function slotGroupIndex(slot: number): number {
   return slot % 0x10000;
 }

@@ -17,9 +17,14 @@ describe('changelog backend options', () => {
     expect(resolveOptions({ stateBackend: 'changelog' }).stateBackend).toEqual({ type: 'changelog', over: { type: 'heap' }, ...DEFAULTS });
     expect(resolveOptions({ stateBackend: { type: 'changelog', over: 'embedded', materializationIntervalMs: 50 } }).stateBackend).toEqual({
       type: 'changelog',
-      over: { type: 'embedded', incremental: true, localDir: null, cacheEntriesMax: 100_000, incrementsShareMax: 1 },
+      // The wrapped embedded backend's chain is kept shorter than the embedded backend's own default (1).
+      over: { type: 'embedded', incremental: true, localDir: null, cacheEntriesMax: 100_000, incrementsShareMax: 0.25 },
       ...DEFAULTS,
       materializationIntervalMs: 50,
+    });
+    expect(resolveOptions({ stateBackend: 'embedded' }).stateBackend).toMatchObject({ type: 'embedded', incrementsShareMax: 1 });
+    expect(resolveOptions({ stateBackend: { type: 'changelog', over: { type: 'embedded', incrementsShareMax: 2 } } }).stateBackend).toMatchObject({
+      over: { type: 'embedded', incrementsShareMax: 2 },
     });
     expect(resolveOptions({ stateBackend: { type: 'changelog', over: { type: 'embedded', incremental: false } } }).stateBackend).toMatchObject({
       over: { type: 'embedded', incremental: false },

@@ -34,6 +34,17 @@ describe('local store reads', () => {
     }
     expect(store.read(keyOf(99), decodeValue)).toBeUndefined();
     expect(store.getLatin1(keyOf(99))).toBeUndefined();
+    expect(store.get(keyOf(99))).toBeUndefined();
+  });
+
+  it('get hands out copies: each keeps its bytes through every later read, small and larger than lmdb’s reusable buffer', () => {
+    const store = openStore();
+    const values: unknown[] = ['s'.repeat(100), 'x'.repeat(300_000), 42, 'b'.repeat(70_000), 't'.repeat(100)];
+    const keyOf = (i: number) => Buffer.from([0, 3, 0, 1, i]);
+    store.write(values.map((v, i) => [keyOf(i), encodeValue(v)] as const));
+    const got = values.map((_, i) => store.get(keyOf(i))!);
+    for (let i = 0; i < values.length; i++) store.read(keyOf(i), decodeValue);
+    expect(got.map((b) => decodeValue(b))).toEqual(values);
   });
 });
 
