@@ -143,96 +143,108 @@ function setKey(b: KeyedStateBackend, k: number): void {
   b.setCurrentKey(k, keyGroup(assignToKeyGroup(k, MAX_PARALLELISM)));
 }
 
+/**
+ * The variant's steady updates and checkpoints, then a last checkpoint once the updates stopped; the
+ * backend is disposed and out of reach when this returns, so the restore after it is timed as in a
+ * fresh process (until 2026-12-05T22:30Z the running backend, its cache and change tracker, was
+ * still alive beside the restore, and the collector marked it throughout).
+ */
+async function drive(variant: Variant, storage: FsCheckpointStorage, written: { bytes: number }, dir: string) {
+  const backend = backendFor(variant, storage, written, dir);
+  const descriptor = new ValueStateDescriptor<string>('v');
+  const state = backend.getState<ValueState<string>>(descriptor);
+  // The update number of each key's latest value (the value is `value(k, n)`): a typed array, not
+  // a map of 1 M strings, so the bench's own bookkeeping adds nothing for the GC to mark.
+  const expected = new Float64Array(params.keys);
+  for (let k = 0; k < params.keys; k++) {
+    setKey(backend, k);
+    state.update(value(k, 0));
+    expected[k] = 0;
+    if (k % 10_000 === 0) await yieldTurn();
+  }
+  const random = new SeededRandom(27);
+  const durations: number[] = [];
+  let gapMax = 0;
+  /** The longest gap with no checkpoint running: what the record path costs anyway (eviction, GC, a materialization's steps). */
+  let quietGapMax = 0;
+  let running = 0;
+  let last: KeyedStateHandle[] = [];
+  const keptBytes: number[] = [];
+  const materializedBytes: number[] = [];
+  let id = 0;
+  let updates = 0;
+  const start = performance.now();
+  let nextCheckpoint = start + params.checkpointIntervalMs;
+  let lastBatchEnd = start;
+  let checkpointed = false;
+  while (performance.now() - start < params.durationMs) {
+    for (let i = 0; i < params.batch; i++) {
+      const k = random.int(params.keys);
+      const v = value(k, ++updates);
+      setKey(backend, k);
+      state.update(v);
+      expected[k] = updates;
+    }
+    const now = performance.now();
+    // A checkpoint was running since the last batch (or started and ran to its end within that turn).
+    if (running > 0 || checkpointed) gapMax = Math.max(gapMax, now - lastBatchEnd);
+    else quietGapMax = Math.max(quietGapMax, now - lastBatchEnd);
+    checkpointed = false;
+    lastBatchEnd = now;
+    if (now >= nextCheckpoint && running === 0) {
+      nextCheckpoint = now + params.checkpointIntervalMs;
+      const cid = checkpointId(++id);
+      const t0 = performance.now();
+      const runner = backend.snapshot(cid, counting(storage.streamFactory(cid), written));
+      running++;
+      checkpointed = true;
+      void runner.run(yieldTurn).then((handles) => {
+        durations.push(performance.now() - t0);
+        last = handles;
+        keptBytes.push(keptBytesOf(handles));
+        materializedBytes.push(materializedBytesOf(handles));
+        backend.notifyCheckpointComplete(cid);
+        running--;
+      });
+    }
+    // Hold the steady rate: wait out what the batch got ahead of it.
+    const aheadMs = (updates / params.updatesPerSec) * 1000 - (performance.now() - start);
+    if (aheadMs > 1) await new Promise((r) => setTimeout(r, aheadMs));
+    else await yieldTurn();
+  }
+  while (running > 0) await yieldTurn();
+  // A last checkpoint after the updates stopped, so its restore must give exactly the state written.
+  const final = checkpointId(++id);
+  last = await backend.snapshot(final, counting(storage.streamFactory(final), written)).run(yieldTurn);
+  backend.notifyCheckpointComplete(final);
+  const stateBytes = keptBytesOf(last);
+  // A materialization started by the log's size may still run in the background: the restore is
+  // timed alone, as in a fresh process (before 2026-12-05 it was not, and competed with it).
+  while (backend instanceof ChangelogKeyedStateBackend && backend.materializing) await yieldTurn();
+  backend.dispose();
+  return { last, stateBytes, expected, durations, gapMax, quietGapMax, keptBytes, materializedBytes };
+}
+
 async function runVariant(variant: Variant): Promise<Figures> {
   const dir = mkdtempSync(join(tmpdir(), `weir-bench-changelog-${variant}-`));
   try {
     const storage = new FsCheckpointStorage(join(dir, 'checkpoints'), jobId(variant));
     await storage.initialize();
     const written = { bytes: 0 };
-    const backend = backendFor(variant, storage, written, dir);
-    const descriptor = new ValueStateDescriptor<string>('v');
-    const state = backend.getState<ValueState<string>>(descriptor);
-    // The update number of each key's latest value (the value is `value(k, n)`): a typed array, not
-    // a map of 1 M strings, so the bench's own bookkeeping adds nothing for the GC to mark.
-    const expected = new Float64Array(params.keys);
-    for (let k = 0; k < params.keys; k++) {
-      setKey(backend, k);
-      state.update(value(k, 0));
-      expected[k] = 0;
-      if (k % 10_000 === 0) await yieldTurn();
-    }
-    const random = new SeededRandom(27);
-    const durations: number[] = [];
-    let gapMax = 0;
-    /** The longest gap with no checkpoint running: what the record path costs anyway (eviction, GC, a materialization's steps). */
-    let quietGapMax = 0;
-    let running = 0;
-    let last: KeyedStateHandle[] = [];
-    const keptBytes: number[] = [];
-    const materializedBytes: number[] = [];
-    let id = 0;
-    let updates = 0;
-    const start = performance.now();
-    let nextCheckpoint = start + params.checkpointIntervalMs;
-    let lastBatchEnd = start;
-    let checkpointed = false;
-    while (performance.now() - start < params.durationMs) {
-      for (let i = 0; i < params.batch; i++) {
-        const k = random.int(params.keys);
-        const v = value(k, ++updates);
-        setKey(backend, k);
-        state.update(v);
-        expected[k] = updates;
-      }
-      const now = performance.now();
-      // A checkpoint was running since the last batch (or started and ran to its end within that turn).
-      if (running > 0 || checkpointed) gapMax = Math.max(gapMax, now - lastBatchEnd);
-      else quietGapMax = Math.max(quietGapMax, now - lastBatchEnd);
-      checkpointed = false;
-      lastBatchEnd = now;
-      if (now >= nextCheckpoint && running === 0) {
-        nextCheckpoint = now + params.checkpointIntervalMs;
-        const cid = checkpointId(++id);
-        const t0 = performance.now();
-        const runner = backend.snapshot(cid, counting(storage.streamFactory(cid), written));
-        running++;
-        checkpointed = true;
-        void runner.run(yieldTurn).then((handles) => {
-          durations.push(performance.now() - t0);
-          last = handles;
-          keptBytes.push(keptBytesOf(handles));
-          materializedBytes.push(materializedBytesOf(handles));
-          backend.notifyCheckpointComplete(cid);
-          running--;
-        });
-      }
-      // Hold the steady rate: wait out what the batch got ahead of it.
-      const aheadMs = (updates / params.updatesPerSec) * 1000 - (performance.now() - start);
-      if (aheadMs > 1) await new Promise((r) => setTimeout(r, aheadMs));
-      else await yieldTurn();
-    }
-    while (running > 0) await yieldTurn();
-    // A last checkpoint after the updates stopped, so its restore must give exactly the state written.
-    const final = checkpointId(++id);
-    last = await backend.snapshot(final, counting(storage.streamFactory(final), written)).run(yieldTurn);
-    backend.notifyCheckpointComplete(final);
-    const stateBytes = keptBytesOf(last);
-    // A materialization started by the log's size may still run in the background: the restore is
-    // timed alone, as in a fresh process (before 2026-12-05 it was not, and competed with it).
-    while (backend instanceof ChangelogKeyedStateBackend && backend.materializing) await yieldTurn();
+    const { last, stateBytes, expected, durations, gapMax, quietGapMax, keptBytes, materializedBytes } = await drive(variant, storage, written, dir);
+    (globalThis as { gc?: () => void }).gc?.();
     const t0 = performance.now();
     const fresh = new EmbeddedKeyedStateBackend(
       { uid: 'bench', subtask: 0, keyGroupRange: ALL_GROUPS, maxParallelism: MAX_PARALLELISM },
       { cacheEntriesMax: params.cacheEntriesMax, localDir: dir },
     );
-    fresh.getState(descriptor);
+    fresh.getState(new ValueStateDescriptor<string>('v'));
     await fresh.restore(last, (h) => storage.readState(h));
     const recoveryMs = performance.now() - t0;
     const restored = fresh.entries('v');
     const wrong = restored.filter(([k, v]) => value(k as number, expected[k as number]!) !== v).length;
     if (restored.length !== params.keys || wrong > 0) throw new Error(`${variant}: restored ${restored.length} keys, ${wrong} differ from the state written`);
     fresh.dispose();
-    backend.dispose();
     const figures = {
       checkpoints: durations.length,
       checkpoint_p50_ms: median(durations),
