@@ -159,6 +159,8 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
     (address) =>
       void leadership?.announce(address).catch((err: unknown) => process.stderr.write(`could not announce ${address} in the HA store: ${errorMessage(err)}\n`)),
   );
+  /** Set once a signal made this leader step down: the process then exits when the lease is given up. */
+  let steppingDown: Promise<void> | null = null;
   const outcome = await superviseJob(
     env,
     job.name,
@@ -179,7 +181,8 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
         : {
             onSignal: (signal: NodeJS.Signals, log: (line: string) => void) => {
               log(`${signal}: stepping down: the job goes on under a standby (weir cancel or weir stop end it)`);
-              void haLeader.stepDown().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+              const code = signal === 'SIGINT' ? 130 : 143;
+              steppingDown = haLeader.stepDown().finally(() => process.exit(code));
             },
           }),
       onStarted: (client, log) => {
@@ -190,6 +193,11 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
       },
     },
   );
+  // Stepping down, the job goes on under a standby: nothing here may end it in the store (`finish`)
+  // or report its outcome. A checkpoint completing meanwhile has its publication refused (the
+  // leadership is stopped), which fails the job here; before this wait that failure could reach
+  // the end below and exit 1 ahead of the step-down's exit code (seen once under load).
+  if (steppingDown !== null) await steppingDown;
   const control = started.control === undefined ? null : await started.control;
   await control?.close();
   started.local?.stop();
