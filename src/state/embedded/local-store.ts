@@ -163,10 +163,7 @@ export class LocalStore {
    * the collector hold the thread 70-100 ms at a time (profiled: BENCHMARKS.md, changelog).
    */
   get(key: Uint8Array): Uint8Array | undefined {
-    const db = this.live;
-    const bytes = db.getBinaryFast(key as Buffer);
-    if (bytes === undefined) return undefined;
-    return Buffer.from(bytes.subarray(0, (db as unknown as { lastSize: number }).lastSize));
+    return this.read(key, copyBytes);
   }
 
   /**
@@ -283,4 +280,9 @@ function forgetClosed(db: RootDatabase<Buffer, Buffer>): void {
   const registry = (lmdb() as unknown as { allDbs?: Map<string, unknown> }).allDbs;
   if (registry === undefined) return;
   for (const [name, entry] of registry) if (entry === db) registry.delete(name);
+}
+
+/** A copy of `bytes` (from Node's pool when small). */
+function copyBytes(bytes: Uint8Array): Uint8Array {
+  return Buffer.from(bytes);
 }
