@@ -193,10 +193,10 @@ async function supervise(modulePath: string, flags: RunFlags, job: LoadedJobModu
       },
     },
   );
-  // Stepping down, the job goes on under a standby: nothing here may end it in the store (`finish`)
-  // or report its outcome. A checkpoint completing meanwhile has its publication refused (the
-  // leadership is stopped), which fails the job here; before this wait that failure could reach
-  // the end below and exit 1 ahead of the step-down's exit code (seen once under load).
+  // Stepping down, the job goes on under a standby: nothing here may report its outcome. A
+  // checkpoint completing meanwhile has its publication refused (the leadership is stopped), which
+  // fails the job here; before this wait that failure reached the end below and exited 1 ahead of
+  // the step-down's exit code (seen once under load). The store's `finish` ends nothing then either.
   if (steppingDown !== null) await steppingDown;
   const control = started.control === undefined ? null : await started.control;
   await control?.close();

@@ -45,14 +45,14 @@ export interface HaLeader {
   readonly takeOverFrom: string | null;
   /** The published checkpoints, newest first (the pointer's, then the ones to fall back on); empty: none. */
   readonly published: readonly CheckpointPointer[];
-  /** The job ended for good: end the lease and remove the pointer. */
+  /** The job ended for good: end the lease and remove the pointer (after `stepDown`: nothing more, the job goes on under a standby). */
   finish(): Promise<void>;
   /** The standbys the store lists for the job now (empty when it cannot be asked). */
   standbys(): Promise<readonly StandbyEntry[]>;
   /**
    * This job master stops but the job is not over (SIGTERM from a cluster manager, Ctrl-C): it acts
    * no more, gives the lease up at once and keeps the pointer, so a standby takes over without
-   * waiting out the lease.
+   * waiting out the lease. Called again, it returns the first call's promise.
    */
   stepDown(): Promise<void>;
 }
@@ -124,6 +124,8 @@ export async function becomeLeader(
   );
   elected.onLost(onLost);
   elected.start();
+  /** Set by the first `stepDown`: the job goes on under a standby, so nothing after it may end the job. */
+  let steppingDown: Promise<void> | null = null;
   return {
     leadership: elected,
     job,
@@ -131,16 +133,19 @@ export async function becomeLeader(
     takeOverFrom: pointer?.location ?? null,
     published,
     standbys: () => store.standbys(job).catch(() => []),
-    stepDown: async () => {
-      elected.stop();
-      try {
-        await store.release(job, holder, elected.epoch);
-      } catch (err) {
-        log(`could not give up the lease of job '${job}' in ${store.description} (a standby takes over when it runs out): ${errorMessage(err)}`);
-      }
-      await store.close();
-    },
+    stepDown: () =>
+      (steppingDown ??= (async () => {
+        elected.stop();
+        try {
+          await store.release(job, holder, elected.epoch);
+        } catch (err) {
+          log(`could not give up the lease of job '${job}' in ${store.description} (a standby takes over when it runs out): ${errorMessage(err)}`);
+        }
+        await store.close();
+      })()),
     finish: async () => {
+      // A job that fails while its leader steps down (a checkpoint's publication refused) is not over either.
+      if (steppingDown !== null) return steppingDown;
       const deposed = elected.deposed;
       elected.stop();
       // A deposed leader's job is not over: the next leader runs it (and the store refuses the end anyway).
