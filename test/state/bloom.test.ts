@@ -23,7 +23,7 @@ describe('Bloom filters', () => {
     for (let i = 20_000; i < 40_000; i++) if (f.mayHold(h(`key-${i}`))) fp++;
     expect(fp / 20_000).toBeLessThan(0.06);
     // Layers of 1k, 2k, 4k, 8k, 16k keys at 10 bits each (rounded up to powers of two).
-    expect(f.byteLength).toBeLessThan(2 * (31_000 * 10) / 8 + 4096);
+    expect(f.byteLength).toBeLessThan((2 * (31_000 * 10)) / 8 + 4096);
   });
 
   it('the seed and the byte range are part of the hash', () => {
