@@ -9,8 +9,7 @@
  * Cache: per state and key group a map of slots (hot entries, and dirty ones the store has not
  * seen), at most `cacheEntriesMax` slots; past that a CLOCK sweep evicts cold slots and writes the
  * dirty ones to the store in one transaction. A miss reads the store once; absent keys are cached
- * too. A Bloom filter of every key ever written to the store spares the read of a key the store
- * never held (a key seen for the first time: a new user, a new window), as RocksDB's filters do. Writes go to the store only on eviction, random lmdb puts being costly, so a state that fits
+ * too. Writes go to the store only on eviction, random lmdb puts being costly, so a state that fits
  * the cache runs at nearly heap speed and a checkpoint writes nothing to lmdb.
  *
  * Map and list state keep one store entry per key (the whole map or list): decoding a whole map
@@ -55,7 +54,6 @@ import {
   type SlotAccess,
 } from './embedded-states.ts';
 import { LocalStore } from './local-store.ts';
-import { GrowingBloomFilter, bytesHash } from '../bloom.ts';
 import { ABSENT, Slot, SlotTable, type SlotMap } from './slot-table.ts';
 import { decodeUserKey, encodeUserKey, keyGroupOfStoreKey, stateIdOfStoreKey, storeKeyOf, storeKeyPrefix } from './store-keys.ts';
 
@@ -149,8 +147,6 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   /** Snapshots taken and not yet completed, aborted or dropped. */
   private readonly snapshots = new Map<number, EmbeddedKeyedSnapshot>();
   private readonly tracker: ChangeTracker | null;
-  /** Every store key written with a value (by eviction or restore); deletions leave their keys in. */
-  private readonly written: GrowingBloomFilter;
   /** The chain of the newest completed checkpoint, which deltas extend. */
   private lastCompleted: CompletedChain | null = null;
   private disposed = false;
@@ -180,7 +176,6 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
     );
     assert(this.incrementsShareMax > 0, () => `incrementsShareMax must be > 0, got ${this.incrementsShareMax}`);
     this.tracker = (options.incremental ?? EMBEDDED_DEFAULTS.incremental) ? new ChangeTracker(trackedKeysMaxFor(this.cacheEntriesMax)) : null;
-    this.written = new GrowingBloomFilter(4 * this.cacheEntriesMax);
     this.store = LocalStore.create(options.localDir ?? tmpdir(), `${this.uid}-${this.subtask}`);
   }
 
@@ -275,8 +270,7 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
     if (this.index < 0) throw new AssertionError(`state "${table.name}": no current key was set`);
     this.makeRoom();
     const encoded = (this.encodedKey ??= encodeUserKey(this.key));
-    const storeKey = storeKeyOf(this.keyGroup, table.stateId, encoded, table.name);
-    const stored = this.written.mayHold(bytesHash(storeKey, 0)) ? this.store.read(storeKey, decodeValue) : undefined;
+    const stored = this.store.read(storeKeyOf(this.keyGroup, table.stateId, encoded, table.name), decodeValue);
     let value: unknown = ABSENT;
     if (stored !== undefined) {
       const corrupt = (what: string) => new StorageError('CORRUPT_FILE', this.store.dir, `key ${String(this.key)}: ${what}`);
@@ -384,11 +378,7 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
         if (!slot.dirty) continue;
         const storeKey = storeKeyOf(this.keyGroupRange.start + index, table.stateId, encodeUserKey(key), table.name);
         for (const s of preserving) s.preserve(table.stateId, index, key, storeKey);
-        if (slot.value === ABSENT) writes.push([storeKey, null]);
-        else {
-          this.written.add(bytesHash(storeKey, 0));
-          writes.push([storeKey, storedBytes(table.kind, slot.value)]);
-        }
+        writes.push([storeKey, slot.value === ABSENT ? null : storedBytes(table.kind, slot.value)]);
       }
       if (keep !== null) table.replace(index, keep);
       if (writes.length > 0) write(writes);
@@ -495,7 +485,6 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
     const add = (name: string, kind: StateKind, keyGroup: number, key: Key, bytes: Uint8Array | null) => {
       const table = this.tableFor(name, kind, 'restore');
       const storeKey = storeKeyOf(keyGroup, table.stateId, encodeUserKey(key), name);
-      if (bytes !== null) this.written.add(bytesHash(storeKey, 0));
       batch.set(storeKey.toString('latin1'), [storeKey, bytes]);
     };
     await restoreKeyedHandles(

@@ -16,7 +16,6 @@
  * snapshot does not need; there are no false negatives.
  */
 import type { Key } from '../key-groups.ts';
-import { BloomFilter, bytesHash } from '../bloom.ts';
 import { decodeValue } from '../codec.ts';
 
 /** The slot of a state's key group: states and key groups both fit in 16 bits. */
@@ -72,18 +71,40 @@ export class KeyLog {
   }
 }
 
+/** Filter bits per expected key: with three probes, ~1.5% false positives at the expected count. */
+const FILTER_BITS_PER_KEY = 10;
 /** Keys the first epoch's filter expects; later epochs expect twice the epoch before. */
 const FILTER_KEYS_MIN = 1024;
+
+/** The murmur3 finaliser: every input bit affects every output bit. */
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** The Bloom filter's base hash of a key in a slot: FNV-1a over its bytes, mixed with the slot. */
+function keyHash(slot: number, bytes: Uint8Array): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return fmix(h ^ Math.imul(slot + 1, 0x9e3779b1));
+}
 
 /** The changed keys of one epoch, by slot (one slot per state and key group, see `changeSlot`). */
 export class ChangeSet {
   private readonly logs = new Map<number, KeyLog>();
-  private readonly filter: BloomFilter;
+  private readonly filter: Int32Array;
+  private readonly mask: number;
   /** Keys recorded (repeats included). */
   keys = 0;
 
   constructor(expectedKeys: number) {
-    this.filter = new BloomFilter(expectedKeys);
+    let bits = 1024;
+    while (bits < expectedKeys * FILTER_BITS_PER_KEY && bits < 2 ** 30) bits *= 2;
+    this.filter = new Int32Array(bits >>> 5);
+    this.mask = bits - 1;
   }
 
   record(slot: number, encoded: Uint8Array): void {
@@ -91,12 +112,24 @@ export class ChangeSet {
     if (log === undefined) this.logs.set(slot, (log = new KeyLog()));
     log.add(encoded);
     this.keys++;
-    this.filter.add(bytesHash(encoded, slot));
+    const h = keyHash(slot, encoded);
+    const step = fmix(h ^ 0x5bd1e995) | 1;
+    for (let i = 0, b = h; i < 3; i++, b = (b + step) >>> 0) {
+      const bit = b & this.mask;
+      this.filter[bit >>> 5]! |= 1 << (bit & 31);
+    }
   }
 
   /** Whether the key with these encoded bytes may have been recorded in `slot` (never false when it was). */
   mayHold(slot: number, encoded: Uint8Array): boolean {
-    return this.logs.has(slot) && this.filter.mayHold(bytesHash(encoded, slot));
+    if (!this.logs.has(slot)) return false;
+    const h = keyHash(slot, encoded);
+    const step = fmix(h ^ 0x5bd1e995) | 1;
+    for (let i = 0, b = h; i < 3; i++, b = (b + step) >>> 0) {
+      const bit = b & this.mask;
+      if ((this.filter[bit >>> 5]! & (1 << (bit & 31))) === 0) return false;
+    }
+    return true;
   }
 
   /** The keys recorded in `slot`, or undefined when none were. */
