@@ -9,7 +9,7 @@ import { encodeValue, decodeValue } from '../codec.ts';
 import type { StateKind } from '../descriptors.ts';
 import { assignToKeyGroup, type Key } from '../key-groups.ts';
 import { assembleStream, KEYED_STREAM_VERSION, sectionBytes } from './stream-format.ts';
-import { storedValue, type GroupMap, type StateTable } from '../heap/state-table.ts';
+import type { GroupMap, StateTable } from '../heap/state-table.ts';
 
 export interface CapturedTable {
   readonly table: StateTable;
@@ -24,9 +24,8 @@ export interface EncodedKeyedStream {
 
 export const STATE_KINDS: readonly StateKind[] = ['value', 'list', 'map', 'reducing', 'aggregating'];
 
-/** A heap table's entry in stored form: value-kind cells unwrapped, map state as [key, value] pairs. */
-function toStored(kind: StateKind, held: unknown): unknown {
-  return kind === 'map' ? Array.from(held as Map<unknown, unknown>) : storedValue(kind, held);
+function toStored(kind: StateKind, value: unknown): unknown {
+  return kind === 'map' ? Array.from(value as Map<unknown, unknown>) : value;
 }
 
 /** Encodes the captured tables key group by key group; null when no key has a value. */

@@ -16,7 +16,7 @@ import { HeapKeyedSnapshot } from './heap-keyed-snapshot.ts';
 import { HeapListState } from './heap-list-state.ts';
 import { HeapMapState } from './heap-map-state.ts';
 import { KeyContext } from './key-context.ts';
-import { StateTable, storedValue, type ValueCell } from './state-table.ts';
+import { StateTable } from './state-table.ts';
 import type { KeyGroupsStateHandle } from '../handles/key-groups.ts';
 import type { KeyedStateHandle } from '../handles/registry.ts';
 import { restoreKeyedHandles } from '../handles/restore.ts';
@@ -148,7 +148,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
       this.maxParallelism,
       read,
       {
-        put: (name, kind, keyGroup, key, value) => void mapOf(name, kind, keyGroup).set(key, kind === 'value' ? restoredCell(value) : value),
+        put: (name, kind, keyGroup, key, value) => void mapOf(name, kind, keyGroup).set(key, value),
         remove: (name, kind, keyGroup, key) => void mapOf(name, kind, keyGroup).delete(key),
       },
       `${this.uid}/${this.subtask}`,
@@ -179,7 +179,7 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     const out: Array<[Key, unknown]> = [];
     for (const map of table.groups) {
       if (map === undefined) continue;
-      for (const [key, held] of map) out.push([key, copyContainer(storedValue(table.kind, held))]);
+      for (const [key, value] of map) out.push([key, copyContainer(value)]);
     }
     return out;
   }
@@ -195,11 +195,6 @@ export class HeapKeyedStateBackend implements KeyedStateBackend {
     this.states.clear();
     this.ctx.listener = null;
   }
-}
-
-/** A restored value's cell; version -1 is older than any, so the first update replaces it rather than writing it. */
-function restoredCell(value: unknown): ValueCell {
-  return { v: value, version: -1 };
 }
 
 /** Inspection returns copies of lists and maps so callers cannot alter working state. */

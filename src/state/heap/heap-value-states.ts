@@ -6,8 +6,7 @@
 import type { AggregateFunction } from '../descriptors.ts';
 import type { AggregatingState, ReducingState, ValueState } from '../state.ts';
 import type { KeyContext } from './key-context.ts';
-import type { Key } from '../key-groups.ts';
-import type { StateTable, ValueCell } from './state-table.ts';
+import type { StateTable } from './state-table.ts';
 
 /** Removes the current key from `table` and reports it; a no-op when the key has no value. */
 export function clearCurrentKey(ctx: KeyContext, table: StateTable): void {
@@ -47,17 +46,8 @@ function currentValue(ctx: KeyContext, table: StateTable): unknown {
   return map === undefined ? undefined : map.get(ctx.key);
 }
 
-/**
- * Value state; `update(undefined)` clears, and an absent key reads as the descriptor's default.
- * The table holds a `ValueCell` per key; `value()` remembers the cell it read, so the usual
- * `update` after `value` of the same key writes the cell without a second map lookup.
- */
+/** Value state; `update(undefined)` clears, and an absent key reads as the descriptor's default. */
 export class HeapValueState implements ValueState<unknown> {
-  /** The cell `value()` or `update()` last found for `cellKey` in `cellVersion`, or null. */
-  private cell: ValueCell | null = null;
-  private cellKey: Key = '';
-  private cellVersion = -1;
-
   constructor(
     private readonly ctx: KeyContext,
     private readonly table: StateTable,
@@ -65,65 +55,18 @@ export class HeapValueState implements ValueState<unknown> {
   ) {}
 
   value(): unknown {
-    const ctx = this.ctx;
-    const map = this.table.groups[ctx.index];
-    const cell = map === undefined ? undefined : (map.get(ctx.key) as ValueCell | undefined);
-    if (cell === undefined) return this.defaultValue;
-    this.remember(cell);
-    return cell.v;
+    const v = currentValue(this.ctx, this.table);
+    return v === undefined ? this.defaultValue : v;
   }
 
   update(value: unknown): void {
-    if (value === undefined) {
-      this.clear();
-      return;
-    }
-    const ctx = this.ctx;
-    const cell = this.cell;
-    // Same key and version: the cell is still the one the current group map holds for the key
-    // (a snapshot, restore or dispose bumps the version; clear forgets the cell).
-    if (cell !== null && this.cellKey === ctx.key && this.cellVersion === ctx.version && writableInPlace(ctx, cell)) {
-      cell.v = value;
-    } else {
-      this.store(value);
-    }
-    if (ctx.listener !== null) ctx.listener.onChange(this.table.name, ctx.keyGroup, ctx.key, 'set', value);
+    if (value === undefined) clearCurrentKey(this.ctx, this.table);
+    else setCurrentKey(this.ctx, this.table, value);
   }
 
   clear(): void {
-    this.cell = null;
     clearCurrentKey(this.ctx, this.table);
   }
-
-  /** The path without a remembered cell: one lookup in the writable map, a fresh cell unless the found one may be written. */
-  private store(value: unknown): void {
-    const ctx = this.ctx;
-    const map = this.table.writable(ctx.index);
-    let cell = map.get(ctx.key) as ValueCell | undefined;
-    if (cell !== undefined && writableInPlace(ctx, cell)) {
-      cell.v = value;
-    } else {
-      cell = { v: value, version: ctx.version };
-      map.set(ctx.key, cell);
-    }
-    this.remember(cell);
-  }
-
-  private remember(cell: ValueCell): void {
-    this.cell = cell;
-    this.cellKey = this.ctx.key;
-    this.cellVersion = this.ctx.version;
-  }
-}
-
-/**
- * Whether `cell` may be written in place: made since the latest snapshot (the map it went into
- * was unpinned or a fresh copy, so no live snapshot captured it), or no snapshot is live at all.
- * An older cell may sit in a map a live snapshot captured, directly or through a copy-on-write
- * copy, which shares the cells.
- */
-function writableInPlace(ctx: KeyContext, cell: ValueCell): boolean {
-  return cell.version === ctx.version || ctx.liveSnapshots === 0;
 }
 
 /** Reducing state: `add` folds the value into the stored one with the descriptor's function. */

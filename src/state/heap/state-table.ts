@@ -10,22 +10,6 @@ import type { Key } from '../key-groups.ts';
 
 export type GroupMap = Map<Key, unknown>;
 
-/**
- * What a value-kind table holds per key: a small mutable cell, so that `update` after `value` of
- * the same key writes in place instead of hashing the key a second time. A cell made in the
- * current `KeyContext.version` (no snapshot since) cannot be in a map a live snapshot captured; an
- * older one may be, and is then replaced, never written.
- */
-export interface ValueCell {
-  v: unknown;
-  version: number;
-}
-
-/** The value a table of `kind` holds for a key, in working form: value-kind cells unwrapped. */
-export function storedValue(kind: StateKind, held: unknown): unknown {
-  return kind === 'value' ? (held as ValueCell).v : held;
-}
-
 /** The per-key-group maps of one state name, copy-on-write against snapshots. */
 export class StateTable {
   readonly groups: Array<GroupMap | undefined>;

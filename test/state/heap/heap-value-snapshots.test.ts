@@ -1,8 +1,8 @@
 /**
- * Heap value state holds a mutable cell per key and writes it in place on `update` after `value`
- * of the same key. These tests check that the cells are never observable: snapshots taken between
- * the read and the write, or live while cells are shared through a copy-on-write copy, keep what
- * they captured; restore, entries, clear and the change listener see plain values.
+ * Heap value state against snapshots taken between `value()` and `update()` of one key, while a
+ * copy-on-write copy shares the captured map's entries, and around clear and restore. Written for
+ * the state-cells experiment (a mutable cell per key, written in place; see BENCHMARKS.md, issue
+ * 28 step 3), which did not pay and was reverted: any later record-path shortcut must pass these.
  */
 import { describe, expect, it } from 'vitest';
 import { checkpointId } from '../../../src/core/ids.ts';
@@ -21,7 +21,7 @@ function sorted(b: HeapKeyedStateBackend): Array<[unknown, unknown]> {
   return b.entries('value').sort((x, y) => String(x[0]).localeCompare(String(y[0])));
 }
 
-describe('heap value state: cells written in place', () => {
+describe('heap value state: snapshots around value() and update()', () => {
   it('a snapshot taken between value() and update() of the same key keeps the old value', async () => {
     const b = keyedBackend();
     const { value } = allStates(b);
