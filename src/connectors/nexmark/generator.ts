@@ -24,6 +24,7 @@ import {
 import { ChannelUrls } from './channels.ts';
 import { JavaRandom, nextLongBelow } from './java-random.ts';
 import type { Auction, Bid, NexmarkEvent, Person } from './model.ts';
+import { powerOfTenCents } from './price.ts';
 import { nextExtra, nextString } from './strings.ts';
 
 const US_STATES = ['AZ', 'CA', 'ID', 'OR', 'WA', 'WY'] as const;
@@ -132,7 +133,7 @@ export class NexmarkGenerator {
 
 /** Price in cents, log-uniform over 1 to 1,000,000 dollars. */
 function nextPrice(random: JavaRandom): number {
-  return Math.round(10 ** (random.nextDouble() * 6) * 100);
+  return powerOfTenCents(random.nextDouble() * 6);
 }
 
 /** a xor b over 48-bit non-negative integers. */
