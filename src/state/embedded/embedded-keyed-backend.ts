@@ -82,10 +82,9 @@ export function evictionsPerSweep(cacheEntriesMax: number): number {
 }
 
 /**
- * Changed keys the change tracker follows before it gives up (and the next snapshot writes a base).
- * A tracked key is its encoded bytes and a length, ~10-20 bytes for number and short string keys,
- * against a cached slot with its key and value several times that, so eight times the cache's
- * entries take well under the cache's memory.
+ * Distinct changed keys the change tracker follows before it gives up (and the next snapshot writes a
+ * base). A tracked key is an entry of a set, ~40 bytes for a number key, against a cached slot with
+ * its value several times that, so eight times the cache's entries take about the cache's memory.
  * The tracker must outlast a base: it follows the changes made while a base is written, and once
  * those pass the bound the next snapshot is a base too, so a base that takes longer than the bound's
  * worth of updates makes every later one a base. At twice the cache (until 2026-12-05) a 1 M-key
@@ -124,8 +123,6 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   private readonly snapshotEntriesPerStep: number;
   private readonly store: LocalStore;
   private key: Key = '';
-  /** The current key's encoded bytes once a miss or the change tracker needed them; null until then. */
-  private encodedKey: Uint8Array | null = null;
   private keyGroup = -1;
   private index = -1;
   private listener: StateChangeListener | null = null;
@@ -197,7 +194,6 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
       );
     }
     this.key = key;
-    this.encodedKey = null;
     this.keyGroup = keyGroup;
     this.index = index;
     this.memoTable = null;
@@ -269,8 +265,7 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   private load(table: SlotTable): Slot {
     if (this.index < 0) throw new AssertionError(`state "${table.name}": no current key was set`);
     this.makeRoom();
-    const encoded = (this.encodedKey ??= encodeUserKey(this.key));
-    const stored = this.store.read(storeKeyOf(this.keyGroup, table.stateId, encoded, table.name), decodeValue);
+    const stored = this.store.read(storeKeyOf(this.keyGroup, table.stateId, encodeUserKey(this.key), table.name), decodeValue);
     let value: unknown = ABSENT;
     if (stored !== undefined) {
       const corrupt = (what: string) => new StorageError('CORRUPT_FILE', this.store.dir, `key ${String(this.key)}: ${what}`);
@@ -293,10 +288,9 @@ export class EmbeddedKeyedStateBackend implements KeyedStateBackend, SlotAccess 
   private changed(table: SlotTable, slot: Slot): void {
     slot.dirty = true;
     slot.hot = true;
-    const tracker = this.tracker;
-    if (tracker !== null && slot.trackedEpoch !== this.epoch && tracker.tracking) {
+    if (this.tracker !== null && slot.trackedEpoch !== this.epoch) {
       slot.trackedEpoch = this.epoch;
-      tracker.record(changeSlot(table.stateId, this.index), (this.encodedKey ??= encodeUserKey(this.key)));
+      this.tracker.record(changeSlot(table.stateId, this.index), this.key);
     }
   }
 

@@ -120,8 +120,7 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     if (!this.needsPreImages) return;
     const slot = changeSlot(stateId, groupIndex);
     if (this.args.plan === 'delta') {
-      const encoded = storeKey.subarray(STORE_KEY_PREFIX_BYTES);
-      if (!this.args.changes.some((c) => c.mayHold(slot, encoded))) return;
+      if (!this.args.changes.some((c) => c.get(slot)?.has(key) === true)) return;
     } else if (this.readThrough !== null && Buffer.compare(storeKey, this.readThrough) <= 0) {
       return; // already read
     }
@@ -280,7 +279,7 @@ export class EmbeddedKeyedSnapshot implements SnapshotRunner<KeyedStateHandle[]>
     // The changed slots' group indexes; their keys are read slot by slot below, between pauses (a
     // union of every changed key up front held the thread ~0.1 s for 600 k keys).
     const indexes = new Set<number>();
-    for (const set of changes) for (const slot of set.slots()) indexes.add(slotGroupIndex(slot));
+    for (const set of changes) for (const slot of set.keys()) indexes.add(slotGroupIndex(slot));
     const builder = new KeyedStreamBuilder('delta');
     for (const index of [...indexes].sort((a, b) => a - b)) {
       const kg = range.start + index;
@@ -412,19 +411,24 @@ class Steps {
 }
 
 /**
- * The keys of one slot changed in any of the epochs, each once, decoded from the tracker's logs
- * with the snapshot's pauses. Null when no epoch changed the slot.
+ * The keys of one slot changed in any of the epochs, each once: the one epoch's set as it is, or a
+ * union built with the snapshot's pauses. Null when no epoch changed the slot.
  */
 async function changedKeys(changes: readonly ChangeSet[], slot: number, step: Steps): Promise<ReadonlySet<Key> | null> {
+  let only: ReadonlySet<Key> | null = null;
   let union: Set<Key> | null = null;
   for (const set of changes) {
-    const log = set.get(slot);
-    if (log === undefined) continue;
-    union ??= new Set();
-    for (const k of log.keys()) {
+    const keys = set.get(slot);
+    if (keys === undefined) continue;
+    if (only === null) {
+      only = keys;
+      continue;
+    }
+    if (union === null) union = new Set(only);
+    for (const k of keys) {
       union.add(k);
       if (step.due()) await step.pause();
     }
   }
-  return union;
+  return union ?? only;
 }
