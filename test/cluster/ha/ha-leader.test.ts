@@ -29,12 +29,14 @@ describe('an HA leader stepping down', () => {
     jobs.push(job);
     const settings = { url: URL_, job, leaseMs: 60_000, newRun: false };
     const lines: string[] = [];
-    const a = (await becomeLeader(
-      settings,
-      own,
-      (l) => lines.push(l),
-      () => {},
-    ))!;
+    const lead = async () =>
+      (await becomeLeader(
+        settings,
+        own,
+        (l) => lines.push(l),
+        () => {},
+      ))!;
+    const a = await lead();
     expect(a.leadership.epoch).toBe(1);
     await a.leadership.publish(3, 'file:///chk/chk-3');
     const stepping = a.stepDown();
@@ -43,12 +45,7 @@ describe('an HA leader stepping down', () => {
     await stepping;
     expect(lines.filter((l) => l.includes('could not'))).toEqual([]);
     // The lease was given up (no 60 s wait) and the job was not ended: the pointer is still there.
-    const b = (await becomeLeader(
-      settings,
-      own,
-      (l) => lines.push(l),
-      () => {},
-    ))!;
+    const b = await lead();
     expect(b).not.toBeNull();
     expect(b.leadership.epoch).toBe(2);
     expect(b.takeOverFrom).toBe('file:///chk/chk-3');

@@ -30,7 +30,7 @@ describe('heap value state: snapshots around value() and update()', () => {
     expect(value.value()).toBe(1);
     const runner = b.snapshot(checkpointId(1), new InlineStreams(1));
     value.update(2);
-    // The cell made by the first write after the snapshot is the snapshot's no longer: written in place.
+    // Writes after the snapshot (which a shortcut like the cells would make in place) must not reach it.
     expect(value.value()).toBe(2);
     value.update(3);
     const handles = await runner.run();
