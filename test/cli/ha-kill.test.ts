@@ -89,7 +89,11 @@ async function trial(seed: number, count: number): Promise<TrialResult> {
     for (let k = 0; k < count; k++) {
       const standby = startJobMaster(root, job);
       runs.push(standby);
-      await waitForMatch(standby.cli, /standby: job '\S+' is led by/, 60_000, 'the standby');
+      const joined = await waitForMatch(standby.cli, /standby: job '\S+' is led by|has ended \(its last leader finished it\)/, 60_000, 'the standby');
+      if (joined[0].startsWith('has ended')) {
+        // The leader finished the job before this standby joined (a slow start on a busy machine).
+        return { kills, final: await leader.cli.done };
+      }
       const jobDir = await jobDirOf(leader.cli, root);
       // The moments in turn (so the three kills of `npm test` reach each), the checkpoint drawn.
       const moment = MOMENTS[(seed - 1 + k) % MOMENTS.length]!;
