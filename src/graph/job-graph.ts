@@ -14,6 +14,8 @@ export interface JobEdge {
   readonly input: number;
   /** The side output (OutputTag id) of the source vertex's last operator this edge carries; null: its main output. */
   readonly sideOutput: string | null;
+  /** The operator of the source vertex's chain that emits onto this edge (an index into its `chain`). */
+  readonly from: number;
 }
 
 export interface JobVertex {
@@ -21,8 +23,10 @@ export interface JobVertex {
   readonly name: string;
   readonly parallelism: number;
   readonly maxParallelism: number;
-  /** Head first. */
+  /** Head first; every operator after the operator it is chained to (creation order). */
   readonly chain: readonly LogicalNode[];
+  /** Per chain operator, the index in `chain` of the operator that calls it; -1 for the head. */
+  readonly chainParents: readonly number[];
   readonly inputs: readonly JobEdge[];
   readonly outputs: readonly JobEdge[];
   readonly isSource: boolean;
@@ -34,22 +38,19 @@ export interface JobGraph {
   readonly autoWatermarkIntervalMs?: number;
 }
 
+/** `a -> b -> c` along a chain, `a -> (b -> c, d)` where it branches. */
+function chainName(chain: readonly LogicalNode[], parents: readonly number[], at: number): string {
+  const children: string[] = [];
+  parents.forEach((p, k) => {
+    if (p === at) children.push(chainName(chain, parents, k));
+  });
+  const own = chain[at]!.name;
+  if (children.length === 0) return own;
+  return children.length === 1 ? `${own} -> ${children[0]}` : `${own} -> (${children.join(', ')})`;
+}
+
 /** The periodic watermark interval when a job sets none. */
 export const DEFAULT_AUTO_WATERMARK_INTERVAL_MS = 200;
-
-function consumers(graph: LogicalGraph): Map<number, LogicalNode[]> {
-  const map = new Map<number, LogicalNode[]>();
-  for (const node of graph.nodes) {
-    for (const refs of node.inputs) {
-      for (const ref of refs) {
-        const list = map.get(ref.node.id) ?? [];
-        list.push(node);
-        map.set(ref.node.id, list);
-      }
-    }
-  }
-  return map;
-}
 
 export function buildJobGraph(
   graph: LogicalGraph,
@@ -68,9 +69,9 @@ export function buildJobGraph(
       throw new JobDefinitionError(`operator '${node.name}' (uid ${node.uid}): parallelism ${p} exceeds maxParallelism ${maxParallelism}`);
   }
   const parallelismOf = (n: LogicalNode) => n.parallelism ?? defaultParallelism;
-  const out = consumers(graph);
   const chainedInto = new Map<number, LogicalNode>(); // node id -> its chain head
   const chainOf = new Map<number, LogicalNode[]>();
+  const parentsOf = new Map<number, number[]>(); // head id -> per chain position, its parent's position
   for (const node of graph.nodes) {
     const refs = node.inputs.length === 1 ? node.inputs[0]! : [];
     const up = refs.length === 1 ? refs[0]! : null;
@@ -81,15 +82,17 @@ export function buildJobGraph(
       node.chainable &&
       up.node.chainable &&
       (up.partitioner === null || up.partitioner.type === 'forward') &&
-      parallelismOf(up.node) === parallelismOf(node) &&
-      (out.get(up.node.id)?.length ?? 0) === 1;
+      parallelismOf(up.node) === parallelismOf(node);
     if (canChain) {
       const head = chainedInto.get(up!.node.id)!;
+      const chain = chainOf.get(head.id)!;
       chainedInto.set(node.id, head);
-      chainOf.get(head.id)!.push(node);
+      parentsOf.get(head.id)!.push(chain.indexOf(up!.node));
+      chain.push(node);
     } else {
       chainedInto.set(node.id, node);
       chainOf.set(node.id, [node]);
+      parentsOf.set(node.id, [-1]);
     }
   }
   const heads = graph.nodes.filter((n) => chainedInto.get(n.id) === n);
@@ -98,7 +101,9 @@ export function buildJobGraph(
   for (const head of heads) {
     head.inputs.forEach((refs, input) => {
       for (const ref of refs) {
-        const source = vertexOfHead.get(chainedInto.get(ref.node.id)!.id)!;
+        const upHead = chainedInto.get(ref.node.id)!;
+        const source = vertexOfHead.get(upHead.id)!;
+        const from = chainOf.get(upHead.id)!.indexOf(ref.node);
         const pUp = parallelismOf(ref.node);
         const pDown = parallelismOf(head);
         const partitioner = ref.partitioner ?? (pUp === pDown ? { type: 'forward' as const } : { type: 'rebalance' as const });
@@ -107,18 +112,20 @@ export function buildJobGraph(
             `forward edge from '${ref.node.name}' (parallelism ${pUp}) to '${head.name}' (parallelism ${pDown}): parallelisms must match; use rebalance()`,
           );
         }
-        edges.push({ source, target: vertexOfHead.get(head.id)!, partitioner, input, sideOutput: ref.sideOutput ?? null });
+        edges.push({ source, target: vertexOfHead.get(head.id)!, partitioner, input, sideOutput: ref.sideOutput ?? null, from });
       }
     });
   }
   const vertices: JobVertex[] = heads.map((head, index) => {
     const chain = chainOf.get(head.id)!;
+    const chainParents = parentsOf.get(head.id)!;
     return {
       index,
-      name: chain.map((n) => n.name).join(' -> '),
+      name: chainName(chain, chainParents, 0),
       parallelism: parallelismOf(head),
       maxParallelism,
       chain,
+      chainParents,
       inputs: edges.filter((e) => e.target === index),
       outputs: edges.filter((e) => e.source === index),
       isSource: head.kind === 'source',

@@ -8,13 +8,14 @@ import { barrierFlow } from '../../src/web/rest/barrier-flow.ts';
 
 /** Two one-subtask sources feeding a two-input vertex: 0 -> 2 <- 1. */
 function graph(): JobGraph {
-  const edge = (source: number, input: number) => ({ source, target: 2, partitioner: { type: 'forward' as const }, input, sideOutput: null });
+  const edge = (source: number, input: number) => ({ source, target: 2, partitioner: { type: 'forward' as const }, input, sideOutput: null, from: 0 });
   const v = (index: number, name: string, isSource: boolean, inputs: JobVertex['inputs'], outputs: JobVertex['outputs']): JobVertex => ({
     index,
     name,
     parallelism: 1,
     maxParallelism: 128,
     chain: [],
+    chainParents: [],
     inputs,
     outputs,
     isSource,

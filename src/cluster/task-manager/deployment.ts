@@ -26,7 +26,7 @@ import type { TaskGateway } from '../../runtime/task-gateway.ts';
 import type { Epoch } from '../transport/epoch.ts';
 import { assert } from '../../core/assert.ts';
 import { WATERMARK_ACTIVE, WATERMARK_IDLE } from '../../core/watermark.ts';
-import { newElementTimestamp } from '../../runtime/time/element-timestamp.ts';
+import { type ElementTimestamp, newElementTimestamp } from '../../runtime/time/element-timestamp.ts';
 import { MailboxProcessingTimeService } from '../../runtime/time/processing-time.ts';
 import { KeyedTimeServiceManager } from '../../runtime/time/keyed-timer-service.ts';
 
@@ -102,48 +102,76 @@ export function checkSnapshotCompatible(graph: JobGraph, metadata: CheckpointMet
   }
 }
 
-function chainOutput(next: StreamOperator | null, writers: RecordWriter[], edges: readonly JobEdge[]): Output {
-  // Only the last operator of a chain has side outputs downstream: a node read through a side
-  // output is never chained into its consumer, and a node with two consumers ends its chain.
+/**
+ * Operator `k`'s output: a direct call into each operator chained to it, and its record writers
+ * (the edges whose `from` is `k`). The common shapes (one chained operator, one writer) get their
+ * own closures, so a record costs one call per hop. Where a record goes several ways, each way
+ * gets it with the event time it came with: an operator down one branch may set the subtask's
+ * timestamp register (an assigner, a window firing) before the next branch is called.
+ */
+function chainOutput(
+  k: number,
+  next: readonly StreamOperator[],
+  writers: readonly RecordWriter[],
+  edges: readonly JobEdge[],
+  timestamps: ElementTimestamp,
+): Output {
   const main: RecordWriter[] = [];
   const side = new Map<string, RecordWriter[]>();
+  const own: RecordWriter[] = [];
   writers.forEach((w, e) => {
-    const tag = edges[e]!.sideOutput;
+    const edge = edges[e]!;
+    if (edge.from !== k) return;
+    own.push(w);
+    const tag = edge.sideOutput;
     if (tag === null) main.push(w);
     else side.set(tag, [...(side.get(tag) ?? []), w]);
   });
   const sideOutput =
-    next || side.size === 0
+    side.size === 0
       ? () => {}
       : (tagId: string, record: unknown) => {
           const targets = side.get(tagId);
           if (targets) for (const w of targets) w.emit(record);
         };
-  // A status skips chained operators: it describes the subtask's output channels.
+  // A status skips chained operators: it describes the subtask's output channels, all of them.
   const emitWatermarkStatus = (idle: boolean) => {
     for (const w of writers) w.broadcastEvent(idle ? WATERMARK_IDLE : WATERMARK_ACTIVE);
   };
-  // Watermarks go to every output, side outputs included: they are event time of the operator.
+  // Watermarks go to every chained operator and every writer of this operator, side outputs
+  // included: they are event time of the operator.
   const emitWatermark =
-    writers.length === 1
-      ? (ms: number) => writers[0]!.emitWatermark(ms)
-      : (ms: number) => {
-          for (const w of writers) w.emitWatermark(ms);
-        };
-  if (next) return { collect: (r) => next.processElement(r, -1, 0), sideOutput, emitWatermark: (ms) => next.processWatermark(ms), emitWatermarkStatus };
-  if (main.length === 1) {
+    next.length === 1 && own.length === 0
+      ? (ms: number) => next[0]!.processWatermark(ms)
+      : next.length === 0 && own.length === 1
+        ? (ms: number) => own[0]!.emitWatermark(ms)
+        : (ms: number) => {
+            for (const op of next) op.processWatermark(ms);
+            for (const w of own) w.emitWatermark(ms);
+          };
+  let collect: (r: unknown) => void;
+  if (next.length === 1 && main.length === 0) {
+    const op = next[0]!;
+    collect = (r) => op.processElement(r, -1, 0);
+  } else if (next.length === 0 && main.length === 1) {
     const w = main[0]!;
-    return { collect: (r) => w.emit(r), sideOutput, emitWatermark, emitWatermarkStatus };
+    collect = (r) => w.emit(r);
+  } else if (next.length === 0 && main.length === 0) {
+    collect = () => {};
+  } else {
+    collect = (r) => {
+      const ts = timestamps.current;
+      for (const op of next) {
+        timestamps.current = ts;
+        op.processElement(r, -1, 0);
+      }
+      for (const w of main) {
+        timestamps.current = ts;
+        w.emit(r);
+      }
+    };
   }
-  if (main.length === 0) return { collect: () => {}, sideOutput, emitWatermark, emitWatermarkStatus };
-  return {
-    collect: (r) => {
-      for (const w of main) w.emit(r);
-    },
-    sideOutput,
-    emitWatermark,
-    emitWatermarkStatus,
-  };
+  return { collect, sideOutput, emitWatermark, emitWatermarkStatus };
 }
 
 /** Where each subtask's channel state goes back: its input channels and its writers' channels. */
@@ -186,15 +214,29 @@ export async function restoreChannelState(
   for (const [channel, f] of fill) for (const b of [...f.input, ...f.output]) channel.push(b);
 }
 
-/** Unaligned checkpoints hold in-flight data per channel, which only maps back onto the same parallelism. */
-function checkChannelStateRescale(graph: JobGraph, metadata: CheckpointMetadata): void {
+/**
+ * Unaligned checkpoints hold in-flight data per channel of a chain's head, which maps back only
+ * onto the same parallelism and onto an operator that still heads a chain: data recorded for an
+ * operator that is now chained behind another (its input no longer a channel) has nowhere to go.
+ */
+export function checkChannelStateFits(graph: JobGraph, metadata: CheckpointMetadata): void {
+  const hasChannelState = (op: OperatorStateMeta | undefined) => op?.subtasks.some((s) => s.channels.length > 0) === true;
   for (const v of graph.vertices) {
     const op = metadata.operators.find((o) => o.uid === v.chain[0]!.uid);
-    if (op && op.parallelism !== v.parallelism && op.subtasks.some((s) => s.channels.length > 0)) {
+    if (op && op.parallelism !== v.parallelism && hasChannelState(op)) {
       throw new RestoreError(
         `checkpoint ${metadata.checkpointId} is unaligned and holds in-flight data of uid '${op.uid}' at parallelism ${op.parallelism}; restore it at that parallelism (not ${v.parallelism}), or rescale from a savepoint`,
       );
     }
+    v.chain.forEach((node, k) => {
+      if (k === 0) return;
+      const chained = metadata.operators.find((o) => o.uid === node.uid);
+      if (!hasChannelState(chained)) return;
+      const behind = v.chain[v.chainParents[k]!]!;
+      throw new RestoreError(
+        `checkpoint ${metadata.checkpointId} is unaligned and holds in-flight data on the input of uid '${node.uid}', which this job chains behind uid '${behind.uid}' (so its input is no longer a channel); restore it into the job graph it was taken with (disableChaining() on '${node.uid}'), or resume from a savepoint`,
+      );
+    });
   }
 }
 
@@ -211,7 +253,7 @@ export async function deploy(
   const { graph } = spec;
   if (restore) {
     checkSnapshotCompatible(graph, restore, spec.allowNonRestoredState);
-    checkChannelStateRescale(graph, restore);
+    checkChannelStateFits(graph, restore);
   }
   const restored = new Map<string, OperatorStateMeta>((restore?.operators ?? []).map((o) => [o.uid, o]));
   const plan = buildExecutionPlan(graph);
@@ -255,6 +297,15 @@ interface BuiltSubtask {
   readonly task: StreamTask;
   readonly chain: ChainedOperator[];
   readonly target: ChannelTargets;
+}
+
+/** The operators chained to chain operator `k`, in chain order. */
+function chained(v: JobVertex, chain: readonly ChainedOperator[], k: number): StreamOperator[] {
+  const next: StreamOperator[] = [];
+  v.chainParents.forEach((p, c) => {
+    if (p === k) next.push(chain[c]!.operator);
+  });
+  return next;
 }
 
 /** One subtask: its operator chain with restored state backends, record writers and task. */
@@ -303,7 +354,7 @@ async function deploySubtask(
       maxParallelism: v.maxParallelism,
       attempt: spec.epoch.attempt,
       runId: spec.runId,
-      output: chainOutput(chain[k + 1]?.operator ?? null, writers, v.outputs),
+      output: chainOutput(k, chained(v, chain, k), writers, v.outputs, timestamps),
       keyedBackend: op.keyedBackend,
       operatorState: op.operatorBackend,
       clock: spec.env.clock,

@@ -45,7 +45,8 @@ export type ScenarioName =
   | WindowScenario
   | 'window-count'
   | 'window-processing'
-  | 'split-source';
+  | 'split-source'
+  | 'fan-out';
 export const SCENARIOS: readonly ScenarioName[] = [
   'keyed-counts',
   'join',
@@ -60,7 +61,7 @@ export const SCENARIOS: readonly ScenarioName[] = [
   'window-processing',
 ];
 /** Built-in scenarios run only when named (`--job`), not in the default rotation of seeds. */
-export const JOB_ONLY_SCENARIOS: readonly ScenarioName[] = ['split-source'];
+export const JOB_ONLY_SCENARIOS: readonly ScenarioName[] = ['split-source', 'fan-out'];
 
 /**
  * The job as first deployed, or as changed between a savepoint and its resume: an operator added
@@ -355,6 +356,22 @@ export function buildScenario(name: ScenarioName, env: StreamEnvironment, c: Sce
           : keyedSequence(input, log, mode, () => 'last');
       out.sinkTo(name === 'file-sink' ? sinks.fileSink() : sinks.forUid('sink')).uid('sink');
       return { sources: [{ uid: 'source-a', spec: a }], keyed, committed };
+    }
+    case 'fan-out': {
+      // Source a's tag stage feeds the keyed check through a writer and, chained to it beside that
+      // writer, a second stateful stage with a sink of its own: a chain that branches
+      // (graph/job-graph.ts), snapshotted, restored and rescaled as one subtask under every fault.
+      const a = src('a');
+      const input = tagged(a, spec.ratePerSec);
+      keyedSequence(input, log, mode, () => 'last')
+        .sinkTo(sinks.forUid('sink'))
+        .uid('sink');
+      counting(input, 'sim-branch-a', log)
+        .map((r) => `branch:${r.key}:${r.seq}`)
+        .uid('sim-branch-format')
+        .sinkTo(sinks.forUid('branch-sink'))
+        .uid('branch-sink');
+      return { sources: [{ uid: 'source-a', spec: a }], keyed: { uid: KEYED_UID, stateBySource: { 'source-a': 'last' } }, committed };
     }
     case 'union': {
       const a = src('a');

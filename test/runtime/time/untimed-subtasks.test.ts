@@ -8,40 +8,9 @@
 import { describe, expect, it } from 'vitest';
 import { NO_TIMESTAMP } from '../../../src/core/watermark.ts';
 import { CollectSink, StreamEnvironment, WatermarkStrategy } from '../../../src/index.ts';
-import { POLL_END, POLL_MORE } from '../../../src/index.ts';
-import type { KeyedProcessFunction, ProcessFunction, Source } from '../../../src/index.ts';
+import type { KeyedProcessFunction } from '../../../src/index.ts';
 import { newElementTimestamp } from '../../../src/runtime/time/element-timestamp.ts';
-
-/** A bounded source of `values` in one poll. */
-function values(...vs: number[]): Source<number> {
-  return {
-    name: 'values',
-    bounded: true,
-    createReader() {
-      let done = false;
-      return {
-        open() {},
-        poll(out) {
-          if (done) return POLL_END;
-          for (const v of vs) out.collect(v);
-          done = true;
-          return POLL_MORE;
-        },
-        snapshotState() {},
-        close() {},
-      };
-    },
-  };
-}
-
-/** Emits `tag:value:timestamp` for each record (the timestamp the function sees). */
-function seen(tag: string): () => ProcessFunction<number, string> {
-  return () => ({
-    processElement(v, ctx, out) {
-      out.collect(`${tag}:${v}:${ctx.timestamp}`);
-    },
-  });
-}
+import { seen, values } from '../../support/values-source.ts';
 
 describe('untimed event-time register', () => {
   it('calls its listeners once when marked timed, and at once when already timed', () => {

@@ -1,0 +1,178 @@
+/**
+ * An operator with several consumers is chained to each one that can chain (forward, same
+ * parallelism, one input) and feeds the others through record writers: the chain is a tree
+ * (graph/job-graph.ts, `chainOutput` in deployment.ts). These tests check the graph it makes and
+ * that every branch gets what it would get over a channel: each record with its own event time,
+ * the watermarks, the end of input; in one thread and on task manager threads.
+ */
+import { describe, expect, it } from 'vitest';
+import { CollectSink, StreamEnvironment, TumblingEventTimeWindows, WatermarkStrategy } from '../../src/index.ts';
+import type { StreamEnvironmentOptions } from '../../src/index.ts';
+import { seen, values } from '../support/values-source.ts';
+import { RestoreError } from '../../src/core/errors.ts';
+import { checkpointId, jobId } from '../../src/core/ids.ts';
+import type { CheckpointMetadata, OperatorStateMeta } from '../../src/checkpoint/metadata/metadata.ts';
+import { checkChannelStateFits } from '../../src/cluster/task-manager/deployment.ts';
+
+const IN_THREAD: StreamEnvironmentOptions = { restartStrategy: { type: 'none' } };
+const TWO_TASK_MANAGERS: StreamEnvironmentOptions = { parallelism: 2, restartStrategy: { type: 'none' } };
+
+describe('fan-out chaining', () => {
+  it('chains a source into each forward consumer, names the tree, and sends keyed consumers through a writer of the operator they read', () => {
+    const env = StreamEnvironment.create(IN_THREAD);
+    const src = env.fromCollection([1, 2, 3]).name('src').uid('src');
+    const doubled = src
+      .map((v) => v * 2)
+      .name('double')
+      .uid('double');
+    doubled.sinkTo(new CollectSink<number>()).name('sink-a').uid('sink-a');
+    src
+      .filter((v) => v > 1)
+      .name('big')
+      .uid('big')
+      .sinkTo(new CollectSink<number>())
+      .name('sink-b')
+      .uid('sink-b');
+    doubled
+      .keyBy((v) => String(v))
+      .map((v) => v)
+      .name('keyed')
+      .uid('keyed')
+      .sinkTo(new CollectSink<number>())
+      .name('sink-c')
+      .uid('sink-c');
+    const vertices = env.jobGraph().vertices;
+    expect(vertices.map((v) => v.name)).toEqual(['src -> (double -> sink-a, big -> sink-b)', 'keyed -> sink-c']);
+    const [head, keyed] = vertices;
+    expect(head!.chain.map((n) => n.uid)).toEqual(['src', 'double', 'sink-a', 'big', 'sink-b']);
+    expect(head!.chainParents).toEqual([-1, 0, 1, 0, 3]);
+    // The keyed edge leaves from 'double' (chain index 1), not from the chain's last operator.
+    expect(head!.outputs.map((e) => ({ from: e.from, target: e.target, partitioner: e.partitioner.type }))).toEqual([
+      { from: 1, target: 1, partitioner: 'hash' },
+    ]);
+    expect(keyed!.chainParents).toEqual([-1, 0]);
+  });
+
+  it('does not chain across a rebalance, another parallelism or disableChaining() (side outputs: side-outputs.test.ts)', () => {
+    const env = StreamEnvironment.create({ parallelism: 2 });
+    const src = env.generate({ count: 3 }, (i) => i).name('src');
+    src.map((v) => v).name('chained');
+    src
+      .rebalance()
+      .map((v) => v)
+      .name('rebalanced');
+    src
+      .map((v) => v)
+      .name('p1')
+      .setParallelism(1);
+    src
+      .map((v) => v)
+      .name('unchained')
+      .disableChaining();
+    expect(env.jobGraph().vertices.map((v) => v.name)).toEqual(['src -> chained', 'rebalanced', 'p1', 'unchained']);
+  });
+
+  for (const [where, options] of [
+    ['in one thread', IN_THREAD],
+    ['on two task managers', TWO_TASK_MANAGERS],
+  ] as const) {
+    it(`gives each branch the record's own event time though an earlier branch reassigned it (${where})`, async () => {
+      const env = StreamEnvironment.create(options);
+      const reassigned = new CollectSink<string>();
+      const plain = new CollectSink<string>();
+      const src = env
+        .fromSource(values(1, 2, 3), 'values', { watermarks: WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((v) => v * 10) })
+        .setParallelism(1);
+      // Created first, so called first: it sets the subtask's register to v * 1000 before the next branch runs.
+      src
+        .assignTimestampsAndWatermarks(WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((v) => v * 1_000))
+        .setParallelism(1)
+        .process(seen('reassigned'))
+        .setParallelism(1)
+        .sinkTo(reassigned)
+        .setParallelism(1);
+      src.process(seen('plain')).setParallelism(1).sinkTo(plain).setParallelism(1);
+      expect(env.jobGraph().vertices).toHaveLength(1);
+      const result = await env.execute('fan-out-timestamps');
+      expect(result.status).toBe('FINISHED');
+      expect(reassigned.results()).toEqual(['reassigned:1:1000', 'reassigned:2:2000', 'reassigned:3:3000']);
+      expect(plain.results()).toEqual(['plain:1:10', 'plain:2:20', 'plain:3:30']);
+    });
+
+    it(`sends watermarks and the end of input down every branch and every writer of the tree (${where})`, async () => {
+      const env = StreamEnvironment.create({ ...options, checkpointing: { intervalMs: 20 } });
+      const windows = new CollectSink<string>();
+      const direct = new CollectSink<number>();
+      const strategy = WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((v) => v);
+      const src = env.generate({ count: 5_000 }, (i) => i).assignTimestampsAndWatermarks(strategy);
+      // A chained map whose writer feeds the windows: its watermarks and end of input must reach them.
+      src
+        .map((v) => v % 7)
+        .keyBy((k) => String(k))
+        .window(TumblingEventTimeWindows.of(1_000))
+        .reduce((a, b) => a + b)
+        .map((sum) => `sum:${sum}`)
+        .sinkTo(windows);
+      src.filter((v) => v % 1_000 === 0).sinkTo(direct);
+      const result = await env.execute('fan-out-watermarks');
+      expect(result.status).toBe('FINISHED');
+      // Five windows of 1,000 timestamps; each window's residues summed over every key.
+      const expectedSums = new Map<string, number>();
+      for (let i = 0; i < 5_000; i++) {
+        const key = `${Math.floor(i / 1_000)}:${i % 7}`;
+        expectedSums.set(key, (expectedSums.get(key) ?? 0) + (i % 7));
+      }
+      expect(windows.results().sort()).toEqual([...expectedSums.values()].map((s) => `sum:${s}`).sort());
+      expect(direct.results().sort((a, b) => a - b)).toEqual([0, 1_000, 2_000, 3_000, 4_000]);
+    });
+  }
+
+  it('refuses an unaligned checkpoint whose in-flight data belongs to an operator this job chains behind another, naming both uids', () => {
+    const build = (chainBig: boolean) => {
+      const env = StreamEnvironment.create(IN_THREAD);
+      const src = env.fromCollection([1, 2, 3]).name('src').uid('src');
+      src
+        .map((v) => v)
+        .uid('small')
+        .sinkTo(new CollectSink<number>())
+        .uid('sink-small');
+      const big = src.filter((v) => v > 1).uid('big');
+      if (!chainBig) big.disableChaining();
+      big.sinkTo(new CollectSink<number>()).uid('sink-big');
+      return env.jobGraph();
+    };
+    const op = (uid: string, inFlight: boolean): OperatorStateMeta => ({
+      uid,
+      name: uid,
+      parallelism: 1,
+      maxParallelism: 128,
+      subtasks: [
+        {
+          subtask: 0,
+          keyed: [],
+          operator: null,
+          channels: inFlight ? [{ direction: 'input', gate: 0, channel: 0, stream: { type: 'inline', data: new Uint8Array(1), checksum: 0 }, buffers: 1 }] : [],
+        },
+      ],
+    });
+    const meta = (inFlight: boolean): CheckpointMetadata => ({
+      jobId: jobId('j'),
+      checkpointId: checkpointId(7),
+      timestampMs: 0,
+      kind: 'checkpoint',
+      operators: [op('src', false), op('small', false), op('big', inFlight), op('sink-big', false)],
+    });
+    // Taken with 'big' heading its own vertex: it restores into that graph, and into the chained
+    // one when nothing was in flight on big's input.
+    expect(() => checkChannelStateFits(build(false), meta(true))).not.toThrow();
+    expect(() => checkChannelStateFits(build(true), meta(false))).not.toThrow();
+    let error: unknown;
+    try {
+      checkChannelStateFits(build(true), meta(true));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(RestoreError);
+    expect((error as Error).message).toContain("in-flight data on the input of uid 'big', which this job chains behind uid 'src'");
+  });
+});
