@@ -58,7 +58,10 @@ const resumed: Reach = { what: 'a restore or a resume from a savepoint', test: (
  * backend joined the draws (a third of the seeds wrap their backend in it), four no longer reached
  * their paths and were re-pointed to the first later seed of the same job and mode that does:
  * file-sink exactly-once 71 -> 82, keyed-counts exactly-once 8 -> 14, window-sliding exactly-once
- * 3153 -> 3276, split-source unaligned 20084 -> 20099.)
+ * 3153 -> 3276, split-source unaligned 20084 -> 20099. When fan-out chaining chained the window
+ * and split-source scenarios' result sinks into the operators that also feed a late side output,
+ * three moved likewise, every seed still passing: window-sliding exactly-once 3276 -> 3583,
+ * window-tumbling exactly-once 3544 -> 3583, split-source unaligned 20099 -> 20395.)
  */
 const SEED_198_REACHES: Reach = {
   what: 'a window start held for a barrier of a checkpoint the idle partition emitted, and a resume from a savepoint with open windows',
@@ -245,17 +248,17 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     reaches: stopFailed,
   },
   {
-    seed: 3276,
+    seed: 3583,
     job: 'window-sliding',
     mode: 'exactly-once',
-    bug: "seed 198 found it (its trace moved with the simulator's new faults and no longer reaches the path; seed 3290 did, and seed 3153 does since the restored watermark records key groups); scenario: a stop-with-savepoint's trigger reached only the idle partition, 3 ms after it opened, and was lost to the timed split; alignment held the idle partition's channel, and its idle status behind the barrier, until the savepoint expired: the timed split's records met a watermark at the minimum, every window fired once at the end of input and late records were put into windows (50 of 59 lines committed, some not in the fault-free output). The timed split now waits for its own barrier of that checkpoint",
+    bug: "seed 198 found it (its trace moved with the simulator's new faults and no longer reaches the path; seed 3290 did, then seed 3153 since the restored watermark records key groups, seed 3276 since the changelog backend joined the draws, and seed 3583 since fan-out chaining); scenario: a stop-with-savepoint's trigger reached only the idle partition, 3 ms after it opened, and was lost to the timed split; alignment held the idle partition's channel, and its idle status behind the barrier, until the savepoint expired: the timed split's records met a watermark at the minimum, every window fired once at the end of input and late records were put into windows (50 of 59 lines committed, some not in the fault-free output). The timed split now waits for its own barrier of that checkpoint",
     reaches: SEED_198_REACHES,
   },
   {
-    seed: 3544,
+    seed: 3583,
     job: 'window-tumbling',
     mode: 'exactly-once',
-    bug: 'seed 198 found it (46 of 57 lines committed), as in window-sliding; seed 3599 reached the path, then seed 3276 (since the restored watermark records key groups), and seed 3544 since task managers die alone (seed 3276 draws a death)',
+    bug: 'seed 198 found it (46 of 57 lines committed), as in window-sliding; seed 3599 reached the path, then seed 3276 (since the restored watermark records key groups), seed 3544 since task managers die alone (seed 3276 draws a death), and seed 3583 since fan-out chaining',
     reaches: SEED_198_REACHES,
   },
   {
@@ -269,10 +272,10 @@ const FOUND: ReadonlyArray<{ seed: number; job: ScenarioName; mode: SimMode; bug
     },
   },
   {
-    seed: 20099,
+    seed: 20395,
     job: 'split-source',
     mode: 'unaligned',
-    bug: 'found by seed 20134 (seed 20084 reaches the path now): same as seed 20147, unaligned over task managers (found on the tree before the task-manager faults changed the draws); now restores a lane waiting at its end with the idle split read to its end',
+    bug: 'found by seed 20134 (seeds 20084 and 20099 reached the path, seed 20395 since fan-out chaining): same as seed 20147, unaligned over task managers (found on the tree before the task-manager faults changed the draws); now restores a lane waiting at its end with the idle split read to its end',
     reaches: {
       what: 'an idle split end held, a lane restored waiting at its end, two restores with in-flight data',
       test: (r) => r.splitIdleEndsHeld >= 1 && r.splitLanesRestoredAtEnd >= 1 && r.restoresWithInflight >= 2,
