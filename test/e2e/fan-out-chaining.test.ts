@@ -6,8 +6,8 @@
  * the watermarks, the end of input; in one thread and on task manager threads.
  */
 import { describe, expect, it } from 'vitest';
-import { CollectSink, StreamEnvironment, TumblingEventTimeWindows, WatermarkStrategy } from '../../src/index.ts';
-import type { StreamEnvironmentOptions } from '../../src/index.ts';
+import { CollectSink, OutputTag, StreamEnvironment, TumblingEventTimeWindows, WatermarkStrategy } from '../../src/index.ts';
+import type { ProcessFunction, StreamEnvironmentOptions } from '../../src/index.ts';
 import { seen, values } from '../support/values-source.ts';
 import { RestoreError } from '../../src/core/errors.ts';
 import { checkpointId, jobId } from '../../src/core/ids.ts';
@@ -126,6 +126,92 @@ describe('fan-out chaining', () => {
       expect(direct.results().sort((a, b) => a - b)).toEqual([0, 1_000, 2_000, 3_000, 4_000]);
     });
   }
+
+  // Found from outside (helper check, 2026-12-06): the register was restored before each branch
+  // but not after the last, so the operator's next record or side output left with a branch's time.
+  for (const [where, options] of [
+    ['in one thread', IN_THREAD],
+    ['on two task managers', TWO_TASK_MANAGERS],
+  ] as const) {
+    it(`gives the operator its own event time back after its branches: its next record and its side outputs keep it (${where})`, async () => {
+      const env = StreamEnvironment.create(options);
+      const plain = new CollectSink<string>();
+      const sides = new CollectSink<string>();
+      const side = new OutputTag<number>('side');
+      const src = env
+        .fromSource(values(1, 2, 3), 'values', { watermarks: WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((v) => v * 10) })
+        .setParallelism(1);
+      // Two records per input and a side output after them; the last branch reassigns event time.
+      const twice = src
+        .process(
+          (): ProcessFunction<number, number> => ({
+            processElement(v, ctx, out) {
+              out.collect(v);
+              out.collect(v + 100);
+              ctx.output(side, v);
+            },
+          }),
+        )
+        .setParallelism(1);
+      twice.process(seen('plain')).setParallelism(1).sinkTo(plain).setParallelism(1);
+      twice
+        .assignTimestampsAndWatermarks(WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((v) => v * 1_000))
+        .setParallelism(1)
+        .sinkTo(new CollectSink<number>())
+        .setParallelism(1);
+      twice.getSideOutput(side).process(seen('side')).setParallelism(1).sinkTo(sides).setParallelism(1);
+      const result = await env.execute('fan-out-timestamps-after');
+      expect(result.status).toBe('FINISHED');
+      expect(plain.results()).toEqual(['plain:1:10', 'plain:101:10', 'plain:2:20', 'plain:102:20', 'plain:3:30', 'plain:103:30']);
+      expect(sides.results()).toEqual(['side:1:10', 'side:2:20', 'side:3:30']);
+    });
+  }
+
+  it("a branch's idle status reaches only the channels below it: an idle side branch does not make the other branch's records late", async () => {
+    // Found from outside (helper check): a chained assigner withIdleness on a branch that gets no
+    // records broadcast IDLE on every writer of the subtask, so the windows behind the other
+    // branch took subtask 0's channel for idle, followed subtask 1's event time (100 s ahead) and
+    // dropped subtask 0's records as late. Correct code has nothing late here whatever the timing:
+    // both subtasks' windows input stays active.
+    const n = 6_000;
+    const env = StreamEnvironment.create({ parallelism: 2, restartStrategy: { type: 'none' } });
+    const late = new OutputTag<number>('late');
+    const sums = new CollectSink<string>();
+    const lateSink = new CollectSink<number>();
+    const tsOf = (i: number) => (i % 2 === 1 ? i * 10 + 100_000 : i * 10);
+    const timed = env
+      .generate({ count: n, ratePerSec: 1_500 }, (i) => i)
+      .assignTimestampsAndWatermarks(WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner(tsOf));
+    const windows = timed
+      .keyBy((i) => String(i % 3))
+      .window(TumblingEventTimeWindows.of(1_000))
+      .sideOutputLateData(late)
+      .reduce((a, b) => a + b);
+    windows.map((s) => String(s)).sinkTo(sums);
+    windows.getSideOutput(late).sinkTo(lateSink);
+    timed
+      .filter(() => false)
+      .assignTimestampsAndWatermarks(WatermarkStrategy.forMonotonousTimestamps<number>().withIdleness(300))
+      .sinkTo(new CollectSink<number>());
+    // One subtask chain: the idle branch chained after the assigner whose writer feeds the windows.
+    const head = env.jobGraph().vertices[0]!;
+    expect(head.chain).toHaveLength(5);
+    expect(head.outputs.map((e) => e.from)).toEqual([1]);
+    const result = await env.execute('fan-out-idle-branch');
+    expect(result.status).toBe('FINISHED');
+    expect(lateSink.results()).toEqual([]);
+    const expected = new Map<string, number>();
+    for (let i = 0; i < n; i++) {
+      const w = `${i % 3}@${Math.floor(tsOf(i) / 1_000)}`;
+      expected.set(w, (expected.get(w) ?? 0) + i);
+    }
+    expect(
+      sums
+        .results()
+        .map(Number)
+        .sort((a, b) => a - b),
+    ).toEqual([...expected.values()].sort((a, b) => a - b));
+  }, 60_000);
 
   it('refuses an unaligned checkpoint whose in-flight data belongs to an operator this job chains behind another, naming both uids', () => {
     const build = (chainBig: boolean) => {

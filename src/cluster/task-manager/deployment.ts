@@ -105,15 +105,19 @@ export function checkSnapshotCompatible(graph: JobGraph, metadata: CheckpointMet
 /**
  * Operator `k`'s output: a direct call into each operator chained to it, and its record writers
  * (the edges whose `from` is `k`). The common shapes (one chained operator, one writer) get their
- * own closures, so a record costs one call per hop. Where a record goes several ways, each way
- * gets it with the event time it came with: an operator down one branch may set the subtask's
- * timestamp register (an assigner, a window firing) before the next branch is called.
+ * own closures, so a record costs one call per hop. Where a record goes several ways, or an
+ * operator with chained consumers also has side outputs, each way gets the record with the event
+ * time it came with, and the operator gets it back afterwards: an operator down one branch may set
+ * the subtask's timestamp register (an assigner, a window firing) before the next branch, the next
+ * record or a side output is emitted. `subtreeWriters` are the writers of `k` and of every
+ * operator chained below it: an idle or active status of `k` describes those channels only.
  */
 function chainOutput(
   k: number,
   next: readonly StreamOperator[],
   writers: readonly RecordWriter[],
   edges: readonly JobEdge[],
+  subtreeWriters: readonly RecordWriter[],
   timestamps: ElementTimestamp,
 ): Output {
   const main: RecordWriter[] = [];
@@ -134,9 +138,9 @@ function chainOutput(
           const targets = side.get(tagId);
           if (targets) for (const w of targets) w.emit(record);
         };
-  // A status skips chained operators: it describes the subtask's output channels, all of them.
+  // A status skips chained operators: it describes the output channels below this operator.
   const emitWatermarkStatus = (idle: boolean) => {
-    for (const w of writers) w.broadcastEvent(idle ? WATERMARK_IDLE : WATERMARK_ACTIVE);
+    for (const w of subtreeWriters) w.broadcastEvent(idle ? WATERMARK_IDLE : WATERMARK_ACTIVE);
   };
   // Watermarks go to every chained operator and every writer of this operator, side outputs
   // included: they are event time of the operator.
@@ -150,7 +154,7 @@ function chainOutput(
             for (const w of own) w.emitWatermark(ms);
           };
   let collect: (r: unknown) => void;
-  if (next.length === 1 && main.length === 0) {
+  if (next.length === 1 && main.length === 0 && side.size === 0) {
     const op = next[0]!;
     collect = (r) => op.processElement(r, -1, 0);
   } else if (next.length === 0 && main.length === 1) {
@@ -165,13 +169,21 @@ function chainOutput(
         timestamps.current = ts;
         op.processElement(r, -1, 0);
       }
-      for (const w of main) {
-        timestamps.current = ts;
-        w.emit(r);
-      }
+      timestamps.current = ts;
+      for (const w of main) w.emit(r);
     };
   }
   return { collect, sideOutput, emitWatermark, emitWatermarkStatus };
+}
+
+/** The writers of chain operator `k` and of every operator chained below it, in edge order. */
+function writersBelow(v: JobVertex, writers: readonly RecordWriter[], k: number): RecordWriter[] {
+  const below = new Set<number>([k]);
+  // Chain order puts every operator after the one it is chained to.
+  v.chainParents.forEach((p, c) => {
+    if (below.has(p)) below.add(c);
+  });
+  return writers.filter((_, e) => below.has(v.outputs[e]!.from));
 }
 
 /** Where each subtask's channel state goes back: its input channels and its writers' channels. */
@@ -354,7 +366,7 @@ async function deploySubtask(
       maxParallelism: v.maxParallelism,
       attempt: spec.epoch.attempt,
       runId: spec.runId,
-      output: chainOutput(k, chained(v, chain, k), writers, v.outputs, timestamps),
+      output: chainOutput(k, chained(v, chain, k), writers, v.outputs, writersBelow(v, writers, k), timestamps),
       keyedBackend: op.keyedBackend,
       operatorState: op.operatorBackend,
       clock: spec.env.clock,
