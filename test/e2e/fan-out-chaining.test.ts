@@ -261,4 +261,62 @@ describe('fan-out chaining', () => {
     expect(error).toBeInstanceOf(RestoreError);
     expect((error as Error).message).toContain("in-flight data on the input of uid 'big', which this job chains behind uid 'src'");
   });
+
+  it('refuses in-flight data written before chains branched (metadata formats 1, 2) for a vertex whose chain branches now, and takes it where nothing branches', () => {
+    // Found from outside (helper check): an old build's unaligned checkpoint had src's output gate 0
+    // lead to its first consumer's vertex; here gate 0 is the edge leaving a chained operator, and
+    // the records went to the wrong operators (or failed on a key group of -1).
+    const graph = (branching: boolean) => {
+      const env = StreamEnvironment.create(IN_THREAD);
+      const src = env.fromCollection([1, 2, 3]).uid('src');
+      src
+        .map((v) => v)
+        .uid('a')
+        .rebalance()
+        .sinkTo(new CollectSink<number>())
+        .uid('a-sink');
+      if (branching)
+        src
+          .filter((v) => v > 1)
+          .uid('b')
+          .rebalance()
+          .sinkTo(new CollectSink<number>())
+          .uid('b-sink');
+      return env.jobGraph();
+    };
+    const meta = (chainLayout: 'tree' | undefined): CheckpointMetadata => ({
+      jobId: jobId('j'),
+      checkpointId: checkpointId(9),
+      timestampMs: 0,
+      kind: 'checkpoint',
+      operators: [
+        {
+          uid: 'src',
+          name: 'src',
+          parallelism: 1,
+          maxParallelism: 128,
+          subtasks: [
+            {
+              subtask: 0,
+              keyed: [],
+              operator: null,
+              channels: [{ direction: 'output', gate: 0, channel: 0, stream: { type: 'inline', data: new Uint8Array(1), checksum: 0 }, buffers: 1 }],
+            },
+          ],
+        },
+      ],
+      ...(chainLayout ? { chainLayout } : {}),
+    });
+    expect(() => checkChannelStateFits(graph(false), meta(undefined))).not.toThrow();
+    expect(() => checkChannelStateFits(graph(true), meta('tree'))).not.toThrow();
+    let error: unknown;
+    try {
+      checkChannelStateFits(graph(true), meta(undefined));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(RestoreError);
+    expect((error as Error).message).toContain("in-flight data of uid 'src' written by a Weir that ended a chain at every operator with several consumers");
+    expect((error as Error).message).toContain("this job chains the consumers of uid 'src' into its subtask");
+  });
 });

@@ -174,6 +174,16 @@ export class PendingCheckpoint {
     }
     const type = this.options.alignment === 'at-least-once' ? 'at-least-once' : unaligned ? 'unaligned' : 'aligned';
     const summary = { type, persistedBytes: this.stats.persistedBytes, stateBytes, channelStateBytes } as const;
-    return { jobId, checkpointId: this.checkpointId, timestampMs: this.timestampMs, kind: this.options.kind, operators: metas, summary };
+    // In-flight data is numbered by this version's chains, which branch (metadata.ts, `chainLayout`).
+    const inFlight = metas.some((op) => op.subtasks.some((s) => s.channels.length > 0));
+    return {
+      jobId,
+      checkpointId: this.checkpointId,
+      timestampMs: this.timestampMs,
+      kind: this.options.kind,
+      operators: metas,
+      summary,
+      ...(inFlight ? { chainLayout: 'tree' as const } : {}),
+    };
   }
 }

@@ -56,4 +56,13 @@ export interface CheckpointMetadata {
   readonly operators: readonly OperatorStateMeta[];
   /** Absent in metadata written without figures. */
   readonly summary?: CheckpointSummary;
+  /**
+   * How the in-flight data's gates and channels are numbered. 'tree' (format 3, written whenever a
+   * checkpoint holds in-flight data): chains branch, and a vertex's output gates are the edges that
+   * leave any of its operators, in edge order. Absent (formats 1 and 2): an operator with several
+   * consumers ended its chain, so only a chain's last operator had output edges; in-flight data so
+   * numbered maps onto a job whose chains branch only where nothing branches (deployment.ts,
+   * `checkChannelStateFits`).
+   */
+  readonly chainLayout?: 'tree';
 }

@@ -176,6 +176,15 @@ function chainOutput(
   return { collect, sideOutput, emitWatermark, emitWatermarkStatus };
 }
 
+/** Whether chain operator `k` feeds a chained operator and something else (another chained one or an edge). */
+function branchesAt(v: JobVertex, k: number): boolean {
+  let chained = 0;
+  for (const p of v.chainParents) if (p === k) chained++;
+  let edges = 0;
+  for (const e of v.outputs) if (e.from === k) edges++;
+  return chained > 0 && chained + edges > 1;
+}
+
 /** The writers of chain operator `k` and of every operator chained below it, in edge order. */
 function writersBelow(v: JobVertex, writers: readonly RecordWriter[], k: number): RecordWriter[] {
   const below = new Set<number>([k]);
@@ -230,15 +239,26 @@ export async function restoreChannelState(
  * Unaligned checkpoints hold in-flight data per channel of a chain's head, which maps back only
  * onto the same parallelism and onto an operator that still heads a chain: data recorded for an
  * operator that is now chained behind another (its input no longer a channel) has nowhere to go.
+ * And data written before chains branched (metadata without `chainLayout`) numbers a vertex's
+ * output gates as that layout did, where an operator with several consumers ended its chain: it
+ * maps onto a vertex only if no operator of it branches now.
  */
 export function checkChannelStateFits(graph: JobGraph, metadata: CheckpointMetadata): void {
-  const hasChannelState = (op: OperatorStateMeta | undefined) => op?.subtasks.some((s) => s.channels.length > 0) === true;
+  const hasChannelState = (op: OperatorStateMeta | undefined): op is OperatorStateMeta => op?.subtasks.some((s) => s.channels.length > 0) === true;
   for (const v of graph.vertices) {
     const op = metadata.operators.find((o) => o.uid === v.chain[0]!.uid);
     if (op && op.parallelism !== v.parallelism && hasChannelState(op)) {
       throw new RestoreError(
         `checkpoint ${metadata.checkpointId} is unaligned and holds in-flight data of uid '${op.uid}' at parallelism ${op.parallelism}; restore it at that parallelism (not ${v.parallelism}), or rescale from a savepoint`,
       );
+    }
+    if (metadata.chainLayout === undefined && hasChannelState(op)) {
+      const branching = v.chain.findIndex((_, k) => branchesAt(v, k));
+      if (branching >= 0) {
+        throw new RestoreError(
+          `checkpoint ${metadata.checkpointId} is unaligned and holds in-flight data of uid '${op.uid}' written by a Weir that ended a chain at every operator with several consumers (metadata format 1 or 2); this job chains the consumers of uid '${v.chain[branching]!.uid}' into its subtask, so that data would reach the wrong operators; resume from a savepoint (take one with the version that wrote the checkpoint)`,
+        );
+      }
     }
     v.chain.forEach((node, k) => {
       if (k === 0) return;

@@ -83,8 +83,40 @@ describe('metadata serializer', () => {
   it('writes format 1 in the metadata envelope for a checkpoint without ranges of shared files', () => {
     const bytes = serializeMetadata(sample(), DIR);
     expect(new TextDecoder().decode(bytes.subarray(0, 4))).toBe('WRMD');
-    expect(METADATA_FORMAT_VERSION).toBe(2);
+    expect(METADATA_FORMAT_VERSION).toBe(3);
     expect(decodeEnvelope('metadata', bytes, FILE, [1, METADATA_FORMAT_VERSION]).version).toBe(1);
+  });
+
+  it('writes format 3 for in-flight data numbered by branching chains, which reads back with its layout; without in-flight data the layout is not written', () => {
+    const meta = { ...sample(), chainLayout: 'tree' as const };
+    const bytes = serializeMetadata(meta, DIR);
+    expect(decodeEnvelope('metadata', bytes, FILE, [1, 2, 3]).version).toBe(3);
+    expect(deserializeMetadata(bytes, FILE)).toEqual(meta);
+    // A Weir that knows formats 1 and 2 refuses it by its version, never misreads its gates.
+    expect(() => decodeEnvelope('metadata', bytes, FILE, [1, 2])).toThrow(/format version 3 is newer than this Weir supports \(max 2\)/);
+    // The same checkpoint without in-flight data: format 1, read back without a layout.
+    const still = sampleMetadata({ id: 3, keyed: [fileHandle(path.join(DIR, 'keyed-x-0-3'))], operator: inlineHandleFor(patternBytes(3)), channel: null });
+    const plain = serializeMetadata({ ...still, chainLayout: 'tree' }, DIR);
+    expect(decodeEnvelope('metadata', plain, FILE, [1]).version).toBe(1);
+    expect(deserializeMetadata(plain, FILE).chainLayout).toBeUndefined();
+  });
+
+  it('refuses a format 3 body whose layout is missing or unknown, naming the file and the key', () => {
+    for (const layout of [undefined, 'line']) {
+      const body = packr.pack({
+        ...(packr.unpack(decodeEnvelope('metadata', serializeMetadata(sample(), DIR), FILE, [1]).body) as object),
+        chainLayout: layout,
+      });
+      let error: unknown;
+      try {
+        deserializeMetadata(encodeEnvelope('metadata', 3, body), FILE);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(StorageError);
+      expect(String(error)).toContain(FILE);
+      expect(String(error)).toContain('chainLayout');
+    }
   });
 
   it('stores file paths relative to the directory holding _metadata', () => {
@@ -170,9 +202,9 @@ describe('metadata serializer', () => {
 
     it('a future format version', async () => {
       const { body } = decodeEnvelope('metadata', serializeMetadata(sample(), DIR), FILE, [1]);
-      const err = await catchError(() => deserializeMetadata(encodeEnvelope('metadata', 3, body), FILE));
+      const err = await catchError(() => deserializeMetadata(encodeEnvelope('metadata', 4, body), FILE));
       expect(err.code).toBe('UNSUPPORTED_VERSION');
-      expect(err.message).toBe(`${FILE}: format version 3 is newer than this Weir supports (max 2)`);
+      expect(err.message).toBe(`${FILE}: format version 4 is newer than this Weir supports (max 3)`);
     });
 
     it('a state file given as metadata', async () => {
