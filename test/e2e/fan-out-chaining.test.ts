@@ -14,6 +14,29 @@ import { checkpointId, jobId } from '../../src/core/ids.ts';
 import type { CheckpointMetadata, OperatorStateMeta } from '../../src/checkpoint/metadata/metadata.ts';
 import { checkChannelStateFits } from '../../src/cluster/task-manager/deployment.ts';
 
+/** One subtask's state of `uid`: nothing but, with `inFlight`, one buffer of in-flight data on that side. */
+function operatorMeta(uid: string, inFlight: 'input' | 'output' | null): OperatorStateMeta {
+  const stream = { type: 'inline' as const, data: new Uint8Array(1), checksum: 0 };
+  const channels = inFlight === null ? [] : [{ direction: inFlight, gate: 0, channel: 0, stream, buffers: 1 }];
+  return { uid, name: uid, parallelism: 1, maxParallelism: 128, subtasks: [{ subtask: 0, keyed: [], operator: null, channels }] };
+}
+
+/** A checkpoint of `operators`, its in-flight data numbered by `chainLayout` (absent: formats 1 and 2). */
+function checkpointMeta(operators: OperatorStateMeta[], chainLayout?: 'tree'): CheckpointMetadata {
+  return { jobId: jobId('j'), checkpointId: checkpointId(7), timestampMs: 0, kind: 'checkpoint', operators, ...(chainLayout ? { chainLayout } : {}) };
+}
+
+/** The message of the RestoreError `f` throws. */
+function restoreErrorOf(f: () => void): string {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(RestoreError);
+    return (e as Error).message;
+  }
+  throw new Error('expected a RestoreError');
+}
+
 const IN_THREAD: StreamEnvironmentOptions = { restartStrategy: { type: 'none' } };
 const TWO_TASK_MANAGERS: StreamEnvironmentOptions = { parallelism: 2, restartStrategy: { type: 'none' } };
 
@@ -227,39 +250,18 @@ describe('fan-out chaining', () => {
       big.sinkTo(new CollectSink<number>()).uid('sink-big');
       return env.jobGraph();
     };
-    const op = (uid: string, inFlight: boolean): OperatorStateMeta => ({
-      uid,
-      name: uid,
-      parallelism: 1,
-      maxParallelism: 128,
-      subtasks: [
-        {
-          subtask: 0,
-          keyed: [],
-          operator: null,
-          channels: inFlight ? [{ direction: 'input', gate: 0, channel: 0, stream: { type: 'inline', data: new Uint8Array(1), checksum: 0 }, buffers: 1 }] : [],
-        },
-      ],
-    });
-    const meta = (inFlight: boolean): CheckpointMetadata => ({
-      jobId: jobId('j'),
-      checkpointId: checkpointId(7),
-      timestampMs: 0,
-      kind: 'checkpoint',
-      operators: [op('src', false), op('small', false), op('big', inFlight), op('sink-big', false)],
-    });
+    const meta = (inFlight: boolean) =>
+      checkpointMeta(
+        [operatorMeta('src', null), operatorMeta('small', null), operatorMeta('big', inFlight ? 'input' : null), operatorMeta('sink-big', null)],
+        'tree',
+      );
     // Taken with 'big' heading its own vertex: it restores into that graph, and into the chained
     // one when nothing was in flight on big's input.
     expect(() => checkChannelStateFits(build(false), meta(true))).not.toThrow();
     expect(() => checkChannelStateFits(build(true), meta(false))).not.toThrow();
-    let error: unknown;
-    try {
-      checkChannelStateFits(build(true), meta(true));
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(RestoreError);
-    expect((error as Error).message).toContain("in-flight data on the input of uid 'big', which this job chains behind uid 'src'");
+    expect(restoreErrorOf(() => checkChannelStateFits(build(true), meta(true)))).toContain(
+      "in-flight data on the input of uid 'big', which this job chains behind uid 'src'",
+    );
   });
 
   it('refuses in-flight data written before chains branched (metadata formats 1, 2) for a vertex whose chain branches now, and takes it where nothing branches', () => {
@@ -284,39 +286,11 @@ describe('fan-out chaining', () => {
           .uid('b-sink');
       return env.jobGraph();
     };
-    const meta = (chainLayout: 'tree' | undefined): CheckpointMetadata => ({
-      jobId: jobId('j'),
-      checkpointId: checkpointId(9),
-      timestampMs: 0,
-      kind: 'checkpoint',
-      operators: [
-        {
-          uid: 'src',
-          name: 'src',
-          parallelism: 1,
-          maxParallelism: 128,
-          subtasks: [
-            {
-              subtask: 0,
-              keyed: [],
-              operator: null,
-              channels: [{ direction: 'output', gate: 0, channel: 0, stream: { type: 'inline', data: new Uint8Array(1), checksum: 0 }, buffers: 1 }],
-            },
-          ],
-        },
-      ],
-      ...(chainLayout ? { chainLayout } : {}),
-    });
+    const meta = (chainLayout: 'tree' | undefined) => checkpointMeta([operatorMeta('src', 'output')], chainLayout);
     expect(() => checkChannelStateFits(graph(false), meta(undefined))).not.toThrow();
     expect(() => checkChannelStateFits(graph(true), meta('tree'))).not.toThrow();
-    let error: unknown;
-    try {
-      checkChannelStateFits(graph(true), meta(undefined));
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(RestoreError);
-    expect((error as Error).message).toContain("in-flight data of uid 'src' written by a Weir that ended a chain at every operator with several consumers");
-    expect((error as Error).message).toContain("this job chains the consumers of uid 'src' into its subtask");
+    const message = restoreErrorOf(() => checkChannelStateFits(graph(true), meta(undefined)));
+    expect(message).toContain("in-flight data of uid 'src' written by a Weir that ended a chain at every operator with several consumers");
+    expect(message).toContain("this job chains the consumers of uid 'src' into its subtask");
   });
 });
