@@ -1,10 +1,10 @@
 /**
  * The versioned `_metadata` serializer, as Flink's MetadataV1..Vn serializers: the writer writes the
  * oldest version that can express the checkpoint (3 only when it holds in-flight data, numbered by
- * branching chains; 2 only when it holds a byte range of a shared file), so a checkpoint that needs nothing new stays readable by an older Weir; there is one
- * reader per version ever released, kept forever. File
- * paths inside are relative to the directory holding `_metadata`, so a snapshot directory whose
- * files all live inside it can be copied anywhere and still read.
+ * branching chains; 2 only when it holds a byte range of a shared file), so a checkpoint that
+ * needs nothing new stays readable by an older Weir; there is one reader per version ever
+ * released, kept forever. File paths inside are relative to the directory holding `_metadata`, so
+ * a snapshot directory whose files all live inside it can be copied anywhere and still read.
  */
 import { Packr } from 'msgpackr';
 import { StorageError } from '../../core/errors.ts';
