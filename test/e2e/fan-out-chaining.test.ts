@@ -190,6 +190,28 @@ describe('fan-out chaining', () => {
     });
   }
 
+  it('gives a side output its event time back when the one chained consumer reassigned it', async () => {
+    const env = StreamEnvironment.create(IN_THREAD);
+    const sides = new CollectSink<string>();
+    const side = new OutputTag<number>('side');
+    const split = env
+      .fromSource(values(1, 2), 'values', { watermarks: WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((v) => v * 10) })
+      .process(
+        (): ProcessFunction<number, number> => ({
+          processElement(v, ctx, out) {
+            out.collect(v);
+            ctx.output(side, v);
+          },
+        }),
+      );
+    split
+      .assignTimestampsAndWatermarks(WatermarkStrategy.forMonotonousTimestamps<number>().withTimestampAssigner((v) => v * 1_000))
+      .sinkTo(new CollectSink<number>());
+    split.getSideOutput(side).process(seen('side')).sinkTo(sides);
+    await env.execute('fan-out-side-after-one');
+    expect(sides.results()).toEqual(['side:1:10', 'side:2:20']);
+  });
+
   it("a branch's idle status reaches only the channels below it: an idle side branch does not make the other branch's records late", async () => {
     // Found from outside (helper check): a chained assigner withIdleness on a branch that gets no
     // records broadcast IDLE on every writer of the subtask, so the windows behind the other
