@@ -12,7 +12,7 @@ export interface JobEdge {
   readonly partitioner: PartitionerSpec;
   /** Logical input of the target's head operator. */
   readonly input: number;
-  /** The side output (OutputTag id) of the source vertex's last operator this edge carries; null: its main output. */
+  /** The side output (OutputTag id) of operator `from` this edge carries; null: its main output. */
   readonly sideOutput: string | null;
   /** The operator of the source vertex's chain that emits onto this edge (an index into its `chain`). */
   readonly from: number;
@@ -38,12 +38,18 @@ export interface JobGraph {
   readonly autoWatermarkIntervalMs?: number;
 }
 
+/** The chain positions of the operators chained to position `k` (given a vertex's `chainParents`), in chain order. */
+export function chainedTo(chainParents: readonly number[], k: number): number[] {
+  const next: number[] = [];
+  chainParents.forEach((p, c) => {
+    if (p === k) next.push(c);
+  });
+  return next;
+}
+
 /** `a -> b -> c` along a chain, `a -> (b -> c, d)` where it branches. */
 function chainName(chain: readonly LogicalNode[], parents: readonly number[], at: number): string {
-  const children: string[] = [];
-  parents.forEach((p, k) => {
-    if (p === at) children.push(chainName(chain, parents, k));
-  });
+  const children = chainedTo(parents, at).map((k) => chainName(chain, parents, k));
   const own = chain[at]!.name;
   if (children.length === 0) return own;
   return children.length === 1 ? `${own} -> ${children[0]}` : `${own} -> (${children.join(', ')})`;

@@ -12,7 +12,7 @@ import type { CheckpointId } from '../../core/ids.ts';
 import type { CheckpointOptions } from '../../checkpoint/barrier/barrier.ts';
 import type { CheckpointMetadata, OperatorStateMeta } from '../../checkpoint/metadata/metadata.ts';
 import { buildExecutionPlan, type ChannelPlan, type ExecutionPlan, type SubtaskPlan } from '../../graph/execution-plan.ts';
-import { DEFAULT_AUTO_WATERMARK_INTERVAL_MS, type JobEdge, type JobGraph, type JobVertex } from '../../graph/job-graph.ts';
+import { chainedTo, DEFAULT_AUTO_WATERMARK_INTERVAL_MS, type JobEdge, type JobGraph, type JobVertex } from '../../graph/job-graph.ts';
 import { LocalChannel, type InputChannel, type OutputChannel } from '../../runtime/network/channel.ts';
 import { InputGate, type InputChannelSpec } from '../../runtime/input-gate.ts';
 import type { Output, StreamOperator } from '../../runtime/operator.ts';
@@ -178,11 +178,8 @@ function chainOutput(
 
 /** Whether chain operator `k` feeds a chained operator and something else (another chained one or an edge). */
 function branchesAt(v: JobVertex, k: number): boolean {
-  let chained = 0;
-  for (const p of v.chainParents) if (p === k) chained++;
-  let edges = 0;
-  for (const e of v.outputs) if (e.from === k) edges++;
-  return chained > 0 && chained + edges > 1;
+  const chained = chainedTo(v.chainParents, k).length;
+  return chained > 0 && chained + v.outputs.filter((e) => e.from === k).length > 1;
 }
 
 /** The writers of chain operator `k` and of every operator chained below it, in edge order. */
@@ -331,15 +328,6 @@ interface BuiltSubtask {
   readonly target: ChannelTargets;
 }
 
-/** The operators chained to chain operator `k`, in chain order. */
-function chained(v: JobVertex, chain: readonly ChainedOperator[], k: number): StreamOperator[] {
-  const next: StreamOperator[] = [];
-  v.chainParents.forEach((p, c) => {
-    if (p === k) next.push(chain[c]!.operator);
-  });
-  return next;
-}
-
 /** One subtask: its operator chain with restored state backends, record writers and task. */
 async function deploySubtask(
   spec: DeploymentSpec,
@@ -386,7 +374,14 @@ async function deploySubtask(
       maxParallelism: v.maxParallelism,
       attempt: spec.epoch.attempt,
       runId: spec.runId,
-      output: chainOutput(k, chained(v, chain, k), writers, v.outputs, writersBelow(v, writers, k), timestamps),
+      output: chainOutput(
+        k,
+        chainedTo(v.chainParents, k).map((c) => chain[c]!.operator),
+        writers,
+        v.outputs,
+        writersBelow(v, writers, k),
+        timestamps,
+      ),
       keyedBackend: op.keyedBackend,
       operatorState: op.operatorBackend,
       clock: spec.env.clock,
